@@ -1,0 +1,173 @@
+//! The real catalog: `DirectoryNamespace` in manifest mode, the committed operations the
+//! benchmark measures, and the `__manifest` schema and row count.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow::array::{Int32Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use bytes::Bytes;
+use lance::dataset::builder::DatasetBuilder;
+use lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION;
+use lance_namespace::LanceNamespace;
+use lance_namespace::models::{CreateNamespaceRequest, CreateTableRequest, DeclareTableRequest};
+use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
+
+use crate::plan::Operation;
+
+/// Name of the catalog's dataset under a namespace root.
+pub const MANIFEST_DIR: &str = "__manifest";
+
+/// How a worker or the bootstrap opens the catalog.
+#[derive(Debug, Clone)]
+pub struct CatalogConfig {
+    pub root: String,
+    pub inline: bool,
+    pub commit_retries: u32,
+    pub storage: BTreeMap<String, String>,
+}
+
+/// Open `DirectoryNamespace` exactly as the reference does: manifest mode, directory listing
+/// off, inline optimisation per variant; plus the plan's commit retry budget.
+pub async fn open(cfg: &CatalogConfig) -> lance_core::Result<DirectoryNamespace> {
+    DirectoryNamespaceBuilder::new(cfg.root.clone())
+        .manifest_enabled(true)
+        .dir_listing_enabled(false)
+        .inline_optimization_enabled(cfg.inline)
+        .commit_retries(cfg.commit_retries)
+        .storage_options(to_hash_map(&cfg.storage))
+        .build()
+        .await
+}
+
+pub fn to_hash_map(storage: &BTreeMap<String, String>) -> HashMap<String, String> {
+    storage
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The object id the `index`-th operation of `worker` creates. Distinct from the golden's
+/// ids (`ns_*`, `table_*`) and from every other worker's.
+pub fn object_id(op: Operation, worker: u32, index: u64) -> String {
+    let prefix = match op {
+        Operation::CreateNamespace => "bench_w",
+        Operation::CreateTable => "bench_t",
+        Operation::DeclareTable => "bench_d",
+    };
+    format!("{prefix}{worker}_{index}")
+}
+
+/// Run one committed operation.
+pub async fn execute(
+    ns: &DirectoryNamespace,
+    op: Operation,
+    object_id: String,
+    table_data: &Bytes,
+) -> lance_core::Result<()> {
+    match op {
+        Operation::CreateNamespace => {
+            let mut req = CreateNamespaceRequest::new();
+            req.id = Some(vec![object_id]);
+            ns.create_namespace(req).await?;
+        }
+        Operation::CreateTable => {
+            let mut req = CreateTableRequest::new();
+            req.id = Some(vec![object_id]);
+            ns.create_table(req, table_data.clone()).await?;
+        }
+        Operation::DeclareTable => {
+            let req = DeclareTableRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.declare_table(req).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The table `write-create-table` creates: three rows as Arrow IPC, as the reference sends.
+pub fn table_ipc() -> Bytes {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("name", DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int32Array::from(vec![1, 2, 3])),
+            Arc::new(StringArray::from(vec!["a", "b", "c"])),
+        ],
+    )
+    .expect("static batch matches its schema");
+    let mut buf = Vec::new();
+    let mut writer =
+        arrow_ipc::writer::StreamWriter::try_new(&mut buf, &schema).expect("ipc writer");
+    writer.write(&batch).expect("ipc write to memory");
+    writer.finish().expect("ipc finish");
+    drop(writer);
+    Bytes::from(buf)
+}
+
+/// The `__manifest` schema of the 14.0.2 directory catalog.
+pub fn manifest_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("object_id", DataType::Utf8, false).with_metadata(
+            [(
+                LANCE_UNENFORCED_PRIMARY_KEY_POSITION.to_string(),
+                "0".to_string(),
+            )]
+            .into(),
+        ),
+        Field::new("object_type", DataType::Utf8, false),
+        Field::new("location", DataType::Utf8, true),
+        Field::new("metadata", DataType::Utf8, true),
+        Field::new(
+            "base_objects",
+            DataType::List(Arc::new(Field::new("object_id", DataType::Utf8, true))),
+            true,
+        ),
+    ]))
+}
+
+/// Rows in the `__manifest` dataset under a namespace root (latest version).
+pub async fn manifest_rows(root_uri: &str, storage: &BTreeMap<String, String>) -> lance_core::Result<u64> {
+    let ds = DatasetBuilder::from_uri(format!("{root_uri}/{MANIFEST_DIR}"))
+        .with_storage_options(to_hash_map(storage))
+        .load()
+        .await?;
+    Ok(ds.count_rows(None).await? as u64)
+}
+
+/// Whether each of `ids` is present as an `object_id` in the manifest (for verification).
+pub async fn missing_objects(
+    root_uri: &str,
+    storage: &BTreeMap<String, String>,
+    ids: &[String],
+) -> lance_core::Result<Vec<String>> {
+    let ds = DatasetBuilder::from_uri(format!("{root_uri}/{MANIFEST_DIR}"))
+        .with_storage_options(to_hash_map(storage))
+        .load()
+        .await?;
+    let mut missing = Vec::new();
+    for chunk in ids.chunks(500) {
+        let list = chunk
+            .iter()
+            .map(|id| format!("'{}'", id.replace('\'', "''")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let found = ds.count_rows(Some(format!("object_id IN ({list})"))).await? as usize;
+        if found != chunk.len() {
+            for id in chunk {
+                let n = ds
+                    .count_rows(Some(format!("object_id = '{}'", id.replace('\'', "''"))))
+                    .await?;
+                if n != 1 {
+                    missing.push(id.clone());
+                }
+            }
+        }
+    }
+    Ok(missing)
+}

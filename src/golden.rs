@@ -1,0 +1,262 @@
+//! Golden bootstrap: one `__manifest` per (size, inline variant), written directly as a Lance
+//! dataset in streamed batches, then brought into steady catalog form. A marker written last
+//! makes a golden reusable; a golden without a valid marker is rebuilt, never used.
+
+use std::sync::Arc;
+
+use arrow::array::builder::{ListBuilder, StringBuilder};
+use arrow::array::{RecordBatch, RecordBatchIterator, StringArray};
+use arrow::datatypes::{DataType, Field};
+use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
+use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
+use lance_namespace::LanceNamespace;
+use lance_namespace::models::CreateNamespaceRequest;
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{self, CatalogConfig, MANIFEST_DIR};
+use crate::error::BenchError;
+use crate::plan::{GoldenSpec, LANCE_VERSION};
+use crate::store::{GOLDEN_MARKER, Store};
+
+/// Rows per generated batch: memory stays flat whatever the golden's size.
+pub const BATCH_ROWS: u64 = 10_000;
+
+/// Id of the namespace created by the one copy-on-write commit of an inline golden.
+pub const TRIGGER_ID: &str = "__seed_trigger__";
+
+/// The marker's contents: what the golden was built as, and what it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldenMarker {
+    pub format: u32,
+    pub rows: u64,
+    pub inline: bool,
+    pub lance_version: String,
+    /// Rows actually in `__manifest` (the bootstrapped rows, plus the trigger namespace
+    /// when inline indices are on).
+    pub manifest_rows: u64,
+    pub build_secs: f64,
+}
+
+const MARKER_FORMAT: u32 = 1;
+
+/// A golden ready to be copied.
+#[derive(Debug, Clone)]
+pub struct Golden {
+    /// Path of the golden under the store root.
+    pub rel: String,
+    pub marker: GoldenMarker,
+}
+
+pub fn rel_path(spec: GoldenSpec) -> String {
+    format!("golden/{}", spec.id())
+}
+
+/// The golden for `spec` if a complete, valid one is in the store.
+pub fn find(store: &Store, spec: GoldenSpec) -> Option<Golden> {
+    let rel = rel_path(spec);
+    let bytes = store.read(&format!("{rel}/{GOLDEN_MARKER}")).ok()??;
+    let marker: GoldenMarker = serde_json::from_slice(&bytes).ok()?;
+    let valid = marker.format == MARKER_FORMAT
+        && marker.rows == spec.rows
+        && marker.inline == spec.inline
+        && marker.lance_version == LANCE_VERSION;
+    valid.then_some(Golden { rel, marker })
+}
+
+/// Reuse a valid golden or (re)build it.
+pub async fn ensure(
+    store: &Store,
+    spec: GoldenSpec,
+    cfg: &GoldenConfig<'_>,
+) -> Result<(Golden, bool), BenchError> {
+    if let Some(g) = find(store, spec) {
+        return Ok((g, true));
+    }
+    build(store, spec, cfg).await.map(|g| (g, false))
+}
+
+pub struct GoldenConfig<'a> {
+    pub storage: &'a std::collections::BTreeMap<String, String>,
+    pub commit_retries: u32,
+}
+
+async fn build(store: &Store, spec: GoldenSpec, cfg: &GoldenConfig<'_>) -> Result<Golden, BenchError> {
+    let rel = rel_path(spec);
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        BenchError::Store(format!("failed to {what} golden {}: {e}", spec.id()))
+    };
+    // Whatever is there has no valid marker: a half-written or outdated golden.
+    store.remove_prefix(&rel).map_err(|e| fail("clear", &e))?;
+    let started = std::time::Instant::now();
+    let root = store.uri(&rel);
+
+    let schema = catalog::manifest_schema();
+    let batches = (0..spec.rows.div_ceil(BATCH_ROWS)).map(move |b| {
+        let start = b * BATCH_ROWS;
+        Ok(manifest_batch(start, BATCH_ROWS.min(spec.rows - start), spec.rows))
+    });
+    let reader = RecordBatchIterator::new(batches, schema);
+    let params = WriteParams {
+        mode: WriteMode::Create,
+        store_params: Some(ObjectStoreParams {
+            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
+                catalog::to_hash_map(cfg.storage),
+            ))),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    InsertBuilder::new(format!("{root}/{MANIFEST_DIR}").as_str())
+        .with_params(&params)
+        .execute_stream(reader)
+        .await
+        .map_err(|e| fail("write", &e))?;
+
+    if spec.inline {
+        // One commit through the catalog rewrites the manifest into steady form: a single
+        // fragment with its inline scalar indices. (Without indices, the first commit of
+        // each cell does this rewrite, as in the reference.)
+        let ns = catalog::open(&CatalogConfig {
+            root: root.clone(),
+            inline: true,
+            commit_retries: cfg.commit_retries,
+            storage: cfg.storage.clone(),
+        })
+        .await
+        .map_err(|e| fail("open the catalog of", &e))?;
+        let mut req = CreateNamespaceRequest::new();
+        req.id = Some(vec![TRIGGER_ID.to_string()]);
+        ns.create_namespace(req)
+            .await
+            .map_err(|e| fail("index", &e))?;
+    }
+    let manifest_rows = catalog::manifest_rows(&root, cfg.storage)
+        .await
+        .map_err(|e| fail("count rows of", &e))?;
+    let expected = spec.rows + u64::from(spec.inline);
+    if manifest_rows != expected {
+        return Err(BenchError::Store(format!(
+            "golden {} holds {manifest_rows} rows, expected {expected}",
+            spec.id()
+        )));
+    }
+    let marker = GoldenMarker {
+        format: MARKER_FORMAT,
+        rows: spec.rows,
+        inline: spec.inline,
+        lance_version: LANCE_VERSION.to_string(),
+        manifest_rows,
+        build_secs: started.elapsed().as_secs_f64(),
+    };
+    let json = serde_json::to_vec_pretty(&marker).expect("marker serialises");
+    store
+        .write(&format!("{rel}/{GOLDEN_MARKER}"), &json)
+        .map_err(|e| fail("mark complete", &e))?;
+    Ok(Golden { rel, marker })
+}
+
+/// Rows `[start, start + len)` of a golden of `total` rows: the first third namespaces,
+/// the rest tables, as the reference bootstraps them.
+pub fn manifest_batch(start: u64, len: u64, total: u64) -> RecordBatch {
+    let ns_count = total / 3;
+    let mut ids = Vec::with_capacity(len as usize);
+    let mut types = Vec::with_capacity(len as usize);
+    let mut locations = Vec::with_capacity(len as usize);
+    let mut metadata = Vec::with_capacity(len as usize);
+    for i in start..start + len {
+        if i < ns_count {
+            ids.push(format!("ns_{i}"));
+            types.push("namespace");
+            locations.push(None);
+            metadata.push(None);
+        } else {
+            let t = i - ns_count;
+            ids.push(format!("table_{t}"));
+            types.push("table");
+            locations.push(Some(format!("table_{t}")));
+            metadata.push(Some(r#"{"bench":"true"}"#));
+        }
+    }
+    let mut base_objects = ListBuilder::new(StringBuilder::new())
+        .with_field(Arc::new(Field::new("object_id", DataType::Utf8, true)));
+    for _ in 0..len {
+        base_objects.append_null();
+    }
+    RecordBatch::try_new(
+        catalog::manifest_schema(),
+        vec![
+            Arc::new(StringArray::from(ids)),
+            Arc::new(StringArray::from(types)),
+            Arc::new(StringArray::from(locations)),
+            Arc::new(StringArray::from(metadata)),
+            Arc::new(base_objects.finish()),
+        ],
+    )
+    .expect("generated batch matches the manifest schema")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_split_namespaces_and_tables_by_thirds() {
+        let b = manifest_batch(0, 9, 9);
+        assert_eq!(b.num_rows(), 9);
+        let ids = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+        let types = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(ids.value(0), "ns_0");
+        assert_eq!(ids.value(2), "ns_2");
+        assert_eq!(ids.value(3), "table_0");
+        assert_eq!(types.value(3), "table");
+        assert_eq!(b.column(2).null_count(), 3);
+        assert_eq!(b.column(4).null_count(), 9);
+        // A later batch continues the numbering.
+        let b = manifest_batch(6, 3, 9);
+        let ids = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(ids.value(0), "table_3");
+    }
+
+    #[test]
+    fn object_id_carries_the_primary_key_metadata() {
+        let schema = catalog::manifest_schema();
+        let f = schema.field_with_name("object_id").unwrap();
+        assert_eq!(
+            f.metadata().get(lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION),
+            Some(&"0".to_string())
+        );
+        assert_eq!(
+            schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+            ["object_id", "object_type", "location", "metadata", "base_objects"]
+        );
+    }
+
+    #[test]
+    fn a_golden_without_a_valid_marker_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap()).unwrap();
+        let spec = GoldenSpec { rows: 10, inline: false };
+        store.write("golden/inline_false_rows_10/__manifest/x", b"half").unwrap();
+        assert!(find(&store, spec).is_none());
+        store
+            .write("golden/inline_false_rows_10/_bench_golden.json", b"{not json")
+            .unwrap();
+        assert!(find(&store, spec).is_none());
+        let marker = GoldenMarker {
+            format: MARKER_FORMAT,
+            rows: 10,
+            inline: false,
+            lance_version: LANCE_VERSION.into(),
+            manifest_rows: 10,
+            build_secs: 0.1,
+        };
+        store
+            .write(
+                "golden/inline_false_rows_10/_bench_golden.json",
+                &serde_json::to_vec(&marker).unwrap(),
+            )
+            .unwrap();
+        assert_eq!(find(&store, spec).unwrap().marker, marker);
+        assert!(find(&store, GoldenSpec { rows: 10, inline: true }).is_none());
+    }
+}

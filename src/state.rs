@@ -1,0 +1,206 @@
+//! The checkpoint `state.json`: each cell's status, versioned, replaced atomically.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::BenchError;
+
+pub const STATE_FILE: &str = "state.json";
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The cell was started and has not finished (a crash or kill left it so).
+    Running,
+    /// Its result is in `results.jsonl`.
+    Done,
+    /// It failed; `reason` says why.
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellState {
+    pub key: String,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    pub version: u32,
+    pub plan: String,
+    pub cells: BTreeMap<String, CellState>,
+}
+
+/// What a plan's cell is, given the checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellStatus {
+    Pending,
+    Done,
+    Failed,
+    /// Recorded with another key: the plan changed, so the cell runs again.
+    Changed,
+    /// Was running when the previous run died; runs again from a fresh copy.
+    Interrupted,
+}
+
+impl CellStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            CellStatus::Pending => "pending",
+            CellStatus::Done => "done",
+            CellStatus::Failed => "failed",
+            CellStatus::Changed => "changed",
+            CellStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl State {
+    pub fn new(plan: &str) -> State {
+        State {
+            version: FORMAT_VERSION,
+            plan: plan.to_string(),
+            cells: BTreeMap::new(),
+        }
+    }
+
+    pub fn path(out: &Path) -> PathBuf {
+        out.join(STATE_FILE)
+    }
+
+    /// Load the checkpoint of `out`, or a new one if there is none.
+    pub fn load(out: &Path, plan: &str) -> Result<State, BenchError> {
+        let path = State::path(out);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::new(plan)),
+            Err(e) => {
+                return Err(BenchError::Output(format!(
+                    "cannot read checkpoint {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        #[derive(Deserialize)]
+        struct Version {
+            version: Option<u32>,
+        }
+        let corrupt = |why: String| {
+            BenchError::Output(format!(
+                "checkpoint {} is unusable ({why}); move it away to keep it, or re-run with \
+                 --fresh to archive the old outputs and start over",
+                path.display()
+            ))
+        };
+        let version: Version =
+            serde_json::from_str(&text).map_err(|e| corrupt(format!("not valid JSON: {e}")))?;
+        if version.version != Some(FORMAT_VERSION) {
+            return Err(corrupt(format!(
+                "format version {:?}, this bench reads version {FORMAT_VERSION}",
+                version.version
+            )));
+        }
+        let state: State =
+            serde_json::from_str(&text).map_err(|e| corrupt(format!("malformed: {e}")))?;
+        if state.plan != plan {
+            return Err(BenchError::Output(format!(
+                "results directory {} belongs to plan `{}`, not `{plan}`; use another --out",
+                out.display(),
+                state.plan
+            )));
+        }
+        Ok(state)
+    }
+
+    /// Replace the checkpoint atomically: temp file, fsync, rename, fsync of the directory.
+    pub fn save(&self, out: &Path) -> Result<(), BenchError> {
+        let path = State::path(out);
+        let write = || -> std::io::Result<()> {
+            let mut tmp = tempfile::NamedTempFile::new_in(out)?;
+            tmp.write_all(&serde_json::to_vec_pretty(self).expect("state serialises"))?;
+            tmp.write_all(b"\n")?;
+            tmp.as_file().sync_all()?;
+            tmp.persist(&path).map_err(|e| e.error)?;
+            fs::File::open(out)?.sync_all()
+        };
+        write().map_err(|e| {
+            BenchError::Output(format!("cannot write checkpoint {}: {e}", path.display()))
+        })
+    }
+
+    pub fn status(&self, id: &str, key: &str) -> CellStatus {
+        match self.cells.get(id) {
+            None => CellStatus::Pending,
+            Some(c) if c.key != key => CellStatus::Changed,
+            Some(c) => match c.status {
+                Status::Done => CellStatus::Done,
+                Status::Failed => CellStatus::Failed,
+                Status::Running => CellStatus::Interrupted,
+            },
+        }
+    }
+
+    pub fn set(&mut self, id: &str, key: &str, status: Status, reason: Option<String>) {
+        self.cells.insert(
+            id.to_string(),
+            CellState {
+                key: key.to_string(),
+                status,
+                reason,
+                updated_at: crate::progress::now_utc(),
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_statuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = State::load(dir.path(), "p").unwrap();
+        assert_eq!(s.status("a", "k1"), CellStatus::Pending);
+        s.set("a", "k1", Status::Done, None);
+        s.set("b", "k2", Status::Running, None);
+        s.set("c", "k3", Status::Failed, Some("timeout".into()));
+        s.save(dir.path()).unwrap();
+        let s = State::load(dir.path(), "p").unwrap();
+        assert_eq!(s.status("a", "k1"), CellStatus::Done);
+        assert_eq!(s.status("a", "other"), CellStatus::Changed);
+        assert_eq!(s.status("b", "k2"), CellStatus::Interrupted);
+        assert_eq!(s.status("c", "k3"), CellStatus::Failed);
+        // No temp files left behind.
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![STATE_FILE]);
+    }
+
+    #[test]
+    fn bad_checkpoints_are_refused_with_the_way_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("{ not json", "not valid JSON"),
+            (r#"{"version": 99, "plan": "p", "cells": {}}"#, "format version"),
+            (r#"{"plan": "p", "cells": {}}"#, "format version"),
+            (r#"{"version": 1, "plan": "p", "cells": 3}"#, "malformed"),
+            (r#"{"version": 1, "plan": "other", "cells": {}}"#, "belongs to plan `other`"),
+        ];
+        for (text, needle) in cases {
+            fs::write(State::path(dir.path()), text).unwrap();
+            let err = State::load(dir.path(), "p").unwrap_err().to_string();
+            assert!(err.contains(needle), "{text}: {err}");
+            // The bad file is left as it was.
+            assert_eq!(fs::read_to_string(State::path(dir.path())).unwrap(), text);
+        }
+    }
+}

@@ -1,0 +1,524 @@
+//! The sweep: plan -> cells -> (golden, isolate, run, verify) per cell -> exporters, with
+//! the checkpoint brought up to date around every cell.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use tokio::sync::watch;
+
+use crate::catalog;
+use crate::coordinator::{self, CellRun, Outcome};
+use crate::error::{BenchError, exit};
+use crate::export::{self, Record, csv, jsonl};
+use crate::golden::{self, Golden, GoldenConfig};
+use crate::plan::{Cell, GoldenSpec, LANCE_VERSION, Mode, Plan, Step, expand};
+use crate::progress::{Display, Progress, now_utc};
+use crate::state::{CellStatus, State, Status};
+use crate::stats::{LatencySummary, throughput};
+use crate::store::Store;
+use crate::worker::WorkerArgs;
+
+/// A plan resolved against its results directory and store.
+pub struct Sweep {
+    pub plan: Plan,
+    pub plan_path: PathBuf,
+    pub out: PathBuf,
+    pub store: Store,
+    pub steps: Vec<Step>,
+}
+
+impl Sweep {
+    /// Load the plan and resolve where its outputs and store are. Writes nothing.
+    pub fn prepare(plan_path: &Path, out: Option<&Path>) -> Result<Sweep, BenchError> {
+        let plan = Plan::load(plan_path)?;
+        let out = out
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| Path::new("results").join(&plan.name));
+        let out = std::path::absolute(&out)
+            .map_err(|e| BenchError::Output(format!("cannot resolve {}: {e}", out.display())))?;
+        let root = match &plan.root {
+            Some(r) => r.clone(),
+            None => out.join("store").display().to_string(),
+        };
+        let store = Store::open(&root)?;
+        let steps = expand(&plan, &store.root_uri());
+        Ok(Sweep {
+            plan,
+            plan_path: plan_path.to_path_buf(),
+            out,
+            store,
+            steps,
+        })
+    }
+
+    fn cells(&self) -> impl Iterator<Item = &Cell> {
+        crate::plan::cells(&self.steps).into_iter()
+    }
+
+    fn results_path(&self) -> PathBuf {
+        self.out.join(jsonl::RESULTS_FILE)
+    }
+
+    fn summary_path(&self) -> PathBuf {
+        self.out.join(csv::SUMMARY_FILE)
+    }
+
+    /// Load the checkpoint (read-only), or a fresh one if the directory has none.
+    fn state(&self) -> Result<State, BenchError> {
+        State::load(&self.out, &self.plan.name)
+    }
+}
+
+/// `bench plan`: print the cells in order with their status. Runs and writes nothing.
+pub fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
+    let state = sweep.state()?;
+    let mut s = String::new();
+    let n = sweep.cells().count();
+    s.push_str(&format!(
+        "plan `{}` ({}): {n} cells, operation {}\n  results: {}\n  store:   {}\n\n",
+        sweep.plan.name,
+        sweep.plan_path.display(),
+        sweep.plan.operation,
+        sweep.out.display(),
+        sweep.store.root_uri(),
+    ));
+    s.push_str(&format!("{:>4}  {:<40} {:<18} {}\n", "#", "cell", "key", "status"));
+    let mut i = 0;
+    for step in &sweep.steps {
+        match step {
+            Step::Golden(g) => {
+                let ready = if golden::find(&sweep.store, *g).is_some() {
+                    "ready"
+                } else {
+                    "to build"
+                };
+                s.push_str(&format!("{:>4}  {:<40} {:<18} {ready}\n", "", format!("golden {}", g.id()), ""));
+            }
+            Step::Cell(c) => {
+                i += 1;
+                let key = c.key();
+                let status = state.status(&c.id(), &key);
+                s.push_str(&format!("{i:>4}  {:<40} {key:<18} {}\n", c.id(), status.label()));
+            }
+        }
+    }
+    Ok(s)
+}
+
+pub struct RunOptions {
+    pub fresh: bool,
+    pub retry_failed: bool,
+    pub display: Display,
+}
+
+/// Totals of a `bench run`, mapped to an exit code.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    pub ran: u64,
+    pub skipped_done: u64,
+    pub failed: u64,
+    pub failed_not_retried: u64,
+    pub unverified: u64,
+    pub interrupted: bool,
+}
+
+impl RunReport {
+    pub fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            exit::INTERRUPTED
+        } else if self.failed + self.failed_not_retried + self.unverified > 0 {
+            exit::CELLS_FAILED
+        } else {
+            exit::OK
+        }
+    }
+}
+
+fn io_err(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> BenchError {
+    let msg = format!("cannot {what} {}", path.display());
+    move |e| BenchError::Output(format!("{msg}: {e}"))
+}
+
+/// Move the outputs of an earlier run into `previous-<time>/` (nothing is deleted).
+fn archive_outputs(sweep: &Sweep) -> Result<Option<PathBuf>, BenchError> {
+    let files = [
+        crate::state::STATE_FILE,
+        jsonl::RESULTS_FILE,
+        csv::SUMMARY_FILE,
+    ];
+    let present: Vec<_> = files.iter().filter(|f| sweep.out.join(f).exists()).collect();
+    if present.is_empty() {
+        return Ok(None);
+    }
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let dest = sweep.out.join(format!("previous-{stamp}"));
+    std::fs::create_dir_all(&dest).map_err(io_err("create", &dest))?;
+    for f in present {
+        let from = sweep.out.join(f);
+        std::fs::rename(&from, dest.join(f)).map_err(io_err("move away", &from))?;
+    }
+    Ok(Some(dest))
+}
+
+/// Interrupt flag set by Ctrl-C or SIGTERM; a second signal exits at once.
+fn watch_signals() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("install SIGTERM handler");
+        let mut count = 0;
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            count += 1;
+            if count == 1 {
+                eprintln!("\ninterrupted: stopping the running cell (press Ctrl-C again to exit at once)");
+                let _ = tx.send(true);
+            } else {
+                std::process::exit(i32::from(exit::INTERRUPTED));
+            }
+        }
+    });
+    rx
+}
+
+/// `bench run`: run every pending cell, resuming from the checkpoint.
+pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchError> {
+    let out = &sweep.out;
+    std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
+    sweep.store.prepare()?;
+    if opts.fresh
+        && let Some(dest) = archive_outputs(sweep)?
+    {
+        eprintln!("--fresh: earlier outputs moved to {}", dest.display());
+    }
+    let mut state = sweep.state()?;
+    let results = sweep.results_path();
+    if jsonl::repair_tail(&results).map_err(io_err("repair", &results))? {
+        eprintln!(
+            "{}: removed a torn last line left by a crash; its cell runs again",
+            results.display()
+        );
+    }
+    let mut records = jsonl::read_all(&results).map_err(BenchError::Output)?;
+
+    // A crash between appending a result and checkpointing it: the record is the truth.
+    for cell in sweep.cells() {
+        let (id, key) = (cell.id(), cell.key());
+        if state.status(&id, &key) != CellStatus::Done
+            && records.iter().any(|r| r.bench_tag == id && r.cell_key == key)
+        {
+            state.set(&id, &key, Status::Done, None);
+        }
+    }
+    // Copies of cells that were running when an earlier run died are dirty: remove them.
+    for (id, c) in &state.cells {
+        if c.status == Status::Running {
+            sweep
+                .store
+                .remove_prefix(&format!("runs/{id}"))
+                .map_err(|e| BenchError::Store(format!("cannot remove stale copy runs/{id}: {e}")))?;
+        }
+    }
+    state.save(out)?;
+    csv::write(&sweep.summary_path(), &records).map_err(io_err("write", &sweep.summary_path()))?;
+    let summary_path = sweep.summary_path();
+
+    let cells: Vec<&Cell> = sweep.cells().collect();
+    let done_before = cells
+        .iter()
+        .filter(|c| state.status(&c.id(), &c.key()) == CellStatus::Done)
+        .count() as u64;
+    let display = crate::progress::choose(
+        opts.display,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        std::env::var_os("CI").is_some(),
+    );
+    let progress = Progress::new(display, cells.len() as u64, done_before);
+    progress.log(format!(
+        "sweep `{}`: {} cells, {} already done; results in {}",
+        sweep.plan.name,
+        cells.len(),
+        done_before,
+        out.display()
+    ));
+    let mut interrupt = watch_signals();
+    let exe = std::env::current_exe()
+        .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?;
+    let golden_cfg = GoldenConfig {
+        storage: &sweep.plan.storage,
+        commit_retries: sweep.plan.run.commit_retries,
+    };
+    let mut goldens: HashMap<GoldenSpec, Result<Golden, String>> = HashMap::new();
+    let mut report = RunReport::default();
+
+    for cell in cells {
+        let (id, key) = (cell.id(), cell.key());
+        match state.status(&id, &key) {
+            CellStatus::Done => {
+                report.skipped_done += 1;
+                continue;
+            }
+            CellStatus::Failed if !opts.retry_failed => {
+                report.failed_not_retried += 1;
+                progress.log(format!(
+                    "skip {id}: failed earlier ({}); re-run with --retry-failed to try again",
+                    state.cells[&id].reason.as_deref().unwrap_or("no reason recorded")
+                ));
+                progress.cell_finished();
+                continue;
+            }
+            _ => {}
+        }
+        if !goldens.contains_key(&cell.golden) {
+            progress.log(format!("golden {}: checking", cell.golden.id()));
+            let started = std::time::Instant::now();
+            let g = golden::ensure(&sweep.store, cell.golden, &golden_cfg).await;
+            match &g {
+                Ok((_, true)) => progress.log(format!("golden {}: reused", cell.golden.id())),
+                Ok((g, false)) => progress.log(format!(
+                    "golden {}: built {} rows in {:.1}s",
+                    cell.golden.id(),
+                    g.marker.manifest_rows,
+                    started.elapsed().as_secs_f64()
+                )),
+                Err(e) => progress.log(format!("golden {}: FAILED: {e}", cell.golden.id())),
+            }
+            goldens.insert(cell.golden, g.map(|(g, _)| g).map_err(|e| e.to_string()));
+        }
+        let golden = match &goldens[&cell.golden] {
+            Ok(g) => g.clone(),
+            Err(e) => {
+                state.set(&id, &key, Status::Failed, Some(format!("golden: {e}")));
+                state.save(out)?;
+                report.failed += 1;
+                progress.cell_finished();
+                continue;
+            }
+        };
+
+        let result = run_cell(sweep, cell, &golden, &exe, &progress, &mut state, &mut interrupt).await?;
+        progress.cell_finished();
+        match result {
+            CellResult::Recorded(record) => {
+                jsonl::append(&results, &record).map_err(io_err("append to", &results))?;
+                state.set(&id, &key, Status::Done, None);
+                state.save(out)?;
+                report.ran += 1;
+                if !record.verified {
+                    report.unverified += 1;
+                }
+                progress.log(format!(
+                    "done {id}: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors{}",
+                    record.total_operations,
+                    record.throughput_ops_per_sec,
+                    record.p50_latency_ms,
+                    record.p99_latency_ms,
+                    record.errors,
+                    if record.verified {
+                        String::new()
+                    } else {
+                        format!(
+                            "; VERIFICATION FAILED: {}",
+                            record.verify_error.as_deref().unwrap_or("")
+                        )
+                    }
+                ));
+                records.push(record);
+                csv::write(&summary_path, &records).map_err(io_err("write", &summary_path))?;
+            }
+            CellResult::Failed(reason) => {
+                progress.log(format!("FAILED {id}: {reason}"));
+                state.set(&id, &key, Status::Failed, Some(reason));
+                state.save(out)?;
+                report.failed += 1;
+            }
+            CellResult::Interrupted => {
+                state.cells.remove(&id);
+                state.save(out)?;
+                report.interrupted = true;
+                progress.log(format!(
+                    "interrupted: {id} is pending again; re-run the same command to resume"
+                ));
+                break;
+            }
+        }
+    }
+    progress.finish();
+    if !report.interrupted {
+        eprintln!(
+            "sweep `{}` finished: {} cells run, {} already done, {} failed{}{}\n  results: {}\n  summary: {}",
+            sweep.plan.name,
+            report.ran,
+            report.skipped_done,
+            report.failed + report.failed_not_retried,
+            if report.failed_not_retried > 0 {
+                format!(" ({} from earlier runs; use --retry-failed)", report.failed_not_retried)
+            } else {
+                String::new()
+            },
+            if report.unverified > 0 {
+                format!(", {} FAILED VERIFICATION", report.unverified)
+            } else {
+                String::new()
+            },
+            results.display(),
+            summary_path.display()
+        );
+    }
+    Ok(report)
+}
+
+enum CellResult {
+    Recorded(Record),
+    Failed(String),
+    Interrupted,
+}
+
+/// Isolate, run and verify one cell; its copy is removed afterwards unless `keep_runs`.
+async fn run_cell(
+    sweep: &Sweep,
+    cell: &Cell,
+    golden: &Golden,
+    exe: &Path,
+    progress: &Progress,
+    state: &mut State,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<CellResult, BenchError> {
+    let (id, key) = (cell.id(), cell.key());
+    let run_rel = format!("runs/{id}");
+    let store = &sweep.store;
+    state.set(&id, &key, Status::Running, None);
+    state.save(&sweep.out)?;
+    if let Err(e) = store.copy_prefix(&golden.rel, &run_rel) {
+        let _ = store.remove_prefix(&run_rel);
+        return Ok(CellResult::Failed(format!(
+            "cannot copy golden {} to {run_rel}: {e}",
+            golden.rel
+        )));
+    }
+    let root = store.uri(&run_rel);
+    let (operations, duration_secs) = match cell.mode {
+        Mode::Continuous { operations } => (Some(operations), None),
+        Mode::Concurrent { duration_secs, .. } => (None, Some(duration_secs)),
+    };
+    let workers = (0..cell.mode.workers())
+        .map(|worker_id| WorkerArgs {
+            root: root.clone(),
+            operation: cell.operation.as_str().to_string(),
+            inline: cell.golden.inline,
+            commit_retries: cell.commit_retries,
+            worker_id,
+            operations,
+            duration_secs,
+        })
+        .collect();
+    let bar = progress.cell(
+        &id,
+        operations,
+        duration_secs.map(std::time::Duration::from_secs),
+    );
+    let started_at = now_utc();
+    let outcome = coordinator::run_cell(
+        CellRun {
+            exe,
+            workers,
+            storage: &cell.storage,
+            timeout: sweep.plan.run.cell_timeout,
+        },
+        &bar,
+        interrupt,
+    )
+    .await;
+    bar.finish();
+
+    let result = match outcome {
+        Outcome::Interrupted => CellResult::Interrupted,
+        Outcome::Failed(reason) => CellResult::Failed(reason),
+        Outcome::Finished(m) => {
+            let before = golden.marker.manifest_rows;
+            let ids: Vec<String> = m
+                .committed
+                .iter()
+                .map(|&(w, i)| catalog::object_id(cell.operation, w, i))
+                .collect();
+            let (after, verify_error) = verify(&root, cell, before, &ids).await;
+            let lat = LatencySummary::from_latencies(m.latencies);
+            CellResult::Recorded(Record {
+                variant: cell.variant().to_string(),
+                operation: cell.operation.as_str().to_string(),
+                concurrency: cell.mode.workers(),
+                initial_entries: cell.golden.rows,
+                duration_secs: cell.mode.duration_secs(),
+                total_operations: lat.count,
+                total_duration_ms: m.window_ms,
+                throughput_ops_per_sec: throughput(lat.count, m.window_ms),
+                avg_latency_ms: lat.avg,
+                p50_latency_ms: lat.p50,
+                p90_latency_ms: lat.p90,
+                p99_latency_ms: lat.p99,
+                min_latency_ms: lat.min,
+                max_latency_ms: lat.max,
+                errors: m.errors,
+                manifest_shard_count: 0,
+                bench_tag: id.clone(),
+                mode: cell.mode.name().to_string(),
+                plan: sweep.plan.name.clone(),
+                cell_key: key.clone(),
+                started_at,
+                finished_at: now_utc(),
+                bench_version: env!("CARGO_PKG_VERSION").to_string(),
+                lance_version: LANCE_VERSION.to_string(),
+                hostname: export::hostname(),
+                storage_scheme: store.scheme().to_string(),
+                attempts: m.attempts,
+                setup_ms: m.setup_ms,
+                commit_retries: cell.commit_retries,
+                first_error: m.first_error,
+                manifest_rows_before: before,
+                manifest_rows_after: after,
+                verified: verify_error.is_none(),
+                verify_error,
+            })
+        }
+    };
+    if !sweep.plan.run.keep_runs {
+        store
+            .remove_prefix(&run_rel)
+            .map_err(|e| BenchError::Store(format!("cannot remove copy {run_rel}: {e}")))?;
+    }
+    Ok(result)
+}
+
+/// Check that the copy holds the golden's rows plus one per successful commit, and that
+/// every committed object is present. Returns the row count and any mismatch.
+async fn verify(root: &str, cell: &Cell, before: u64, ids: &[String]) -> (u64, Option<String>) {
+    let after = match catalog::manifest_rows(root, &cell.storage).await {
+        Ok(n) => n,
+        Err(e) => return (0, Some(format!("cannot read the cell's __manifest: {e}"))),
+    };
+    let expected = before + ids.len() as u64;
+    if after != expected {
+        return (
+            after,
+            Some(format!(
+                "__manifest holds {after} rows, expected {before} + {} commits = {expected}",
+                ids.len()
+            )),
+        );
+    }
+    match catalog::missing_objects(root, &cell.storage, ids).await {
+        Ok(missing) if missing.is_empty() => (after, None),
+        Ok(missing) => (
+            after,
+            Some(format!(
+                "{} committed objects are missing from __manifest, e.g. {}",
+                missing.len(),
+                missing[0]
+            )),
+        ),
+        Err(e) => (after, Some(format!("cannot look up committed objects: {e}"))),
+    }
+}

@@ -1,0 +1,200 @@
+//! The worker process (`bench worker`, hidden): opens its own `DirectoryNamespace`, reports
+//! ready, waits for the coordinator's release on stdin, commits, and reports each operation
+//! as one JSON line on stdout. It exits by itself when its stdin closes (coordinator gone).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::catalog::{self, CatalogConfig};
+use crate::plan::Operation;
+
+/// Environment variable carrying the storage options (JSON) to workers, so that secrets
+/// never appear on a command line.
+pub const STORAGE_ENV: &str = "BENCH_STORAGE_OPTIONS";
+
+/// Exit code of a worker whose coordinator went away.
+pub const EXIT_ORPHANED: i32 = 75;
+
+/// One line of a worker's stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ev", rename_all = "snake_case")]
+pub enum Event {
+    /// The namespace is open; waiting for release.
+    Ready,
+    /// One operation finished. `i` is its index within this worker.
+    Op {
+        i: u64,
+        ms: f64,
+        ok: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        err: Option<String>,
+    },
+    /// All operations are finished; `elapsed_ms` runs from release to the end of the last.
+    Done { elapsed_ms: f64 },
+}
+
+/// What a worker does; the coordinator builds it and passes it as arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    pub root: String,
+    #[arg(long)]
+    pub operation: String,
+    #[arg(long)]
+    pub inline: bool,
+    #[arg(long)]
+    pub commit_retries: u32,
+    #[arg(long)]
+    pub worker_id: u32,
+    /// Fixed number of operations (continuous cells).
+    #[arg(long, conflicts_with = "duration_secs")]
+    pub operations: Option<u64>,
+    /// Commit until this many seconds after release (concurrent cells).
+    #[arg(long)]
+    pub duration_secs: Option<u64>,
+}
+
+impl WorkerArgs {
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = vec![
+            "worker".to_string(),
+            "--root".into(),
+            self.root.clone(),
+            "--operation".into(),
+            self.operation.clone(),
+            "--commit-retries".into(),
+            self.commit_retries.to_string(),
+            "--worker-id".into(),
+            self.worker_id.to_string(),
+        ];
+        if self.inline {
+            v.push("--inline".into());
+        }
+        if let Some(n) = self.operations {
+            v.extend(["--operations".into(), n.to_string()]);
+        }
+        if let Some(d) = self.duration_secs {
+            v.extend(["--duration-secs".into(), d.to_string()]);
+        }
+        v
+    }
+}
+
+fn emit(event: &Event) {
+    let mut out = std::io::stdout().lock();
+    let line = serde_json::to_string(event).expect("event serialises");
+    // A closed stdout means the coordinator is gone.
+    if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+        std::process::exit(EXIT_ORPHANED);
+    }
+}
+
+/// Longest error message a worker reports per failed operation.
+const MAX_ERR_CHARS: usize = 500;
+
+pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
+    let operation: Operation = args.operation.parse().map_err(anyhow::Error::msg)?;
+    let storage: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
+        Ok(json) => serde_json::from_str(&json)?,
+        Err(_) => BTreeMap::new(),
+    };
+    let ns = catalog::open(&CatalogConfig {
+        root: args.root.clone(),
+        inline: args.inline,
+        commit_retries: args.commit_retries,
+        storage,
+    })
+    .await?;
+    let table_data = catalog::table_ipc();
+
+    // Release arrives as a line on stdin; EOF at any time means the coordinator is gone.
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut go = Some(go_tx);
+        loop {
+            match lines.next_line().await {
+                Ok(Some(l)) if l.trim() == "go" => {
+                    if let Some(tx) = go.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => std::process::exit(EXIT_ORPHANED),
+            }
+        }
+    });
+    emit(&Event::Ready);
+    go_rx.await?;
+
+    let release = Instant::now();
+    let deadline = args.duration_secs.map(|d| release + Duration::from_secs(d));
+    let mut last_end = release;
+    let mut i = 0u64;
+    loop {
+        match (deadline, args.operations) {
+            (Some(d), _) if Instant::now() >= d => break,
+            (None, Some(n)) if i >= n => break,
+            (None, None) => break,
+            _ => {}
+        }
+        let id = catalog::object_id(operation, args.worker_id, i);
+        let start = Instant::now();
+        let result = catalog::execute(&ns, operation, id, &table_data).await;
+        last_end = Instant::now();
+        let ms = (last_end - start).as_secs_f64() * 1000.0;
+        let err = result.err().map(|e| {
+            let mut s = e.to_string();
+            if s.len() > MAX_ERR_CHARS {
+                let cut = (0..=MAX_ERR_CHARS).rev().find(|&c| s.is_char_boundary(c)).unwrap_or(0);
+                s.truncate(cut);
+            }
+            s
+        });
+        emit(&Event::Op {
+            i,
+            ms,
+            ok: err.is_none(),
+            err,
+        });
+        i += 1;
+    }
+    emit(&Event::Done {
+        elapsed_ms: (last_end - release).as_secs_f64() * 1000.0,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_as_single_json_lines() {
+        let events = [
+            Event::Ready,
+            Event::Op {
+                i: 3,
+                ms: 12.5,
+                ok: false,
+                err: Some("conflict\nline".into()),
+            },
+            Event::Op {
+                i: 4,
+                ms: 1.0,
+                ok: true,
+                err: None,
+            },
+            Event::Done { elapsed_ms: 99.0 },
+        ];
+        for e in events {
+            let line = serde_json::to_string(&e).unwrap();
+            assert!(!line.contains('\n'));
+            assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), e);
+        }
+    }
+}

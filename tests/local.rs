@@ -1,0 +1,345 @@
+//! A whole sweep on local disk, as a user runs it.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+const CELLS: [&str; 8] = [
+    "cont_inline_true_rows_100",
+    "conc_inline_true_rows_100_c_2",
+    "cont_inline_true_rows_1000",
+    "conc_inline_true_rows_1000_c_2",
+    "cont_inline_false_rows_100",
+    "conc_inline_false_rows_100_c_2",
+    "cont_inline_false_rows_1000",
+    "conc_inline_false_rows_1000_c_2",
+];
+
+#[test]
+fn plan_lists_cells_in_order_and_writes_nothing() {
+    let (_dir, plan, out) = plan_dir(&tiny_plan());
+    let o = bench().arg("plan").arg(&plan).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let order: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|w| w.starts_with("cont_") || w.starts_with("conc_") || w.starts_with("inline_"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "inline_true_rows_100",
+            CELLS[0],
+            CELLS[1],
+            "inline_true_rows_1000",
+            CELLS[2],
+            CELLS[3],
+            "inline_false_rows_100",
+            CELLS[4],
+            CELLS[5],
+            "inline_false_rows_1000",
+            CELLS[6],
+            CELLS[7],
+        ]
+    );
+    assert_eq!(text.matches(" pending").count(), 8, "{text}");
+    assert!(!out.exists(), "bench plan must not write anything");
+}
+
+#[test]
+fn a_bad_plan_fails_with_its_key_and_writes_nothing() {
+    let (_dir, plan, out) = plan_dir(&tiny_plan().replace("operations = 5", "operations = 0"));
+    for cmd in ["plan", "run"] {
+        let o = bench().arg(cmd).arg(&plan).arg("--out").arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("`continuous.operations`"), "{err}");
+        assert!(err.contains("plan.toml"), "{err}");
+        assert_eq!(err.lines().count(), 1, "one clear message: {err}");
+        assert!(!out.exists());
+    }
+    let o = bench().args(["run", "/nonexistent/plan.toml"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read plan /nonexistent/plan.toml"));
+}
+
+fn check_record(r: &Value) {
+    let obj = r.as_object().unwrap();
+    let numbers = [
+        "total_duration_ms",
+        "throughput_ops_per_sec",
+        "avg_latency_ms",
+        "p50_latency_ms",
+        "p90_latency_ms",
+        "p99_latency_ms",
+        "min_latency_ms",
+        "max_latency_ms",
+        "setup_ms",
+    ];
+    let integers = [
+        "concurrency",
+        "initial_entries",
+        "duration_secs",
+        "total_operations",
+        "errors",
+        "manifest_shard_count",
+        "attempts",
+        "commit_retries",
+        "manifest_rows_before",
+        "manifest_rows_after",
+    ];
+    let strings = [
+        "variant",
+        "operation",
+        "bench_tag",
+        "mode",
+        "plan",
+        "cell_key",
+        "started_at",
+        "finished_at",
+        "bench_version",
+        "lance_version",
+        "hostname",
+        "storage_scheme",
+    ];
+    for k in numbers {
+        assert!(obj[k].is_f64() || obj[k].is_u64(), "{k} in {r}");
+    }
+    for k in integers {
+        assert!(obj[k].is_u64(), "{k} in {r}");
+    }
+    for k in strings {
+        assert!(obj[k].is_string(), "{k} in {r}");
+    }
+    assert!(obj["verified"].is_boolean());
+    assert!(obj["first_error"].is_null() || obj["first_error"].is_string());
+    assert!(obj["verify_error"].is_null() || obj["verify_error"].is_string());
+    assert_eq!(
+        obj.len(),
+        numbers.len() + integers.len() + strings.len() + 3,
+        "unexpected fields in {r}"
+    );
+    assert_eq!(obj["manifest_shard_count"], 0);
+    assert_eq!(obj["lance_version"], "14.0.2");
+    assert_eq!(obj["storage_scheme"], "file");
+    assert_eq!(obj["operation"], "write-create-namespace");
+    assert_eq!(obj["verified"], true, "{r}");
+    let tag = obj["bench_tag"].as_str().unwrap();
+    let inline = tag.contains("inline_true");
+    assert_eq!(obj["variant"], if inline { "inline_index" } else { "no_index" });
+    let ops = obj["total_operations"].as_u64().unwrap();
+    assert!(ops > 0, "{r}");
+    assert_eq!(obj["attempts"].as_u64().unwrap(), ops + obj["errors"].as_u64().unwrap());
+    // The golden's rows (plus the inline golden's trigger namespace) plus every commit.
+    let rows = obj["initial_entries"].as_u64().unwrap();
+    assert_eq!(obj["manifest_rows_before"].as_u64().unwrap(), rows + u64::from(inline));
+    assert_eq!(
+        obj["manifest_rows_after"].as_u64().unwrap(),
+        rows + u64::from(inline) + ops
+    );
+    let tps = obj["throughput_ops_per_sec"].as_f64().unwrap();
+    let window = obj["total_duration_ms"].as_f64().unwrap();
+    assert!((tps - ops as f64 / (window / 1000.0)).abs() < 1e-6, "{r}");
+    let p = |k: &str| obj[k].as_f64().unwrap();
+    assert!(p("min_latency_ms") <= p("p50_latency_ms"));
+    assert!(p("p50_latency_ms") <= p("p90_latency_ms"));
+    assert!(p("p90_latency_ms") <= p("p99_latency_ms"));
+    assert!(p("p99_latency_ms") <= p("max_latency_ms"));
+    if tag.starts_with("cont_") {
+        assert_eq!(obj["mode"], "continuous");
+        assert_eq!(obj["duration_secs"], 0);
+        assert_eq!(obj["concurrency"], 1);
+        assert_eq!(ops + obj["errors"].as_u64().unwrap(), 5);
+    } else {
+        assert_eq!(obj["mode"], "concurrent");
+        assert_eq!(obj["duration_secs"], 2);
+        assert_eq!(obj["concurrency"], 2);
+        // Each writer stops starting operations at the deadline.
+        assert!(window >= 2000.0, "{r}");
+    }
+}
+
+fn summary(out: &std::path::Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    text.lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
+    let text = tiny_plan().replace("keep_runs = false", "keep_runs = true");
+    let (dir, plan, out) = plan_dir(&text);
+
+    // 1. The whole sweep.
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let records = lines(&out.join("results.jsonl"));
+    let tags: Vec<&str> = records.iter().map(|r| r["bench_tag"].as_str().unwrap()).collect();
+    assert_eq!(tags, CELLS);
+    for r in &records {
+        check_record(r);
+    }
+
+    // The copies kept by keep_runs hold exactly the golden's rows plus the commits.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for r in &records {
+        let tag = r["bench_tag"].as_str().unwrap();
+        let root = out.join("store/runs").join(tag);
+        let rows = rt
+            .block_on(bench::catalog::manifest_rows(
+                root.to_str().unwrap(),
+                &Default::default(),
+            ))
+            .unwrap();
+        assert_eq!(rows, r["manifest_rows_after"].as_u64().unwrap(), "{tag}");
+    }
+    // The goldens are unchanged by the cells.
+    for g in ["inline_true_rows_100", "inline_false_rows_1000"] {
+        let root = out.join("store/golden").join(g);
+        let rows = rt
+            .block_on(bench::catalog::manifest_rows(
+                root.to_str().unwrap(),
+                &Default::default(),
+            ))
+            .unwrap();
+        let want = if g.contains("true") { 101 } else { 1000 };
+        assert_eq!(rows, want, "{g}");
+    }
+
+    let csv = summary(&out);
+    assert_eq!(
+        csv[0][..13],
+        [
+            "mode",
+            "variant",
+            "initial_entries",
+            "manifest_shard_count",
+            "concurrency",
+            "duration_secs",
+            "ops",
+            "errors",
+            "tps",
+            "avg_ms",
+            "p50_ms",
+            "p90_ms",
+            "p99_ms"
+        ]
+    );
+    let keys: Vec<String> = csv[1..]
+        .iter()
+        .map(|r| format!("{} {} {} {}", r[0], r[1], r[2], r[4]))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "concurrent inline_index 100 2",
+            "concurrent inline_index 1000 2",
+            "concurrent no_index 100 2",
+            "concurrent no_index 1000 2",
+            "continuous inline_index 100 1",
+            "continuous inline_index 1000 1",
+            "continuous no_index 100 1",
+            "continuous no_index 1000 1",
+        ]
+    );
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["version"], 1);
+    for c in CELLS {
+        assert_eq!(state["cells"][c]["status"], "done", "{c}");
+    }
+
+    // 2. Re-running the same command runs nothing and reuses the goldens.
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("0 cells run, 8 already done"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("golden"), "no golden is even checked");
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 8);
+
+    // 3. Editing one value re-runs only the cells it touches; the goldens are reused.
+    std::fs::write(&plan, text.replace("operations = 5", "operations = 6")).unwrap();
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    assert!(err.contains("4 cells run, 4 already done"), "{err}");
+    assert!(!err.contains("built"), "goldens are reused: {err}");
+    assert_eq!(err.matches(": reused").count(), 4, "{err}");
+    let records = lines(&out.join("results.jsonl"));
+    let rerun: Vec<&str> = records[8..]
+        .iter()
+        .map(|r| r["bench_tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(rerun, [CELLS[0], CELLS[2], CELLS[4], CELLS[6]]);
+    let csv = summary(&out);
+    assert_eq!(csv.len(), 9, "one row per cell, the latest record wins");
+    for row in csv[1..].iter().filter(|r| r[0] == "continuous") {
+        let ops: u64 = row[6].parse().unwrap();
+        let errors: u64 = row[7].parse().unwrap();
+        assert_eq!(ops + errors, 6, "{row:?}");
+    }
+    drop(dir);
+}
+
+#[test]
+fn ctrl_c_stops_the_cell_and_a_rerun_completes_the_rest() {
+    // One long concurrent cell after a short continuous one.
+    let text = r#"
+name = "interrupt"
+[matrix]
+sizes = [100]
+inline = [false]
+[continuous]
+operations = 3
+[concurrent]
+concurrency = [2]
+duration_secs = 30
+"#;
+    let (_dir, plan, out) = plan_dir(text);
+    let mut child = bench()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args(["--progress", "lines"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the concurrent cell's workers are committing.
+    let store = out.join("store");
+    let needle = store.join("runs/conc_inline_false_rows_100_c_2");
+    let needle = needle.to_str().unwrap();
+    let start = Instant::now();
+    while processes_mentioning(needle).len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(120), "workers never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("is pending again"), "{err}");
+    assert!(processes_mentioning(needle).is_empty(), "workers outlived the cell");
+    assert!(!std::path::Path::new(needle).exists(), "the cell's copy was removed");
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["bench_tag"], "cont_inline_false_rows_100");
+
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("1 cells run, 1 already done"), "{}", stderr(&o));
+    let tags: BTreeSet<String> = lines(&out.join("results.jsonl"))
+        .iter()
+        .map(|r| r["bench_tag"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tags.len(), 2);
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
+}

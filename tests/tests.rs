@@ -1,0 +1,4 @@
+//! Integration tests: the real `bench` binary and the real lance on temp dirs.
+
+mod common;
+mod local;
