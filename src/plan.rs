@@ -494,7 +494,7 @@ duration_secs = 2
             ("name = 'x'\n[matrix]\nsizez = [1]\n", "sizez", "unknown field"),
             ("name = 'x'\nfoo = 1\n[matrix]\nsizes=[1]\n", "foo", "unknown field"),
             ("name = 'x'\n[matrix]\nsizes = 'many'\n", "matrix.sizes", "invalid type"),
-            ("name = 'x'\n[matrix]\nsizes = [-1]\n", "matrix.sizes", "invalid value"),
+            ("name = 'x'\n[matrix]\nsizes = [-1]\n", "matrix.sizes[0]", "invalid value"),
             ("name = 'x'\n[matrix]\nsizes = []\n[continuous]\noperations=1\n", "matrix.sizes", "at least one"),
             ("name = 'x'\n[matrix]\nsizes = [5, 5]\n[continuous]\noperations=1\n", "matrix.sizes", "twice"),
             ("name = 'x'\n[matrix]\nsizes = [0]\n[continuous]\noperations=1\n", "matrix.sizes", "at least 1"),

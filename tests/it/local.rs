@@ -300,7 +300,7 @@ concurrency = [2]
 duration_secs = 30
 "#;
     let (_dir, plan, out) = plan_dir(text);
-    let mut child = bench()
+    let child = bench()
         .arg("run")
         .arg(&plan)
         .arg("--out")
