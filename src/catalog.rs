@@ -132,7 +132,10 @@ pub fn manifest_schema() -> Arc<Schema> {
 }
 
 /// Rows in the `__manifest` dataset under a namespace root (latest version).
-pub async fn manifest_rows(root_uri: &str, storage: &BTreeMap<String, String>) -> lance_core::Result<u64> {
+pub async fn manifest_rows(
+    root_uri: &str,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<u64> {
     let ds = DatasetBuilder::from_uri(format!("{root_uri}/{MANIFEST_DIR}"))
         .with_storage_options(to_hash_map(storage))
         .load()
@@ -157,7 +160,9 @@ pub async fn missing_objects(
             .map(|id| format!("'{}'", id.replace('\'', "''")))
             .collect::<Vec<_>>()
             .join(", ");
-        let found = ds.count_rows(Some(format!("object_id IN ({list})"))).await? as usize;
+        let found = ds
+            .count_rows(Some(format!("object_id IN ({list})")))
+            .await? as usize;
         if found != chunk.len() {
             for id in chunk {
                 let n = ds

@@ -42,6 +42,14 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Display::Auto)]
         progress: Display,
     },
+    /// Show how far a sweep is: done, failed (with reasons), pending and stale cells.
+    Status {
+        /// The plan file (TOML).
+        plan: PathBuf,
+        /// Results directory [default: results/<plan name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// One worker process of a cell (started by `bench run`).
     #[command(hide = true)]
     Worker(WorkerArgs),

@@ -106,6 +106,7 @@ pub async fn run_cell(
         let mut cmd = Command::new(run.exe);
         cmd.args(args.to_args())
             .env(STORAGE_ENV, &storage_json)
+            .env_remove(crate::fault::ENV)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -119,7 +120,8 @@ pub async fn run_cell(
                 return Outcome::Failed(format!("cannot start worker {idx}: {e}"));
             }
         };
-        w.pids.push(child.id().expect("a just-spawned child has a pid"));
+        w.pids
+            .push(child.id().expect("a just-spawned child has a pid"));
         w.stdins.push(child.stdin.take());
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         w.stderr.push(tail.clone());
@@ -201,6 +203,7 @@ pub async fn run_cell(
                     }
                 }
                 bar.op(ok);
+                crate::fault::point("cell");
             }
             Msg::Event(idx, Event::Done { elapsed_ms }) => {
                 done[idx] = true;

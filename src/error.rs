@@ -69,7 +69,12 @@ impl fmt::Display for PlanError {
                 write!(f, "cannot read plan {}: {source}", path.display())
             }
             PlanError::Syntax { file, message } => {
-                write!(f, "{} is not valid TOML: {}", name(file), message.trim_end())
+                write!(
+                    f,
+                    "{} is not valid TOML: {}",
+                    name(file),
+                    message.trim_end()
+                )
             }
             PlanError::Key {
                 file,

@@ -80,7 +80,11 @@ pub struct GoldenConfig<'a> {
     pub commit_retries: u32,
 }
 
-async fn build(store: &Store, spec: GoldenSpec, cfg: &GoldenConfig<'_>) -> Result<Golden, BenchError> {
+async fn build(
+    store: &Store,
+    spec: GoldenSpec,
+    cfg: &GoldenConfig<'_>,
+) -> Result<Golden, BenchError> {
     let rel = rel_path(spec);
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         BenchError::Store(format!("failed to {what} golden {}: {e}", spec.id()))
@@ -93,7 +97,11 @@ async fn build(store: &Store, spec: GoldenSpec, cfg: &GoldenConfig<'_>) -> Resul
     let schema = catalog::manifest_schema();
     let batches = (0..spec.rows.div_ceil(BATCH_ROWS)).map(move |b| {
         let start = b * BATCH_ROWS;
-        Ok(manifest_batch(start, BATCH_ROWS.min(spec.rows - start), spec.rows))
+        Ok(manifest_batch(
+            start,
+            BATCH_ROWS.min(spec.rows - start),
+            spec.rows,
+        ))
     });
     let reader = RecordBatchIterator::new(batches, schema);
     let params = WriteParams {
@@ -148,6 +156,7 @@ async fn build(store: &Store, spec: GoldenSpec, cfg: &GoldenConfig<'_>) -> Resul
         manifest_rows,
         build_secs: started.elapsed().as_secs_f64(),
     };
+    crate::fault::point("golden");
     let json = serde_json::to_vec_pretty(&marker).expect("marker serialises");
     store
         .write(&format!("{rel}/{GOLDEN_MARKER}"), &json)
@@ -177,8 +186,11 @@ pub fn manifest_batch(start: u64, len: u64, total: u64) -> RecordBatch {
             metadata.push(Some(r#"{"bench":"true"}"#));
         }
     }
-    let mut base_objects = ListBuilder::new(StringBuilder::new())
-        .with_field(Arc::new(Field::new("object_id", DataType::Utf8, true)));
+    let mut base_objects = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
+        "object_id",
+        DataType::Utf8,
+        true,
+    )));
     for _ in 0..len {
         base_objects.append_null();
     }
@@ -222,12 +234,23 @@ mod tests {
         let schema = catalog::manifest_schema();
         let f = schema.field_with_name("object_id").unwrap();
         assert_eq!(
-            f.metadata().get(lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION),
+            f.metadata()
+                .get(lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION),
             Some(&"0".to_string())
         );
         assert_eq!(
-            schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
-            ["object_id", "object_type", "location", "metadata", "base_objects"]
+            schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>(),
+            [
+                "object_id",
+                "object_type",
+                "location",
+                "metadata",
+                "base_objects"
+            ]
         );
     }
 
@@ -235,11 +258,19 @@ mod tests {
     fn a_golden_without_a_valid_marker_is_not_found() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().to_str().unwrap()).unwrap();
-        let spec = GoldenSpec { rows: 10, inline: false };
-        store.write("golden/inline_false_rows_10/__manifest/x", b"half").unwrap();
+        let spec = GoldenSpec {
+            rows: 10,
+            inline: false,
+        };
+        store
+            .write("golden/inline_false_rows_10/__manifest/x", b"half")
+            .unwrap();
         assert!(find(&store, spec).is_none());
         store
-            .write("golden/inline_false_rows_10/_bench_golden.json", b"{not json")
+            .write(
+                "golden/inline_false_rows_10/_bench_golden.json",
+                b"{not json",
+            )
             .unwrap();
         assert!(find(&store, spec).is_none());
         let marker = GoldenMarker {
@@ -257,6 +288,15 @@ mod tests {
             )
             .unwrap();
         assert_eq!(find(&store, spec).unwrap().marker, marker);
-        assert!(find(&store, GoldenSpec { rows: 10, inline: true }).is_none());
+        assert!(
+            find(
+                &store,
+                GoldenSpec {
+                    rows: 10,
+                    inline: true
+                }
+            )
+            .is_none()
+        );
     }
 }

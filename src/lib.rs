@@ -8,7 +8,9 @@ pub mod cli;
 pub mod coordinator;
 pub mod error;
 pub mod export;
+pub mod fault;
 pub mod golden;
+pub mod lock;
 pub mod plan;
 pub mod progress;
 pub mod state;
@@ -40,6 +42,14 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Plan { plan, out } => report(
                 sweep::Sweep::prepare(&plan, out.as_deref())
                     .and_then(|s| sweep::show_plan(&s))
+                    .map(|text| {
+                        print!("{text}");
+                        exit::OK
+                    }),
+            ),
+            Command::Status { plan, out } => report(
+                sweep::Sweep::prepare(&plan, out.as_deref())
+                    .and_then(|s| sweep::show_status(&s))
                     .map(|text| {
                         print!("{text}");
                         exit::OK

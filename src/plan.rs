@@ -100,7 +100,10 @@ impl FromStr for Operation {
             .find(|op| op.as_str() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = Operation::ALL.iter().map(|o| o.as_str()).collect();
-                format!("unknown operation `{s}`; expected one of {}", names.join(", "))
+                format!(
+                    "unknown operation `{s}`; expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -190,7 +193,10 @@ fn check_list<T: PartialEq + fmt::Debug>(key: &str, list: &[T]) -> Result<(), Pl
     }
     for (i, v) in list.iter().enumerate() {
         if list[..i].contains(v) {
-            return Err(invalid(key, format!("lists {v:?} twice; remove the duplicate")));
+            return Err(invalid(
+                key,
+                format!("lists {v:?} twice; remove the duplicate"),
+            ));
         }
     }
     Ok(())
@@ -215,7 +221,10 @@ fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     if let Some(root) = &raw.root
         && root.trim().is_empty()
     {
-        return Err(invalid("root", "must not be empty; omit it to use <out>/store"));
+        return Err(invalid(
+            "root",
+            "must not be empty; omit it to use <out>/store",
+        ));
     }
     let operation = match raw.operation.as_deref() {
         None => Operation::CreateNamespace,
@@ -275,7 +284,10 @@ fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         }
     }
 
-    let cell_timeout_secs = raw.run.cell_timeout_secs.unwrap_or(DEFAULT_CELL_TIMEOUT_SECS);
+    let cell_timeout_secs = raw
+        .run
+        .cell_timeout_secs
+        .unwrap_or(DEFAULT_CELL_TIMEOUT_SECS);
     if cell_timeout_secs == 0 {
         return Err(invalid("run.cell_timeout_secs", "must be at least 1"));
     }
@@ -305,7 +317,10 @@ pub enum Mode {
     /// One worker process, a fixed number of commits.
     Continuous { operations: u64 },
     /// `concurrency` worker processes, each committing until the deadline.
-    Concurrent { concurrency: u32, duration_secs: u64 },
+    Concurrent {
+        concurrency: u32,
+        duration_secs: u64,
+    },
 }
 
 impl Mode {
@@ -491,30 +506,126 @@ duration_secs = 2
     fn bad_plans_name_the_key() {
         let base = "name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 1\n";
         let cases: &[(&str, &str, &str)] = &[
-            ("name = 'x'\n[matrix]\nsizez = [1]\n", "sizez", "unknown field"),
-            ("name = 'x'\nfoo = 1\n[matrix]\nsizes=[1]\n", "foo", "unknown field"),
-            ("name = 'x'\n[matrix]\nsizes = 'many'\n", "matrix.sizes", "invalid type"),
-            ("name = 'x'\n[matrix]\nsizes = [-1]\n", "matrix.sizes[0]", "invalid value"),
-            ("name = 'x'\n[matrix]\nsizes = []\n[continuous]\noperations=1\n", "matrix.sizes", "at least one"),
-            ("name = 'x'\n[matrix]\nsizes = [5, 5]\n[continuous]\noperations=1\n", "matrix.sizes", "twice"),
-            ("name = 'x'\n[matrix]\nsizes = [0]\n[continuous]\noperations=1\n", "matrix.sizes", "at least 1"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\ninline = []\n[continuous]\noperations=1\n", "matrix.inline", "at least one"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\ninline = [true, true]\n[continuous]\noperations=1\n", "matrix.inline", "twice"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 0\n", "continuous.operations", "at least 1"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [0]\nduration_secs = 1\n", "concurrent.concurrency", "at least 1"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = []\nduration_secs = 1\n", "concurrent.concurrency", "at least one"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [2,2]\nduration_secs = 1\n", "concurrent.concurrency", "twice"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [2]\nduration_secs = 0\n", "concurrent.duration_secs", "at least 1"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [2]\n", "concurrent", "missing field `duration_secs`"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n", "continuous", "neither"),
-            ("name = 'x'\noperation = 'write-drop-table'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n", "operation", "unknown operation"),
-            ("name = 'a/b'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n", "name", "results directory name"),
-            ("[matrix]\nsizes = [1]\n[continuous]\noperations=1\n", "", "missing field `name`"),
-            (&format!("{base}[run]\ncell_timeout_secs = 0\n"), "run.cell_timeout_secs", "at least 1"),
-            (&format!("{base}[run]\nkeep_runs = 'yes'\n"), "run.keep_runs", "invalid type"),
-            (&format!("{base}[run]\nretries = 3\n"), "run.retries", "unknown field"),
-            (&format!("{base}[storage]\naws_region = 3\n"), "storage.aws_region", "invalid type"),
-            (&format!("{base}[storage]\naws_region = ''\n"), "storage.aws_region", "must not be empty"),
+            (
+                "name = 'x'\n[matrix]\nsizez = [1]\n",
+                "sizez",
+                "unknown field",
+            ),
+            (
+                "name = 'x'\nfoo = 1\n[matrix]\nsizes=[1]\n",
+                "foo",
+                "unknown field",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = 'many'\n",
+                "matrix.sizes",
+                "invalid type",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [-1]\n",
+                "matrix.sizes[0]",
+                "invalid value",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = []\n[continuous]\noperations=1\n",
+                "matrix.sizes",
+                "at least one",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [5, 5]\n[continuous]\noperations=1\n",
+                "matrix.sizes",
+                "twice",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [0]\n[continuous]\noperations=1\n",
+                "matrix.sizes",
+                "at least 1",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\ninline = []\n[continuous]\noperations=1\n",
+                "matrix.inline",
+                "at least one",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\ninline = [true, true]\n[continuous]\noperations=1\n",
+                "matrix.inline",
+                "twice",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 0\n",
+                "continuous.operations",
+                "at least 1",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [0]\nduration_secs = 1\n",
+                "concurrent.concurrency",
+                "at least 1",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = []\nduration_secs = 1\n",
+                "concurrent.concurrency",
+                "at least one",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [2,2]\nduration_secs = 1\n",
+                "concurrent.concurrency",
+                "twice",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [2]\nduration_secs = 0\n",
+                "concurrent.duration_secs",
+                "at least 1",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\nconcurrency = [2]\n",
+                "concurrent",
+                "missing field `duration_secs`",
+            ),
+            (
+                "name = 'x'\n[matrix]\nsizes = [1]\n",
+                "continuous",
+                "neither",
+            ),
+            (
+                "name = 'x'\noperation = 'write-drop-table'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n",
+                "operation",
+                "unknown operation",
+            ),
+            (
+                "name = 'a/b'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n",
+                "name",
+                "results directory name",
+            ),
+            (
+                "[matrix]\nsizes = [1]\n[continuous]\noperations=1\n",
+                "",
+                "missing field `name`",
+            ),
+            (
+                &format!("{base}[run]\ncell_timeout_secs = 0\n"),
+                "run.cell_timeout_secs",
+                "at least 1",
+            ),
+            (
+                &format!("{base}[run]\nkeep_runs = 'yes'\n"),
+                "run.keep_runs",
+                "invalid type",
+            ),
+            (
+                &format!("{base}[run]\nretries = 3\n"),
+                "run.retries",
+                "unknown field",
+            ),
+            (
+                &format!("{base}[storage]\naws_region = 3\n"),
+                "storage.aws_region",
+                "invalid type",
+            ),
+            (
+                &format!("{base}[storage]\naws_region = ''\n"),
+                "storage.aws_region",
+                "must not be empty",
+            ),
         ];
         for (text, key, needle) in cases {
             let err = Plan::parse(text).expect_err(text).to_string();
@@ -614,8 +725,14 @@ duration_secs = 2
                 "cont_inline_false_rows_1000"
             ]
         );
-        let kr: Vec<_> = cells(&expand(&a, "/other")).iter().map(|c| c.key()).collect();
-        assert!(ka.iter().zip(&kr).all(|(x, y)| x != y), "root is part of the key");
+        let kr: Vec<_> = cells(&expand(&a, "/other"))
+            .iter()
+            .map(|c| c.key())
+            .collect();
+        assert!(
+            ka.iter().zip(&kr).all(|(x, y)| x != y),
+            "root is part of the key"
+        );
         let mut unique = ka.clone();
         unique.sort();
         unique.dedup();
@@ -630,7 +747,11 @@ duration_secs = 2
 
     #[test]
     fn shipped_plans_are_valid() {
-        for f in ["plans/default.toml", "plans/seed-panel.toml", "plans/tiny.toml"] {
+        for f in [
+            "plans/default.toml",
+            "plans/seed-panel.toml",
+            "plans/tiny.toml",
+        ] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
             Plan::load(&path).unwrap_or_else(|e| panic!("{f}: {e}"));
         }

@@ -159,9 +159,15 @@ impl CellBar {
             .filter(|d| d.as_secs_f64() > 0.0)
             .map(|d| ops as f64 / d.as_secs_f64())
             .unwrap_or(0.0);
-        let mut s = format!("{rate:.1} ops/s, {} errors", self.errors.load(Ordering::Relaxed));
+        let mut s = format!(
+            "{rate:.1} ops/s, {} errors",
+            self.errors.load(Ordering::Relaxed)
+        );
         if let (Some(total), Some(since)) = (self.duration, since) {
-            s.push_str(&format!(", {}s left", total.saturating_sub(since).as_secs()));
+            s.push_str(&format!(
+                ", {}s left",
+                total.saturating_sub(since).as_secs()
+            ));
         } else if let Some(n) = self.expected_ops {
             s.push_str(&format!(" ({}%)", ops * 100 / n.max(1)));
         }

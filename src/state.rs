@@ -46,8 +46,8 @@ pub enum CellStatus {
     Pending,
     Done,
     Failed,
-    /// Recorded with another key: the plan changed, so the cell runs again.
-    Changed,
+    /// Stale: recorded with another key, so the plan changed and the cell runs again.
+    Stale,
     /// Was running when the previous run died; runs again from a fresh copy.
     Interrupted,
 }
@@ -58,7 +58,7 @@ impl CellStatus {
             CellStatus::Pending => "pending",
             CellStatus::Done => "done",
             CellStatus::Failed => "failed",
-            CellStatus::Changed => "changed",
+            CellStatus::Stale => "stale",
             CellStatus::Interrupted => "interrupted",
         }
     }
@@ -140,7 +140,7 @@ impl State {
     pub fn status(&self, id: &str, key: &str) -> CellStatus {
         match self.cells.get(id) {
             None => CellStatus::Pending,
-            Some(c) if c.key != key => CellStatus::Changed,
+            Some(c) if c.key != key => CellStatus::Stale,
             Some(c) => match c.status {
                 Status::Done => CellStatus::Done,
                 Status::Failed => CellStatus::Failed,
@@ -177,11 +177,14 @@ mod tests {
         s.save(dir.path()).unwrap();
         let s = State::load(dir.path(), "p").unwrap();
         assert_eq!(s.status("a", "k1"), CellStatus::Done);
-        assert_eq!(s.status("a", "other"), CellStatus::Changed);
+        assert_eq!(s.status("a", "other"), CellStatus::Stale);
         assert_eq!(s.status("b", "k2"), CellStatus::Interrupted);
         assert_eq!(s.status("c", "k3"), CellStatus::Failed);
         // No temp files left behind.
-        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![STATE_FILE]);
     }
 
@@ -190,10 +193,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cases = [
             ("{ not json", "not valid JSON"),
-            (r#"{"version": 99, "plan": "p", "cells": {}}"#, "format version"),
+            (
+                r#"{"version": 99, "plan": "p", "cells": {}}"#,
+                "format version",
+            ),
             (r#"{"plan": "p", "cells": {}}"#, "format version"),
             (r#"{"version": 1, "plan": "p", "cells": 3}"#, "malformed"),
-            (r#"{"version": 1, "plan": "other", "cells": {}}"#, "belongs to plan `other`"),
+            (
+                r#"{"version": 1, "plan": "other", "cells": {}}"#,
+                "belongs to plan `other`",
+            ),
         ];
         for (text, needle) in cases {
             fs::write(State::path(dir.path()), text).unwrap();

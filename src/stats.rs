@@ -76,7 +76,10 @@ mod tests {
             LatencySummary::default()
         );
         let s = LatencySummary::from_latencies(vec![7.5]);
-        assert_eq!((s.p50, s.p99, s.min, s.max, s.avg), (7.5, 7.5, 7.5, 7.5, 7.5));
+        assert_eq!(
+            (s.p50, s.p99, s.min, s.max, s.avg),
+            (7.5, 7.5, 7.5, 7.5, 7.5)
+        );
         let s = LatencySummary::from_latencies(vec![3.0, 1.0, 2.0]);
         assert_eq!((s.p50, s.p90, s.min, s.max), (2.0, 3.0, 1.0, 3.0));
     }

@@ -135,6 +135,7 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<u64> {
         } else {
             fs::copy(entry.path(), &target)?;
             n += 1;
+            crate::fault::point("copy");
         }
     }
     Ok(n)
@@ -150,12 +151,16 @@ mod tests {
         let store = Store::open(dir.path().to_str().unwrap()).unwrap();
         store.prepare().unwrap();
         store.write("g/__manifest/a.lance", b"a").unwrap();
-        store.write("g/__manifest/_versions/1.manifest", b"m").unwrap();
+        store
+            .write("g/__manifest/_versions/1.manifest", b"m")
+            .unwrap();
         store.write(&format!("g/{GOLDEN_MARKER}"), b"{}").unwrap();
         store.write("runs/c/stale", b"old").unwrap();
         assert_eq!(store.copy_prefix("g", "runs/c").unwrap(), 2);
         assert_eq!(
-            store.read("runs/c/__manifest/_versions/1.manifest").unwrap(),
+            store
+                .read("runs/c/__manifest/_versions/1.manifest")
+                .unwrap(),
             Some(b"m".to_vec())
         );
         assert!(!store.exists(&format!("runs/c/{GOLDEN_MARKER}")));

@@ -82,7 +82,10 @@ pub fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         sweep.out.display(),
         sweep.store.root_uri(),
     ));
-    s.push_str(&format!("{:>4}  {:<40} {:<18} {}\n", "#", "cell", "key", "status"));
+    s.push_str(&format!(
+        "{:>4}  {:<40} {:<18} {}\n",
+        "#", "cell", "key", "status"
+    ));
     let mut i = 0;
     for step in &sweep.steps {
         match step {
@@ -92,16 +95,71 @@ pub fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
                 } else {
                     "to build"
                 };
-                s.push_str(&format!("{:>4}  {:<40} {:<18} {ready}\n", "", format!("golden {}", g.id()), ""));
+                s.push_str(&format!(
+                    "{:>4}  {:<40} {:<18} {ready}\n",
+                    "",
+                    format!("golden {}", g.id()),
+                    ""
+                ));
             }
             Step::Cell(c) => {
                 i += 1;
                 let key = c.key();
                 let status = state.status(&c.id(), &key);
-                s.push_str(&format!("{i:>4}  {:<40} {key:<18} {}\n", c.id(), status.label()));
+                s.push_str(&format!(
+                    "{i:>4}  {:<40} {key:<18} {}\n",
+                    c.id(),
+                    status.label()
+                ));
             }
         }
     }
+    Ok(s)
+}
+
+/// `bench status`: counts of done / failed / pending / stale cells, each failure with its
+/// reason, and where the outputs are. Reads only.
+pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
+    let state = sweep.state()?;
+    let mut counts = [0usize; 5];
+    let mut failures = Vec::new();
+    let cells: Vec<&Cell> = sweep.cells().collect();
+    for c in &cells {
+        let st = state.status(&c.id(), &c.key());
+        counts[st as usize] += 1;
+        if st == CellStatus::Failed {
+            let reason = state.cells[&c.id()].reason.clone().unwrap_or_default();
+            failures.push(format!(
+                "  {}: {}",
+                c.id(),
+                reason.replace('\n', "\n      ")
+            ));
+        }
+    }
+    let mut s = format!(
+        "plan `{}`: {} cells: {} done, {} failed, {} pending, {} stale (plan changed since they ran), {} interrupted\n",
+        sweep.plan.name,
+        cells.len(),
+        counts[CellStatus::Done as usize],
+        counts[CellStatus::Failed as usize],
+        counts[CellStatus::Pending as usize],
+        counts[CellStatus::Stale as usize],
+        counts[CellStatus::Interrupted as usize],
+    );
+    if !failures.is_empty() {
+        s.push_str("failed cells (re-run them with `bench run --retry-failed`):\n");
+        for f in failures {
+            s.push_str(&f);
+            s.push('\n');
+        }
+    }
+    s.push_str(&format!(
+        "results: {}\nsummary: {}\nstate:   {}\nstore:   {}\n",
+        sweep.results_path().display(),
+        sweep.summary_path().display(),
+        State::path(&sweep.out).display(),
+        sweep.store.root_uri()
+    ));
     Ok(s)
 }
 
@@ -146,7 +204,10 @@ fn archive_outputs(sweep: &Sweep) -> Result<Option<PathBuf>, BenchError> {
         jsonl::RESULTS_FILE,
         csv::SUMMARY_FILE,
     ];
-    let present: Vec<_> = files.iter().filter(|f| sweep.out.join(f).exists()).collect();
+    let present: Vec<_> = files
+        .iter()
+        .filter(|f| sweep.out.join(f).exists())
+        .collect();
     if present.is_empty() {
         return Ok(None);
     }
@@ -174,7 +235,9 @@ fn watch_signals() -> watch::Receiver<bool> {
             }
             count += 1;
             if count == 1 {
-                eprintln!("\ninterrupted: stopping the running cell (press Ctrl-C again to exit at once)");
+                eprintln!(
+                    "\ninterrupted: stopping the running cell (press Ctrl-C again to exit at once)"
+                );
                 let _ = tx.send(true);
             } else {
                 std::process::exit(i32::from(exit::INTERRUPTED));
@@ -188,6 +251,7 @@ fn watch_signals() -> watch::Receiver<bool> {
 pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchError> {
     let out = &sweep.out;
     std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
+    let _lock = crate::lock::acquire(out)?;
     sweep.store.prepare()?;
     if opts.fresh
         && let Some(dest) = archive_outputs(sweep)?
@@ -204,22 +268,26 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
     }
     let mut records = jsonl::read_all(&results).map_err(BenchError::Output)?;
 
-    // A crash between appending a result and checkpointing it: the record is the truth.
-    for cell in sweep.cells() {
-        let (id, key) = (cell.id(), cell.key());
-        if state.status(&id, &key) != CellStatus::Done
-            && records.iter().any(|r| r.bench_tag == id && r.cell_key == key)
-        {
-            state.set(&id, &key, Status::Done, None);
-        }
-    }
     // Copies of cells that were running when an earlier run died are dirty: remove them.
     for (id, c) in &state.cells {
         if c.status == Status::Running {
             sweep
                 .store
                 .remove_prefix(&format!("runs/{id}"))
-                .map_err(|e| BenchError::Store(format!("cannot remove stale copy runs/{id}: {e}")))?;
+                .map_err(|e| {
+                    BenchError::Store(format!("cannot remove stale copy runs/{id}: {e}"))
+                })?;
+        }
+    }
+    // A crash between appending a result and checkpointing it: the record is the truth.
+    for cell in sweep.cells() {
+        let (id, key) = (cell.id(), cell.key());
+        if state.status(&id, &key) != CellStatus::Done
+            && records
+                .iter()
+                .any(|r| r.bench_tag == id && r.cell_key == key)
+        {
+            state.set(&id, &key, Status::Done, None);
         }
     }
     state.save(out)?;
@@ -265,7 +333,10 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
                 report.failed_not_retried += 1;
                 progress.log(format!(
                     "skip {id}: failed earlier ({}); re-run with --retry-failed to try again",
-                    state.cells[&id].reason.as_deref().unwrap_or("no reason recorded")
+                    state.cells[&id]
+                        .reason
+                        .as_deref()
+                        .unwrap_or("no reason recorded")
                 ));
                 progress.cell_finished();
                 continue;
@@ -299,11 +370,21 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
             }
         };
 
-        let result = run_cell(sweep, cell, &golden, &exe, &progress, &mut state, &mut interrupt).await?;
+        let result = run_cell(
+            sweep,
+            cell,
+            &golden,
+            &exe,
+            &progress,
+            &mut state,
+            &mut interrupt,
+        )
+        .await?;
         progress.cell_finished();
         match result {
             CellResult::Recorded(record) => {
                 jsonl::append(&results, &record).map_err(io_err("append to", &results))?;
+                crate::fault::point("append");
                 state.set(&id, &key, Status::Done, None);
                 state.save(out)?;
                 report.ran += 1;
@@ -355,7 +436,10 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
             report.skipped_done,
             report.failed + report.failed_not_retried,
             if report.failed_not_retried > 0 {
-                format!(" ({} from earlier runs; use --retry-failed)", report.failed_not_retried)
+                format!(
+                    " ({} from earlier runs; use --retry-failed)",
+                    report.failed_not_retried
+                )
             } else {
                 String::new()
             },
@@ -519,6 +603,9 @@ async fn verify(root: &str, cell: &Cell, before: u64, ids: &[String]) -> (u64, O
                 missing[0]
             )),
         ),
-        Err(e) => (after, Some(format!("cannot look up committed objects: {e}"))),
+        Err(e) => (
+            after,
+            Some(format!("cannot look up committed objects: {e}")),
+        ),
     }
 }

@@ -150,7 +150,10 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
         let err = result.err().map(|e| {
             let mut s = e.to_string();
             if s.len() > MAX_ERR_CHARS {
-                let cut = (0..=MAX_ERR_CHARS).rev().find(|&c| s.is_char_boundary(c)).unwrap_or(0);
+                let cut = (0..=MAX_ERR_CHARS)
+                    .rev()
+                    .find(|&c| s.is_char_boundary(c))
+                    .unwrap_or(0);
                 s.truncate(cut);
             }
             s

@@ -137,17 +137,56 @@ pub(crate) mod tests {
 
     #[test]
     fn rows_sorted_as_the_reference_and_latest_wins() {
-        let mut newer = record("continuous", "no_index", 1000, 1, "cont_inline_false_rows_1000");
+        let mut newer = record(
+            "continuous",
+            "no_index",
+            1000,
+            1,
+            "cont_inline_false_rows_1000",
+        );
         newer.total_operations = 11;
         let records = vec![
-            record("continuous", "no_index", 1000, 1, "cont_inline_false_rows_1000"),
-            record("concurrent", "inline_index", 1000, 10, "conc_inline_true_rows_1000_c_10"),
-            record("concurrent", "inline_index", 1000, 2, "conc_inline_true_rows_1000_c_2"),
-            record("continuous", "inline_index", 10000, 1, "cont_inline_true_rows_10000"),
-            record("continuous", "inline_index", 100, 1, "cont_inline_true_rows_100"),
+            record(
+                "continuous",
+                "no_index",
+                1000,
+                1,
+                "cont_inline_false_rows_1000",
+            ),
+            record(
+                "concurrent",
+                "inline_index",
+                1000,
+                10,
+                "conc_inline_true_rows_1000_c_10",
+            ),
+            record(
+                "concurrent",
+                "inline_index",
+                1000,
+                2,
+                "conc_inline_true_rows_1000_c_2",
+            ),
+            record(
+                "continuous",
+                "inline_index",
+                10000,
+                1,
+                "cont_inline_true_rows_10000",
+            ),
+            record(
+                "continuous",
+                "inline_index",
+                100,
+                1,
+                "cont_inline_true_rows_100",
+            ),
             newer,
         ];
-        let tags: Vec<_> = rows(&records).iter().map(|r| r.bench_tag.as_str()).collect();
+        let tags: Vec<_> = rows(&records)
+            .iter()
+            .map(|r| r.bench_tag.as_str())
+            .collect();
         assert_eq!(
             tags,
             [

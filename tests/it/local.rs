@@ -21,7 +21,13 @@ const CELLS: [&str; 8] = [
 #[test]
 fn plan_lists_cells_in_order_and_writes_nothing() {
     let (_dir, plan, out) = plan_dir(&tiny_plan());
-    let o = bench().arg("plan").arg(&plan).arg("--out").arg(&out).output().unwrap();
+    let o = bench()
+        .arg("plan")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     let order: Vec<&str> = text
@@ -54,7 +60,13 @@ fn plan_lists_cells_in_order_and_writes_nothing() {
 fn a_bad_plan_fails_with_its_key_and_writes_nothing() {
     let (_dir, plan, out) = plan_dir(&tiny_plan().replace("operations = 5", "operations = 0"));
     for cmd in ["plan", "run"] {
-        let o = bench().arg(cmd).arg(&plan).arg("--out").arg(&out).output().unwrap();
+        let o = bench()
+            .arg(cmd)
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
         let err = stderr(&o);
         assert!(err.contains("`continuous.operations`"), "{err}");
@@ -62,7 +74,10 @@ fn a_bad_plan_fails_with_its_key_and_writes_nothing() {
         assert_eq!(err.lines().count(), 1, "one clear message: {err}");
         assert!(!out.exists());
     }
-    let o = bench().args(["run", "/nonexistent/plan.toml"]).output().unwrap();
+    let o = bench()
+        .args(["run", "/nonexistent/plan.toml"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read plan /nonexistent/plan.toml"));
 }
@@ -130,13 +145,22 @@ fn check_record(r: &Value) {
     assert_eq!(obj["verified"], true, "{r}");
     let tag = obj["bench_tag"].as_str().unwrap();
     let inline = tag.contains("inline_true");
-    assert_eq!(obj["variant"], if inline { "inline_index" } else { "no_index" });
+    assert_eq!(
+        obj["variant"],
+        if inline { "inline_index" } else { "no_index" }
+    );
     let ops = obj["total_operations"].as_u64().unwrap();
     assert!(ops > 0, "{r}");
-    assert_eq!(obj["attempts"].as_u64().unwrap(), ops + obj["errors"].as_u64().unwrap());
+    assert_eq!(
+        obj["attempts"].as_u64().unwrap(),
+        ops + obj["errors"].as_u64().unwrap()
+    );
     // The golden's rows (plus the inline golden's trigger namespace) plus every commit.
     let rows = obj["initial_entries"].as_u64().unwrap();
-    assert_eq!(obj["manifest_rows_before"].as_u64().unwrap(), rows + u64::from(inline));
+    assert_eq!(
+        obj["manifest_rows_before"].as_u64().unwrap(),
+        rows + u64::from(inline)
+    );
     assert_eq!(
         obj["manifest_rows_after"].as_u64().unwrap(),
         rows + u64::from(inline) + ops
@@ -179,7 +203,10 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
     let o = run(&plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0));
     let records = lines(&out.join("results.jsonl"));
-    let tags: Vec<&str> = records.iter().map(|r| r["bench_tag"].as_str().unwrap()).collect();
+    let tags: Vec<&str> = records
+        .iter()
+        .map(|r| r["bench_tag"].as_str().unwrap())
+        .collect();
     assert_eq!(tags, CELLS);
     for r in &records {
         check_record(r);
@@ -257,7 +284,11 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
     // 2. Re-running the same command runs nothing and reuses the goldens.
     let o = run(&plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("0 cells run, 8 already done"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("0 cells run, 8 already done"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!stderr(&o).contains("golden"), "no golden is even checked");
     assert_eq!(lines(&out.join("results.jsonl")).len(), 8);
 
@@ -315,7 +346,10 @@ duration_secs = 30
     let needle = needle.to_str().unwrap();
     let start = Instant::now();
     while processes_mentioning(needle).len() < 2 {
-        assert!(start.elapsed() < Duration::from_secs(120), "workers never started");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "workers never started"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_secs(2));
@@ -327,15 +361,25 @@ duration_secs = 30
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("is pending again"), "{err}");
-    assert!(processes_mentioning(needle).is_empty(), "workers outlived the cell");
-    assert!(!std::path::Path::new(needle).exists(), "the cell's copy was removed");
+    assert!(
+        processes_mentioning(needle).is_empty(),
+        "workers outlived the cell"
+    );
+    assert!(
+        !std::path::Path::new(needle).exists(),
+        "the cell's copy was removed"
+    );
     let records = lines(&out.join("results.jsonl"));
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["bench_tag"], "cont_inline_false_rows_100");
 
     let o = run(&plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("1 cells run, 1 already done"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 cells run, 1 already done"),
+        "{}",
+        stderr(&o)
+    );
     let tags: BTreeSet<String> = lines(&out.join("results.jsonl"))
         .iter()
         .map(|r| r["bench_tag"].as_str().unwrap().to_string())

@@ -1,4 +1,6 @@
 //! Integration tests: the real `bench` binary and the real lance on temp dirs.
 
 mod common;
+mod coordinator;
 mod local;
+mod recovery;

@@ -1,0 +1,149 @@
+//! The coordinator against real child processes that misbehave: a worker that crashes, one
+//! that floods its stderr pipe, one that hangs past the cell timeout. The children are
+//! small shell scripts speaking the worker protocol; the catalog is not involved.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bench::coordinator::{CellRun, Outcome, run_cell};
+use bench::progress::{Display, Progress};
+use bench::worker::WorkerArgs;
+
+fn script(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("worker.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn workers(n: u32) -> Vec<WorkerArgs> {
+    (0..n)
+        .map(|worker_id| WorkerArgs {
+            root: "unused".into(),
+            operation: "write-create-namespace".into(),
+            inline: false,
+            commit_retries: 0,
+            worker_id,
+            operations: Some(2),
+            duration_secs: None,
+        })
+        .collect()
+}
+
+fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let progress = Progress::new(Display::Lines, 1, 0);
+        let bar = progress.cell("test", Some(2), None);
+        let (_tx, mut rx) = tokio::sync::watch::channel(false);
+        let storage = BTreeMap::new();
+        run_cell(
+            CellRun {
+                exe,
+                workers: workers(n),
+                storage: &storage,
+                timeout,
+            },
+            &bar,
+            &mut rx,
+        )
+        .await
+    })
+}
+
+const OPS: &str = r#"read go
+echo '{"ev":"op","i":0,"ms":1.5,"ok":true}'
+echo '{"ev":"op","i":1,"ms":2.5,"ok":false,"err":"conflict"}'
+echo '{"ev":"done","elapsed_ms":4.0}'"#;
+
+#[test]
+fn a_well_behaved_worker_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = script(dir.path(), &format!("echo '{{\"ev\":\"ready\"}}'\n{OPS}"));
+    match run(&exe, 3, Duration::from_secs(30)) {
+        Outcome::Finished(m) => {
+            assert_eq!(m.attempts, 6);
+            assert_eq!(m.errors, 3);
+            assert_eq!(m.latencies, vec![1.5; 3]);
+            assert_eq!(m.window_ms, 4.0);
+            assert_eq!(m.first_error.as_deref(), Some("conflict"));
+            let mut committed = m.committed.clone();
+            committed.sort();
+            assert_eq!(committed, vec![(0, 0), (1, 0), (2, 0)]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_crashing_worker_fails_the_cell_with_its_status_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = script(
+        dir.path(),
+        "echo '{\"ev\":\"ready\"}'\nread go\necho 'something broke' >&2\nexit 7",
+    );
+    match run(&exe, 2, Duration::from_secs(30)) {
+        Outcome::Failed(reason) => {
+            assert!(reason.contains("exit status: 7"), "{reason}");
+            assert!(reason.contains("something broke"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_worker_that_dies_before_ready_fails_the_cell_promptly() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = script(dir.path(), "echo 'cannot open namespace' >&2\nexit 1");
+    let start = Instant::now();
+    match run(&exe, 2, Duration::from_secs(60)) {
+        Outcome::Failed(reason) => assert!(reason.contains("cannot open namespace"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(start.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_worker_flooding_its_pipes_never_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2 MB to stderr and many stdout lines before and after release: far beyond a pipe buffer.
+    let exe = script(
+        dir.path(),
+        &format!(
+            "head -c 2000000 /dev/zero | tr '\\0' 'x' >&2\necho '{{\"ev\":\"ready\"}}'\nread go\n\
+             i=0; while [ $i -lt 3000 ]; do echo '{{\"ev\":\"op\",\"i\":'$i',\"ms\":1.0,\"ok\":true}}'; i=$((i+1)); done\n\
+             echo '{{\"ev\":\"done\",\"elapsed_ms\":9.0}}'"
+        ),
+    );
+    match run(&exe, 2, Duration::from_secs(60)) {
+        Outcome::Finished(m) => assert_eq!(m.latencies.len(), 6000),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_hung_cell_times_out_and_its_workers_are_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("still-running");
+    // Ignores SIGTERM, so the coordinator must escalate to SIGKILL.
+    let exe = script(
+        dir.path(),
+        &format!(
+            "trap '' TERM\necho '{{\"ev\":\"ready\"}}'\nread go\nwhile true; do touch {}; sleep 0.1; done",
+            marker.display()
+        ),
+    );
+    let start = Instant::now();
+    match run(&exe, 2, Duration::from_secs(2)) {
+        Outcome::Failed(reason) => assert!(reason.starts_with("timeout"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(start.elapsed() < Duration::from_secs(15));
+    // Nothing touches the marker any more.
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = std::fs::remove_file(&marker);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!marker.exists(), "a worker outlived its cell");
+}

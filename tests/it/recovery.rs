@@ -1,0 +1,421 @@
+//! Crashes, interrupts, timeouts, locks and bad input: nothing recorded is lost or duplicated.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+const SMALL: &str = r#"
+name = "recovery"
+[matrix]
+sizes = [100, 300]
+inline = [true, false]
+[continuous]
+operations = 4
+[concurrent]
+concurrency = [2]
+duration_secs = 1
+"#;
+
+fn tags(out: &Path) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for r in lines(&out.join("results.jsonl")) {
+        *m.entry(r["bench_tag"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    m
+}
+
+fn no_workers_left(out: &Path) {
+    let needle = out.join("store/runs");
+    let needle = needle.to_str().unwrap();
+    let start = Instant::now();
+    while !processes_mentioning(needle).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "workers outlived their coordinator: {:?}",
+            processes_mentioning(needle)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sigkill_at_every_fault_point_then_resume_records_each_cell_once() {
+    let (_dir, plan, out) = plan_dir(SMALL);
+    for point in ["golden", "copy", "cell", "append", "cell", "append"] {
+        let o = bench()
+            .arg("run")
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .args(["--progress", "lines"])
+            .env("BENCH_FAULT", point)
+            .output()
+            .unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&o.status),
+            Some(libc::SIGKILL),
+            "{point}: {}",
+            stderr(&o)
+        );
+        no_workers_left(&out);
+        assert!(
+            tags(&out).values().all(|&n| n == 1),
+            "{point}: {:?}",
+            tags(&out)
+        );
+    }
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = tags(&out);
+    assert_eq!(t.len(), 8, "{t:?}");
+    assert!(t.values().all(|&n| n == 1), "{t:?}");
+    for r in lines(&out.join("results.jsonl")) {
+        assert_eq!(r["verified"], true, "{r}");
+    }
+    let runs: Vec<_> = std::fs::read_dir(out.join("store/runs")).unwrap().collect();
+    assert!(runs.is_empty(), "run copies left behind: {runs:?}");
+    no_workers_left(&out);
+}
+
+#[test]
+fn a_torn_last_line_is_cut_and_its_cell_runs_again() {
+    let text = SMALL
+        .replace("sizes = [100, 300]", "sizes = [100]")
+        .replace("inline = [true, false]", "inline = [false]");
+    let (_dir, plan, out) = plan_dir(&text);
+    assert_eq!(run(&plan, &out, &[]).status.code(), Some(0));
+    let path = out.join("results.jsonl");
+    let full = std::fs::read_to_string(&path).unwrap();
+    let first = full.lines().next().unwrap().to_string();
+    let last = full.lines().nth(1).unwrap();
+    // A crash in the middle of writing the last record; the checkpoint had not marked it.
+    std::fs::write(&path, format!("{first}\n{}", &last[..last.len() / 2])).unwrap();
+    let state = std::fs::read_to_string(out.join("state.json")).unwrap();
+    let mut state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    state["cells"]["conc_inline_false_rows_100_c_2"]["status"] = "running".into();
+    std::fs::write(out.join("state.json"), state.to_string()).unwrap();
+
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("torn last line"), "{}", stderr(&o));
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        after.starts_with(&format!("{first}\n")),
+        "earlier lines are kept as they were"
+    );
+    let t = tags(&out);
+    assert_eq!(t.len(), 2);
+    assert!(t.values().all(|&n| n == 1), "{t:?}");
+}
+
+#[test]
+fn a_timed_out_cell_fails_the_sweep_goes_on_and_retry_failed_completes_it() {
+    let text = r#"
+name = "timeout"
+[matrix]
+sizes = [100]
+inline = [false]
+[concurrent]
+concurrency = [1, 2]
+duration_secs = 4
+[run]
+cell_timeout_secs = 2
+"#;
+    let (_dir, plan, out) = plan_dir(text);
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("FAILED conc_inline_false_rows_100_c_1: timeout"));
+    assert!(
+        stderr(&o).contains("FAILED conc_inline_false_rows_100_c_2: timeout"),
+        "the sweep went on"
+    );
+    assert!(lines(&out.join("results.jsonl")).is_empty());
+    no_workers_left(&out);
+
+    let status = bench()
+        .arg("status")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let status = String::from_utf8(status.stdout).unwrap();
+    assert!(
+        status.contains("2 cells: 0 done, 2 failed, 0 pending"),
+        "{status}"
+    );
+    assert!(
+        status.contains("conc_inline_false_rows_100_c_1: timeout"),
+        "{status}"
+    );
+
+    // A resume does not retry failed cells by default, and says so.
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("--retry-failed"), "{}", stderr(&o));
+    assert!(lines(&out.join("results.jsonl")).is_empty());
+
+    // The timeout does not change the numbers, so the cells keep their keys.
+    std::fs::write(
+        &plan,
+        text.replace("cell_timeout_secs = 2", "cell_timeout_secs = 120"),
+    )
+    .unwrap();
+    let o = run(&plan, &out, &["--retry-failed"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(tags(&out).len(), 2);
+}
+
+fn spawn_run(plan: &Path, out: &Path) -> std::process::Child {
+    bench()
+        .arg("run")
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .args(["--progress", "lines"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for_lock_holder(out: &Path, pid: u32) {
+    let start = Instant::now();
+    while std::fs::read_to_string(out.join(".lock")).unwrap_or_default() != pid.to_string() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "run {pid} never took the lock"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn sigkill(child: &mut std::process::Child) {
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGKILL);
+    }
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_second_run_on_the_same_directory_fails_at_once_naming_the_holder() {
+    let text = "name = 'lock'\n[matrix]\nsizes = [100]\ninline = [false]\n[concurrent]\nconcurrency = [1]\nduration_secs = 30\n";
+    let (_dir, plan, out) = plan_dir(text);
+    let mut first = spawn_run(&plan, &out);
+    wait_for_lock_holder(&out, first.id());
+    let t = Instant::now();
+    let second = run(&plan, &out, &[]);
+    assert!(t.elapsed() < Duration::from_secs(5), "fails at once");
+    assert_eq!(second.status.code(), Some(4));
+    let err = stderr(&second);
+    assert!(
+        err.contains(&format!("in use by another bench run (pid {})", first.id())),
+        "{err}"
+    );
+    sigkill(&mut first);
+    no_workers_left(&out);
+    // The dead holder's lock does not block the next run.
+    let mut third = spawn_run(&plan, &out);
+    wait_for_lock_holder(&out, third.id());
+    sigkill(&mut third);
+    no_workers_left(&out);
+}
+
+#[test]
+fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good =
+        "name = 'bad'\n[matrix]\nsizes = [10]\ninline = [false]\n[continuous]\noperations = 1\n";
+    let file = d.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    struct Case {
+        plan: String,
+        args: Vec<String>,
+        setup: fn(&Path),
+        code: i32,
+        needle: &'static str,
+    }
+    let case =
+        |plan: &str, args: &[&str], setup: fn(&Path), code: i32, needle: &'static str| Case {
+            plan: plan.to_string(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            setup,
+            code,
+            needle,
+        };
+    let none: fn(&Path) = |_| {};
+    let state = |text: &'static str| -> fn(&Path) {
+        match text {
+            "corrupt" => |out| {
+                std::fs::create_dir_all(out).unwrap();
+                std::fs::write(out.join("state.json"), "{ torn").unwrap();
+            },
+            "version" => |out| {
+                std::fs::create_dir_all(out).unwrap();
+                std::fs::write(
+                    out.join("state.json"),
+                    r#"{"version":7,"plan":"bad","cells":{}}"#,
+                )
+                .unwrap();
+            },
+            "other-plan" => |out| {
+                std::fs::create_dir_all(out).unwrap();
+                std::fs::write(
+                    out.join("state.json"),
+                    r#"{"version":1,"plan":"other","cells":{}}"#,
+                )
+                .unwrap();
+            },
+            _ => |out| {
+                std::fs::create_dir_all(out).unwrap();
+                std::fs::write(out.join("results.jsonl"), "{\"not\":\"a record\"}\n").unwrap();
+            },
+        }
+    };
+    let f = file.display().to_string();
+    let cases = vec![
+        case("name = 'bad\n", &[], none, 2, "not valid TOML"),
+        case("", &[], none, 2, "missing field `name`"),
+        case(
+            &good.replace("sizes", "size"),
+            &[],
+            none,
+            2,
+            "`matrix.size`",
+        ),
+        case(&good.replace("[10]", "[10, 10]"), &[], none, 2, "twice"),
+        case(&good.replace("[10]", "[0]"), &[], none, 2, "at least 1"),
+        case(&good.replace("[10]", "[]"), &[], none, 2, "at least one"),
+        case(
+            &good.replace("operations = 1", "operations = 'one'"),
+            &[],
+            none,
+            2,
+            "invalid type",
+        ),
+        case(
+            &format!("operation = 'write-nothing'\n{good}"),
+            &[],
+            none,
+            2,
+            "unknown operation",
+        ),
+        case(
+            &good.replace("[continuous]\noperations = 1\n", ""),
+            &[],
+            none,
+            2,
+            "has no cells",
+        ),
+        case(
+            &format!("{good}[concurrent]\nconcurrency = [0]\nduration_secs = 1\n"),
+            &[],
+            none,
+            2,
+            "`concurrent.concurrency`",
+        ),
+        case(
+            &format!("{good}[run]\ncell_timeout_secs = 0\n"),
+            &[],
+            none,
+            2,
+            "`run.cell_timeout_secs`",
+        ),
+        case(
+            &format!("root = 's3://bucket/x'\n{good}"),
+            &[],
+            none,
+            2,
+            "s3://",
+        ),
+        case(
+            &format!("root = '{f}/store'\n{good}"),
+            &[],
+            none,
+            4,
+            "cannot write to store root",
+        ),
+        case(
+            good,
+            &["--out", &format!("{f}/out")],
+            none,
+            4,
+            "cannot create results directory",
+        ),
+        case(good, &[], state("corrupt"), 4, "--fresh"),
+        case(good, &[], state("version"), 4, "format version Some(7)"),
+        case(good, &[], state("other-plan"), 4, "belongs to plan `other`"),
+        case(
+            good,
+            &[],
+            state("results"),
+            4,
+            "line 1 is not a bench record",
+        ),
+        case(good, &["--frsh"], none, 2, "unexpected argument '--frsh'"),
+        case(
+            good,
+            &["--progress", "fancy"],
+            none,
+            2,
+            "invalid value 'fancy'",
+        ),
+    ];
+    assert!(cases.len() >= 15);
+    for (i, c) in cases.iter().enumerate() {
+        let case_dir = d.join(format!("case{i}"));
+        std::fs::create_dir_all(&case_dir).unwrap();
+        let plan = case_dir.join("plan.toml");
+        std::fs::write(&plan, &c.plan).unwrap();
+        let out = case_dir.join("out");
+        (c.setup)(&out);
+        let before: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| {
+                        (
+                            e.file_name().to_string_lossy().into_owned(),
+                            std::fs::read(e.path()).unwrap_or_default(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut cmd = bench();
+        cmd.arg("run").arg(&plan);
+        if !c.args.iter().any(|a| a == "--out") {
+            cmd.arg("--out").arg(&out);
+        }
+        let o = cmd.args(&c.args).output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(c.code),
+            "case {i} ({}): {err}",
+            c.needle
+        );
+        assert!(
+            err.contains(c.needle),
+            "case {i}: {err:?} lacks {:?}",
+            c.needle
+        );
+        assert!(err.trim_end().starts_with("error:"), "case {i}: {err}");
+        // Whatever was there before is untouched; nothing else of note was written.
+        for (name, bytes) in before {
+            assert_eq!(
+                std::fs::read(out.join(&name)).unwrap(),
+                bytes,
+                "case {i}: {name} changed"
+            );
+        }
+        assert!(
+            !out.join("results.jsonl").exists() || c.needle.contains("record"),
+            "case {i}"
+        );
+        assert!(!out.join("summary.csv").exists(), "case {i}");
+    }
+}
