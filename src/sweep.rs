@@ -2,6 +2,7 @@
 //! the checkpoint brought up to date around every cell.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
@@ -343,21 +344,8 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
             }
             _ => {}
         }
-        if !goldens.contains_key(&cell.golden) {
-            progress.log(format!("golden {}: checking", cell.golden.id()));
-            let started = std::time::Instant::now();
-            let g = golden::ensure(&sweep.store, cell.golden, &golden_cfg).await;
-            match &g {
-                Ok((_, true)) => progress.log(format!("golden {}: reused", cell.golden.id())),
-                Ok((g, false)) => progress.log(format!(
-                    "golden {}: built {} rows in {:.1}s",
-                    cell.golden.id(),
-                    g.marker.manifest_rows,
-                    started.elapsed().as_secs_f64()
-                )),
-                Err(e) => progress.log(format!("golden {}: FAILED: {e}", cell.golden.id())),
-            }
-            goldens.insert(cell.golden, g.map(|(g, _)| g).map_err(|e| e.to_string()));
+        if let Entry::Vacant(slot) = goldens.entry(cell.golden) {
+            slot.insert(prepare_golden(&sweep.store, cell.golden, &golden_cfg, &progress).await);
         }
         let golden = match &goldens[&cell.golden] {
             Ok(g) => g.clone(),
@@ -407,7 +395,7 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
                         )
                     }
                 ));
-                records.push(record);
+                records.push(*record);
                 csv::write(&summary_path, &records).map_err(io_err("write", &summary_path))?;
             }
             CellResult::Failed(reason) => {
@@ -455,8 +443,38 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
     Ok(report)
 }
 
+/// Reuse or build a golden, logging which.
+async fn prepare_golden(
+    store: &Store,
+    spec: GoldenSpec,
+    cfg: &GoldenConfig<'_>,
+    progress: &Progress,
+) -> Result<Golden, String> {
+    progress.log(format!("golden {}: checking", spec.id()));
+    let started = std::time::Instant::now();
+    match golden::ensure(store, spec, cfg).await {
+        Ok((g, true)) => {
+            progress.log(format!("golden {}: reused", spec.id()));
+            Ok(g)
+        }
+        Ok((g, false)) => {
+            progress.log(format!(
+                "golden {}: built {} rows in {:.2}s",
+                spec.id(),
+                g.marker.manifest_rows,
+                started.elapsed().as_secs_f64()
+            ));
+            Ok(g)
+        }
+        Err(e) => {
+            progress.log(format!("golden {}: FAILED: {e}", spec.id()));
+            Err(e.to_string())
+        }
+    }
+}
+
 enum CellResult {
-    Recorded(Record),
+    Recorded(Box<Record>),
     Failed(String),
     Interrupted,
 }
@@ -530,7 +548,7 @@ async fn run_cell(
                 .collect();
             let (after, verify_error) = verify(&root, cell, before, &ids).await;
             let lat = LatencySummary::from_latencies(m.latencies);
-            CellResult::Recorded(Record {
+            CellResult::Recorded(Box::new(Record {
                 variant: cell.variant().to_string(),
                 operation: cell.operation.as_str().to_string(),
                 concurrency: cell.mode.workers(),
@@ -565,7 +583,7 @@ async fn run_cell(
                 manifest_rows_after: after,
                 verified: verify_error.is_none(),
                 verify_error,
-            })
+            }))
         }
     };
     if !sweep.plan.run.keep_runs {

@@ -111,11 +111,9 @@ fn a_worker_flooding_its_pipes_never_blocks() {
     // 2 MB to stderr and many stdout lines before and after release: far beyond a pipe buffer.
     let exe = script(
         dir.path(),
-        &format!(
-            "head -c 2000000 /dev/zero | tr '\\0' 'x' >&2\necho '{{\"ev\":\"ready\"}}'\nread go\n\
-             i=0; while [ $i -lt 3000 ]; do echo '{{\"ev\":\"op\",\"i\":'$i',\"ms\":1.0,\"ok\":true}}'; i=$((i+1)); done\n\
-             echo '{{\"ev\":\"done\",\"elapsed_ms\":9.0}}'"
-        ),
+        "head -c 2000000 /dev/zero | tr '\\0' 'x' >&2\necho '{\"ev\":\"ready\"}'\nread go\n\
+             i=0; while [ $i -lt 3000 ]; do echo '{\"ev\":\"op\",\"i\":'$i',\"ms\":1.0,\"ok\":true}'; i=$((i+1)); done\n\
+             echo '{\"ev\":\"done\",\"elapsed_ms\":9.0}'",
     );
     match run(&exe, 2, Duration::from_secs(60)) {
         Outcome::Finished(m) => assert_eq!(m.latencies.len(), 6000),
