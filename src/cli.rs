@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::progress::Display;
 use crate::worker::WorkerArgs;
@@ -21,17 +21,15 @@ pub enum Command {
     Plan {
         /// The plan file (TOML).
         plan: PathBuf,
-        /// Results directory [default: results/<plan name>].
-        #[arg(long)]
-        out: Option<PathBuf>,
+        #[command(flatten)]
+        over: OverrideArgs,
     },
     /// Run every pending cell of a plan; re-running the same command resumes.
     Run {
         /// The plan file (TOML).
         plan: PathBuf,
-        /// Results directory [default: results/<plan name>].
-        #[arg(long)]
-        out: Option<PathBuf>,
+        #[command(flatten)]
+        over: OverrideArgs,
         /// Start over: move earlier outputs to <out>/previous-<time>/ and run every cell.
         #[arg(long)]
         fresh: bool,
@@ -46,11 +44,44 @@ pub enum Command {
     Status {
         /// The plan file (TOML).
         plan: PathBuf,
-        /// Results directory [default: results/<plan name>].
-        #[arg(long)]
-        out: Option<PathBuf>,
+        #[command(flatten)]
+        over: OverrideArgs,
     },
     /// One worker process of a cell (started by `bench run`).
     #[command(hide = true)]
     Worker(WorkerArgs),
+}
+
+/// Options that change where a plan runs.
+#[derive(Debug, Clone, Args)]
+pub struct OverrideArgs {
+    /// Results directory [default: results/<plan name>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Store root, replacing the plan's `root`: a local directory or s3://BUCKET/PREFIX.
+    #[arg(long)]
+    pub root: Option<String>,
+    /// A storage option passed to lance, replacing the plan's (repeatable), e.g.
+    /// aws_endpoint=http://127.0.0.1:9000. Prefer the environment or a profile for secrets.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub storage_option: Vec<(String, String)>,
+}
+
+impl OverrideArgs {
+    pub fn into_overrides(self) -> crate::sweep::Overrides {
+        crate::sweep::Overrides {
+            out: self.out,
+            root: self.root,
+            storage: self.storage_option,
+        }
+    }
+}
+
+fn parse_option(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.is_empty() => {
+            Ok((k.trim().to_string(), v.to_string()))
+        }
+        _ => Err(format!("`{s}` is not KEY=VALUE")),
+    }
 }

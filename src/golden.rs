@@ -52,9 +52,9 @@ pub fn rel_path(spec: GoldenSpec) -> String {
 }
 
 /// The golden for `spec` if a complete, valid one is in the store.
-pub fn find(store: &Store, spec: GoldenSpec) -> Option<Golden> {
+pub async fn find(store: &Store, spec: GoldenSpec) -> Option<Golden> {
     let rel = rel_path(spec);
-    let bytes = store.read(&format!("{rel}/{GOLDEN_MARKER}")).ok()??;
+    let bytes = store.read(&format!("{rel}/{GOLDEN_MARKER}")).await.ok()??;
     let marker: GoldenMarker = serde_json::from_slice(&bytes).ok()?;
     let valid = marker.format == MARKER_FORMAT
         && marker.rows == spec.rows
@@ -69,7 +69,7 @@ pub async fn ensure(
     spec: GoldenSpec,
     cfg: &GoldenConfig<'_>,
 ) -> Result<(Golden, bool), BenchError> {
-    if let Some(g) = find(store, spec) {
+    if let Some(g) = find(store, spec).await {
         return Ok((g, true));
     }
     build(store, spec, cfg).await.map(|g| (g, false))
@@ -90,7 +90,7 @@ async fn build(
         BenchError::Store(format!("failed to {what} golden {}: {e}", spec.id()))
     };
     // Whatever is there has no valid marker: a half-written or outdated golden.
-    store.remove_prefix(&rel).map_err(|e| fail("clear", &e))?;
+    store.remove_prefix(&rel).await?;
     let started = std::time::Instant::now();
     let root = store.uri(&rel);
 
@@ -160,6 +160,7 @@ async fn build(
     let json = serde_json::to_vec_pretty(&marker).expect("marker serialises");
     store
         .write(&format!("{rel}/{GOLDEN_MARKER}"), &json)
+        .await
         .map_err(|e| fail("mark complete", &e))?;
     Ok(Golden { rel, marker })
 }
@@ -254,25 +255,29 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_golden_without_a_valid_marker_is_not_found() {
+    #[tokio::test]
+    async fn a_golden_without_a_valid_marker_is_not_found() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().to_str().unwrap()).unwrap();
+        let store = Store::open(dir.path().to_str().unwrap(), &Default::default())
+            .await
+            .unwrap();
         let spec = GoldenSpec {
             rows: 10,
             inline: false,
         };
         store
             .write("golden/inline_false_rows_10/__manifest/x", b"half")
+            .await
             .unwrap();
-        assert!(find(&store, spec).is_none());
+        assert!(find(&store, spec).await.is_none());
         store
             .write(
                 "golden/inline_false_rows_10/_bench_golden.json",
                 b"{not json",
             )
+            .await
             .unwrap();
-        assert!(find(&store, spec).is_none());
+        assert!(find(&store, spec).await.is_none());
         let marker = GoldenMarker {
             format: MARKER_FORMAT,
             rows: 10,
@@ -286,8 +291,9 @@ mod tests {
                 "golden/inline_false_rows_10/_bench_golden.json",
                 &serde_json::to_vec(&marker).unwrap(),
             )
+            .await
             .unwrap();
-        assert_eq!(find(&store, spec).unwrap().marker, marker);
+        assert_eq!(find(&store, spec).await.unwrap().marker, marker);
         assert!(
             find(
                 &store,
@@ -296,6 +302,7 @@ mod tests {
                     inline: true
                 }
             )
+            .await
             .is_none()
         );
     }

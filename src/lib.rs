@@ -12,6 +12,7 @@ pub mod fault;
 pub mod golden;
 pub mod lock;
 pub mod plan;
+pub mod preflight;
 pub mod progress;
 pub mod state;
 pub mod stats;
@@ -39,25 +40,21 @@ pub fn main(cli: Cli) -> ExitCode {
                     exit::INTERNAL
                 }
             },
-            Command::Plan { plan, out } => report(
-                sweep::Sweep::prepare(&plan, out.as_deref())
-                    .and_then(|s| sweep::show_plan(&s))
-                    .map(|text| {
-                        print!("{text}");
-                        exit::OK
-                    }),
+            Command::Plan { plan, over } => report(
+                match sweep::Sweep::prepare(&plan, &over.into_overrides()).await {
+                    Ok(s) => sweep::show_plan(&s).await.map(print),
+                    Err(e) => Err(e),
+                },
             ),
-            Command::Status { plan, out } => report(
-                sweep::Sweep::prepare(&plan, out.as_deref())
+            Command::Status { plan, over } => report(
+                sweep::Sweep::prepare(&plan, &over.into_overrides())
+                    .await
                     .and_then(|s| sweep::show_status(&s))
-                    .map(|text| {
-                        print!("{text}");
-                        exit::OK
-                    }),
+                    .map(print),
             ),
             Command::Run {
                 plan,
-                out,
+                over,
                 fresh,
                 retry_failed,
                 progress,
@@ -67,7 +64,7 @@ pub fn main(cli: Cli) -> ExitCode {
                     retry_failed,
                     display: progress,
                 };
-                match sweep::Sweep::prepare(&plan, out.as_deref()) {
+                match sweep::Sweep::prepare(&plan, &over.into_overrides()).await {
                     Ok(s) => report(sweep::run(&s, &opts).await.map(|r| r.exit_code())),
                     Err(e) => report(Err(e)),
                 }
@@ -77,6 +74,11 @@ pub fn main(cli: Cli) -> ExitCode {
     // Do not wait for blocking tasks (e.g. a worker's stdin reader) at shutdown.
     runtime.shutdown_background();
     ExitCode::from(code)
+}
+
+fn print(text: String) -> u8 {
+    print!("{text}");
+    exit::OK
 }
 
 fn report(result: Result<u8, BenchError>) -> u8 {

@@ -58,6 +58,7 @@ struct RawRun {
     cell_timeout_secs: Option<u64>,
     commit_retries: Option<u32>,
     keep_runs: Option<bool>,
+    cleanup: Option<String>,
 }
 
 // ───────────── validated plan ─────────────
@@ -119,11 +120,23 @@ pub struct Concurrent {
     pub duration: Duration,
 }
 
+/// What a finished sweep removes from the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cleanup {
+    /// The per-cell copies under `<root>/runs/` (the default).
+    Runs,
+    /// The copies and the goldens, as the reference does.
+    All,
+    /// Nothing.
+    None,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSettings {
     pub cell_timeout: Duration,
     pub commit_retries: u32,
     pub keep_runs: bool,
+    pub cleanup: Cleanup,
 }
 
 /// A validated plan: every field already has the type and range the runner needs.
@@ -172,6 +185,36 @@ impl Plan {
         })?;
         validate(raw)
     }
+}
+
+impl Plan {
+    /// Apply command-line overrides: `--root` replaces `root`, and each
+    /// `--storage-option KEY=VALUE` sets (or replaces) one storage option.
+    pub fn override_with(&mut self, root: Option<&str>, storage: &[(String, String)]) {
+        if let Some(r) = root {
+            self.root = Some(r.to_string());
+        }
+        for (k, v) in storage {
+            self.storage.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Whether a storage option holds a credential. Credentials are never part of a cell's
+/// key (rotating them must not re-run a sweep), never printed and never written.
+pub fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "secret",
+        "access_key",
+        "token",
+        "password",
+        "session",
+        "credential",
+        "key_id",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -291,10 +334,31 @@ fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     if cell_timeout_secs == 0 {
         return Err(invalid("run.cell_timeout_secs", "must be at least 1"));
     }
+    let keep_runs = raw.run.keep_runs.unwrap_or(false);
+    let cleanup = match raw.run.cleanup.as_deref() {
+        None if keep_runs => Cleanup::None,
+        None => Cleanup::Runs,
+        Some("none") => Cleanup::None,
+        Some(c @ ("runs" | "all")) if keep_runs => {
+            return Err(invalid(
+                "run.cleanup",
+                format!("`{c}` contradicts `run.keep_runs = true`; use \"none\" or drop keep_runs"),
+            ));
+        }
+        Some("runs") => Cleanup::Runs,
+        Some("all") => Cleanup::All,
+        Some(other) => {
+            return Err(invalid(
+                "run.cleanup",
+                format!("unknown value `{other}`; expected \"runs\", \"all\" or \"none\""),
+            ));
+        }
+    };
     let run = RunSettings {
         cell_timeout: Duration::from_secs(cell_timeout_secs),
         commit_retries: raw.run.commit_retries.unwrap_or(DEFAULT_COMMIT_RETRIES),
-        keep_runs: raw.run.keep_runs.unwrap_or(false),
+        keep_runs,
+        cleanup,
     };
     Ok(Plan {
         name,
@@ -406,7 +470,7 @@ impl Cell {
             "bench-cell-v1\nlance={LANCE_VERSION}\noperation={}\nrows={}\ninline={}\nmode={mode}\ncommit_retries={}\nroot={}\n",
             self.operation, self.golden.rows, self.golden.inline, self.commit_retries, self.root
         ));
-        for (k, v) in &self.storage {
+        for (k, v) in self.storage.iter().filter(|(k, _)| !is_secret(k)) {
             h.update(format!("storage.{k}={v}\n"));
         }
         let digest = h.finalize();
@@ -737,6 +801,34 @@ duration_secs = 2
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), ka.len(), "every cell has its own key");
+    }
+
+    #[test]
+    fn cleanup_defaults_follow_keep_runs() {
+        let base = "name='x'\n[matrix]\nsizes=[1]\n[continuous]\noperations=1\n";
+        let c = |extra: &str| Plan::parse(&format!("{base}{extra}")).unwrap().run.cleanup;
+        assert_eq!(c(""), Cleanup::Runs);
+        assert_eq!(c("[run]\nkeep_runs = true\n"), Cleanup::None);
+        assert_eq!(c("[run]\ncleanup = 'all'\n"), Cleanup::All);
+        assert_eq!(c("[run]\ncleanup = 'none'\n"), Cleanup::None);
+    }
+
+    #[test]
+    fn credentials_are_not_part_of_the_key_but_other_options_are() {
+        let mut a = Plan::parse(TINY).unwrap();
+        let key = |p: &Plan| cells(&expand(p, "s3://b/p"))[0].key();
+        let k0 = key(&a);
+        a.override_with(None, &[("aws_secret_access_key".into(), "s3cr3t".into())]);
+        a.override_with(None, &[("aws_access_key_id".into(), "AKIA".into())]);
+        a.override_with(None, &[("aws_session_token".into(), "tok".into())]);
+        assert_eq!(key(&a), k0);
+        a.override_with(
+            None,
+            &[("aws_endpoint".into(), "http://127.0.0.1:9".into())],
+        );
+        assert_ne!(key(&a), k0);
+        a.override_with(Some("s3://other/p"), &[]);
+        assert_eq!(a.root.as_deref(), Some("s3://other/p"));
     }
 
     #[test]

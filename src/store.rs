@@ -1,44 +1,136 @@
-//! Where goldens and per-cell copies live: copy, delete and small-object access under the
-//! store root. Local disk today; `s3://` roots are refused with a clear message.
+//! Where goldens and per-cell copies live: local disk or S3 (and S3-compatible stores),
+//! through lance's own object store, so credentials, region and endpoint resolve exactly as
+//! they do for lance and the workers. Copies on S3 are server-side (CopyObject).
 
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use futures::{StreamExt, TryStreamExt};
+use lance_io::object_store::{
+    ObjectStore, ObjectStoreParams, ObjectStoreRegistry, StorageOptionsAccessor,
+};
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
+use crate::catalog::to_hash_map;
 use crate::error::BenchError;
 
 /// Name of the object that marks a golden complete. It is written last and never copied.
 pub const GOLDEN_MARKER: &str = "_bench_golden.json";
 
+/// Copies in flight at once when a golden is copied for a cell.
+const COPY_PARALLELISM: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    File,
+    S3,
+}
+
 #[derive(Debug, Clone)]
-pub enum Store {
-    Local(PathBuf),
+pub struct Store {
+    scheme: Scheme,
+    /// `/abs/path` or `s3://bucket/prefix`, without a trailing slash.
+    root: String,
+    os: Arc<ObjectStore>,
+    base: Path,
+}
+
+/// One object under a prefix: its path relative to the prefix and its size.
+pub type Listing = BTreeMap<String, u64>;
+
+fn err(what: String) -> impl FnOnce(lance_core::Error) -> BenchError {
+    move |e| BenchError::Store(format!("{what}: {e}"))
 }
 
 impl Store {
-    /// Open the store at `root`, creating a local root if needed.
-    pub fn open(root: &str) -> Result<Store, BenchError> {
-        if let Some((scheme, _)) = root.split_once("://")
-            && scheme != "file"
-        {
-            return Err(BenchError::Usage(format!(
-                "root `{root}` uses the `{scheme}://` scheme, which this version of bench does not \
-                 support yet; use a local directory (or omit `root` to use <out>/store)"
-            )));
-        }
-        let path = PathBuf::from(root.strip_prefix("file://").unwrap_or(root));
-        let path = std::path::absolute(&path).map_err(|e| {
-            BenchError::Store(format!("cannot resolve store root {}: {e}", path.display()))
+    /// Resolve the store at `root` with the plan's storage options. Writes nothing.
+    pub async fn open(root: &str, storage: &BTreeMap<String, String>) -> Result<Store, BenchError> {
+        let (scheme, root) = match root.split_once("://") {
+            Some(("s3", rest)) => {
+                let rest = rest.trim_end_matches('/');
+                if rest.is_empty() || rest.starts_with('/') {
+                    return Err(BenchError::Usage(format!(
+                        "root `{root}` names no bucket; use s3://BUCKET/PREFIX"
+                    )));
+                }
+                (Scheme::S3, format!("s3://{rest}"))
+            }
+            Some(("file", rest)) => (Scheme::File, local_root(rest)?),
+            Some((scheme, _)) => {
+                return Err(BenchError::Usage(format!(
+                    "root `{root}` uses the `{scheme}://` scheme; bench supports local \
+                     directories and s3:// (including S3-compatible stores via aws_endpoint)"
+                )));
+            }
+            None => (Scheme::File, local_root(root)?),
+        };
+        let params = ObjectStoreParams {
+            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
+                to_hash_map(storage),
+            ))),
+            ..Default::default()
+        };
+        let (os, base) = ObjectStore::from_uri_and_params(
+            Arc::new(ObjectStoreRegistry::default()),
+            &root,
+            &params,
+        )
+        .await
+        .map_err(|e| {
+            BenchError::Store(format!(
+                "cannot open store `{root}`: {e}{}",
+                if scheme == Scheme::S3 {
+                    "; check the bucket name, `aws_region` (or AWS_REGION / your profile's \
+                     region) and `aws_endpoint` for S3-compatible stores"
+                } else {
+                    ""
+                }
+            ))
         })?;
-        Ok(Store::Local(path))
+        Ok(Store {
+            scheme,
+            root,
+            os,
+            base,
+        })
     }
 
-    /// Create the root if needed and check that it can be written.
-    pub fn prepare(&self) -> Result<(), BenchError> {
-        match self {
-            Store::Local(path) => {
+    /// `file` or `s3`, for provenance.
+    pub fn scheme(&self) -> &'static str {
+        match self.scheme {
+            Scheme::File => "file",
+            Scheme::S3 => "s3",
+        }
+    }
+
+    pub fn is_s3(&self) -> bool {
+        self.scheme == Scheme::S3
+    }
+
+    /// The root as a string (part of every cell's key).
+    pub fn root_uri(&self) -> String {
+        self.root.clone()
+    }
+
+    /// URI of `rel` under the root, as lance and `DirectoryNamespace` take it.
+    pub fn uri(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.root)
+    }
+
+    fn path(&self, rel: &str) -> Path {
+        rel.split('/')
+            .filter(|p| !p.is_empty())
+            .fold(self.base.clone(), |p, part| p.join(part))
+    }
+
+    /// Create the root if needed and check that everything bench does there is allowed.
+    pub async fn prepare(&self) -> Result<(), BenchError> {
+        match self.scheme {
+            Scheme::File => {
+                let path = std::path::Path::new(&self.root);
                 let probe = || -> std::io::Result<()> {
-                    fs::create_dir_all(path)?;
+                    std::fs::create_dir_all(path)?;
                     tempfile::NamedTempFile::new_in(path)?;
                     Ok(())
                 };
@@ -49,130 +141,247 @@ impl Store {
                     ))
                 })
             }
-        }
-    }
-
-    /// `file` or `s3`, for provenance.
-    pub fn scheme(&self) -> &'static str {
-        match self {
-            Store::Local(_) => "file",
-        }
-    }
-
-    /// The root as a string (part of every cell's key).
-    pub fn root_uri(&self) -> String {
-        match self {
-            Store::Local(p) => p.display().to_string(),
-        }
-    }
-
-    /// URI of `rel` under the root, as lance and `DirectoryNamespace` take it.
-    pub fn uri(&self, rel: &str) -> String {
-        match self {
-            Store::Local(p) => p.join(rel).display().to_string(),
-        }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        match self {
-            Store::Local(p) => p.join(rel),
+            Scheme::S3 => crate::preflight::check(self).await,
         }
     }
 
     /// Read a small object, `None` when it does not exist.
-    pub fn read(&self, rel: &str) -> std::io::Result<Option<Vec<u8>>> {
-        match fs::read(self.path(rel)) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+    pub async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, BenchError> {
+        match self.os.inner.get(&self.path(rel)).await {
+            Ok(r) => Ok(Some(
+                r.bytes()
+                    .await
+                    .map_err(|e| BenchError::Store(format!("cannot read {}: {e}", self.uri(rel))))?
+                    .to_vec(),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(BenchError::Store(format!(
+                "cannot read {}: {e}",
+                self.uri(rel)
+            ))),
+        }
+    }
+
+    /// Write a small object (a whole-object PUT: readers see all of it or nothing).
+    pub async fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), BenchError> {
+        self.os
+            .inner
+            .put(&self.path(rel), PutPayload::from(bytes.to_vec()))
+            .await
+            .map(|_| ())
+            .map_err(|e| BenchError::Store(format!("cannot write {}: {e}", self.uri(rel))))
+    }
+
+    /// Write `rel` only if it does not exist (`If-None-Match: *` on S3). `Ok(false)` when it
+    /// already existed.
+    pub async fn create(&self, rel: &str, bytes: &[u8]) -> Result<bool, object_store::Error> {
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        match self
+            .os
+            .inner
+            .put_opts(&self.path(rel), PutPayload::from(bytes.to_vec()), opts)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) => Ok(false),
             Err(e) => Err(e),
         }
     }
 
-    /// Write a small object durably and atomically (temp file, fsync, rename).
-    pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
-        let path = self.path(rel);
-        let dir = path.parent().expect("object path has a parent");
-        fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(bytes)?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(&path).map_err(|e| e.error)?;
-        fs::File::open(dir)?.sync_all()
+    /// Copy one object, server-side on S3.
+    pub async fn copy(&self, from: &str, to: &str) -> Result<(), BenchError> {
+        self.os
+            .copy(&self.path(from), &self.path(to))
+            .await
+            .map_err(err(format!(
+                "cannot copy {} to {}",
+                self.uri(from),
+                self.uri(to)
+            )))
+    }
+
+    /// Delete one object.
+    pub async fn delete(&self, rel: &str) -> Result<(), BenchError> {
+        self.os
+            .delete(&self.path(rel))
+            .await
+            .map_err(err(format!("cannot delete {}", self.uri(rel))))
+    }
+
+    /// Every object under `rel`, by path relative to `rel`, with its size.
+    pub async fn list(&self, rel: &str) -> Result<Listing, BenchError> {
+        let prefix = self.path(rel);
+        let what = format!("cannot list {}", self.uri(rel));
+        let metas: Vec<_> = self
+            .os
+            .list(Some(prefix.clone()))
+            .try_collect()
+            .await
+            .map_err(err(what))?;
+        Ok(metas
+            .into_iter()
+            .filter_map(|m| {
+                let rel: Vec<String> = m
+                    .location
+                    .prefix_match(&prefix)?
+                    .map(|p| p.as_ref().to_string())
+                    .collect();
+                Some((rel.join("/"), m.size))
+            })
+            .collect())
     }
 
     /// Remove everything under `rel` (no error if it is absent).
-    pub fn remove_prefix(&self, rel: &str) -> std::io::Result<()> {
-        match fs::remove_dir_all(self.path(rel)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+    pub async fn remove_prefix(&self, rel: &str) -> Result<(), BenchError> {
+        let what = format!("cannot remove {}", self.uri(rel));
+        match self.scheme {
+            Scheme::File => match std::fs::remove_dir_all(std::path::Path::new(&self.uri(rel))) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(BenchError::Store(format!("{what}: {e}")))
+                }
+                _ => Ok(()),
+            },
+            Scheme::S3 => {
+                let objects = self.list(rel).await?;
+                futures::stream::iter(objects.into_keys())
+                    .map(|o| async move { self.delete(&format!("{rel}/{o}")).await })
+                    .buffer_unordered(COPY_PARALLELISM)
+                    .try_collect::<Vec<()>>()
+                    .await
+                    .map(|_| ())
+            }
         }
     }
 
     /// Whether anything exists under `rel`.
-    pub fn exists(&self, rel: &str) -> bool {
-        self.path(rel).exists()
+    pub async fn exists(&self, rel: &str) -> Result<bool, BenchError> {
+        Ok(!self.list(rel).await?.is_empty())
     }
 
-    /// Copy every object under `from` to `to` (replacing `to`), except the golden marker.
-    /// Returns the number of objects copied.
-    pub fn copy_prefix(&self, from: &str, to: &str) -> std::io::Result<u64> {
-        self.remove_prefix(to)?;
-        copy_dir(&self.path(from), &self.path(to))
+    /// Copy every object under `from` to `to` (replacing `to`), except the golden marker,
+    /// with bounded parallelism; then check that `to` holds exactly those objects with the
+    /// same sizes. Returns the number of objects copied.
+    pub async fn copy_prefix(&self, from: &str, to: &str) -> Result<u64, BenchError> {
+        self.remove_prefix(to).await?;
+        let mut source = self.list(from).await?;
+        source.remove(GOLDEN_MARKER);
+        if source.is_empty() {
+            return Err(BenchError::Store(format!(
+                "{} holds no objects to copy",
+                self.uri(from)
+            )));
+        }
+        futures::stream::iter(source.keys())
+            .map(|o| async move {
+                let r = self
+                    .copy(&format!("{from}/{o}"), &format!("{to}/{o}"))
+                    .await;
+                crate::fault::point("copy");
+                r
+            })
+            .buffer_unordered(COPY_PARALLELISM)
+            .try_collect::<Vec<()>>()
+            .await?;
+        let copied = self.list(to).await?;
+        if copied != source {
+            return Err(BenchError::Store(format!(
+                "the copy of {} in {} is incomplete: {} of {} objects with matching sizes",
+                self.uri(from),
+                self.uri(to),
+                source
+                    .iter()
+                    .filter(|(k, v)| copied.get(*k) == Some(v))
+                    .count(),
+                source.len()
+            )));
+        }
+        Ok(source.len() as u64)
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<u64> {
-    fs::create_dir_all(to)?;
-    let mut n = 0;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_name() == GOLDEN_MARKER {
-            continue;
-        }
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            n += copy_dir(&entry.path(), &target)?;
-        } else {
-            fs::copy(entry.path(), &target)?;
-            n += 1;
-            crate::fault::point("copy");
-        }
-    }
-    Ok(n)
+fn local_root(path: &str) -> Result<String, BenchError> {
+    let abs = std::path::absolute(path)
+        .map_err(|e| BenchError::Store(format!("cannot resolve store root {path}: {e}")))?;
+    let s = abs.display().to_string();
+    Ok(if s.len() > 1 {
+        s.trim_end_matches('/').to_string()
+    } else {
+        s
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn copy_skips_the_marker_and_replaces_the_target() {
+    #[tokio::test]
+    async fn copy_skips_the_marker_replaces_the_target_and_verifies() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().to_str().unwrap()).unwrap();
-        store.prepare().unwrap();
-        store.write("g/__manifest/a.lance", b"a").unwrap();
-        store
-            .write("g/__manifest/_versions/1.manifest", b"m")
+        let store = Store::open(dir.path().to_str().unwrap(), &BTreeMap::new())
+            .await
             .unwrap();
-        store.write(&format!("g/{GOLDEN_MARKER}"), b"{}").unwrap();
-        store.write("runs/c/stale", b"old").unwrap();
-        assert_eq!(store.copy_prefix("g", "runs/c").unwrap(), 2);
+        store.prepare().await.unwrap();
+        store.write("g/__manifest/a.lance", b"a").await.unwrap();
+        store
+            .write("g/__manifest/_versions/1.manifest", b"mm")
+            .await
+            .unwrap();
+        store
+            .write(&format!("g/{GOLDEN_MARKER}"), b"{}")
+            .await
+            .unwrap();
+        store.write("runs/c/stale", b"old").await.unwrap();
+        assert_eq!(store.copy_prefix("g", "runs/c").await.unwrap(), 2);
         assert_eq!(
             store
                 .read("runs/c/__manifest/_versions/1.manifest")
+                .await
                 .unwrap(),
-            Some(b"m".to_vec())
+            Some(b"mm".to_vec())
         );
-        assert!(!store.exists(&format!("runs/c/{GOLDEN_MARKER}")));
-        assert!(!store.exists("runs/c/stale"));
-        store.remove_prefix("runs/c").unwrap();
-        assert!(!store.exists("runs/c"));
-        store.remove_prefix("runs/c").unwrap();
+        let listing = store.list("runs/c").await.unwrap();
+        assert_eq!(
+            listing.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("__manifest/_versions/1.manifest".to_string(), 2),
+                ("__manifest/a.lance".to_string(), 1)
+            ]
+        );
+        store.remove_prefix("runs/c").await.unwrap();
+        assert!(!store.exists("runs/c").await.unwrap());
+        assert!(!std::path::Path::new(&store.uri("runs/c")).exists());
+        store.remove_prefix("runs/c").await.unwrap();
+        assert!(store.copy_prefix("nothing", "runs/d").await.is_err());
     }
 
-    #[test]
-    fn s3_roots_are_refused_clearly() {
-        let err = Store::open("s3://bucket/prefix").unwrap_err().to_string();
-        assert!(err.contains("s3://"), "{err}");
+    #[tokio::test]
+    async fn create_refuses_to_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap(), &BTreeMap::new())
+            .await
+            .unwrap();
+        assert!(store.create("x/once", b"1").await.unwrap());
+        assert!(!store.create("x/once", b"2").await.unwrap());
+        assert_eq!(store.read("x/once").await.unwrap(), Some(b"1".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn other_schemes_are_refused_clearly() {
+        let err = Store::open("gs://bucket/prefix", &BTreeMap::new())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("gs://"), "{err}");
+        let err = Store::open("s3://", &BTreeMap::new())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("names no bucket"), "{err}");
     }
 }

@@ -12,12 +12,20 @@ use crate::coordinator::{self, CellRun, Outcome};
 use crate::error::{BenchError, exit};
 use crate::export::{self, Record, csv, jsonl};
 use crate::golden::{self, Golden, GoldenConfig};
-use crate::plan::{Cell, GoldenSpec, LANCE_VERSION, Mode, Plan, Step, expand};
+use crate::plan::{Cell, Cleanup, GoldenSpec, LANCE_VERSION, Mode, Plan, Step, expand};
 use crate::progress::{Display, Progress, now_utc};
 use crate::state::{CellStatus, State, Status};
 use crate::stats::{LatencySummary, throughput};
 use crate::store::Store;
 use crate::worker::WorkerArgs;
+
+/// What the command line changes of a plan.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub out: Option<PathBuf>,
+    pub root: Option<String>,
+    pub storage: Vec<(String, String)>,
+}
 
 /// A plan resolved against its results directory and store.
 pub struct Sweep {
@@ -29,9 +37,12 @@ pub struct Sweep {
 }
 
 impl Sweep {
-    /// Load the plan and resolve where its outputs and store are. Writes nothing.
-    pub fn prepare(plan_path: &Path, out: Option<&Path>) -> Result<Sweep, BenchError> {
-        let plan = Plan::load(plan_path)?;
+    /// Load the plan, apply the command line's overrides, and resolve where its outputs and
+    /// store are. Writes nothing.
+    pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
+        let mut plan = Plan::load(plan_path)?;
+        plan.override_with(over.root.as_deref(), &over.storage);
+        let out = over.out.as_deref();
         let out = out
             .map(Path::to_path_buf)
             .unwrap_or_else(|| Path::new("results").join(&plan.name));
@@ -41,7 +52,7 @@ impl Sweep {
             Some(r) => r.clone(),
             None => out.join("store").display().to_string(),
         };
-        let store = Store::open(&root)?;
+        let store = Store::open(&root, &plan.storage).await?;
         let steps = expand(&plan, &store.root_uri());
         Ok(Sweep {
             plan,
@@ -71,7 +82,7 @@ impl Sweep {
 }
 
 /// `bench plan`: print the cells in order with their status. Runs and writes nothing.
-pub fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
+pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
     let mut s = String::new();
     let n = sweep.cells().count();
@@ -91,7 +102,7 @@ pub fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     for step in &sweep.steps {
         match step {
             Step::Golden(g) => {
-                let ready = if golden::find(&sweep.store, *g).is_some() {
+                let ready = if golden::find(&sweep.store, *g).await.is_some() {
                     "ready"
                 } else {
                     "to build"
@@ -251,9 +262,10 @@ fn watch_signals() -> watch::Receiver<bool> {
 /// `bench run`: run every pending cell, resuming from the checkpoint.
 pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchError> {
     let out = &sweep.out;
+    // The store first: a bad root or a failed S3 preflight writes nothing locally.
+    sweep.store.prepare().await?;
     std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
     let _lock = crate::lock::acquire(out)?;
-    sweep.store.prepare()?;
     if opts.fresh
         && let Some(dest) = archive_outputs(sweep)?
     {
@@ -272,12 +284,7 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
     // Copies of cells that were running when an earlier run died are dirty: remove them.
     for (id, c) in &state.cells {
         if c.status == Status::Running {
-            sweep
-                .store
-                .remove_prefix(&format!("runs/{id}"))
-                .map_err(|e| {
-                    BenchError::Store(format!("cannot remove stale copy runs/{id}: {e}"))
-                })?;
+            sweep.store.remove_prefix(&format!("runs/{id}")).await?;
         }
     }
     // A crash between appending a result and checkpointing it: the record is the truth.
@@ -417,6 +424,9 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
     }
     progress.finish();
     if !report.interrupted {
+        cleanup(sweep, &state).await?;
+    }
+    if !report.interrupted {
         eprintln!(
             "sweep `{}` finished: {} cells run, {} already done, {} failed{}{}\n  results: {}\n  summary: {}",
             sweep.plan.name,
@@ -441,6 +451,25 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
         );
     }
     Ok(report)
+}
+
+/// What a finished sweep removes (`run.cleanup`): leftover copies, and with `all` the
+/// goldens too, once every cell of the plan is done.
+async fn cleanup(sweep: &Sweep, state: &State) -> Result<(), BenchError> {
+    match sweep.plan.run.cleanup {
+        Cleanup::None => Ok(()),
+        Cleanup::Runs => sweep.store.remove_prefix("runs").await,
+        Cleanup::All => {
+            sweep.store.remove_prefix("runs").await?;
+            let all_done = sweep
+                .cells()
+                .all(|c| state.status(&c.id(), &c.key()) == CellStatus::Done);
+            if all_done {
+                sweep.store.remove_prefix("golden").await?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Reuse or build a golden, logging which.
@@ -494,8 +523,8 @@ async fn run_cell(
     let store = &sweep.store;
     state.set(&id, &key, Status::Running, None);
     state.save(&sweep.out)?;
-    if let Err(e) = store.copy_prefix(&golden.rel, &run_rel) {
-        let _ = store.remove_prefix(&run_rel);
+    if let Err(e) = store.copy_prefix(&golden.rel, &run_rel).await {
+        let _ = store.remove_prefix(&run_rel).await;
         return Ok(CellResult::Failed(format!(
             "cannot copy golden {} to {run_rel}: {e}",
             golden.rel
@@ -587,9 +616,7 @@ async fn run_cell(
         }
     };
     if !sweep.plan.run.keep_runs {
-        store
-            .remove_prefix(&run_rel)
-            .map_err(|e| BenchError::Store(format!("cannot remove copy {run_rel}: {e}")))?;
+        store.remove_prefix(&run_rel).await?;
     }
     Ok(result)
 }

@@ -76,3 +76,83 @@ pub fn processes_mentioning(needle: &str) -> Vec<u32> {
     }
     pids
 }
+
+/// A real S3-compatible server (moto, via `scripts/s3-server.py`) on a free port of
+/// 127.0.0.1, with bucket `bench`; stopped when dropped.
+pub struct S3Server {
+    child: std::process::Child,
+    pub endpoint: String,
+}
+
+impl S3Server {
+    pub fn start(extra: &[&str]) -> S3Server {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = Command::new("python3")
+            .arg(repo_file("scripts/s3-server.py"))
+            .args(["--port", &port.to_string(), "--bucket", "bench"])
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 runs scripts/s3-server.py");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(
+            line.trim(),
+            "ready",
+            "the S3 test server did not start; install it with: pip install 'moto[server]==5.1.22'"
+        );
+        S3Server {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    /// The command-line options that point bench at this server.
+    pub fn options(&self) -> Vec<String> {
+        [
+            format!("aws_endpoint={}", self.endpoint),
+            "aws_allow_http=true".to_string(),
+            "aws_region=us-east-1".to_string(),
+        ]
+        .into_iter()
+        .flat_map(|o| ["--storage-option".to_string(), o])
+        .collect()
+    }
+
+    pub fn storage(&self) -> std::collections::BTreeMap<String, String> {
+        [
+            ("aws_endpoint", self.endpoint.as_str()),
+            ("aws_allow_http", "true"),
+            ("aws_region", "us-east-1"),
+            ("aws_access_key_id", "testing"),
+            ("aws_secret_access_key", "testing"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `bench` with the test server's credentials in its environment (moto accepts any).
+pub fn bench_s3() -> Command {
+    let mut cmd = bench();
+    cmd.env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_EC2_METADATA_DISABLED", "true");
+    cmd
+}

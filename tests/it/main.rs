@@ -4,3 +4,4 @@ mod common;
 mod coordinator;
 mod local;
 mod recovery;
+mod s3;

@@ -75,8 +75,9 @@ fn sigkill_at_every_fault_point_then_resume_records_each_cell_once() {
     for r in lines(&out.join("results.jsonl")) {
         assert_eq!(r["verified"], true, "{r}");
     }
-    let runs: Vec<_> = std::fs::read_dir(out.join("store/runs")).unwrap().collect();
-    assert!(runs.is_empty(), "run copies left behind: {runs:?}");
+    // cleanup = "runs" (the default) removes the runs/ prefix once the sweep is finished.
+    assert!(!out.join("store/runs").exists(), "run copies left behind");
+    assert!(out.join("store/golden").exists(), "goldens are kept");
     no_workers_left(&out);
 }
 
@@ -277,6 +278,7 @@ fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
         }
     };
     let f = file.display().to_string();
+    let ok_root = d.join("store-ok").display().to_string();
     let cases = vec![
         case("name = 'bad\n", &[], none, 2, "not valid TOML"),
         case("", &[], none, 2, "missing field `name`"),
@@ -326,11 +328,18 @@ fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
             "`run.cell_timeout_secs`",
         ),
         case(
-            &format!("root = 's3://bucket/x'\n{good}"),
+            &format!("root = 's3://'\n{good}"),
             &[],
             none,
             2,
-            "s3://",
+            "names no bucket",
+        ),
+        case(
+            &format!("root = 'gs://b/x'\n{good}"),
+            &[],
+            none,
+            2,
+            "`gs://` scheme",
         ),
         case(
             &format!("root = '{f}/store'\n{good}"),
@@ -341,10 +350,17 @@ fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
         ),
         case(
             good,
-            &["--out", &format!("{f}/out")],
+            &["--out", &format!("{f}/out"), "--root", &ok_root],
             none,
             4,
             "cannot create results directory",
+        ),
+        case(
+            good,
+            &["--storage-option", "novalue"],
+            none,
+            2,
+            "is not KEY=VALUE",
         ),
         case(good, &[], state("corrupt"), 4, "--fresh"),
         case(good, &[], state("version"), 4, "format version Some(7)"),

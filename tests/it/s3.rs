@@ -1,0 +1,284 @@
+//! The same sweeps on s3:// against a real S3-compatible server on 127.0.0.1 (moto).
+
+use std::path::Path;
+use std::process::Output;
+
+use bench::catalog::{self, CatalogConfig};
+use bench::golden::{self, GoldenConfig};
+use bench::plan::GoldenSpec;
+use bench::store::{GOLDEN_MARKER, Store};
+
+use crate::common::*;
+
+fn run_s3(server: &S3Server, plan: &Path, out: &Path, root: &str, extra: &[&str]) -> Output {
+    let o = bench_s3()
+        .arg("run")
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .args(["--root", root, "--progress", "lines"])
+        .args(server.options())
+        .args(extra)
+        .output()
+        .unwrap();
+    eprintln!("--- bench run stderr ---\n{}", stderr(&o));
+    o
+}
+
+#[test]
+fn tiny_sweep_on_s3_matches_local_leaves_no_runs_and_reuses_goldens() {
+    let server = S3Server::start(&[]);
+    let (_dir, plan, out) = plan_dir(&tiny_plan());
+    let o = run_s3(&server, &plan, &out, "s3://bench/test", &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 8);
+    for r in &records {
+        assert_eq!(r["storage_scheme"], "s3", "{r}");
+        assert_eq!(r["verified"], true, "{r}");
+        let inline = u64::from(r["variant"] == "inline_index");
+        let rows = r["initial_entries"].as_u64().unwrap() + inline;
+        assert_eq!(r["manifest_rows_before"].as_u64().unwrap(), rows);
+        assert_eq!(
+            r["manifest_rows_after"].as_u64().unwrap(),
+            rows + r["total_operations"].as_u64().unwrap()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        9
+    );
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt
+        .block_on(Store::open("s3://bench/test", &server.storage()))
+        .unwrap();
+    assert!(
+        rt.block_on(store.list("runs")).unwrap().is_empty(),
+        "no run prefixes left"
+    );
+    assert!(
+        rt.block_on(store.list("_bench_preflight"))
+            .unwrap()
+            .is_empty()
+    );
+    let goldens = rt.block_on(store.list("golden")).unwrap();
+    assert_eq!(
+        goldens
+            .keys()
+            .filter(|k| k.ends_with(GOLDEN_MARKER))
+            .count(),
+        4
+    );
+
+    // Starting over reuses the goldens on the bucket.
+    let o = run_s3(&server, &plan, &out, "s3://bench/test", &["--fresh"]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    assert_eq!(err.matches(": reused").count(), 4, "{err}");
+    assert!(!err.contains("built"), "{err}");
+}
+
+#[test]
+fn a_cells_copy_holds_exactly_the_goldens_objects_and_leaves_the_golden_unchanged() {
+    let server = S3Server::start(&[]);
+    let storage = server.storage();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = Store::open("s3://bench/iso", &storage).await.unwrap();
+        store.prepare().await.unwrap();
+        let spec = GoldenSpec {
+            rows: 500,
+            inline: true,
+        };
+        let cfg = GoldenConfig {
+            storage: &storage,
+            commit_retries: 20,
+        };
+        let (g, reused) = golden::ensure(&store, spec, &cfg).await.unwrap();
+        assert!(!reused);
+        let mut before = store.list(&g.rel).await.unwrap();
+        assert!(before.remove(GOLDEN_MARKER).is_some());
+        let n = store.copy_prefix(&g.rel, "runs/cell").await.unwrap();
+        assert_eq!(n as usize, before.len());
+        assert_eq!(
+            store.list("runs/cell").await.unwrap(),
+            before,
+            "same objects, same sizes"
+        );
+
+        // Commit into the copy; the golden does not change.
+        let ns = catalog::open(&CatalogConfig {
+            root: store.uri("runs/cell"),
+            inline: true,
+            commit_retries: 20,
+            storage: storage.clone(),
+        })
+        .await
+        .unwrap();
+        let data = catalog::table_ipc();
+        for i in 0..3 {
+            let id = catalog::object_id(bench::plan::Operation::CreateNamespace, 0, i);
+            catalog::execute(&ns, bench::plan::Operation::CreateNamespace, id, &data)
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            catalog::manifest_rows(&store.uri("runs/cell"), &storage)
+                .await
+                .unwrap(),
+            504
+        );
+        let mut after = store.list(&g.rel).await.unwrap();
+        after.remove(GOLDEN_MARKER);
+        assert_eq!(after, before, "the golden is unchanged");
+        assert_eq!(
+            catalog::manifest_rows(&store.uri(&g.rel), &storage)
+                .await
+                .unwrap(),
+            501
+        );
+        assert!(golden::find(&store, spec).await.is_some());
+    });
+}
+
+#[test]
+fn preflight_failures_each_say_what_is_wrong_and_write_nothing() {
+    let server = S3Server::start(&[]);
+    let lax = S3Server::start(&["--ignore-conditional-put"]);
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let (dir, plan, _) = plan_dir(&tiny_plan());
+    let opts = |endpoint: &str| {
+        vec![
+            "--storage-option".to_string(),
+            format!("aws_endpoint={endpoint}"),
+            "--storage-option".into(),
+            "aws_allow_http=true".into(),
+            "--storage-option".into(),
+            "aws_region=us-east-1".into(),
+        ]
+    };
+    let cases: Vec<(&str, String, Vec<String>, bool, &str)> = vec![
+        (
+            "missing bucket",
+            "s3://nobucket/x".into(),
+            opts(&server.endpoint),
+            true,
+            "bucket `nobucket` does not exist",
+        ),
+        (
+            "unreachable",
+            "s3://bench/x".into(),
+            opts(&format!("http://127.0.0.1:{dead}")),
+            true,
+            "cannot reach the S3 endpoint",
+        ),
+        (
+            "no conditional put",
+            "s3://bench/x".into(),
+            opts(&lax.endpoint),
+            true,
+            "does not honour conditional PUT",
+        ),
+        (
+            "no credentials",
+            "s3://bench/x".into(),
+            opts(&server.endpoint),
+            false,
+            "no AWS credentials found",
+        ),
+    ];
+    for (i, (name, root, options, creds, needle)) in cases.into_iter().enumerate() {
+        let out = dir.path().join(format!("out{i}"));
+        let mut cmd = if creds { bench_s3() } else { bench() };
+        if !creds {
+            cmd.env_remove("AWS_ACCESS_KEY_ID")
+                .env_remove("AWS_SECRET_ACCESS_KEY")
+                .env_remove("AWS_PROFILE")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .env("AWS_CONFIG_FILE", dir.path().join("none"))
+                .env("AWS_SHARED_CREDENTIALS_FILE", dir.path().join("none"));
+        }
+        let o = cmd
+            .arg("run")
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .args(["--root", &root])
+            .args(&options)
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(4), "{name}: {err}");
+        assert!(
+            err.contains("S3 preflight failed") && err.contains(needle),
+            "{name}: {err}"
+        );
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{name}: one message: {err}"
+        );
+        assert!(!out.exists(), "{name}: nothing is written");
+    }
+}
+
+#[test]
+fn no_secret_reaches_results_state_logs_or_worker_command_lines() {
+    let server = S3Server::start(&[]);
+    let secret = "Sup3rSecretValue-do-not-print";
+    let text = tiny_plan()
+        .replace("sizes = [100, 1000]", "sizes = [100]")
+        .replace("inline = [true, false]", "inline = [false]")
+        .replace("duration_secs = 2", "duration_secs = 3");
+    let (_dir, plan, out) = plan_dir(&text);
+    let child = bench()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args(["--root", "s3://bench/secret", "--progress", "lines"])
+        .args(server.options())
+        .args(["--storage-option", "aws_access_key_id=testing"])
+        .args([
+            "--storage-option",
+            &format!("aws_secret_access_key={secret}"),
+        ])
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the workers' command lines while the concurrent cell runs.
+    let mut seen = 0;
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(60) && seen < 2 {
+        for pid in processes_mentioning("s3://bench/secret/runs/") {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            assert!(cmdline.contains(" worker "), "{cmdline}");
+            assert!(
+                !cmdline.contains(secret),
+                "secret on a worker command line: {cmdline}"
+            );
+            seen += 1;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(seen >= 2, "saw the workers");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let logs = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+    assert!(!logs.contains(secret), "secret in the logs");
+    for f in ["results.jsonl", "summary.csv", "state.json"] {
+        let text = std::fs::read_to_string(out.join(f)).unwrap();
+        assert!(!text.contains(secret), "secret in {f}");
+    }
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
+}
