@@ -113,7 +113,7 @@ pub async fn check(store: &Store) -> Result<(), BenchError> {
     for o in [&probe, &copy, &cond] {
         store.delete(o).await.map_err(|e| fail("delete", &e))?;
     }
-    if !(first && !second) {
+    if !first || second {
         return Err(BenchError::Store(format!(
             "S3 preflight failed: the store at {} does not honour conditional PUT \
              (If-None-Match: *): a second create of the same object succeeded. Lance's commits \
