@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """A real S3-compatible server on 127.0.0.1 for bench's S3 tests: moto's server mode.
 
-    python3 scripts/s3-server.py --port 9000 --bucket bench [--bucket other] [--ignore-conditional-put]
+    python3 scripts/s3-server.py --port 9000 --bucket bench [--bucket other] [--ignore-conditional-put] [--auth]
 
 moto's put_object checks "exists" and then writes without a lock, so two racing
 If-None-Match writers can both win; every PUT is serialised here so that Lance's commit
 safety holds. Nothing is persisted: the buckets are created on start. With
 --ignore-conditional-put the server drops If-None-Match (a store that does not honour
-conditional PUT, for the preflight test). Prints "ready" once it serves requests.
+conditional PUT, for the preflight test). With --auth it checks credentials: it creates an
+IAM user allowed s3:* and prints its key pair after "ready"; any other key is refused.
+Prints "ready" once it serves requests.
 Needs: pip install 'moto[server]==5.1.22'
 """
 import argparse
@@ -22,6 +24,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--port", type=int, default=9000)
 parser.add_argument("--bucket", action="append", default=[])
 parser.add_argument("--ignore-conditional-put", action="store_true")
+parser.add_argument("--auth", action="store_true")
 args = parser.parse_args()
 
 _lock = threading.Lock()
@@ -51,7 +54,27 @@ s3 = boto3.client(
 )
 for b in args.bucket:
     s3.create_bucket(Bucket=b)
-print("ready", flush=True)
+ready = "ready"
+if args.auth:
+    from moto import settings
+
+    iam = boto3.client(
+        "iam",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    iam.create_user(UserName="bench")
+    iam.put_user_policy(
+        UserName="bench",
+        PolicyName="s3",
+        PolicyDocument='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}',
+    )
+    key = iam.create_access_key(UserName="bench")["AccessKey"]
+    settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
+    ready = f"ready {key['AccessKeyId']} {key['SecretAccessKey']}"
+print(ready, flush=True)
 try:
     while True:
         time.sleep(3600)

@@ -526,7 +526,8 @@ async fn run_cell(
     if let Err(e) = store.copy_prefix(&golden.rel, &run_rel).await {
         let _ = store.remove_prefix(&run_rel).await;
         return Ok(CellResult::Failed(format!(
-            "cannot copy golden {} to {run_rel}: {e}",
+            "cannot copy golden {} to {run_rel}: {e}; make room or fix the store, then re-run \
+             with --retry-failed",
             golden.rel
         )));
     }

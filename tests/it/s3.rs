@@ -149,6 +149,7 @@ fn a_cells_copy_holds_exactly_the_goldens_objects_and_leaves_the_golden_unchange
 fn preflight_failures_each_say_what_is_wrong_and_write_nothing() {
     let server = S3Server::start(&[]);
     let lax = S3Server::start(&["--ignore-conditional-put"]);
+    let strict = S3Server::start(&["--auth"]);
     let dead = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -165,6 +166,13 @@ fn preflight_failures_each_say_what_is_wrong_and_write_nothing() {
         ]
     };
     let cases: Vec<(&str, String, Vec<String>, bool, &str)> = vec![
+        (
+            "wrong keys",
+            "s3://bench/x".into(),
+            opts(&strict.endpoint),
+            true,
+            "refused these credentials",
+        ),
         (
             "missing bucket",
             "s3://nobucket/x".into(),
