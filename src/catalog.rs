@@ -58,6 +58,30 @@ pub fn object_id(op: Operation, worker: u32, index: u64) -> String {
     format!("{prefix}{worker}_{index}")
 }
 
+/// The id of the `index`-th warm-up operation of `worker` (committed before release).
+pub fn warmup_id(op: Operation, worker: u32, index: u64) -> String {
+    format!("{}_warm", object_id(op, worker, index))
+}
+
+/// Whether an error is a commit conflict that exhausted lance's retry budget (the
+/// catalog's `Throttling` / `ConcurrentModification`, or lance's own conflict errors), as
+/// opposed to any other lance or storage error.
+pub fn is_conflict(e: &lance_core::Error) -> bool {
+    use lance_core::Error;
+    use lance_namespace::NamespaceError;
+    match e {
+        Error::CommitConflict { .. }
+        | Error::RetryableCommitConflict { .. }
+        | Error::TooMuchWriteContention { .. }
+        | Error::IncompatibleTransaction { .. } => true,
+        Error::Namespace { source, .. } => matches!(
+            source.downcast_ref::<NamespaceError>(),
+            Some(NamespaceError::Throttling { .. } | NamespaceError::ConcurrentModification { .. })
+        ),
+        _ => false,
+    }
+}
+
 /// Run one committed operation.
 pub async fn execute(
     ns: &DirectoryNamespace,

@@ -13,6 +13,7 @@ use tokio::process::{ChildStdin, Command};
 use tokio::sync::{mpsc, watch};
 
 use crate::progress::CellBar;
+use crate::stats::Latencies;
 use crate::worker::{Event, STORAGE_ENV, WorkerArgs};
 
 /// What a finished cell measured.
@@ -22,18 +23,24 @@ pub struct Measured {
     pub setup_ms: f64,
     /// From release to the end of the last operation of the slowest worker.
     pub window_ms: f64,
-    /// Latencies (ms) of the successful operations.
-    pub latencies: Vec<f64>,
+    /// Latencies of the successful operations, one histogram per worker merged at the end.
+    pub latencies: Latencies,
     pub attempts: u64,
-    pub errors: u64,
-    pub first_error: Option<String>,
+    /// Failed operations that were commit conflicts past the retry budget.
+    pub conflicts: u64,
+    /// Failed operations with any other lance or storage error.
+    pub other_errors: u64,
+    pub first_conflict: Option<String>,
+    pub first_other_error: Option<String>,
+    /// Warm-up operations committed before release (all workers).
+    pub warmup_ok: u64,
     /// (worker id, operation index) of every successful operation.
     pub committed: Vec<(u32, u64)>,
 }
 
 #[derive(Debug)]
 pub enum Outcome {
-    Finished(Measured),
+    Finished(Box<Measured>),
     Failed(String),
     Interrupted,
 }
@@ -155,6 +162,7 @@ pub async fn run_cell(
     drop(tx);
 
     let mut m = Measured::default();
+    let mut per_worker = vec![Latencies::default(); n];
     let mut ready = 0;
     let mut released = false;
     let mut done = vec![false; n];
@@ -178,8 +186,9 @@ pub async fn run_cell(
         };
         let Some(msg) = msg else { break };
         match msg {
-            Msg::Event(_, Event::Ready) => {
+            Msg::Event(_, Event::Ready { warmup_ok }) => {
                 ready += 1;
+                m.warmup_ok += warmup_ok;
                 if ready == n && !released {
                     released = true;
                     for stdin in w.stdins.iter_mut().flatten() {
@@ -191,16 +200,26 @@ pub async fn run_cell(
                     bar.released();
                 }
             }
-            Msg::Event(idx, Event::Op { i, ms, ok, err }) => {
+            Msg::Event(
+                idx,
+                Event::Op {
+                    i,
+                    ms,
+                    ok,
+                    conflict,
+                    err,
+                },
+            ) => {
                 m.attempts += 1;
                 if ok {
-                    m.latencies.push(ms);
+                    per_worker[idx].record(ms);
                     m.committed.push((run.workers[idx].worker_id, i));
+                } else if conflict {
+                    m.conflicts += 1;
+                    m.first_conflict = m.first_conflict.take().or(err);
                 } else {
-                    m.errors += 1;
-                    if m.first_error.is_none() {
-                        m.first_error = err;
-                    }
+                    m.other_errors += 1;
+                    m.first_other_error = m.first_other_error.take().or(err);
                 }
                 bar.op(ok);
                 crate::fault::point("cell");
@@ -243,7 +262,10 @@ pub async fn run_cell(
     if !failures.is_empty() {
         return Outcome::Failed(failures.join("\n"));
     }
-    Outcome::Finished(m)
+    for w in &per_worker {
+        m.latencies.merge(w);
+    }
+    Outcome::Finished(Box::new(m))
 }
 
 /// Stop every live worker: SIGTERM to its group, a grace period, then SIGKILL.

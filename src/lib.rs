@@ -18,6 +18,7 @@ pub mod state;
 pub mod stats;
 pub mod store;
 pub mod sweep;
+pub mod verify;
 pub mod worker;
 
 use std::process::ExitCode;

@@ -59,6 +59,7 @@ struct RawRun {
     commit_retries: Option<u32>,
     keep_runs: Option<bool>,
     cleanup: Option<String>,
+    warmup_operations: Option<u64>,
 }
 
 // ───────────── validated plan ─────────────
@@ -137,6 +138,8 @@ pub struct RunSettings {
     pub commit_retries: u32,
     pub keep_runs: bool,
     pub cleanup: Cleanup,
+    /// Operations each worker runs before release, excluded from the numbers.
+    pub warmup_operations: u64,
 }
 
 /// A validated plan: every field already has the type and range the runner needs.
@@ -359,6 +362,7 @@ fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         commit_retries: raw.run.commit_retries.unwrap_or(DEFAULT_COMMIT_RETRIES),
         keep_runs,
         cleanup,
+        warmup_operations: raw.run.warmup_operations.unwrap_or(0),
     };
     Ok(Plan {
         name,
@@ -430,6 +434,8 @@ pub struct Cell {
     pub mode: Mode,
     pub operation: Operation,
     pub commit_retries: u32,
+    /// Warm-up operations per worker, before release.
+    pub warmup: u64,
     /// Resolved store root (affects the numbers: local disk vs S3).
     pub root: String,
     pub storage: BTreeMap<String, String>,
@@ -470,6 +476,10 @@ impl Cell {
             "bench-cell-v1\nlance={LANCE_VERSION}\noperation={}\nrows={}\ninline={}\nmode={mode}\ncommit_retries={}\nroot={}\n",
             self.operation, self.golden.rows, self.golden.inline, self.commit_retries, self.root
         ));
+        // Added after v1: hashed only when set, so keys of earlier results stay valid.
+        if self.warmup > 0 {
+            h.update(format!("warmup={}\n", self.warmup));
+        }
         for (k, v) in self.storage.iter().filter(|(k, _)| !is_secret(k)) {
             h.update(format!("storage.{k}={v}\n"));
         }
@@ -498,6 +508,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                 mode,
                 operation: plan.operation,
                 commit_retries: plan.run.commit_retries,
+                warmup: plan.run.warmup_operations,
                 root: root.to_string(),
                 storage: plan.storage.clone(),
             };

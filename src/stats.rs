@@ -1,4 +1,8 @@
-//! Latency statistics of a cell, with the reference's definitions.
+//! Latency statistics of a cell: an HDR histogram (microsecond resolution, 3 significant
+//! digits) per worker, merged exactly, so memory does not grow with the number of
+//! operations; count, mean, min and max are kept exactly.
+
+use hdrhistogram::Histogram;
 
 /// Summary of the latencies (milliseconds) of a cell's successful operations.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -8,6 +12,7 @@ pub struct LatencySummary {
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
+    pub p999: f64,
     pub min: f64,
     pub max: f64,
 }
@@ -21,22 +26,71 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-impl LatencySummary {
-    /// Summarise latencies; an empty set gives all zeros, as the reference reports.
-    pub fn from_latencies(mut latencies: Vec<f64>) -> LatencySummary {
-        if latencies.is_empty() {
+/// Latencies of successful operations, recorded into an HDR histogram.
+#[derive(Debug, Clone)]
+pub struct Latencies {
+    hist: Histogram<u64>,
+    sum_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+}
+
+impl Default for Latencies {
+    fn default() -> Self {
+        Latencies {
+            hist: Histogram::new(3).expect("3 significant digits is valid"),
+            sum_ms: 0.0,
+            min_ms: f64::INFINITY,
+            max_ms: 0.0,
+        }
+    }
+}
+
+impl Latencies {
+    pub fn record(&mut self, ms: f64) {
+        let us = (ms * 1000.0).round().max(1.0) as u64;
+        // The histogram resizes itself; only an absurd value could fail, then saturate.
+        if self.hist.record(us).is_err() {
+            self.hist.saturating_record(us);
+        }
+        self.sum_ms += ms;
+        self.min_ms = self.min_ms.min(ms);
+        self.max_ms = self.max_ms.max(ms);
+    }
+
+    /// Merge another worker's latencies exactly (histogram counts add up).
+    pub fn merge(&mut self, other: &Latencies) {
+        self.hist
+            .add(&other.hist)
+            .expect("auto-resizing histograms merge");
+        self.sum_ms += other.sum_ms;
+        self.min_ms = self.min_ms.min(other.min_ms);
+        self.max_ms = self.max_ms.max(other.max_ms);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+
+    /// Summarise; an empty set gives all zeros, as the reference reports.
+    pub fn summary(&self) -> LatencySummary {
+        let n = self.count();
+        if n == 0 {
             return LatencySummary::default();
         }
-        latencies.sort_by(f64::total_cmp);
-        let n = latencies.len();
+        // A bucket's highest value can lie just past the largest sample: clamp to it.
+        let q = |p: f64| {
+            (self.hist.value_at_quantile(p) as f64 / 1000.0).clamp(self.min_ms, self.max_ms)
+        };
         LatencySummary {
-            count: n as u64,
-            avg: latencies.iter().sum::<f64>() / n as f64,
-            p50: percentile(&latencies, 0.50),
-            p90: percentile(&latencies, 0.90),
-            p99: percentile(&latencies, 0.99),
-            min: latencies[0],
-            max: latencies[n - 1],
+            count: n,
+            avg: self.sum_ms / n as f64,
+            p50: q(0.50),
+            p90: q(0.90),
+            p99: q(0.99),
+            p999: q(0.999),
+            min: self.min_ms,
+            max: self.max_ms,
         }
     }
 }
@@ -54,33 +108,79 @@ pub fn throughput(ops: u64, window_ms: f64) -> f64 {
 mod tests {
     use super::*;
 
+    fn record_all(data: &[f64]) -> Latencies {
+        let mut l = Latencies::default();
+        for &x in data {
+            l.record(x);
+        }
+        l
+    }
+
+    /// Within the histogram's precision: 3 significant digits, at 1 µs resolution.
+    fn close(hist: f64, exact: f64) -> bool {
+        (hist - exact).abs() <= exact * 1e-3 + 0.001
+    }
+
     #[test]
-    fn percentiles_of_one_to_hundred() {
+    fn reference_percentiles_of_one_to_hundred() {
         // 1..=100 shuffled: the summary must not depend on arrival order.
-        let data: Vec<f64> = (0..100).map(|i| ((i * 37) % 100 + 1) as f64).collect();
-        let s = LatencySummary::from_latencies(data);
-        assert_eq!(s.count, 100);
-        assert_eq!(s.min, 1.0);
-        assert_eq!(s.max, 100.0);
-        assert_eq!(s.avg, 50.5);
+        let mut data: Vec<f64> = (0..100).map(|i| ((i * 37) % 100 + 1) as f64).collect();
+        data.sort_by(f64::total_cmp);
         // index round(99 * 0.5) = 50 (round half away from zero) -> value 51
-        assert_eq!(s.p50, 51.0);
-        assert_eq!(s.p90, 90.0); // round(89.1) = 89 -> 90
-        assert_eq!(s.p99, 99.0); // round(98.01) = 98 -> 99
+        assert_eq!(percentile(&data, 0.50), 51.0);
+        assert_eq!(percentile(&data, 0.90), 90.0);
+        assert_eq!(percentile(&data, 0.99), 99.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+
+    #[test]
+    fn histogram_percentiles_match_exact_ones_within_precision() {
+        // A skewed, long-tailed sample like commit latencies: 2 ms to several seconds.
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let mut data: Vec<f64> = (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let u = (x % 1_000_000) as f64 / 1_000_000.0;
+                2.0 + 8.0 * u
+                    + if u > 0.97 {
+                        3000.0 * (u - 0.97) * 100.0
+                    } else {
+                        0.0
+                    }
+            })
+            .collect();
+        // Two workers, merged.
+        let mut a = record_all(&data[..7000]);
+        a.merge(&record_all(&data[7000..]));
+        let s = a.summary();
+        data.sort_by(f64::total_cmp);
+        let n = data.len() as f64;
+        let exact = |p: f64| data[((n * p).ceil() as usize).max(1) - 1];
+        for (got, p) in [(s.p50, 0.5), (s.p90, 0.9), (s.p99, 0.99), (s.p999, 0.999)] {
+            assert!(
+                close(got, exact(p)),
+                "p{p}: histogram {got} vs exact {}",
+                exact(p)
+            );
+        }
+        assert_eq!(s.count, 20_000);
+        assert_eq!(s.min, data[0]);
+        assert_eq!(s.max, data[data.len() - 1]);
+        let mean = data.iter().sum::<f64>() / n;
+        assert!((s.avg - mean).abs() < 1e-9 * mean);
     }
 
     #[test]
     fn small_and_empty_samples() {
-        assert_eq!(
-            LatencySummary::from_latencies(vec![]),
-            LatencySummary::default()
-        );
-        let s = LatencySummary::from_latencies(vec![7.5]);
+        assert_eq!(Latencies::default().summary(), LatencySummary::default());
+        let s = record_all(&[7.5]).summary();
         assert_eq!(
             (s.p50, s.p99, s.min, s.max, s.avg),
             (7.5, 7.5, 7.5, 7.5, 7.5)
         );
-        let s = LatencySummary::from_latencies(vec![3.0, 1.0, 2.0]);
+        let s = record_all(&[3.0, 1.0, 2.0]).summary();
         assert_eq!((s.p50, s.p90, s.min, s.max), (2.0, 3.0, 1.0, 3.0));
     }
 

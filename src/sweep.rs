@@ -15,8 +15,9 @@ use crate::golden::{self, Golden, GoldenConfig};
 use crate::plan::{Cell, Cleanup, GoldenSpec, LANCE_VERSION, Mode, Plan, Step, expand};
 use crate::progress::{Display, Progress, now_utc};
 use crate::state::{CellStatus, State, Status};
-use crate::stats::{LatencySummary, throughput};
+use crate::stats::throughput;
 use crate::store::Store;
+use crate::verify;
 use crate::worker::WorkerArgs;
 
 /// What the command line changes of a plan.
@@ -543,6 +544,7 @@ async fn run_cell(
             inline: cell.golden.inline,
             commit_retries: cell.commit_retries,
             worker_id,
+            warmup: cell.warmup,
             operations,
             duration_secs,
         })
@@ -576,8 +578,9 @@ async fn run_cell(
                 .iter()
                 .map(|&(w, i)| catalog::object_id(cell.operation, w, i))
                 .collect();
-            let (after, verify_error) = verify(&root, cell, before, &ids).await;
-            let lat = LatencySummary::from_latencies(m.latencies);
+            let (after, verify_error) =
+                verify::commits(&root, &cell.storage, before + m.warmup_ok, &ids).await;
+            let lat = m.latencies.summary();
             CellResult::Recorded(Box::new(Record {
                 variant: cell.variant().to_string(),
                 operation: cell.operation.as_str().to_string(),
@@ -593,7 +596,7 @@ async fn run_cell(
                 p99_latency_ms: lat.p99,
                 min_latency_ms: lat.min,
                 max_latency_ms: lat.max,
-                errors: m.errors,
+                errors: m.conflicts + m.other_errors,
                 manifest_shard_count: 0,
                 bench_tag: id.clone(),
                 mode: cell.mode.name().to_string(),
@@ -608,7 +611,13 @@ async fn run_cell(
                 attempts: m.attempts,
                 setup_ms: m.setup_ms,
                 commit_retries: cell.commit_retries,
-                first_error: m.first_error,
+                p999_latency_ms: lat.p999,
+                conflict_errors: m.conflicts,
+                other_errors: m.other_errors,
+                first_conflict_error: m.first_conflict,
+                first_other_error: m.first_other_error,
+                warmup_operations: cell.warmup,
+                warmup_committed: m.warmup_ok,
                 manifest_rows_before: before,
                 manifest_rows_after: after,
                 verified: verify_error.is_none(),
@@ -620,38 +629,4 @@ async fn run_cell(
         store.remove_prefix(&run_rel).await?;
     }
     Ok(result)
-}
-
-/// Check that the copy holds the golden's rows plus one per successful commit, and that
-/// every committed object is present. Returns the row count and any mismatch.
-async fn verify(root: &str, cell: &Cell, before: u64, ids: &[String]) -> (u64, Option<String>) {
-    let after = match catalog::manifest_rows(root, &cell.storage).await {
-        Ok(n) => n,
-        Err(e) => return (0, Some(format!("cannot read the cell's __manifest: {e}"))),
-    };
-    let expected = before + ids.len() as u64;
-    if after != expected {
-        return (
-            after,
-            Some(format!(
-                "__manifest holds {after} rows, expected {before} + {} commits = {expected}",
-                ids.len()
-            )),
-        );
-    }
-    match catalog::missing_objects(root, &cell.storage, ids).await {
-        Ok(missing) if missing.is_empty() => (after, None),
-        Ok(missing) => (
-            after,
-            Some(format!(
-                "{} committed objects are missing from __manifest, e.g. {}",
-                missing.len(),
-                missing[0]
-            )),
-        ),
-        Err(e) => (
-            after,
-            Some(format!("cannot look up committed objects: {e}")),
-        ),
-    }
 }

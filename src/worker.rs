@@ -23,13 +23,20 @@ pub const EXIT_ORPHANED: i32 = 75;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ev", rename_all = "snake_case")]
 pub enum Event {
-    /// The namespace is open; waiting for release.
-    Ready,
+    /// The namespace is open and the warm-up done (`warmup_ok` of them committed);
+    /// waiting for release.
+    Ready {
+        #[serde(default)]
+        warmup_ok: u64,
+    },
     /// One operation finished. `i` is its index within this worker.
     Op {
         i: u64,
         ms: f64,
         ok: bool,
+        /// A failed operation was a commit conflict past the retry budget.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        conflict: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         err: Option<String>,
     },
@@ -56,6 +63,9 @@ pub struct WorkerArgs {
     /// Commit until this many seconds after release (concurrent cells).
     #[arg(long)]
     pub duration_secs: Option<u64>,
+    /// Operations before release, excluded from the numbers.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
 }
 
 impl WorkerArgs {
@@ -70,6 +80,8 @@ impl WorkerArgs {
             self.commit_retries.to_string(),
             "--worker-id".into(),
             self.worker_id.to_string(),
+            "--warmup".into(),
+            self.warmup.to_string(),
         ];
         if self.inline {
             v.push("--inline".into());
@@ -96,7 +108,16 @@ fn emit(event: &Event) {
 /// Longest error message a worker reports per failed operation.
 const MAX_ERR_CHARS: usize = 500;
 
+/// Test hook: a worker delays its start by this many milliseconds (a slow process start).
+pub const START_DELAY_ENV: &str = "BENCH_WORKER_START_DELAY_MS";
+
 pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
+    if let Some(ms) = std::env::var(START_DELAY_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
     let operation: Operation = args.operation.parse().map_err(anyhow::Error::msg)?;
     let storage: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
         Ok(json) => serde_json::from_str(&json)?,
@@ -128,7 +149,17 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
             }
         }
     });
-    emit(&Event::Ready);
+    let mut warmup_ok = 0;
+    for i in 0..args.warmup {
+        let id = catalog::warmup_id(operation, args.worker_id, i);
+        if catalog::execute(&ns, operation, id, &table_data)
+            .await
+            .is_ok()
+        {
+            warmup_ok += 1;
+        }
+    }
+    emit(&Event::Ready { warmup_ok });
     go_rx.await?;
 
     let release = Instant::now();
@@ -147,6 +178,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
         let result = catalog::execute(&ns, operation, id, &table_data).await;
         last_end = Instant::now();
         let ms = (last_end - start).as_secs_f64() * 1000.0;
+        let conflict = result.as_ref().is_err_and(catalog::is_conflict);
         let err = result.err().map(|e| {
             let mut s = e.to_string();
             if s.len() > MAX_ERR_CHARS {
@@ -162,6 +194,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
             i,
             ms,
             ok: err.is_none(),
+            conflict,
             err,
         });
         i += 1;
@@ -179,17 +212,19 @@ mod tests {
     #[test]
     fn events_round_trip_as_single_json_lines() {
         let events = [
-            Event::Ready,
+            Event::Ready { warmup_ok: 2 },
             Event::Op {
                 i: 3,
                 ms: 12.5,
                 ok: false,
+                conflict: true,
                 err: Some("conflict\nline".into()),
             },
             Event::Op {
                 i: 4,
                 ms: 1.0,
                 ok: true,
+                conflict: false,
                 err: None,
             },
             Event::Done { elapsed_ms: 99.0 },

@@ -9,7 +9,7 @@ use super::Record;
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The reference's columns, in its order, then bench's own.
-pub const COLUMNS: [&str; 19] = [
+pub const COLUMNS: [&str; 22] = [
     "mode",
     "variant",
     "initial_entries",
@@ -25,6 +25,9 @@ pub const COLUMNS: [&str; 19] = [
     "p99_ms",
     "min_ms",
     "max_ms",
+    "p999_ms",
+    "conflicts",
+    "other_errors",
     "attempts",
     "setup_ms",
     "verified",
@@ -50,7 +53,7 @@ pub fn rows(records: &[Record]) -> Vec<&Record> {
     rows
 }
 
-fn fields(r: &Record) -> [String; 19] {
+fn fields(r: &Record) -> [String; 22] {
     [
         r.mode.clone(),
         r.variant.clone(),
@@ -67,6 +70,9 @@ fn fields(r: &Record) -> [String; 19] {
         format!("{:.2}", r.p99_latency_ms),
         format!("{:.2}", r.min_latency_ms),
         format!("{:.2}", r.max_latency_ms),
+        format!("{:.2}", r.p999_latency_ms),
+        r.conflict_errors.to_string(),
+        r.other_errors.to_string(),
         r.attempts.to_string(),
         format!("{:.1}", r.setup_ms),
         r.verified.to_string(),
@@ -127,7 +133,13 @@ pub(crate) mod tests {
             attempts: 10,
             setup_ms: 5.0,
             commit_retries: 20,
-            first_error: None,
+            p999_latency_ms: 3.5,
+            conflict_errors: 0,
+            other_errors: 0,
+            first_conflict_error: None,
+            first_other_error: None,
+            warmup_operations: 0,
+            warmup_committed: 0,
             manifest_rows_before: rows,
             manifest_rows_after: rows + 10,
             verified: true,
@@ -208,7 +220,7 @@ pub(crate) mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,10,5.0,true,cont_inline_false_rows_1000"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000"
         );
     }
 }

@@ -42,7 +42,21 @@ pub struct Record {
     pub attempts: u64,
     pub setup_ms: f64,
     pub commit_retries: u32,
-    pub first_error: Option<String>,
+    // Fields added after the first release read as 0 / null from older records.
+    #[serde(default)]
+    pub p999_latency_ms: f64,
+    #[serde(default)]
+    pub conflict_errors: u64,
+    #[serde(default)]
+    pub other_errors: u64,
+    #[serde(default)]
+    pub first_conflict_error: Option<String>,
+    #[serde(default)]
+    pub first_other_error: Option<String>,
+    #[serde(default)]
+    pub warmup_operations: u64,
+    #[serde(default)]
+    pub warmup_committed: u64,
     pub manifest_rows_before: u64,
     pub manifest_rows_after: u64,
     pub verified: bool,

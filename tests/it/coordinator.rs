@@ -28,6 +28,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             worker_id,
             operations: Some(2),
             duration_secs: None,
+            warmup: 0,
         })
         .collect()
 }
@@ -55,20 +56,26 @@ fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
 
 const OPS: &str = r#"read go
 echo '{"ev":"op","i":0,"ms":1.5,"ok":true}'
-echo '{"ev":"op","i":1,"ms":2.5,"ok":false,"err":"conflict"}'
+echo '{"ev":"op","i":1,"ms":2.5,"ok":false,"conflict":true,"err":"disk on fire"}'
 echo '{"ev":"done","elapsed_ms":4.0}'"#;
 
 #[test]
 fn a_well_behaved_worker_is_measured() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = script(dir.path(), &format!("echo '{{\"ev\":\"ready\"}}'\n{OPS}"));
+    let exe = script(
+        dir.path(),
+        &format!("echo '{{\"ev\":\"ready\",\"warmup_ok\":1}}'\n{OPS}"),
+    );
     match run(&exe, 3, Duration::from_secs(30)) {
         Outcome::Finished(m) => {
             assert_eq!(m.attempts, 6);
-            assert_eq!(m.errors, 3);
-            assert_eq!(m.latencies, vec![1.5; 3]);
+            assert_eq!(m.conflicts, 3);
+            assert_eq!(m.other_errors, 0);
+            let lat = m.latencies.summary();
+            assert_eq!((lat.count, lat.min, lat.max, lat.avg), (3, 1.5, 1.5, 1.5));
             assert_eq!(m.window_ms, 4.0);
-            assert_eq!(m.first_error.as_deref(), Some("conflict"));
+            assert_eq!(m.first_conflict.as_deref(), Some("disk on fire"));
+            assert_eq!(m.warmup_ok, 3);
             let mut committed = m.committed.clone();
             committed.sort();
             assert_eq!(committed, vec![(0, 0), (1, 0), (2, 0)]);
@@ -116,7 +123,7 @@ fn a_worker_flooding_its_pipes_never_blocks() {
              echo '{\"ev\":\"done\",\"elapsed_ms\":9.0}'",
     );
     match run(&exe, 2, Duration::from_secs(60)) {
-        Outcome::Finished(m) => assert_eq!(m.latencies.len(), 6000),
+        Outcome::Finished(m) => assert_eq!(m.latencies.count(), 6000),
         other => panic!("{other:?}"),
     }
 }

@@ -94,6 +94,7 @@ fn check_record(r: &Value) {
         "min_latency_ms",
         "max_latency_ms",
         "setup_ms",
+        "p999_latency_ms",
     ];
     let integers = [
         "concurrency",
@@ -106,6 +107,10 @@ fn check_record(r: &Value) {
         "commit_retries",
         "manifest_rows_before",
         "manifest_rows_after",
+        "conflict_errors",
+        "other_errors",
+        "warmup_operations",
+        "warmup_committed",
     ];
     let strings = [
         "variant",
@@ -131,11 +136,13 @@ fn check_record(r: &Value) {
         assert!(obj[k].is_string(), "{k} in {r}");
     }
     assert!(obj["verified"].is_boolean());
-    assert!(obj["first_error"].is_null() || obj["first_error"].is_string());
+    for k in ["first_conflict_error", "first_other_error"] {
+        assert!(obj[k].is_null() || obj[k].is_string(), "{k} in {r}");
+    }
     assert!(obj["verify_error"].is_null() || obj["verify_error"].is_string());
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + 3,
+        numbers.len() + integers.len() + strings.len() + 4,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);
@@ -172,7 +179,8 @@ fn check_record(r: &Value) {
     assert!(p("min_latency_ms") <= p("p50_latency_ms"));
     assert!(p("p50_latency_ms") <= p("p90_latency_ms"));
     assert!(p("p90_latency_ms") <= p("p99_latency_ms"));
-    assert!(p("p99_latency_ms") <= p("max_latency_ms"));
+    assert!(p("p99_latency_ms") <= p("p999_latency_ms"));
+    assert!(p("p999_latency_ms") <= p("max_latency_ms"));
     if tag.starts_with("cont_") {
         assert_eq!(obj["mode"], "continuous");
         assert_eq!(obj["duration_secs"], 0);

@@ -3,5 +3,6 @@
 mod common;
 mod coordinator;
 mod local;
+mod numbers;
 mod recovery;
 mod s3;

@@ -1,0 +1,149 @@
+//! The numbers are right: the measured window, warm-up, error classes and verification.
+
+use std::collections::BTreeMap;
+
+use bench::catalog;
+use bench::golden::{self, GoldenConfig};
+use bench::plan::{GoldenSpec, Operation};
+use bench::store::Store;
+
+use crate::common::*;
+
+fn one_cell(extra_run: &str, mode: &str) -> String {
+    format!(
+        "name = 'numbers'\n[matrix]\nsizes = [100]\ninline = [false]\n{mode}\n[run]\n{extra_run}\n"
+    )
+}
+
+#[test]
+fn slow_worker_start_is_setup_not_throughput() {
+    let (_dir, plan, out) = plan_dir(&one_cell("", "[continuous]\noperations = 10"));
+    let o = bench()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args(["--progress", "lines"])
+        .env(bench::worker::START_DELAY_ENV, "2500")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    let setup = r["setup_ms"].as_f64().unwrap();
+    let window = r["total_duration_ms"].as_f64().unwrap();
+    assert!(setup >= 2500.0, "the delay is in setup_ms: {r}");
+    assert!(window < 2500.0, "and not in the measured window: {r}");
+    let tps = r["throughput_ops_per_sec"].as_f64().unwrap();
+    assert!((tps - 10.0 / (window / 1000.0)).abs() < 1e-6);
+}
+
+#[test]
+fn warmup_commits_are_excluded_from_the_numbers_but_verified() {
+    let (_dir, plan, out) = plan_dir(&one_cell(
+        "warmup_operations = 2",
+        "[continuous]\noperations = 3\n[concurrent]\nconcurrency = [2]\nduration_secs = 1",
+    ));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for r in lines(&out.join("results.jsonl")) {
+        let workers = r["concurrency"].as_u64().unwrap();
+        assert_eq!(r["warmup_operations"], 2);
+        assert_eq!(r["warmup_committed"].as_u64().unwrap(), 2 * workers, "{r}");
+        let ops = r["total_operations"].as_u64().unwrap();
+        assert_eq!(
+            r["attempts"].as_u64().unwrap(),
+            ops + r["errors"].as_u64().unwrap()
+        );
+        assert_eq!(
+            r["manifest_rows_after"].as_u64().unwrap(),
+            100 + 2 * workers + ops,
+            "{r}"
+        );
+        assert_eq!(r["verified"], true, "{r}");
+    }
+}
+
+#[test]
+fn a_conflict_storm_is_classified_and_loses_no_commit() {
+    let (_dir, plan, out) = plan_dir(&one_cell(
+        "commit_retries = 0",
+        "[concurrent]\nconcurrency = [6]\nduration_secs = 3",
+    ));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert!(
+        r["conflict_errors"].as_u64().unwrap() > 0,
+        "no conflict with 6 writers and no retries: {r}"
+    );
+    assert_eq!(r["other_errors"], 0, "{r}");
+    assert!(r["first_conflict_error"].is_string(), "{r}");
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(
+        r["manifest_rows_after"].as_u64().unwrap(),
+        100 + r["total_operations"].as_u64().unwrap()
+    );
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("conflicts"), r["conflict_errors"].to_string());
+    assert_eq!(col("verified"), "true");
+}
+
+#[test]
+fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = BTreeMap::new();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = Store::open(dir.path().to_str().unwrap(), &storage)
+            .await
+            .unwrap();
+        store.prepare().await.unwrap();
+        let spec = GoldenSpec {
+            rows: 30,
+            inline: false,
+        };
+        let cfg = GoldenConfig {
+            storage: &storage,
+            commit_retries: 20,
+        };
+        let (g, _) = golden::ensure(&store, spec, &cfg).await.unwrap();
+        store.copy_prefix(&g.rel, "runs/v").await.unwrap();
+        let root = store.uri("runs/v");
+        let ns = catalog::open(&catalog::CatalogConfig {
+            root: root.clone(),
+            inline: false,
+            commit_retries: 20,
+            storage: storage.clone(),
+        })
+        .await
+        .unwrap();
+        let op = Operation::CreateNamespace;
+        let ids: Vec<String> = (0..2).map(|i| catalog::object_id(op, 0, i)).collect();
+        for id in &ids {
+            catalog::execute(&ns, op, id.clone(), &catalog::table_ipc())
+                .await
+                .unwrap();
+        }
+        let (rows, err) = bench::verify::commits(&root, &storage, 30, &ids).await;
+        assert_eq!((rows, err), (32, None), "honest commits pass");
+
+        // A worker reports a commit that is not in the manifest.
+        let mut phantom = ids.clone();
+        phantom.push(catalog::object_id(op, 0, 99));
+        let (_, err) = bench::verify::commits(&root, &storage, 30, &phantom).await;
+        assert!(err.unwrap().contains("expected 30 + 3 commits = 33"));
+
+        // A reported commit is missing while the count happens to match (e.g. a failed
+        // operation left a row).
+        let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99)];
+        let (_, err) = bench::verify::commits(&root, &storage, 30, &swapped).await;
+        let err = err.unwrap();
+        assert!(
+            err.contains("1 committed objects are missing") && err.contains("bench_w0_99"),
+            "{err}"
+        );
+    });
+}
