@@ -1,0 +1,94 @@
+//! Harness benchmark helper (see `scripts/harness-bench.sh`): the same commits straight
+//! through `DirectoryNamespace` in one process, and golden bootstrap speed and memory.
+//!
+//!   harness direct DIR ROWS OPS INLINE   # prints: direct <ms per commit> <ops/s>
+//!   harness golden DIR ROWS              # prints: golden <rows> <secs> <rows/s> <peak RSS MiB>
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use bench::catalog::{self, CatalogConfig};
+use bench::golden::{self, GoldenConfig};
+use bench::plan::{GoldenSpec, Operation};
+use bench::store::Store;
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| -> &str {
+        args.get(i)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("usage: harness direct|golden DIR ROWS [OPS INLINE]"))
+    };
+    let storage = BTreeMap::new();
+    let store = Store::open(arg(1), &storage).await.expect("open store");
+    store.prepare().await.expect("prepare store");
+    let rows: u64 = arg(2).parse().expect("ROWS");
+    let cfg = GoldenConfig {
+        storage: &storage,
+        commit_retries: 20,
+    };
+    match arg(0) {
+        "golden" => {
+            let spec = GoldenSpec {
+                rows,
+                inline: false,
+            };
+            store
+                .remove_prefix(&golden::rel_path(spec))
+                .await
+                .expect("clear");
+            let start = Instant::now();
+            golden::ensure(&store, spec, &cfg).await.expect("golden");
+            let secs = start.elapsed().as_secs_f64();
+            println!(
+                "golden {rows} {secs:.3} {:.0} {:.1}",
+                rows as f64 / secs,
+                peak_rss_mib()
+            );
+        }
+        "direct" => {
+            let ops: u64 = arg(3).parse().expect("OPS");
+            let inline: bool = arg(4).parse().expect("INLINE");
+            let spec = GoldenSpec { rows, inline };
+            let (g, _) = golden::ensure(&store, spec, &cfg).await.expect("golden");
+            store
+                .copy_prefix(&g.rel, "runs/direct")
+                .await
+                .expect("copy");
+            let ns = catalog::open(&CatalogConfig {
+                root: store.uri("runs/direct"),
+                inline,
+                commit_retries: 20,
+                storage: storage.clone(),
+            })
+            .await
+            .expect("open catalog");
+            let data = catalog::table_ipc();
+            let op = Operation::CreateNamespace;
+            let start = Instant::now();
+            for i in 0..ops {
+                catalog::execute(&ns, op, catalog::object_id(op, 0, i), &data)
+                    .await
+                    .expect("commit");
+            }
+            let secs = start.elapsed().as_secs_f64();
+            println!(
+                "direct {:.3} {:.3}",
+                secs * 1000.0 / ops as f64,
+                ops as f64 / secs
+            );
+            store.remove_prefix("runs/direct").await.expect("clean");
+        }
+        other => panic!("unknown mode {other}"),
+    }
+}
