@@ -60,6 +60,7 @@ struct RawRun {
     keep_runs: Option<bool>,
     cleanup: Option<String>,
     warmup_operations: Option<u64>,
+    repetitions: Option<u32>,
 }
 
 // ───────────── validated plan ─────────────
@@ -140,6 +141,8 @@ pub struct RunSettings {
     pub cleanup: Cleanup,
     /// Operations each worker runs before release, excluded from the numbers.
     pub warmup_operations: u64,
+    /// How many times each cell runs, each time on a fresh copy of its golden.
+    pub repetitions: u32,
 }
 
 /// A validated plan: every field already has the type and range the runner needs.
@@ -363,6 +366,10 @@ fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         keep_runs,
         cleanup,
         warmup_operations: raw.run.warmup_operations.unwrap_or(0),
+        repetitions: match raw.run.repetitions {
+            Some(0) => return Err(invalid("run.repetitions", "must be at least 1")),
+            r => r.unwrap_or(1),
+        },
     };
     Ok(Plan {
         name,

@@ -288,14 +288,11 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
             sweep.store.remove_prefix(&format!("runs/{id}")).await?;
         }
     }
-    // A crash between appending a result and checkpointing it: the record is the truth.
+    // A crash between appending a result and checkpointing it: the records are the truth.
+    let reps = sweep.plan.run.repetitions;
     for cell in sweep.cells() {
         let (id, key) = (cell.id(), cell.key());
-        if state.status(&id, &key) != CellStatus::Done
-            && records
-                .iter()
-                .any(|r| r.bench_tag == id && r.cell_key == key)
-        {
+        if state.status(&id, &key) != CellStatus::Done && recorded(&records, &id, &key) >= reps {
             state.set(&id, &key, Status::Done, None);
         }
     }
@@ -306,7 +303,10 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
     let cells: Vec<&Cell> = sweep.cells().collect();
     let done_before = cells
         .iter()
-        .filter(|c| state.status(&c.id(), &c.key()) == CellStatus::Done)
+        .filter(|c| {
+            state.status(&c.id(), &c.key()) == CellStatus::Done
+                && recorded(&records, &c.id(), &c.key()) >= reps
+        })
         .count() as u64;
     let display = crate::progress::choose(
         opts.display,
@@ -333,7 +333,12 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
 
     for cell in cells {
         let (id, key) = (cell.id(), cell.key());
-        match state.status(&id, &key) {
+        // Done with fewer records than `repetitions` (the count was raised): run the rest.
+        let status = match state.status(&id, &key) {
+            CellStatus::Done if recorded(&records, &id, &key) < reps => CellStatus::Pending,
+            s => s,
+        };
+        match status {
             CellStatus::Done => {
                 report.skipped_done += 1;
                 continue;
@@ -366,61 +371,71 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
             }
         };
 
-        let result = run_cell(
-            sweep,
-            cell,
-            &golden,
-            &exe,
-            &progress,
-            &mut state,
-            &mut interrupt,
-        )
-        .await?;
-        progress.cell_finished();
-        match result {
-            CellResult::Recorded(record) => {
-                jsonl::append(&results, &record).map_err(io_err("append to", &results))?;
-                crate::fault::point("append");
-                state.set(&id, &key, Status::Done, None);
-                state.save(out)?;
-                report.ran += 1;
-                if !record.verified {
-                    report.unverified += 1;
-                }
-                progress.log(format!(
-                    "done {id}: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors{}",
-                    record.total_operations,
-                    record.throughput_ops_per_sec,
-                    record.p50_latency_ms,
-                    record.p99_latency_ms,
-                    record.errors,
-                    if record.verified {
-                        String::new()
-                    } else {
-                        format!(
-                            "; VERIFICATION FAILED: {}",
-                            record.verify_error.as_deref().unwrap_or("")
-                        )
+        let mut rep = recorded(&records, &id, &key);
+        while rep < reps && !report.interrupted {
+            rep += 1;
+            let job = Job {
+                cell,
+                repetition: rep,
+                golden: &golden,
+            };
+            let result = run_cell(sweep, job, &exe, &progress, &mut state, &mut interrupt).await?;
+            let label = if reps > 1 {
+                format!("{id} (repetition {rep}/{reps})")
+            } else {
+                id.clone()
+            };
+            match result {
+                CellResult::Recorded(record) => {
+                    jsonl::append(&results, &record).map_err(io_err("append to", &results))?;
+                    crate::fault::point("append");
+                    if rep == reps {
+                        state.set(&id, &key, Status::Done, None);
+                        state.save(out)?;
+                        report.ran += 1;
                     }
-                ));
-                records.push(*record);
-                csv::write(&summary_path, &records).map_err(io_err("write", &summary_path))?;
+                    if !record.verified {
+                        report.unverified += 1;
+                    }
+                    progress.log(format!(
+                        "done {label}: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors{}",
+                        record.total_operations,
+                        record.throughput_ops_per_sec,
+                        record.p50_latency_ms,
+                        record.p99_latency_ms,
+                        record.errors,
+                        if record.verified {
+                            String::new()
+                        } else {
+                            format!(
+                                "; VERIFICATION FAILED: {}",
+                                record.verify_error.as_deref().unwrap_or("")
+                            )
+                        }
+                    ));
+                    records.push(*record);
+                    csv::write(&summary_path, &records).map_err(io_err("write", &summary_path))?;
+                }
+                CellResult::Failed(reason) => {
+                    progress.log(format!("FAILED {label}: {reason}"));
+                    state.set(&id, &key, Status::Failed, Some(reason));
+                    state.save(out)?;
+                    report.failed += 1;
+                    break;
+                }
+                CellResult::Interrupted => {
+                    state.cells.remove(&id);
+                    state.save(out)?;
+                    report.interrupted = true;
+                    progress.log(format!(
+                        "interrupted: {label} is pending again; re-run the same command to resume"
+                    ));
+                }
             }
-            CellResult::Failed(reason) => {
-                progress.log(format!("FAILED {id}: {reason}"));
-                state.set(&id, &key, Status::Failed, Some(reason));
-                state.save(out)?;
-                report.failed += 1;
-            }
-            CellResult::Interrupted => {
-                state.cells.remove(&id);
-                state.save(out)?;
-                report.interrupted = true;
-                progress.log(format!(
-                    "interrupted: {id} is pending again; re-run the same command to resume"
-                ));
-                break;
-            }
+        }
+        progress.cell_finished();
+        if report.interrupted {
+            break;
         }
     }
     progress.finish();
@@ -503,6 +518,14 @@ async fn prepare_golden(
     }
 }
 
+/// How many records `results.jsonl` holds for a cell with this key (its repetitions done).
+fn recorded(records: &[Record], id: &str, key: &str) -> u32 {
+    records
+        .iter()
+        .filter(|r| r.bench_tag == id && r.cell_key == key)
+        .count() as u32
+}
+
 enum CellResult {
     Recorded(Box<Record>),
     Failed(String),
@@ -510,15 +533,26 @@ enum CellResult {
 }
 
 /// Isolate, run and verify one cell; its copy is removed afterwards unless `keep_runs`.
+/// One repetition of one cell, on a copy of this golden.
+struct Job<'a> {
+    cell: &'a Cell,
+    repetition: u32,
+    golden: &'a Golden,
+}
+
 async fn run_cell(
     sweep: &Sweep,
-    cell: &Cell,
-    golden: &Golden,
+    job: Job<'_>,
     exe: &Path,
     progress: &Progress,
     state: &mut State,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Result<CellResult, BenchError> {
+    let Job {
+        cell,
+        repetition,
+        golden,
+    } = job;
     let (id, key) = (cell.id(), cell.key());
     let run_rel = format!("runs/{id}");
     let store = &sweep.store;
@@ -618,6 +652,7 @@ async fn run_cell(
                 first_other_error: m.first_other_error,
                 warmup_operations: cell.warmup,
                 warmup_committed: m.warmup_ok,
+                repetition,
                 manifest_rows_before: before,
                 manifest_rows_after: after,
                 verified: verify_error.is_none(),

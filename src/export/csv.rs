@@ -8,8 +8,9 @@ use super::Record;
 
 pub const SUMMARY_FILE: &str = "summary.csv";
 
-/// The reference's columns, in its order, then bench's own.
-pub const COLUMNS: [&str; 22] = [
+/// The reference's columns, in its order, then bench's own. With repetitions, every figure
+/// is the median across them, and `*_min` / `*_max` give the spread of the main ones.
+pub const COLUMNS: [&str; 29] = [
     "mode",
     "variant",
     "initial_entries",
@@ -32,17 +33,31 @@ pub const COLUMNS: [&str; 22] = [
     "setup_ms",
     "verified",
     "bench_tag",
+    "repetitions",
+    "tps_min",
+    "tps_max",
+    "p50_ms_min",
+    "p50_ms_max",
+    "p99_ms_min",
+    "p99_ms_max",
 ];
 
-/// The rows of the summary: the latest record of each cell, sorted as the reference sorts
-/// (mode, variant, initial_entries, concurrency).
-pub fn rows(records: &[Record]) -> Vec<&Record> {
-    let mut latest: BTreeMap<&str, &Record> = BTreeMap::new();
+/// The rows of the summary: per cell, the records of its latest key (one per repetition),
+/// sorted as the reference sorts (mode, variant, initial_entries, concurrency).
+pub fn rows(records: &[Record]) -> Vec<Vec<&Record>> {
+    let mut latest_key: BTreeMap<&str, &str> = BTreeMap::new();
     for r in records {
-        latest.insert(&r.bench_tag, r);
+        latest_key.insert(&r.bench_tag, &r.cell_key);
     }
-    let mut rows: Vec<&Record> = latest.into_values().collect();
+    let mut cells: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        if latest_key[r.bench_tag.as_str()] == r.cell_key {
+            cells.entry(&r.bench_tag).or_default().push(r);
+        }
+    }
+    let mut rows: Vec<Vec<&Record>> = cells.into_values().collect();
     rows.sort_by(|a, b| {
+        let (a, b) = (a[0], b[0]);
         (&a.mode, &a.variant, a.initial_entries, a.concurrency).cmp(&(
             &b.mode,
             &b.variant,
@@ -53,7 +68,34 @@ pub fn rows(records: &[Record]) -> Vec<&Record> {
     rows
 }
 
-fn fields(r: &Record) -> [String; 22] {
+/// The median (the mean of the two middle values for an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// A count's median: an integer when it is one.
+fn count(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn fields(reps: &[&Record]) -> [String; 29] {
+    let r = reps[0];
+    let med = |f: fn(&Record) -> f64| median(reps.iter().map(|r| f(r)).collect());
+    let lo = |f: fn(&Record) -> f64| reps.iter().map(|r| f(r)).fold(f64::INFINITY, f64::min);
+    let hi = |f: fn(&Record) -> f64| reps.iter().map(|r| f(r)).fold(f64::NEG_INFINITY, f64::max);
+    let tps: fn(&Record) -> f64 = |r| r.throughput_ops_per_sec;
+    let p50: fn(&Record) -> f64 = |r| r.p50_latency_ms;
+    let p99: fn(&Record) -> f64 = |r| r.p99_latency_ms;
     [
         r.mode.clone(),
         r.variant.clone(),
@@ -61,22 +103,29 @@ fn fields(r: &Record) -> [String; 22] {
         r.manifest_shard_count.to_string(),
         r.concurrency.to_string(),
         r.duration_secs.to_string(),
-        r.total_operations.to_string(),
-        r.errors.to_string(),
-        format!("{:.3}", r.throughput_ops_per_sec),
-        format!("{:.2}", r.avg_latency_ms),
-        format!("{:.2}", r.p50_latency_ms),
-        format!("{:.2}", r.p90_latency_ms),
-        format!("{:.2}", r.p99_latency_ms),
-        format!("{:.2}", r.min_latency_ms),
-        format!("{:.2}", r.max_latency_ms),
-        format!("{:.2}", r.p999_latency_ms),
-        r.conflict_errors.to_string(),
-        r.other_errors.to_string(),
-        r.attempts.to_string(),
-        format!("{:.1}", r.setup_ms),
-        r.verified.to_string(),
+        count(med(|r| r.total_operations as f64)),
+        count(med(|r| r.errors as f64)),
+        format!("{:.3}", med(tps)),
+        format!("{:.2}", med(|r| r.avg_latency_ms)),
+        format!("{:.2}", med(p50)),
+        format!("{:.2}", med(|r| r.p90_latency_ms)),
+        format!("{:.2}", med(p99)),
+        format!("{:.2}", med(|r| r.min_latency_ms)),
+        format!("{:.2}", med(|r| r.max_latency_ms)),
+        format!("{:.2}", med(|r| r.p999_latency_ms)),
+        count(med(|r| r.conflict_errors as f64)),
+        count(med(|r| r.other_errors as f64)),
+        count(med(|r| r.attempts as f64)),
+        format!("{:.1}", med(|r| r.setup_ms)),
+        reps.iter().all(|r| r.verified).to_string(),
         r.bench_tag.clone(),
+        reps.len().to_string(),
+        format!("{:.3}", lo(tps)),
+        format!("{:.3}", hi(tps)),
+        format!("{:.2}", lo(p50)),
+        format!("{:.2}", hi(p50)),
+        format!("{:.2}", lo(p99)),
+        format!("{:.2}", hi(p99)),
     ]
 }
 
@@ -87,8 +136,8 @@ pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
     {
         let mut w = ::csv::Writer::from_writer(&mut tmp);
         w.write_record(COLUMNS)?;
-        for r in rows(records) {
-            w.write_record(fields(r))?;
+        for reps in rows(records) {
+            w.write_record(fields(&reps))?;
         }
         w.flush()?;
     }
@@ -140,6 +189,7 @@ pub(crate) mod tests {
             first_other_error: None,
             warmup_operations: 0,
             warmup_committed: 0,
+            repetition: 1,
             manifest_rows_before: rows,
             manifest_rows_after: rows + 10,
             verified: true,
@@ -157,6 +207,7 @@ pub(crate) mod tests {
             "cont_inline_false_rows_1000",
         );
         newer.total_operations = 11;
+        newer.cell_key = "k2".into(); // re-run after a plan edit: supersedes the old record
         let records = vec![
             record(
                 "continuous",
@@ -197,7 +248,7 @@ pub(crate) mod tests {
         ];
         let tags: Vec<_> = rows(&records)
             .iter()
-            .map(|r| r.bench_tag.as_str())
+            .map(|reps| reps[0].bench_tag.as_str())
             .collect();
         assert_eq!(
             tags,
@@ -220,7 +271,45 @@ pub(crate) mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00"
         );
+    }
+
+    #[test]
+    fn repetitions_give_medians_with_their_spread() {
+        let reps: Vec<Record> = [(5.0, 4), (30.0, 9), (10.0, 6)]
+            .into_iter()
+            .enumerate()
+            .map(|(i, (tps, ops))| {
+                let mut r = record(
+                    "continuous",
+                    "no_index",
+                    100,
+                    1,
+                    "cont_inline_false_rows_100",
+                );
+                r.throughput_ops_per_sec = tps;
+                r.total_operations = ops;
+                r.p50_latency_ms = tps / 10.0;
+                r.repetition = i as u32 + 1;
+                r
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(SUMMARY_FILE);
+        write(&p, &reps).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        let col = |name: &str| row[COLUMNS.iter().position(|c| *c == name).unwrap()];
+        assert_eq!(col("repetitions"), "3");
+        assert_eq!(col("tps"), "10.000");
+        assert_eq!((col("tps_min"), col("tps_max")), ("5.000", "30.000"));
+        assert_eq!(col("ops"), "6");
+        assert_eq!(
+            (col("p50_ms"), col("p50_ms_min"), col("p50_ms_max")),
+            ("1.00", "0.50", "3.00")
+        );
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(vec![]), 0.0);
     }
 }

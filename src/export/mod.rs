@@ -57,10 +57,17 @@ pub struct Record {
     pub warmup_operations: u64,
     #[serde(default)]
     pub warmup_committed: u64,
+    /// Which repetition of the cell this record is (1-based).
+    #[serde(default = "one")]
+    pub repetition: u32,
     pub manifest_rows_before: u64,
     pub manifest_rows_after: u64,
     pub verified: bool,
     pub verify_error: Option<String>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The machine's hostname, for provenance.

@@ -111,6 +111,7 @@ fn check_record(r: &Value) {
         "other_errors",
         "warmup_operations",
         "warmup_committed",
+        "repetition",
     ];
     let strings = [
         "variant",

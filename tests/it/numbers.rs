@@ -147,3 +147,50 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         );
     });
 }
+
+#[test]
+fn repetitions_give_one_record_each_on_a_fresh_copy_and_a_median_row() {
+    let (_dir, plan, out) = plan_dir(&one_cell("repetitions = 3", "[continuous]\noperations = 4"));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    let reps: Vec<u64> = records
+        .iter()
+        .map(|r| r["repetition"].as_u64().unwrap())
+        .collect();
+    assert_eq!(reps, [1, 2, 3]);
+    for r in &records {
+        // Each repetition starts from the golden: its copy is fresh.
+        assert_eq!(r["manifest_rows_before"], 100);
+        assert_eq!(
+            r["manifest_rows_after"].as_u64().unwrap(),
+            100 + r["total_operations"].as_u64().unwrap()
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "one row for the cell");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("repetitions"), "3");
+    let mut tps: Vec<f64> = records
+        .iter()
+        .map(|r| r["throughput_ops_per_sec"].as_f64().unwrap())
+        .collect();
+    tps.sort_by(f64::total_cmp);
+    assert_eq!(col("tps"), format!("{:.3}", tps[1]));
+    assert_eq!(col("tps_min"), format!("{:.3}", tps[0]));
+    assert_eq!(col("tps_max"), format!("{:.3}", tps[2]));
+
+    // Raising the count runs only the missing repetitions.
+    std::fs::write(
+        &plan,
+        one_cell("repetitions = 4", "[continuous]\noperations = 4"),
+    )
+    .unwrap();
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("repetition 4/4"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("repetition 1/4"), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 4);
+}
