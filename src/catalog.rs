@@ -10,7 +10,10 @@ use bytes::Bytes;
 use lance::dataset::builder::DatasetBuilder;
 use lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION;
 use lance_namespace::LanceNamespace;
-use lance_namespace::models::{CreateNamespaceRequest, CreateTableRequest, DeclareTableRequest};
+use lance_namespace::models::{
+    CreateNamespaceRequest, CreateTableRequest, DeclareTableRequest, DescribeTableRequest,
+    ListNamespacesRequest, ListTablesRequest,
+};
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
 use crate::plan::Operation;
@@ -54,6 +57,8 @@ pub fn object_id(op: Operation, worker: u32, index: u64) -> String {
         Operation::CreateNamespace => "bench_w",
         Operation::CreateTable => "bench_t",
         Operation::DeclareTable => "bench_d",
+        // Reads commit nothing; `execute` derives what they read from the index.
+        _ => "read_w",
     };
     format!("{prefix}{worker}_{index}")
 }
@@ -82,7 +87,17 @@ pub fn is_conflict(e: &lance_core::Error) -> bool {
     }
 }
 
-/// Run one committed operation.
+/// The golden's table a `describe-table` read looks up, spread over workers as the
+/// reference spreads them: `table_<(worker * 1,000,000 + index) mod tables>`.
+pub fn table_to_describe(worker: u32, index: u64, tables: u64) -> String {
+    format!(
+        "table_{}",
+        (u64::from(worker) * 1_000_000 + index) % tables.max(1)
+    )
+}
+
+/// Run one operation: a commit of `object_id`, or a read (`describe-table` reads the table
+/// named by `object_id`).
 pub async fn execute(
     ns: &DirectoryNamespace,
     op: Operation,
@@ -90,6 +105,23 @@ pub async fn execute(
     table_data: &Bytes,
 ) -> lance_core::Result<()> {
     match op {
+        Operation::ListNamespaces { .. } => {
+            let mut req = ListNamespacesRequest::new();
+            req.id = Some(vec![]);
+            ns.list_namespaces(req).await?;
+        }
+        Operation::ListTables { .. } => {
+            let mut req = ListTablesRequest::new();
+            req.id = Some(vec![]);
+            ns.list_tables(req).await?;
+        }
+        Operation::DescribeTable { .. } => {
+            let req = DescribeTableRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.describe_table(req).await?;
+        }
         Operation::CreateNamespace => {
             let mut req = CreateNamespaceRequest::new();
             req.id = Some(vec![object_id]);

@@ -71,13 +71,30 @@ pub enum Operation {
     CreateNamespace,
     CreateTable,
     DeclareTable,
+    /// Reads: `cold` opens a fresh namespace for every operation (timed with it); warm reads
+    /// reuse the worker's namespace and its caches.
+    ListNamespaces {
+        cold: bool,
+    },
+    ListTables {
+        cold: bool,
+    },
+    DescribeTable {
+        cold: bool,
+    },
 }
 
 impl Operation {
-    pub const ALL: [Operation; 3] = [
+    pub const ALL: [Operation; 9] = [
         Operation::CreateNamespace,
         Operation::CreateTable,
         Operation::DeclareTable,
+        Operation::ListNamespaces { cold: false },
+        Operation::ListTables { cold: false },
+        Operation::DescribeTable { cold: false },
+        Operation::ListNamespaces { cold: true },
+        Operation::ListTables { cold: true },
+        Operation::DescribeTable { cold: true },
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -85,7 +102,31 @@ impl Operation {
             Operation::CreateNamespace => "write-create-namespace",
             Operation::CreateTable => "write-create-table",
             Operation::DeclareTable => "write-declare-table",
+            Operation::ListNamespaces { cold: false } => "warm-read-list-namespaces",
+            Operation::ListTables { cold: false } => "warm-read-list-tables",
+            Operation::DescribeTable { cold: false } => "warm-read-describe-table",
+            Operation::ListNamespaces { cold: true } => "cold-read-list-namespaces",
+            Operation::ListTables { cold: true } => "cold-read-list-tables",
+            Operation::DescribeTable { cold: true } => "cold-read-describe-table",
         }
+    }
+
+    /// Whether the operation commits to `__manifest` (and so is verified).
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            Operation::CreateNamespace | Operation::CreateTable | Operation::DeclareTable
+        )
+    }
+
+    /// Whether every operation opens a fresh namespace.
+    pub fn is_cold(self) -> bool {
+        matches!(
+            self,
+            Operation::ListNamespaces { cold: true }
+                | Operation::ListTables { cold: true }
+                | Operation::DescribeTable { cold: true }
+        )
     }
 }
 
@@ -847,6 +888,15 @@ duration_secs = 2
         assert_ne!(key(&a), k0);
         a.override_with(Some("s3://other/p"), &[]);
         assert_eq!(a.root.as_deref(), Some("s3://other/p"));
+    }
+
+    #[test]
+    fn every_operation_name_round_trips() {
+        for op in Operation::ALL {
+            assert_eq!(op.as_str().parse::<Operation>().unwrap(), op);
+            assert_eq!(op.is_write(), op.as_str().starts_with("write-"));
+            assert_eq!(op.is_cold(), op.as_str().starts_with("cold-"));
+        }
     }
 
     #[test]

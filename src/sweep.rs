@@ -579,6 +579,7 @@ async fn run_cell(
             commit_retries: cell.commit_retries,
             worker_id,
             warmup: cell.warmup,
+            tables: cell.golden.rows - cell.golden.rows / 3,
             operations,
             duration_secs,
         })
@@ -607,13 +608,20 @@ async fn run_cell(
         Outcome::Failed(reason) => CellResult::Failed(reason),
         Outcome::Finished(m) => {
             let before = golden.marker.manifest_rows;
+            // Reads commit nothing: the manifest must be as the golden left it.
+            let committed_warmup = if cell.operation.is_write() {
+                m.warmup_ok
+            } else {
+                0
+            };
             let ids: Vec<String> = m
                 .committed
                 .iter()
+                .filter(|_| cell.operation.is_write())
                 .map(|&(w, i)| catalog::object_id(cell.operation, w, i))
                 .collect();
             let (after, verify_error) =
-                verify::commits(&root, &cell.storage, before + m.warmup_ok, &ids).await;
+                verify::commits(&root, &cell.storage, before + committed_warmup, &ids).await;
             let lat = m.latencies.summary();
             CellResult::Recorded(Box::new(Record {
                 variant: cell.variant().to_string(),

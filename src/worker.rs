@@ -66,6 +66,9 @@ pub struct WorkerArgs {
     /// Operations before release, excluded from the numbers.
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
+    /// Tables in the golden (what `describe-table` reads spread over).
+    #[arg(long, default_value_t = 0)]
+    pub tables: u64,
 }
 
 impl WorkerArgs {
@@ -82,6 +85,8 @@ impl WorkerArgs {
             self.worker_id.to_string(),
             "--warmup".into(),
             self.warmup.to_string(),
+            "--tables".into(),
+            self.tables.to_string(),
         ];
         if self.inline {
             v.push("--inline".into());
@@ -123,13 +128,20 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
         Ok(json) => serde_json::from_str(&json)?,
         Err(_) => BTreeMap::new(),
     };
-    let ns = catalog::open(&CatalogConfig {
+    let cfg = CatalogConfig {
         root: args.root.clone(),
         inline: args.inline,
         commit_retries: args.commit_retries,
         storage,
-    })
-    .await?;
+    };
+    let ns = catalog::open(&cfg).await?;
+    let target = |i: u64, warm: bool| match operation {
+        Operation::DescribeTable { .. } => {
+            catalog::table_to_describe(args.worker_id, i, args.tables)
+        }
+        _ if warm => catalog::warmup_id(operation, args.worker_id, i),
+        _ => catalog::object_id(operation, args.worker_id, i),
+    };
     let table_data = catalog::table_ipc();
 
     // Release arrives as a line on stdin; EOF at any time means the coordinator is gone.
@@ -151,8 +163,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     });
     let mut warmup_ok = 0;
     for i in 0..args.warmup {
-        let id = catalog::warmup_id(operation, args.worker_id, i);
-        if catalog::execute(&ns, operation, id, &table_data)
+        if catalog::execute(&ns, operation, target(i, true), &table_data)
             .await
             .is_ok()
         {
@@ -173,9 +184,16 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
             (None, None) => break,
             _ => {}
         }
-        let id = catalog::object_id(operation, args.worker_id, i);
+        let id = target(i, false);
         let start = Instant::now();
-        let result = catalog::execute(&ns, operation, id, &table_data).await;
+        let result = if operation.is_cold() {
+            match catalog::open(&cfg).await {
+                Ok(fresh) => catalog::execute(&fresh, operation, id, &table_data).await,
+                Err(e) => Err(e),
+            }
+        } else {
+            catalog::execute(&ns, operation, id, &table_data).await
+        };
         last_end = Instant::now();
         let ms = (last_end - start).as_secs_f64() * 1000.0;
         let conflict = result.as_ref().is_err_and(catalog::is_conflict);

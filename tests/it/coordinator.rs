@@ -29,6 +29,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             operations: Some(2),
             duration_secs: None,
             warmup: 0,
+            tables: 0,
         })
         .collect()
 }

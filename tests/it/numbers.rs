@@ -194,3 +194,41 @@ fn repetitions_give_one_record_each_on_a_fresh_copy_and_a_median_row() {
     assert!(!stderr(&o).contains("repetition 1/4"), "{}", stderr(&o));
     assert_eq!(lines(&out.join("results.jsonl")).len(), 4);
 }
+
+#[test]
+fn read_operations_measure_reads_and_leave_the_manifest_as_it_was() {
+    for op in [
+        "warm-read-list-namespaces",
+        "warm-read-list-tables",
+        "warm-read-describe-table",
+        "cold-read-list-namespaces",
+        "cold-read-list-tables",
+        "cold-read-describe-table",
+    ] {
+        let text = format!(
+            "name = 'reads'\noperation = '{op}'\n[matrix]\nsizes = [300]\ninline = [true]\n\
+             [continuous]\noperations = 5\n[concurrent]\nconcurrency = [2]\nduration_secs = 1\n\
+             [run]\nwarmup_operations = 2\n"
+        );
+        let (_dir, plan, out) = plan_dir(&text);
+        let o = run(&plan, &out, &[]);
+        assert_eq!(o.status.code(), Some(0), "{op}: {}", stderr(&o));
+        for r in lines(&out.join("results.jsonl")) {
+            assert_eq!(r["operation"], op);
+            assert_eq!(r["errors"], 0, "{op}: {r}");
+            let workers = r["concurrency"].as_u64().unwrap();
+            assert_eq!(
+                r["warmup_committed"].as_u64().unwrap(),
+                2 * workers,
+                "{op}: {r}"
+            );
+            assert!(r["total_operations"].as_u64().unwrap() >= 5, "{op}: {r}");
+            // Reads commit nothing: the manifest holds exactly the golden's rows.
+            assert_eq!(
+                r["manifest_rows_after"], r["manifest_rows_before"],
+                "{op}: {r}"
+            );
+            assert_eq!(r["verified"], true, "{op}: {r}");
+        }
+    }
+}
