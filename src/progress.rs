@@ -69,9 +69,9 @@ impl Progress {
         let bar = self.bars.as_ref().map(|(multi, _)| {
             let bar = multi.add(ProgressBar::new(expected_ops.unwrap_or(0)));
             let template = if expected_ops.is_some() {
-                "  {prefix} [{bar:30.green/white}] {pos}/{len} commits  {msg}"
+                "  {prefix} [{bar:30.green/white}] {pos}/{len} operations  {msg}"
             } else {
-                "  {prefix} {spinner} {pos} commits  {msg}"
+                "  {prefix} {spinner} {pos} operations  {msg}"
             };
             bar.set_style(
                 ProgressStyle::with_template(template)
@@ -137,17 +137,21 @@ impl CellBar {
         if !ok {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
-        let status = self.status(ops);
         match &self.bar {
             Some(bar) => {
                 bar.set_position(ops);
-                bar.set_message(status);
+                bar.set_message(self.status(ops));
             }
             None => {
                 let mut last = self.last_line.lock().expect("lock");
                 if last.elapsed() >= LINE_EVERY {
                     *last = Instant::now();
-                    eprintln!("{}   {}: {ops} commits, {status}", now_utc(), self.id);
+                    eprintln!(
+                        "{}   {}: {ops} operations, {}",
+                        now_utc(),
+                        self.id,
+                        self.status(ops)
+                    );
                 }
             }
         }
