@@ -104,10 +104,6 @@ impl Store {
         }
     }
 
-    pub fn is_s3(&self) -> bool {
-        self.scheme == Scheme::S3
-    }
-
     /// The root as a string (part of every cell's key).
     pub fn root_uri(&self) -> String {
         self.root.clone()

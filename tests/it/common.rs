@@ -27,7 +27,12 @@ pub fn tiny_plan() -> String {
 }
 
 pub fn run(plan: &Path, out: &Path, extra: &[&str]) -> Output {
-    let output = bench()
+    run_with(bench(), plan, out, extra)
+}
+
+/// `bench run PLAN --out OUT --progress lines EXTRA...` with `cmd` (e.g. with an environment).
+pub fn run_with(mut cmd: Command, plan: &Path, out: &Path, extra: &[&str]) -> Output {
+    let output = cmd
         .arg("run")
         .arg(plan)
         .arg("--out")

@@ -18,15 +18,9 @@ fn one_cell(extra_run: &str, mode: &str) -> String {
 #[test]
 fn slow_worker_start_is_setup_not_throughput() {
     let (_dir, plan, out) = plan_dir(&one_cell("", "[continuous]\noperations = 10"));
-    let o = bench()
-        .arg("run")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .args(["--progress", "lines"])
-        .env(bench::worker::START_DELAY_ENV, "2500")
-        .output()
-        .unwrap();
+    let mut slow = bench();
+    slow.env(bench::worker::START_DELAY_ENV, "2500");
+    let o = run_with(slow, &plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &lines(&out.join("results.jsonl"))[0];
     let setup = r["setup_ms"].as_f64().unwrap();

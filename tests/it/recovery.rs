@@ -45,15 +45,9 @@ fn no_workers_left(out: &Path) {
 fn sigkill_at_every_fault_point_then_resume_records_each_cell_once() {
     let (_dir, plan, out) = plan_dir(SMALL);
     for point in ["golden", "copy", "cell", "append", "cell", "append"] {
-        let o = bench()
-            .arg("run")
-            .arg(&plan)
-            .arg("--out")
-            .arg(&out)
-            .args(["--progress", "lines"])
-            .env("BENCH_FAULT", point)
-            .output()
-            .unwrap();
+        let mut crashing = bench();
+        crashing.env("BENCH_FAULT", point);
+        let o = run_with(crashing, &plan, &out, &[]);
         assert_eq!(
             std::os::unix::process::ExitStatusExt::signal(&o.status),
             Some(libc::SIGKILL),

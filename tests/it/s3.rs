@@ -11,18 +11,11 @@ use bench::store::{GOLDEN_MARKER, Store};
 use crate::common::*;
 
 fn run_s3(server: &S3Server, plan: &Path, out: &Path, root: &str, extra: &[&str]) -> Output {
-    let o = bench_s3()
-        .arg("run")
-        .arg(plan)
-        .arg("--out")
-        .arg(out)
-        .args(["--root", root, "--progress", "lines"])
-        .args(server.options())
-        .args(extra)
-        .output()
-        .unwrap();
-    eprintln!("--- bench run stderr ---\n{}", stderr(&o));
-    o
+    let mut args = vec!["--root", root];
+    let options = server.options();
+    args.extend(options.iter().map(String::as_str));
+    args.extend(extra);
+    run_with(bench_s3(), plan, out, &args)
 }
 
 #[test]
