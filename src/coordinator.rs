@@ -36,6 +36,17 @@ pub struct Measured {
     pub warmup_ok: u64,
     /// (worker id, operation index) of every successful operation.
     pub committed: Vec<(u32, u64)>,
+    /// The reads a mixed cell interleaves, counted apart from its commits.
+    pub reads: ReadMeasured,
+}
+
+/// What the interleaved reads of a mixed cell measured.
+#[derive(Debug, Clone, Default)]
+pub struct ReadMeasured {
+    pub latencies: Latencies,
+    pub attempts: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
 }
 
 #[derive(Debug)]
@@ -163,6 +174,7 @@ pub async fn run_cell(
 
     let mut m = Measured::default();
     let mut per_worker = vec![Latencies::default(); n];
+    let mut per_worker_reads = vec![Latencies::default(); n];
     let mut ready = 0;
     let mut released = false;
     let mut done = vec![false; n];
@@ -206,20 +218,31 @@ pub async fn run_cell(
                     i,
                     ms,
                     ok,
+                    read,
                     conflict,
                     err,
                 },
             ) => {
-                m.attempts += 1;
-                if ok {
-                    per_worker[idx].record(ms);
-                    m.committed.push((run.workers[idx].worker_id, i));
-                } else if conflict {
-                    m.conflicts += 1;
-                    m.first_conflict = m.first_conflict.take().or(err);
+                if read {
+                    m.reads.attempts += 1;
+                    if ok {
+                        per_worker_reads[idx].record(ms);
+                    } else {
+                        m.reads.errors += 1;
+                        m.reads.first_error = m.reads.first_error.take().or(err);
+                    }
                 } else {
-                    m.other_errors += 1;
-                    m.first_other_error = m.first_other_error.take().or(err);
+                    m.attempts += 1;
+                    if ok {
+                        per_worker[idx].record(ms);
+                        m.committed.push((run.workers[idx].worker_id, i));
+                    } else if conflict {
+                        m.conflicts += 1;
+                        m.first_conflict = m.first_conflict.take().or(err);
+                    } else {
+                        m.other_errors += 1;
+                        m.first_other_error = m.first_other_error.take().or(err);
+                    }
                 }
                 bar.op(ok);
                 crate::fault::point("cell");
@@ -262,8 +285,9 @@ pub async fn run_cell(
     if !failures.is_empty() {
         return Outcome::Failed(failures.join("\n"));
     }
-    for w in &per_worker {
+    for (w, r) in per_worker.iter().zip(&per_worker_reads) {
         m.latencies.merge(w);
+        m.reads.latencies.merge(r);
     }
     Outcome::Finished(Box::new(m))
 }

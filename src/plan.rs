@@ -26,6 +26,7 @@ struct RawPlan {
     matrix: RawMatrix,
     continuous: Option<RawContinuous>,
     concurrent: Option<RawConcurrent>,
+    mixed: Option<RawMixed>,
     #[serde(default)]
     storage: BTreeMap<String, String>,
     #[serde(default)]
@@ -50,6 +51,15 @@ struct RawContinuous {
 struct RawConcurrent {
     concurrency: Vec<u32>,
     duration_secs: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMixed {
+    clients: Vec<u32>,
+    reads_per_write: u64,
+    duration_secs: u64,
+    read_operation: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -163,6 +173,19 @@ pub struct Concurrent {
     pub duration: Duration,
 }
 
+/// Mixed load: `clients` processes, each repeating `reads_per_write` reads of
+/// `read_operation` then one commit of the plan's operation, for `duration`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mixed {
+    pub clients: Vec<u32>,
+    pub reads_per_write: u64,
+    pub duration: Duration,
+    pub read_operation: Operation,
+}
+
+/// The read a `[mixed]` cell interleaves when the plan does not name one.
+pub const DEFAULT_MIXED_READ: Operation = Operation::DescribeTable { cold: false };
+
 /// What a finished sweep removes from the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cleanup {
@@ -197,6 +220,7 @@ pub struct Plan {
     pub inline: Vec<bool>,
     pub continuous: Option<Continuous>,
     pub concurrent: Option<Concurrent>,
+    pub mixed: Option<Mixed>,
     pub storage: BTreeMap<String, String>,
     pub run: RunSettings,
 }
@@ -359,10 +383,58 @@ fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
             })
         }
     };
-    if continuous.is_none() && concurrent.is_none() {
+    let mixed = match raw.mixed {
+        None => None,
+        Some(m) => {
+            check_list("mixed.clients", &m.clients)?;
+            if m.clients.contains(&0) {
+                return Err(invalid(
+                    "mixed.clients",
+                    "every client count must be at least 1 process",
+                ));
+            }
+            if m.reads_per_write == 0 {
+                return Err(invalid(
+                    "mixed.reads_per_write",
+                    "must be at least 1; for writes only use [concurrent]",
+                ));
+            }
+            if m.duration_secs == 0 {
+                return Err(invalid("mixed.duration_secs", "must be at least 1"));
+            }
+            let read_operation = match m.read_operation.as_deref() {
+                None => DEFAULT_MIXED_READ,
+                Some(s) => s
+                    .parse()
+                    .map_err(|e: String| invalid("mixed.read_operation", e))?,
+            };
+            if read_operation.is_write() {
+                return Err(invalid(
+                    "mixed.read_operation",
+                    format!("`{read_operation}` is a write; name a warm- or cold-read operation"),
+                ));
+            }
+            if !operation.is_write() {
+                return Err(invalid(
+                    "operation",
+                    format!(
+                        "`{operation}` is a read, but [mixed] commits the plan's operation; \
+                         use a write- operation (the reads are mixed.read_operation)"
+                    ),
+                ));
+            }
+            Some(Mixed {
+                clients: m.clients,
+                reads_per_write: m.reads_per_write,
+                duration: Duration::from_secs(m.duration_secs),
+                read_operation,
+            })
+        }
+    };
+    if continuous.is_none() && concurrent.is_none() && mixed.is_none() {
         return Err(invalid(
             "continuous",
-            "the plan has neither a [continuous] nor a [concurrent] table, so it has no cells; add one",
+            "the plan has no [continuous], [concurrent] or [mixed] table, so it has no cells; add one",
         ));
     }
     for (k, v) in &raw.storage {
@@ -420,6 +492,7 @@ fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         inline,
         continuous,
         concurrent,
+        mixed,
         storage: raw.storage,
         run,
     })
@@ -437,6 +510,14 @@ pub enum Mode {
         concurrency: u32,
         duration_secs: u64,
     },
+    /// `clients` worker processes, each repeating `reads_per_write` reads of `read` then one
+    /// commit, until the deadline.
+    Mixed {
+        clients: u32,
+        reads_per_write: u64,
+        read: Operation,
+        duration_secs: u64,
+    },
 }
 
 impl Mode {
@@ -444,19 +525,35 @@ impl Mode {
         match self {
             Mode::Continuous { .. } => "continuous",
             Mode::Concurrent { .. } => "concurrent",
+            Mode::Mixed { .. } => "mixed",
         }
     }
     pub fn workers(self) -> u32 {
         match self {
             Mode::Continuous { .. } => 1,
             Mode::Concurrent { concurrency, .. } => concurrency,
+            Mode::Mixed { clients, .. } => clients,
         }
     }
     /// `duration_secs` as the reference reports it: 0 for continuous cells.
     pub fn duration_secs(self) -> u64 {
         match self {
             Mode::Continuous { .. } => 0,
-            Mode::Concurrent { duration_secs, .. } => duration_secs,
+            Mode::Concurrent { duration_secs, .. } | Mode::Mixed { duration_secs, .. } => {
+                duration_secs
+            }
+        }
+    }
+
+    /// The read a mixed cell interleaves and how many per commit.
+    pub fn mixed_reads(self) -> Option<(Operation, u64)> {
+        match self {
+            Mode::Mixed {
+                read,
+                reads_per_write,
+                ..
+            } => Some((read, reads_per_write)),
+            _ => None,
         }
     }
 }
@@ -497,6 +594,7 @@ impl Cell {
             Mode::Concurrent { concurrency, .. } => {
                 format!("conc_{}_c_{}", self.golden.id(), concurrency)
             }
+            Mode::Mixed { clients, .. } => format!("mixed_{}_c_{}", self.golden.id(), clients),
         }
     }
 
@@ -519,6 +617,14 @@ impl Cell {
                 concurrency,
                 duration_secs,
             } => format!("concurrent;concurrency={concurrency};duration_secs={duration_secs}"),
+            Mode::Mixed {
+                clients,
+                reads_per_write,
+                read,
+                duration_secs,
+            } => format!(
+                "mixed;clients={clients};reads_per_write={reads_per_write};read={read};duration_secs={duration_secs}"
+            ),
         };
         h.update(format!(
             "bench-cell-v1\nlance={LANCE_VERSION}\noperation={}\nrows={}\ninline={}\nmode={mode}\ncommit_retries={}\nroot={}\n",
@@ -544,7 +650,8 @@ pub enum Step {
 }
 
 /// Expand the matrix in the reference's order: for each inline variant, for each size: its
-/// golden, then the continuous cell, then one concurrent cell per concurrency.
+/// golden, then the continuous cell, then one concurrent cell per concurrency, then (bench's
+/// addition) one mixed cell per client count.
 pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
     let mut steps = Vec::new();
     for &inline in &plan.inline {
@@ -570,6 +677,16 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                     steps.push(Step::Cell(cell(Mode::Concurrent {
                         concurrency,
                         duration_secs: c.duration.as_secs(),
+                    })));
+                }
+            }
+            if let Some(m) = &plan.mixed {
+                for &clients in &m.clients {
+                    steps.push(Step::Cell(cell(Mode::Mixed {
+                        clients,
+                        reads_per_write: m.reads_per_write,
+                        read: m.read_operation,
+                        duration_secs: m.duration.as_secs(),
                     })));
                 }
             }
@@ -707,7 +824,46 @@ duration_secs = 2
             (
                 "name = 'x'\n[matrix]\nsizes = [1]\n",
                 "continuous",
-                "neither",
+                "no [continuous], [concurrent] or [mixed]",
+            ),
+            (
+                &format!("{base}[mixed]\nclients = [2]\nduration_secs = 1\n"),
+                "mixed",
+                "missing field `reads_per_write`",
+            ),
+            (
+                &format!("{base}[mixed]\nclients = [0]\nreads_per_write = 3\nduration_secs = 1\n"),
+                "mixed.clients",
+                "at least 1",
+            ),
+            (
+                &format!("{base}[mixed]\nclients = [2]\nreads_per_write = 0\nduration_secs = 1\n"),
+                "mixed.reads_per_write",
+                "at least 1",
+            ),
+            (
+                &format!("{base}[mixed]\nclients = [2]\nreads_per_write = 3\nduration_secs = 0\n"),
+                "mixed.duration_secs",
+                "at least 1",
+            ),
+            (
+                &format!(
+                    "{base}[mixed]\nclients = [2]\nreads_per_write = 3\nduration_secs = 1\nread_operation = 'write-create-table'\n"
+                ),
+                "mixed.read_operation",
+                "is a write",
+            ),
+            (
+                &format!(
+                    "{base}[mixed]\nclients = [2]\nreads_per_write = 3\nduration_secs = 1\nread_operation = 'list'\n"
+                ),
+                "mixed.read_operation",
+                "unknown operation",
+            ),
+            (
+                "name = 'x'\noperation = 'warm-read-list-tables'\n[matrix]\nsizes = [1]\n[mixed]\nclients = [2]\nreads_per_write = 3\nduration_secs = 1\n",
+                "operation",
+                "is a read",
             ),
             (
                 "name = 'x'\noperation = 'write-drop-table'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n",
@@ -814,6 +970,42 @@ duration_secs = 2
         assert_eq!(cells[8].variant(), "no_index");
         assert_eq!(cells[1].mode.workers(), 2);
         assert_eq!(cells[0].mode.duration_secs(), 0);
+    }
+
+    #[test]
+    fn mixed_cells_follow_the_concurrent_ones() {
+        let plan = Plan::parse(
+            "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[concurrent]\nconcurrency=[2]\nduration_secs=1\n\
+             [mixed]\nclients=[4, 1]\nreads_per_write=100\nduration_secs=3\n",
+        )
+        .unwrap();
+        let steps = expand(&plan, "/r");
+        assert_eq!(
+            ids(&steps),
+            vec![
+                "golden:inline_true_rows_7",
+                "conc_inline_true_rows_7_c_2",
+                "mixed_inline_true_rows_7_c_4",
+                "mixed_inline_true_rows_7_c_1",
+            ]
+        );
+        let c = cells(&steps)[1];
+        assert_eq!(c.mode.name(), "mixed");
+        assert_eq!(c.mode.workers(), 4);
+        assert_eq!(c.mode.duration_secs(), 3);
+        assert_eq!(c.mode.mixed_reads(), Some((DEFAULT_MIXED_READ, 100)));
+        let other = Plan::parse(
+            "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[concurrent]\nconcurrency=[2]\nduration_secs=1\n\
+             [mixed]\nclients=[4, 1]\nreads_per_write=10\nduration_secs=3\nread_operation='cold-read-list-tables'\n",
+        )
+        .unwrap();
+        let c2 = cells(&expand(&other, "/r"))[1].clone();
+        assert_eq!(c2.id(), c.id());
+        assert_ne!(
+            c2.key(),
+            c.key(),
+            "reads_per_write and the read are in the key"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use crate::catalog;
 use crate::coordinator::{self, CellRun, Outcome};
 use crate::error::{BenchError, exit};
-use crate::export::{self, Record, csv, jsonl};
+use crate::export::{self, ReadFigures, Record, csv, jsonl};
 use crate::golden::{self, Golden, GoldenConfig};
 use crate::plan::{Cell, Cleanup, GoldenSpec, LANCE_VERSION, Mode, Plan, Step, expand};
 use crate::progress::{Display, Progress, now_utc};
@@ -85,6 +85,7 @@ impl Sweep {
 /// `bench plan`: print the cells in order with their status. Runs and writes nothing.
 pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
+    let records = records_for_display(sweep);
     let mut s = String::new();
     let n = sweep.cells().count();
     s.push_str(&format!(
@@ -118,12 +119,8 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
             Step::Cell(c) => {
                 i += 1;
                 let key = c.key();
-                let status = state.status(&c.id(), &key);
-                s.push_str(&format!(
-                    "{i:>4}  {:<40} {key:<18} {}\n",
-                    c.id(),
-                    status.label()
-                ));
+                let (_, label) = cell_status(&state, &records, c, sweep.plan.run.repetitions);
+                s.push_str(&format!("{i:>4}  {:<40} {key:<18} {label}\n", c.id()));
             }
         }
     }
@@ -134,12 +131,17 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
 /// reason, and where the outputs are. Reads only.
 pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
+    let records = records_for_display(sweep);
     let mut counts = [0usize; 5];
     let mut failures = Vec::new();
+    let mut partial = Vec::new();
     let cells: Vec<&Cell> = sweep.cells().collect();
     for c in &cells {
-        let st = state.status(&c.id(), &c.key());
+        let (st, label) = cell_status(&state, &records, c, sweep.plan.run.repetitions);
         counts[st as usize] += 1;
+        if label.contains("repetitions") {
+            partial.push(format!("  {}: {label}", c.id()));
+        }
         if st == CellStatus::Failed {
             let reason = state.cells[&c.id()].reason.clone().unwrap_or_default();
             failures.push(format!(
@@ -159,6 +161,13 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         counts[CellStatus::Stale as usize],
         counts[CellStatus::Interrupted as usize],
     );
+    if !partial.is_empty() {
+        s.push_str("cells with some of their repetitions recorded (`bench run` runs the rest):\n");
+        for p in partial {
+            s.push_str(&p);
+            s.push('\n');
+        }
+    }
     if !failures.is_empty() {
         s.push_str("failed cells (re-run them with `bench run --retry-failed`):\n");
         for f in failures {
@@ -174,6 +183,32 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         sweep.store.root_uri()
     ));
     Ok(s)
+}
+
+/// The records for `bench plan` / `bench status`, read without repairing anything; an
+/// unreadable file only hides the repetition counts (and says so).
+fn records_for_display(sweep: &Sweep) -> Vec<Record> {
+    jsonl::read_all(&sweep.results_path()).unwrap_or_else(|e| {
+        eprintln!("warning: {e}; repetition counts are not shown");
+        Vec::new()
+    })
+}
+
+/// A cell's status as `bench run` will treat it, and its label: a cell with fewer records
+/// than `repetitions` is not done, and the label says how many are recorded.
+fn cell_status(state: &State, records: &[Record], c: &Cell, reps: u32) -> (CellStatus, String) {
+    let (id, key) = (c.id(), c.key());
+    let have = recorded(records, &id, &key);
+    let st = match state.status(&id, &key) {
+        CellStatus::Done if have < reps => CellStatus::Pending,
+        s => s,
+    };
+    let label = if have > 0 && have < reps && st != CellStatus::Stale {
+        format!("{} ({have}/{reps} repetitions recorded)", st.label())
+    } else {
+        st.label().to_string()
+    };
+    (st, label)
 }
 
 pub struct RunOptions {
@@ -398,12 +433,23 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
                         report.unverified += 1;
                     }
                     progress.log(format!(
-                        "done {label}: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors{}",
+                        "done {label}: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors{}{}",
                         record.total_operations,
                         record.throughput_ops_per_sec,
                         record.p50_latency_ms,
                         record.p99_latency_ms,
                         record.errors,
+                        match &record.reads {
+                            Some(r) => format!(
+                                "; reads: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors",
+                                r.total_operations,
+                                r.throughput_ops_per_sec,
+                                r.p50_latency_ms,
+                                r.p99_latency_ms,
+                                r.errors
+                            ),
+                            None => String::new(),
+                        },
                         if record.verified {
                             String::new()
                         } else {
@@ -569,8 +615,11 @@ async fn run_cell(
     let root = store.uri(&run_rel);
     let (operations, duration_secs) = match cell.mode {
         Mode::Continuous { operations } => (Some(operations), None),
-        Mode::Concurrent { duration_secs, .. } => (None, Some(duration_secs)),
+        Mode::Concurrent { duration_secs, .. } | Mode::Mixed { duration_secs, .. } => {
+            (None, Some(duration_secs))
+        }
     };
+    let mix = cell.mode.mixed_reads();
     let workers = (0..cell.mode.workers())
         .map(|worker_id| WorkerArgs {
             root: root.clone(),
@@ -582,6 +631,8 @@ async fn run_cell(
             tables: cell.golden.rows - cell.golden.rows / 3,
             operations,
             duration_secs,
+            reads_per_write: mix.map(|(_, r)| r),
+            read_operation: mix.map(|(op, _)| op.as_str().to_string()),
         })
         .collect();
     let bar = progress.cell(
@@ -623,6 +674,25 @@ async fn run_cell(
             let (after, verify_error) =
                 verify::commits(&root, &cell.storage, before + committed_warmup, &ids).await;
             let lat = m.latencies.summary();
+            let reads = mix.map(|(op, reads_per_write)| {
+                let r = m.reads.latencies.summary();
+                ReadFigures {
+                    operation: op.as_str().to_string(),
+                    reads_per_write,
+                    total_operations: r.count,
+                    attempts: m.reads.attempts,
+                    errors: m.reads.errors,
+                    first_error: m.reads.first_error.clone(),
+                    throughput_ops_per_sec: throughput(r.count, m.window_ms),
+                    avg_latency_ms: r.avg,
+                    p50_latency_ms: r.p50,
+                    p90_latency_ms: r.p90,
+                    p99_latency_ms: r.p99,
+                    p999_latency_ms: r.p999,
+                    min_latency_ms: r.min,
+                    max_latency_ms: r.max,
+                }
+            });
             CellResult::Recorded(Box::new(Record {
                 variant: cell.variant().to_string(),
                 operation: cell.operation.as_str().to_string(),
@@ -665,6 +735,7 @@ async fn run_cell(
                 manifest_rows_after: after,
                 verified: verify_error.is_none(),
                 verify_error,
+                reads,
             }))
         }
     };

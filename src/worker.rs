@@ -29,11 +29,15 @@ pub enum Event {
         #[serde(default)]
         warmup_ok: u64,
     },
-    /// One operation finished. `i` is its index within this worker.
+    /// One operation finished. `i` is its index within this worker among operations of its
+    /// kind (the commits, or in a mixed cell the interleaved reads).
     Op {
         i: u64,
         ms: f64,
         ok: bool,
+        /// A read interleaved by a mixed cell (not the cell's committed operation).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        read: bool,
         /// A failed operation was a commit conflict past the retry budget.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         conflict: bool,
@@ -69,6 +73,11 @@ pub struct WorkerArgs {
     /// Tables in the golden (what `describe-table` reads spread over).
     #[arg(long, default_value_t = 0)]
     pub tables: u64,
+    /// Mixed cells: reads of `--read-operation` before each commit.
+    #[arg(long, requires = "read_operation")]
+    pub reads_per_write: Option<u64>,
+    #[arg(long)]
+    pub read_operation: Option<String>,
 }
 
 impl WorkerArgs {
@@ -97,6 +106,14 @@ impl WorkerArgs {
         if let Some(d) = self.duration_secs {
             v.extend(["--duration-secs".into(), d.to_string()]);
         }
+        if let (Some(r), Some(op)) = (self.reads_per_write, &self.read_operation) {
+            v.extend([
+                "--reads-per-write".into(),
+                r.to_string(),
+                "--read-operation".into(),
+                op.clone(),
+            ]);
+        }
         v
     }
 }
@@ -116,6 +133,33 @@ const MAX_ERR_CHARS: usize = 500;
 /// Test hook: a worker delays its start by this many milliseconds (a slow process start).
 pub const START_DELAY_ENV: &str = "BENCH_WORKER_START_DELAY_MS";
 
+fn truncate(mut s: String) -> String {
+    if s.len() > MAX_ERR_CHARS {
+        let cut = (0..=MAX_ERR_CHARS)
+            .rev()
+            .find(|&c| s.is_char_boundary(c))
+            .unwrap_or(0);
+        s.truncate(cut);
+    }
+    s
+}
+
+/// Run one operation; a cold read opens a fresh namespace for it (timed with it).
+async fn perform(
+    ns: &lance_namespace_impls::DirectoryNamespace,
+    cfg: &CatalogConfig,
+    op: Operation,
+    id: String,
+    table_data: &bytes::Bytes,
+) -> lance_core::Result<()> {
+    if op.is_cold() {
+        let fresh = catalog::open(cfg).await?;
+        catalog::execute(&fresh, op, id, table_data).await
+    } else {
+        catalog::execute(ns, op, id, table_data).await
+    }
+}
+
 pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     if let Some(ms) = std::env::var(START_DELAY_ENV)
         .ok()
@@ -134,15 +178,25 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
         commit_retries: args.commit_retries,
         storage,
     };
+    let mix: Option<(Operation, u64)> = match (&args.read_operation, args.reads_per_write) {
+        (Some(op), Some(r)) => Some((op.parse().map_err(anyhow::Error::msg)?, r)),
+        _ => None,
+    };
     let ns = catalog::open(&cfg).await?;
-    let target = |i: u64, warm: bool| match operation {
+    let table_data = catalog::table_ipc();
+    // The k-th operation of this worker: in a mixed cell `reads_per_write` reads, then one
+    // commit, over and over; otherwise always the cell's operation.
+    let kind = |k: u64| match mix {
+        Some((read, r)) if k % (r + 1) < r => (read, true),
+        _ => (operation, false),
+    };
+    let target = |op: Operation, i: u64, warm: bool| match op {
         Operation::DescribeTable { .. } => {
             catalog::table_to_describe(args.worker_id, i, args.tables)
         }
-        _ if warm => catalog::warmup_id(operation, args.worker_id, i),
-        _ => catalog::object_id(operation, args.worker_id, i),
+        _ if warm => catalog::warmup_id(op, args.worker_id, i),
+        _ => catalog::object_id(op, args.worker_id, i),
     };
-    let table_data = catalog::table_ipc();
 
     // Release arrives as a line on stdin; EOF at any time means the coordinator is gone.
     let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
@@ -161,12 +215,18 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
             }
         }
     });
+    // Per kind (commits, reads): how many have run, which numbers the next one.
+    let mut counts = [0u64; 2];
     let mut warmup_ok = 0;
-    for i in 0..args.warmup {
-        if catalog::execute(&ns, operation, target(i, true), &table_data)
+    for k in 0..args.warmup {
+        let (op, read) = kind(k);
+        let i = counts[usize::from(read)];
+        counts[usize::from(read)] += 1;
+        let ok = perform(&ns, &cfg, op, target(op, i, true), &table_data)
             .await
-            .is_ok()
-        {
+            .is_ok();
+        // In a mixed cell only the commits change the manifest.
+        if ok && !(read && mix.is_some()) {
             warmup_ok += 1;
         }
     }
@@ -176,46 +236,31 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let release = Instant::now();
     let deadline = args.duration_secs.map(|d| release + Duration::from_secs(d));
     let mut last_end = release;
-    let mut i = 0u64;
-    loop {
+    let mut counts = [0u64; 2];
+    for k in 0.. {
         match (deadline, args.operations) {
             (Some(d), _) if Instant::now() >= d => break,
-            (None, Some(n)) if i >= n => break,
+            (None, Some(n)) if k >= n => break,
             (None, None) => break,
             _ => {}
         }
-        let id = target(i, false);
+        let (op, read) = kind(k);
+        let i = counts[usize::from(read)];
+        counts[usize::from(read)] += 1;
         let start = Instant::now();
-        let result = if operation.is_cold() {
-            match catalog::open(&cfg).await {
-                Ok(fresh) => catalog::execute(&fresh, operation, id, &table_data).await,
-                Err(e) => Err(e),
-            }
-        } else {
-            catalog::execute(&ns, operation, id, &table_data).await
-        };
+        let result = perform(&ns, &cfg, op, target(op, i, false), &table_data).await;
         last_end = Instant::now();
         let ms = (last_end - start).as_secs_f64() * 1000.0;
         let conflict = result.as_ref().is_err_and(catalog::is_conflict);
-        let err = result.err().map(|e| {
-            let mut s = e.to_string();
-            if s.len() > MAX_ERR_CHARS {
-                let cut = (0..=MAX_ERR_CHARS)
-                    .rev()
-                    .find(|&c| s.is_char_boundary(c))
-                    .unwrap_or(0);
-                s.truncate(cut);
-            }
-            s
-        });
+        let err = result.err().map(|e| truncate(e.to_string()));
         emit(&Event::Op {
             i,
             ms,
             ok: err.is_none(),
+            read,
             conflict,
             err,
         });
-        i += 1;
     }
     emit(&Event::Done {
         elapsed_ms: (last_end - release).as_secs_f64() * 1000.0,
@@ -235,6 +280,7 @@ mod tests {
                 i: 3,
                 ms: 12.5,
                 ok: false,
+                read: false,
                 conflict: true,
                 err: Some("conflict\nline".into()),
             },
@@ -242,6 +288,7 @@ mod tests {
                 i: 4,
                 ms: 1.0,
                 ok: true,
+                read: true,
                 conflict: false,
                 err: None,
             },

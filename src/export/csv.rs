@@ -4,13 +4,14 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use super::Record;
+use super::{ReadFigures, Record};
 
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The reference's columns, in its order, then bench's own. With repetitions, every figure
 /// is the median across them, and `*_min` / `*_max` give the spread of the main ones.
-pub const COLUMNS: [&str; 29] = [
+/// The `read_*` columns describe the interleaved reads of mixed cells (empty for others).
+pub const COLUMNS: [&str; 34] = [
     "mode",
     "variant",
     "initial_entries",
@@ -40,6 +41,11 @@ pub const COLUMNS: [&str; 29] = [
     "p50_ms_max",
     "p99_ms_min",
     "p99_ms_max",
+    "read_ops",
+    "read_errors",
+    "read_tps",
+    "read_p50_ms",
+    "read_p99_ms",
 ];
 
 /// The rows of the summary: per cell, the records of its latest key (one per repetition),
@@ -88,7 +94,7 @@ fn count(x: f64) -> String {
     }
 }
 
-fn fields(reps: &[&Record]) -> [String; 29] {
+fn fields(reps: &[&Record]) -> [String; 34] {
     let r = reps[0];
     let med = |f: fn(&Record) -> f64| median(reps.iter().map(|r| f(r)).collect());
     let lo = |f: fn(&Record) -> f64| reps.iter().map(|r| f(r)).fold(f64::INFINITY, f64::min);
@@ -96,6 +102,11 @@ fn fields(reps: &[&Record]) -> [String; 29] {
     let tps: fn(&Record) -> f64 = |r| r.throughput_ops_per_sec;
     let p50: fn(&Record) -> f64 = |r| r.p50_latency_ms;
     let p99: fn(&Record) -> f64 = |r| r.p99_latency_ms;
+    // Medians of the reads; empty unless every repetition is a mixed record.
+    let read = |f: fn(&ReadFigures) -> f64, fmt: fn(f64) -> String| {
+        let v: Option<Vec<f64>> = reps.iter().map(|r| r.reads.as_ref().map(f)).collect();
+        v.map(|v| fmt(median(v))).unwrap_or_default()
+    };
     [
         r.mode.clone(),
         r.variant.clone(),
@@ -126,6 +137,11 @@ fn fields(reps: &[&Record]) -> [String; 29] {
         format!("{:.2}", hi(p50)),
         format!("{:.2}", lo(p99)),
         format!("{:.2}", hi(p99)),
+        read(|r| r.total_operations as f64, count),
+        read(|r| r.errors as f64, count),
+        read(|r| r.throughput_ops_per_sec, |x| format!("{x:.3}")),
+        read(|r| r.p50_latency_ms, |x| format!("{x:.2}")),
+        read(|r| r.p99_latency_ms, |x| format!("{x:.2}")),
     ]
 }
 
@@ -194,6 +210,7 @@ pub(crate) mod tests {
             manifest_rows_after: rows + 10,
             verified: true,
             verify_error: None,
+            reads: None,
         }
     }
 
@@ -271,8 +288,57 @@ pub(crate) mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,"
         );
+    }
+
+    #[test]
+    fn mixed_records_fill_the_read_columns() {
+        let reps: Vec<Record> = [(100, 50.0, 2.0), (300, 150.0, 4.0)]
+            .into_iter()
+            .map(|(ops, tps, p50)| {
+                let mut r = record(
+                    "mixed",
+                    "inline_index",
+                    100,
+                    4,
+                    "mixed_inline_true_rows_100_c_4",
+                );
+                r.reads = Some(ReadFigures {
+                    operation: "warm-read-describe-table".into(),
+                    reads_per_write: 10,
+                    total_operations: ops,
+                    attempts: ops + 1,
+                    errors: 1,
+                    first_error: Some("boom".into()),
+                    throughput_ops_per_sec: tps,
+                    avg_latency_ms: p50,
+                    p50_latency_ms: p50,
+                    p90_latency_ms: p50,
+                    p99_latency_ms: p50 * 2.0,
+                    p999_latency_ms: p50 * 2.0,
+                    min_latency_ms: 0.1,
+                    max_latency_ms: p50 * 3.0,
+                });
+                r
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(SUMMARY_FILE);
+        write(&p, &reps).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        let col = |name: &str| row[COLUMNS.iter().position(|c| *c == name).unwrap()];
+        assert_eq!(col("mode"), "mixed");
+        assert_eq!(
+            col("ops"),
+            "10",
+            "the commits stay in the reference columns"
+        );
+        assert_eq!(col("read_ops"), "200");
+        assert_eq!(col("read_errors"), "1");
+        assert_eq!(col("read_tps"), "100.000");
+        assert_eq!((col("read_p50_ms"), col("read_p99_ms")), ("3.00", "6.00"));
     }
 
     #[test]
@@ -309,6 +375,7 @@ pub(crate) mod tests {
             (col("p50_ms"), col("p50_ms_min"), col("p50_ms_max")),
             ("1.00", "0.50", "3.00")
         );
+        assert_eq!(col("read_ops"), "", "no reads outside mixed cells");
         assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(vec![]), 0.0);
     }

@@ -64,6 +64,30 @@ pub struct Record {
     pub manifest_rows_after: u64,
     pub verified: bool,
     pub verify_error: Option<String>,
+    /// Mixed cells only: the interleaved reads, measured apart from the commits (which the
+    /// fields above describe). `null` for other cells.
+    #[serde(default)]
+    pub reads: Option<ReadFigures>,
+}
+
+/// The reads of a mixed cell, with the same meanings as the commit fields of a [`Record`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadFigures {
+    pub operation: String,
+    pub reads_per_write: u64,
+    /// Successful reads started inside the window.
+    pub total_operations: u64,
+    pub attempts: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub throughput_ops_per_sec: f64,
+    pub avg_latency_ms: f64,
+    pub p50_latency_ms: f64,
+    pub p90_latency_ms: f64,
+    pub p99_latency_ms: f64,
+    pub p999_latency_ms: f64,
+    pub min_latency_ms: f64,
+    pub max_latency_ms: f64,
 }
 
 fn one() -> u32 {

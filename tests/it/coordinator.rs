@@ -30,6 +30,8 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             duration_secs: None,
             warmup: 0,
             tables: 0,
+            reads_per_write: None,
+            read_operation: None,
         })
         .collect()
 }

@@ -141,9 +141,10 @@ fn check_record(r: &Value) {
         assert!(obj[k].is_null() || obj[k].is_string(), "{k} in {r}");
     }
     assert!(obj["verify_error"].is_null() || obj["verify_error"].is_string());
+    assert!(obj["reads"].is_null(), "reads only in mixed cells: {r}");
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + 4,
+        numbers.len() + integers.len() + strings.len() + 5,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);

@@ -182,6 +182,20 @@ fn repetitions_give_one_record_each_on_a_fresh_copy_and_a_median_row() {
         one_cell("repetitions = 4", "[continuous]\noperations = 4"),
     )
     .unwrap();
+    for cmd in ["plan", "status"] {
+        let o = bench()
+            .arg(cmd)
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains("pending (3/4 repetitions recorded)"),
+            "bench {cmd}: {text}"
+        );
+    }
     let o = run(&plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("repetition 4/4"), "{}", stderr(&o));
@@ -225,4 +239,70 @@ fn read_operations_measure_reads_and_leave_the_manifest_as_it_was() {
             assert_eq!(r["verified"], true, "{op}: {r}");
         }
     }
+}
+
+#[test]
+fn mixed_mode_reports_both_read_and_write_stats() {
+    let (_dir, plan, out) = plan_dir(&one_cell(
+        "warmup_operations = 6",
+        "[mixed]\nclients = [2]\nreads_per_write = 5\nduration_secs = 2",
+    ));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["mode"], "mixed");
+    assert_eq!(r["bench_tag"], "mixed_inline_false_rows_100_c_2");
+    assert_eq!(r["operation"], "write-create-namespace");
+    assert_eq!(r["concurrency"], 2);
+    let reads = &r["reads"];
+    assert_eq!(reads["operation"], "warm-read-describe-table", "{r}");
+    assert_eq!(reads["reads_per_write"], 5);
+    assert_eq!(reads["errors"], 0, "{r}");
+    let (writes, write_attempts) = (
+        r["total_operations"].as_u64().unwrap(),
+        r["attempts"].as_u64().unwrap(),
+    );
+    let (n_reads, read_attempts) = (
+        reads["total_operations"].as_u64().unwrap(),
+        reads["attempts"].as_u64().unwrap(),
+    );
+    assert!(writes > 0 && n_reads > 0, "{r}");
+    assert_eq!(n_reads, read_attempts);
+    // Each client repeats 5 reads then a commit: per client reads are 5 x its commits,
+    // plus at most one unfinished round of 5 when the window closed.
+    assert!(
+        (5 * write_attempts..=5 * write_attempts + 2 * 5).contains(&read_attempts),
+        "{read_attempts} reads for {write_attempts} commits: {r}"
+    );
+    // Reads and commits are timed apart: separate latencies, same window.
+    let window_s = r["total_duration_ms"].as_f64().unwrap() / 1000.0;
+    let read_tps = reads["throughput_ops_per_sec"].as_f64().unwrap();
+    assert!((read_tps - n_reads as f64 / window_s).abs() < 1e-6, "{r}");
+    assert!(
+        (r["throughput_ops_per_sec"].as_f64().unwrap() - writes as f64 / window_s).abs() < 1e-6
+    );
+    for k in [
+        "p50_latency_ms",
+        "p99_latency_ms",
+        "p999_latency_ms",
+        "max_latency_ms",
+    ] {
+        assert!(reads[k].as_f64().unwrap() > 0.0, "reads {k}: {r}");
+        assert!(r[k].as_f64().unwrap() > 0.0, "writes {k}: {r}");
+    }
+    // Warm-up ran the same pattern: one commit per client among its first 6 operations.
+    assert_eq!(r["warmup_committed"], 2, "{r}");
+    // Only the commits reach the manifest, and every one of them is there.
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["manifest_rows_after"].as_u64().unwrap(), 100 + 2 + writes);
+
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut rows = csv.lines().map(|l| l.split(',').collect::<Vec<_>>());
+    let header = rows.next().unwrap();
+    let row = rows.next().unwrap();
+    let col = |name: &str| row[header.iter().position(|c| *c == name).unwrap()];
+    assert_eq!(col("mode"), "mixed");
+    assert_eq!(col("ops"), writes.to_string());
+    assert_eq!(col("read_ops"), n_reads.to_string());
+    assert_eq!(col("read_errors"), "0");
 }
