@@ -47,6 +47,34 @@ pub enum Command {
         #[command(flatten)]
         over: OverrideArgs,
     },
+    /// Write report.md and SVG charts from a results directory's results.jsonl.
+    Report {
+        /// A results directory (results/<plan name>/ or a sweep's --out).
+        results: PathBuf,
+    },
+    /// Rebuild summary.csv and the report from results.jsonl (e.g. after concatenating
+    /// results from several machines).
+    Summarize {
+        /// A results directory holding results.jsonl.
+        results: PathBuf,
+    },
+    /// Compare two result sets cell by cell: throughput, p50 and p99 with ratios B/A.
+    Compare {
+        /// Baseline: a results directory or a results JSONL file.
+        a: PathBuf,
+        /// Candidate: a results directory or a results JSONL file.
+        b: PathBuf,
+        /// Changes within this many percent are noise and not flagged.
+        #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_THRESHOLD_PCT,
+              value_parser = parse_threshold)]
+        threshold: f64,
+        /// Exit with code 5 when any cell regressed beyond the threshold.
+        #[arg(long)]
+        fail_on_regression: bool,
+        /// Also write the comparison as a Markdown table to FILE.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+    },
     /// One worker process of a cell (started by `bench run`).
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -74,6 +102,13 @@ impl OverrideArgs {
             root: self.root,
             storage: self.storage_option,
         }
+    }
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!("`{s}` is not a percentage (e.g. 10 or 2.5)")),
     }
 }
 

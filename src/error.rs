@@ -15,6 +15,8 @@ pub mod exit {
     pub const CELLS_FAILED: u8 = 3;
     /// The results directory, the checkpoint or the store cannot be used.
     pub const OUTPUT: u8 = 4;
+    /// `bench compare --fail-on-regression` found a regression.
+    pub const REGRESSION: u8 = 5;
     /// Interrupted by Ctrl-C or SIGTERM; the running cell is pending again.
     pub const INTERRUPTED: u8 = 130;
 }

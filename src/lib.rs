@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod compare;
 pub mod coordinator;
 pub mod error;
 pub mod export;
@@ -14,6 +15,7 @@ pub mod lock;
 pub mod plan;
 pub mod preflight;
 pub mod progress;
+pub mod report;
 pub mod state;
 pub mod stats;
 pub mod store;
@@ -41,18 +43,33 @@ pub fn main(cli: Cli) -> ExitCode {
                     exit::INTERNAL
                 }
             },
-            Command::Plan { plan, over } => report(
+            Command::Plan { plan, over } => finish(
                 match sweep::Sweep::prepare(&plan, &over.into_overrides()).await {
                     Ok(s) => sweep::show_plan(&s).await.map(print),
                     Err(e) => Err(e),
                 },
             ),
-            Command::Status { plan, over } => report(
+            Command::Status { plan, over } => finish(
                 sweep::Sweep::prepare(&plan, &over.into_overrides())
                     .await
                     .and_then(|s| sweep::show_status(&s))
                     .map(print),
             ),
+            Command::Report { results } => finish(report::regenerate(&results, false).map(print)),
+            Command::Summarize { results } => finish(report::regenerate(&results, true).map(print)),
+            Command::Compare {
+                a,
+                b,
+                threshold,
+                fail_on_regression,
+                markdown,
+            } => finish(compare_cmd(
+                &a,
+                &b,
+                threshold,
+                fail_on_regression,
+                markdown.as_deref(),
+            )),
             Command::Run {
                 plan,
                 over,
@@ -66,8 +83,8 @@ pub fn main(cli: Cli) -> ExitCode {
                     display: progress,
                 };
                 match sweep::Sweep::prepare(&plan, &over.into_overrides()).await {
-                    Ok(s) => report(sweep::run(&s, &opts).await.map(|r| r.exit_code())),
-                    Err(e) => report(Err(e)),
+                    Ok(s) => finish(sweep::run(&s, &opts).await.map(|r| r.exit_code())),
+                    Err(e) => finish(Err(e)),
                 }
             }
         }
@@ -77,12 +94,39 @@ pub fn main(cli: Cli) -> ExitCode {
     ExitCode::from(code)
 }
 
+fn compare_cmd(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    threshold: f64,
+    fail_on_regression: bool,
+    markdown: Option<&std::path::Path>,
+) -> Result<u8, BenchError> {
+    let (fa, ra) = compare::load(a)?;
+    let (fb, rb) = compare::load(b)?;
+    let (na, nb) = (fa.display().to_string(), fb.display().to_string());
+    let c = compare::compare(&ra, &rb, threshold);
+    for w in compare::warnings(&c, &na, &nb) {
+        eprintln!("warning: {w}");
+    }
+    print!("A: {na}\nB: {nb}\n\n{}", compare::text(&c));
+    if let Some(path) = markdown {
+        std::fs::write(path, compare::markdown(&c, &na, &nb))
+            .map_err(|e| BenchError::Output(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("markdown: {}", path.display());
+    }
+    Ok(if fail_on_regression && c.regressions() > 0 {
+        exit::REGRESSION
+    } else {
+        exit::OK
+    })
+}
+
 fn print(text: String) -> u8 {
     print!("{text}");
     exit::OK
 }
 
-fn report(result: Result<u8, BenchError>) -> u8 {
+fn finish(result: Result<u8, BenchError>) -> u8 {
     match result {
         Ok(code) => code,
         Err(e) => {

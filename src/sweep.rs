@@ -251,6 +251,8 @@ fn archive_outputs(sweep: &Sweep) -> Result<Option<PathBuf>, BenchError> {
         crate::state::STATE_FILE,
         jsonl::RESULTS_FILE,
         csv::SUMMARY_FILE,
+        crate::report::REPORT_FILE,
+        crate::report::CHART_DIR,
     ];
     let present: Vec<_> = files
         .iter()
@@ -485,12 +487,28 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
         }
     }
     progress.finish();
+    // The report covers every record so far, also of an interrupted sweep; a report that
+    // cannot be drawn is a warning (the results and summary are already safe).
+    let report_line = if records.is_empty() {
+        String::new()
+    } else {
+        match crate::report::write(out, &records) {
+            Ok(w) => format!("\n  report:  {}", w.report.display()),
+            Err(e) => {
+                eprintln!(
+                    "warning: the report was not written: {e}; retry with `bench report {}`",
+                    out.display()
+                );
+                String::new()
+            }
+        }
+    };
     if !report.interrupted {
         cleanup(sweep, &state).await?;
     }
     if !report.interrupted {
         eprintln!(
-            "sweep `{}` finished: {} cells run, {} already done, {} failed{}{}\n  results: {}\n  summary: {}",
+            "sweep `{}` finished: {} cells run, {} already done, {} failed{}{}\n  results: {}\n  summary: {}{report_line}",
             sweep.plan.name,
             report.ran,
             report.skipped_done,

@@ -85,6 +85,16 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// The median of one figure over a cell's repetitions.
+pub fn med(reps: &[&Record], f: impl Fn(&Record) -> f64) -> f64 {
+    median(reps.iter().map(|r| f(r)).collect())
+}
+
+/// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
+pub fn table(records: &[Record]) -> Vec<[String; 34]> {
+    rows(records).iter().map(|reps| fields(reps)).collect()
+}
+
 /// A count's median: an integer when it is one.
 fn count(x: f64) -> String {
     if x.fract() == 0.0 {
@@ -152,8 +162,8 @@ pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
     {
         let mut w = ::csv::Writer::from_writer(&mut tmp);
         w.write_record(COLUMNS)?;
-        for reps in rows(records) {
-            w.write_record(fields(&reps))?;
+        for row in table(records) {
+            w.write_record(row)?;
         }
         w.flush()?;
     }

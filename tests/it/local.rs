@@ -221,6 +221,18 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
     for r in &records {
         check_record(r);
     }
+    // The finished sweep wrote its report, with the charts it embeds.
+    assert!(stderr(&o).contains("report:"), "{}", stderr(&o));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for chart in [
+        "continuous_throughput.svg",
+        "continuous_latency.svg",
+        "concurrent_throughput_no_index.svg",
+        "concurrent_errors_inline_index.svg",
+    ] {
+        assert!(report.contains(&format!("(charts/{chart})")), "{report}");
+        assert!(out.join("charts").join(chart).is_file(), "{chart}");
+    }
 
     // The copies kept by keep_runs hold exactly the golden's rows plus the commits.
     let rt = tokio::runtime::Runtime::new().unwrap();

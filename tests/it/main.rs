@@ -5,4 +5,5 @@ mod coordinator;
 mod local;
 mod numbers;
 mod recovery;
+mod report;
 mod s3;

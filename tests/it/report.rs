@@ -1,0 +1,381 @@
+//! `bench report`, `bench summarize` and `bench compare` on fixture result sets
+//! (tests/fixtures/README.md says where they come from).
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+fn fixture(name: &str) -> PathBuf {
+    repo_file(&format!("tests/fixtures/{name}"))
+}
+
+/// A results directory holding `results.jsonl` with these files' lines.
+fn results_dir(files: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results");
+    std::fs::create_dir_all(&out).unwrap();
+    let text: String = files
+        .iter()
+        .map(|f| std::fs::read_to_string(fixture(f)).unwrap())
+        .collect();
+    std::fs::write(out.join("results.jsonl"), text).unwrap();
+    (dir, out)
+}
+
+fn bench_cmd(args: &[&str]) -> std::process::Output {
+    bench().args(args).output().unwrap()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Check that `svg` is a well-formed XML document with an `<svg>` root, and return the
+/// text of its `<text>` elements.
+fn svg_texts(svg: &str) -> Vec<String> {
+    let mut stack: Vec<String> = Vec::new();
+    let mut texts = Vec::new();
+    let mut rest = svg;
+    let mut saw_root = false;
+    while let Some(start) = rest.find('<') {
+        let content = &rest[..start];
+        if stack.last().is_some_and(|t| t == "text") && !content.trim().is_empty() {
+            texts.push(content.trim().to_string());
+        }
+        let end = rest[start..].find('>').expect("unclosed tag") + start;
+        let tag = &rest[start + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            let open = stack.pop().unwrap_or_else(|| panic!("stray </{name}>"));
+            assert_eq!(open, name.trim(), "mismatched tags");
+            continue;
+        }
+        let name = tag
+            .split(|c: char| c.is_whitespace() || c == '/')
+            .next()
+            .unwrap()
+            .to_string();
+        if stack.is_empty() {
+            assert!(!saw_root, "a second root element <{name}>");
+            assert_eq!(name, "svg", "the root is <svg>");
+            assert!(tag.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+            saw_root = true;
+        }
+        if !tag.ends_with('/') {
+            stack.push(name);
+        }
+    }
+    assert!(saw_root && stack.is_empty(), "unclosed elements: {stack:?}");
+    texts
+}
+
+fn lines_of(path: &Path) -> Vec<serde_json::Value> {
+    lines(path)
+}
+
+#[test]
+fn report_renders_valid_charts_and_tables_matching_the_results() {
+    let (_dir, out) = results_dir(&["results-a.jsonl"]);
+    let o = bench_cmd(&["report", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+
+    // Each chart: valid SVG, titled axes with units, one legend entry per series.
+    let expect: &[(&str, &[&str], &[&str])] = &[
+        (
+            "continuous_throughput.svg",
+            &[
+                "rows in __manifest (log scale)",
+                "throughput (commits/s, log scale)",
+            ],
+            &["inline_index", "no_index"],
+        ),
+        (
+            "continuous_latency.svg",
+            &[
+                "rows in __manifest (log scale)",
+                "latency per operation (ms, log scale)",
+            ],
+            &[
+                "inline_index p50",
+                "inline_index p99",
+                "no_index p50",
+                "no_index p99",
+            ],
+        ),
+        (
+            "concurrent_throughput_inline_index.svg",
+            &[
+                "writer processes (log scale)",
+                "total throughput (commits/s, log scale)",
+            ],
+            &["1k rows", "10k rows"],
+        ),
+        (
+            "concurrent_errors_no_index.svg",
+            &[
+                "writer processes (log scale)",
+                "failed operations per cell (count)",
+            ],
+            &["1k rows", "10k rows"],
+        ),
+        (
+            "mixed_throughput.svg",
+            &[
+                "rows in __manifest (log scale)",
+                "throughput (operations/s, log scale)",
+            ],
+            &[
+                "inline_index reads",
+                "inline_index commits",
+                "no_index reads",
+                "no_index commits",
+            ],
+        ),
+    ];
+    for (file, axes, legend) in expect {
+        let svg = std::fs::read_to_string(out.join("charts").join(file)).unwrap();
+        let texts = svg_texts(&svg);
+        for t in axes.iter().chain(legend.iter()) {
+            assert!(
+                texts.iter().any(|x| x == t),
+                "{file} lacks text {t:?}: {texts:?}"
+            );
+        }
+        // One drawn line per series (solid <polyline>s, or dashes for p99 / commits).
+        assert!(svg.matches("<polyline").count() >= legend.len(), "{file}");
+        assert!(
+            report.contains(&format!("(charts/{file})")),
+            "report.md embeds {file}"
+        );
+    }
+    let charts = std::fs::read_dir(out.join("charts")).unwrap().count();
+    assert_eq!(
+        charts, 7,
+        "2 continuous, 2 per variant for concurrent, 1 mixed"
+    );
+
+    // The tables hold the records' numbers, formatted as summary.csv formats them.
+    let rows: Vec<Vec<String>> = report
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.contains("variant"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    let records = lines_of(&out.join("results.jsonl"));
+    assert_eq!(rows.len(), records.len(), "one table row per cell");
+    for r in &records {
+        let f = |k: &str| r[k].as_f64().unwrap();
+        let want = [
+            r["variant"].as_str().unwrap().to_string(),
+            r["initial_entries"].to_string(),
+            format!("{:.3}", f("throughput_ops_per_sec")),
+            format!("{:.2}", f("p50_latency_ms")),
+            format!("{:.2}", f("p99_latency_ms")),
+            r["total_operations"].to_string(),
+        ];
+        let found = rows.iter().any(|row| {
+            row[0] == want[0]
+                && row[1] == want[1]
+                && want[2..].iter().all(|w| row.contains(w))
+                && (r["mode"] == "continuous"
+                    || row[2].parse::<u64>().ok() == r["concurrency"].as_u64())
+        });
+        assert!(found, "no table row with {want:?} for {}", r["bench_tag"]);
+        if let Some(reads) = r["reads"].as_object() {
+            let tps = format!("{:.3}", reads["throughput_ops_per_sec"].as_f64().unwrap());
+            assert!(
+                rows.iter().any(|row| row.contains(&tps)),
+                "reads/s of {}",
+                r["bench_tag"]
+            );
+        }
+    }
+    assert!(report.contains("Verification: every cell"), "{report}");
+}
+
+#[test]
+fn summarize_rebuilds_summary_and_report_from_concatenated_results() {
+    // Two machines' halves of one sweep, concatenated.
+    let (_dir, out) = results_dir(&["results-a.jsonl"]);
+    let whole = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let half = whole.lines().count() / 2;
+    let (first, second): (Vec<&str>, Vec<&str>) = {
+        let l: Vec<&str> = whole.lines().collect();
+        (l[..half].to_vec(), l[half..].to_vec())
+    };
+    std::fs::write(
+        out.join("results.jsonl"),
+        format!("{}\n{}\n", second.join("\n"), first.join("\n")),
+    )
+    .unwrap();
+    let o = bench_cmd(&["summarize", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("summary.csv"), "{}", stdout(&o));
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = rows.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), whole.lines().count(), "one row per cell");
+    let col = |row: &Vec<&str>, name: &str| {
+        row[header.iter().position(|c| *c == name).unwrap()].to_string()
+    };
+    // Sorted as the reference sorts (mode, variant, rows, concurrency), whatever the file order.
+    let modes: Vec<String> = rows.iter().map(|r| col(r, "mode")).collect();
+    let mut sorted = modes.clone();
+    sorted.sort();
+    assert_eq!(modes, sorted);
+    for r in lines_of(&out.join("results.jsonl")) {
+        let tag = r["bench_tag"].as_str().unwrap();
+        let row = rows
+            .iter()
+            .find(|row| col(row, "bench_tag") == tag)
+            .unwrap();
+        assert_eq!(
+            col(row, "tps"),
+            format!("{:.3}", r["throughput_ops_per_sec"].as_f64().unwrap())
+        );
+    }
+    assert!(out.join("report.md").is_file());
+
+    // No results: one clear message, exit 4, nothing written.
+    let empty = tempfile::tempdir().unwrap();
+    for cmd in ["summarize", "report"] {
+        let o = bench_cmd(&[cmd, empty.path().to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(4), "{cmd}");
+        assert!(
+            stderr(&o).contains("has no results.jsonl"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn compare_gives_ratios_flags_warnings_and_exit_codes() {
+    let (a, b) = (fixture("results-a.jsonl"), fixture("results-b.jsonl"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = bench_cmd(&["compare", a, b]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let row = |cell: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(cell))
+            .unwrap_or_else(|| panic!("no row for {cell} in\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // B's throughput is 0.8 x A's: a regression beyond the default 10 %.
+    let r = row("cont_inline_true_rows_1000");
+    assert_eq!(r[3], "0.800", "{r:?}");
+    assert!(
+        r[10..].join(" ").starts_with("REGRESSION (ops/s -20.0%"),
+        "{r:?}"
+    );
+    // B's p99 is 1.5 x A's.
+    let r = row("cont_inline_false_rows_10000");
+    assert_eq!(r[9], "1.500", "{r:?}");
+    assert!(r[10..].join(" ").contains("p99 +50.0%"), "{r:?}");
+    // B's throughput is 1.25 x A's: an improvement.
+    let r = row("conc_inline_true_rows_1000_c_2");
+    assert_eq!(r[3], "1.250");
+    assert!(
+        r[10..].join(" ").starts_with("improved (ops/s +25.0%"),
+        "{r:?}"
+    );
+    // 5 % is noise.
+    let r = row("conc_inline_false_rows_1000_c_4");
+    assert_eq!(r[3], "1.050");
+    assert_eq!(r.len(), 10, "no verdict within the threshold: {r:?}");
+    // The reads of mixed cells are compared in their own table: B's reads/s is 0.5 x A's.
+    let reads = text
+        .split("reads of mixed cells:")
+        .nth(1)
+        .expect("a reads table");
+    let r: Vec<&str> = reads
+        .lines()
+        .find(|l| l.starts_with("mixed_inline_true_rows_1000_c_4 "))
+        .expect("the mixed cell's reads")
+        .split_whitespace()
+        .collect();
+    assert_eq!(r[3], "0.500", "{r:?}");
+    assert!(
+        r[10..].join(" ").starts_with("REGRESSION (ops/s -50.0%"),
+        "{r:?}"
+    );
+    assert!(
+        text.contains("19 cells compared: 3 regressed, 1 improved, 15 within ±10%"),
+        "{text}"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("only in A") && err.contains("mixed_inline_false_rows_10000_c_4"),
+        "{err}"
+    );
+    assert!(
+        err.contains("only in B") && err.contains("cont_inline_true_rows_100000"),
+        "{err}"
+    );
+    assert!(
+        err.contains("conc_inline_true_rows_10000_c_4 was measured with different parameters: commit_retries 20 vs 5"),
+        "{err}"
+    );
+
+    let o = bench_cmd(&["compare", a, b, "--fail-on-regression"]);
+    assert_eq!(o.status.code(), Some(5));
+    let o = bench_cmd(&["compare", a, b, "--fail-on-regression", "--threshold", "60"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "nothing moved by 60 %: {}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("0 regressed, 0 improved"),
+        "{}",
+        stdout(&o)
+    );
+
+    // The same run against itself: every ratio 1, nothing flagged.
+    let o = bench_cmd(&["compare", a, a, "--fail-on-regression"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o)
+            .lines()
+            .filter(|l| l.starts_with("co") || l.starts_with("mi"))
+            .all(|l| { l.split_whitespace().filter(|v| v.contains("1.000")).count() == 3 }),
+        "{}",
+        stdout(&o)
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("cmp.md");
+    let o = bench_cmd(&["compare", a, b, "--markdown", md.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("| cell | ops/s A | ops/s B | B/A |"), "{md}");
+    assert!(md.contains("| `cont_inline_true_rows_1000` |"), "{md}");
+    assert!(md.contains("**REGRESSION (ops/s -20.0%"), "{md}");
+    assert!(md.contains("only in B"), "{md}");
+
+    // Bad inputs: one message each, exit 4 (missing) or 2 (usage).
+    let o = bench_cmd(&["compare", a, "/nonexistent/results"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        stderr(&o).contains("/nonexistent/results has no results"),
+        "{}",
+        stderr(&o)
+    );
+    let o = bench_cmd(&["compare", a, b, "--threshold", "ten"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a percentage"), "{}", stderr(&o));
+}
