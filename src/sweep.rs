@@ -463,6 +463,8 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
                     ));
                     records.push(*record);
                     csv::write(&summary_path, &records).map_err(io_err("write", &summary_path))?;
+                    // The report follows every cell too; its failure is reported at the end.
+                    let _ = crate::report::write(out, &records);
                 }
                 CellResult::Failed(reason) => {
                     progress.log(format!("FAILED {label}: {reason}"));
@@ -488,7 +490,8 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
     }
     progress.finish();
     // The report covers every record so far, also of an interrupted sweep; a report that
-    // cannot be drawn is a warning (the results and summary are already safe).
+    // cannot be drawn is a warning (the results and summary are already safe). It is also
+    // rewritten after every cell, like the summary.
     let report_line = if records.is_empty() {
         String::new()
     } else {

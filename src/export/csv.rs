@@ -302,6 +302,20 @@ pub(crate) mod tests {
         );
     }
 
+    /// Write a summary of these records and read back its first row.
+    fn first_row(records: &[Record]) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(SUMMARY_FILE);
+        write(&p, records).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    }
+
     #[test]
     fn mixed_records_fill_the_read_columns() {
         let reps: Vec<Record> = [(100, 50.0, 2.0), (300, 150.0, 4.0)]
@@ -333,12 +347,8 @@ pub(crate) mod tests {
                 r
             })
             .collect();
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(SUMMARY_FILE);
-        write(&p, &reps).unwrap();
-        let text = std::fs::read_to_string(&p).unwrap();
-        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
-        let col = |name: &str| row[COLUMNS.iter().position(|c| *c == name).unwrap()];
+        let row = first_row(&reps);
+        let col = |name: &str| row[COLUMNS.iter().position(|c| *c == name).unwrap()].as_str();
         assert_eq!(col("mode"), "mixed");
         assert_eq!(
             col("ops"),
@@ -371,12 +381,8 @@ pub(crate) mod tests {
                 r
             })
             .collect();
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(SUMMARY_FILE);
-        write(&p, &reps).unwrap();
-        let text = std::fs::read_to_string(&p).unwrap();
-        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
-        let col = |name: &str| row[COLUMNS.iter().position(|c| *c == name).unwrap()];
+        let row = first_row(&reps);
+        let col = |name: &str| row[COLUMNS.iter().position(|c| *c == name).unwrap()].as_str();
         assert_eq!(col("repetitions"), "3");
         assert_eq!(col("tps"), "10.000");
         assert_eq!((col("tps_min"), col("tps_max")), ("5.000", "30.000"));

@@ -26,6 +26,17 @@ pub fn tiny_plan() -> String {
     std::fs::read_to_string(repo_file("plans/tiny.toml")).unwrap()
 }
 
+/// `bench CMD PLAN --out OUT` (plan, status, run with defaults), waited for.
+pub fn bench_on(cmd: &str, plan: &Path, out: &Path) -> Output {
+    bench()
+        .arg(cmd)
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 pub fn run(plan: &Path, out: &Path, extra: &[&str]) -> Output {
     run_with(bench(), plan, out, extra)
 }

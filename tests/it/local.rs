@@ -21,13 +21,7 @@ const CELLS: [&str; 8] = [
 #[test]
 fn plan_lists_cells_in_order_and_writes_nothing() {
     let (_dir, plan, out) = plan_dir(&tiny_plan());
-    let o = bench()
-        .arg("plan")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = bench_on("plan", &plan, &out);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     let order: Vec<&str> = text
@@ -60,13 +54,7 @@ fn plan_lists_cells_in_order_and_writes_nothing() {
 fn a_bad_plan_fails_with_its_key_and_writes_nothing() {
     let (_dir, plan, out) = plan_dir(&tiny_plan().replace("operations = 5", "operations = 0"));
     for cmd in ["plan", "run"] {
-        let o = bench()
-            .arg(cmd)
-            .arg(&plan)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = bench_on(cmd, &plan, &out);
         assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
         let err = stderr(&o);
         assert!(err.contains("`continuous.operations`"), "{err}");

@@ -183,13 +183,7 @@ fn repetitions_give_one_record_each_on_a_fresh_copy_and_a_median_row() {
     )
     .unwrap();
     for cmd in ["plan", "status"] {
-        let o = bench()
-            .arg(cmd)
-            .arg(&plan)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = bench_on(cmd, &plan, &out);
         let text = String::from_utf8_lossy(&o.stdout);
         assert!(
             text.contains("pending (3/4 repetitions recorded)"),

@@ -130,13 +130,7 @@ cell_timeout_secs = 2
     assert!(lines(&out.join("results.jsonl")).is_empty());
     no_workers_left(&out);
 
-    let status = bench()
-        .arg("status")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let status = bench_on("status", &plan, &out);
     let status = String::from_utf8(status.stdout).unwrap();
     assert!(
         status.contains("2 cells: 0 done, 2 failed, 0 pending"),
