@@ -62,6 +62,8 @@ pub struct Row {
     /// B/A of throughput, p50, p99 (`None` when A's figure is 0).
     pub ratios: [Option<f64>; 3],
     pub changes: [Change; 3],
+    /// What the throughput counts: `ops/s`, or `reads/s` for the reads of a mixed cell.
+    pub per_sec: &'static str,
 }
 
 impl Row {
@@ -69,14 +71,14 @@ impl Row {
         self.changes.contains(&Change::Worse)
     }
     pub fn verdict(&self) -> String {
-        const NAMES: [&str; 3] = ["ops/s", "p50", "p99"];
+        let names = [self.per_sec, "p50", "p99"];
         let moved = |want: Change| {
             (0..3)
                 .filter(|&i| self.changes[i] == want)
                 .map(|i| {
                     format!(
                         "{} {:+.1}%",
-                        NAMES[i],
+                        names[i],
                         (self.ratios[i].unwrap_or(1.0) - 1.0) * 100.0
                     )
                 })
@@ -169,7 +171,7 @@ fn read_figures(reps: &[&Record]) -> Option<Figures> {
     })
 }
 
-fn row(cell: &str, a: Figures, b: Figures, t: f64) -> Row {
+fn row(cell: &str, a: Figures, b: Figures, t: f64, per_sec: &'static str) -> Row {
     let ratios = [
         ratio(a.tps, b.tps),
         ratio(a.p50, b.p50),
@@ -181,6 +183,7 @@ fn row(cell: &str, a: Figures, b: Figures, t: f64) -> Row {
         change(ratios[2], t, false),
     ];
     Row {
+        per_sec,
         cell: cell.to_string(),
         a,
         b,
@@ -254,9 +257,10 @@ pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
             c.differing.push((tag.clone(), diffs.join(", ")));
         }
         let (ra, rb): (Vec<&Record>, Vec<&Record>) = (ra.iter().collect(), rb.iter().collect());
-        c.rows.push(row(tag, figures(&ra), figures(&rb), t));
+        c.rows
+            .push(row(tag, figures(&ra), figures(&rb), t, "ops/s"));
         if let (Some(fa), Some(fb)) = (read_figures(&ra), read_figures(&rb)) {
-            c.read_rows.push(row(tag, fa, fb, t));
+            c.read_rows.push(row(tag, fa, fb, t, "reads/s"));
         }
     }
     c.only_b = ib

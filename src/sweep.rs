@@ -89,10 +89,17 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     let mut s = String::new();
     let n = sweep.cells().count();
     s.push_str(&format!(
-        "plan `{}` ({}): {n} cells, operation {}\n  results: {}\n  store:   {}\n\n",
+        "plan `{}` ({}): {n} cells, operation {}{}\n  results: {}\n  store:   {}\n\n",
         sweep.plan.name,
         sweep.plan_path.display(),
         sweep.plan.operation,
+        match &sweep.plan.mixed {
+            Some(m) => format!(
+                " (mixed cells: {} x {} per commit)",
+                m.reads_per_write, m.read_operation
+            ),
+            None => String::new(),
+        },
         sweep.out.display(),
         sweep.store.root_uri(),
     ));

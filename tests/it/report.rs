@@ -309,7 +309,7 @@ fn compare_gives_ratios_flags_warnings_and_exit_codes() {
         .collect();
     assert_eq!(r[3], "0.500", "{r:?}");
     assert!(
-        r[10..].join(" ").starts_with("REGRESSION (ops/s -50.0%"),
+        r[10..].join(" ").starts_with("REGRESSION (reads/s -50.0%"),
         "{r:?}"
     );
     assert!(
