@@ -4,38 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
-use crate::error::BenchError;
-use crate::export::csv::{med, rows};
-use crate::export::{Record, jsonl};
+use crate::export::Record;
+use crate::export::csv::{med, read_med, rows};
 
 /// Default noise threshold, in percent.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 10.0;
-
-/// A results directory (its `results.jsonl`) or a JSONL file.
-pub fn load(path: &Path) -> Result<(PathBuf, Vec<Record>), BenchError> {
-    let file = if path.is_dir() {
-        path.join(jsonl::RESULTS_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    if !file.is_file() {
-        return Err(BenchError::Output(format!(
-            "{} has no results: give a results directory (with {}) or a JSONL file",
-            path.display(),
-            jsonl::RESULTS_FILE
-        )));
-    }
-    let records = jsonl::read_all(&file).map_err(BenchError::Output)?;
-    if records.is_empty() {
-        return Err(BenchError::Output(format!(
-            "{} holds no records",
-            file.display()
-        )));
-    }
-    Ok((file, records))
-}
 
 /// One cell's compared figures (medians over its repetitions).
 #[derive(Debug, Clone, PartialEq)]
@@ -158,15 +132,10 @@ fn figures(reps: &[&Record]) -> Figures {
 
 /// The figures of a mixed cell's reads, if every repetition has them.
 fn read_figures(reps: &[&Record]) -> Option<Figures> {
-    let reads: Option<Vec<_>> = reps.iter().map(|r| r.reads.as_ref()).collect();
-    let reads = reads?;
-    let m = |f: fn(&crate::export::ReadFigures) -> f64| {
-        crate::export::csv::median(reads.iter().map(|r| f(r)).collect())
-    };
     Some(Figures {
-        tps: m(|r| r.throughput_ops_per_sec),
-        p50: m(|r| r.p50_latency_ms),
-        p99: m(|r| r.p99_latency_ms),
+        tps: read_med(reps, |r| r.throughput_ops_per_sec)?,
+        p50: read_med(reps, |r| r.p50_latency_ms)?,
+        p99: read_med(reps, |r| r.p99_latency_ms)?,
         repetitions: reps.len(),
     })
 }

@@ -101,8 +101,8 @@ fn compare_cmd(
     fail_on_regression: bool,
     markdown: Option<&std::path::Path>,
 ) -> Result<u8, BenchError> {
-    let (fa, ra) = compare::load(a)?;
-    let (fb, rb) = compare::load(b)?;
+    let (fa, ra) = export::jsonl::load(a).map_err(BenchError::Output)?;
+    let (fb, rb) = export::jsonl::load(b).map_err(BenchError::Output)?;
     let (na, nb) = (fa.display().to_string(), fb.display().to_string());
     let c = compare::compare(&ra, &rb, threshold);
     for w in compare::warnings(&c, &na, &nb) {

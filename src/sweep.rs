@@ -341,8 +341,6 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
         }
     }
     state.save(out)?;
-    csv::write(&sweep.summary_path(), &records).map_err(io_err("write", &sweep.summary_path()))?;
-    let summary_path = sweep.summary_path();
 
     let cells: Vec<&Cell> = sweep.cells().collect();
     let done_before = cells
@@ -358,6 +356,7 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
         std::env::var_os("CI").is_some(),
     );
     let progress = Progress::new(display, cells.len() as u64, done_before);
+    write_derived(sweep, &records, &progress)?;
     progress.log(format!(
         "sweep `{}`: {} cells, {} already done; results in {}",
         sweep.plan.name,
@@ -469,9 +468,7 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
                         }
                     ));
                     records.push(*record);
-                    csv::write(&summary_path, &records).map_err(io_err("write", &summary_path))?;
-                    // The report follows every cell too; its failure is reported at the end.
-                    let _ = crate::report::write(out, &records);
+                    write_derived(sweep, &records, &progress)?;
                 }
                 CellResult::Failed(reason) => {
                     progress.log(format!("FAILED {label}: {reason}"));
@@ -496,27 +493,14 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
         }
     }
     progress.finish();
-    // The report covers every record so far, also of an interrupted sweep; a report that
-    // cannot be drawn is a warning (the results and summary are already safe). It is also
-    // rewritten after every cell, like the summary.
-    let report_line = if records.is_empty() {
-        String::new()
+    let report_path = out.join(crate::report::REPORT_FILE);
+    let report_line = if report_path.is_file() {
+        format!("\n  report:  {}", report_path.display())
     } else {
-        match crate::report::write(out, &records) {
-            Ok(w) => format!("\n  report:  {}", w.report.display()),
-            Err(e) => {
-                eprintln!(
-                    "warning: the report was not written: {e}; retry with `bench report {}`",
-                    out.display()
-                );
-                String::new()
-            }
-        }
+        String::new()
     };
     if !report.interrupted {
         cleanup(sweep, &state).await?;
-    }
-    if !report.interrupted {
         eprintln!(
             "sweep `{}` finished: {} cells run, {} already done, {} failed{}{}\n  results: {}\n  summary: {}{report_line}",
             sweep.plan.name,
@@ -537,10 +521,27 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
                 String::new()
             },
             results.display(),
-            summary_path.display()
+            sweep.summary_path().display()
         );
     }
     Ok(report)
+}
+
+/// Bring the outputs derived from the records up to date, as after every cell: the summary
+/// (an error stops the sweep) and the report (a failure is a warning: the results and the
+/// summary are safe, and `bench report` can redraw it).
+fn write_derived(sweep: &Sweep, records: &[Record], progress: &Progress) -> Result<(), BenchError> {
+    let summary = sweep.summary_path();
+    csv::write(&summary, records).map_err(io_err("write", &summary))?;
+    if !records.is_empty()
+        && let Err(e) = crate::report::write(&sweep.out, records)
+    {
+        progress.log(format!(
+            "warning: the report was not written: {e}; retry with `bench report {}`",
+            sweep.out.display()
+        ));
+    }
+    Ok(())
 }
 
 /// What a finished sweep removes (`run.cleanup`): leftover copies, and with `all` the

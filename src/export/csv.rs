@@ -90,6 +90,13 @@ pub fn med(reps: &[&Record], f: impl Fn(&Record) -> f64) -> f64 {
     median(reps.iter().map(|r| f(r)).collect())
 }
 
+/// The median of one figure of a mixed cell's reads; `None` unless every repetition has
+/// reads (other modes, or records older than mixed mode).
+pub fn read_med(reps: &[&Record], f: impl Fn(&ReadFigures) -> f64) -> Option<f64> {
+    let v: Option<Vec<f64>> = reps.iter().map(|r| r.reads.as_ref().map(&f)).collect();
+    v.map(median)
+}
+
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
 pub fn table(records: &[Record]) -> Vec<[String; 34]> {
     rows(records).iter().map(|reps| fields(reps)).collect()
@@ -114,8 +121,7 @@ fn fields(reps: &[&Record]) -> [String; 34] {
     let p99: fn(&Record) -> f64 = |r| r.p99_latency_ms;
     // Medians of the reads; empty unless every repetition is a mixed record.
     let read = |f: fn(&ReadFigures) -> f64, fmt: fn(f64) -> String| {
-        let v: Option<Vec<f64>> = reps.iter().map(|r| r.reads.as_ref().map(f)).collect();
-        v.map(|v| fmt(median(v))).unwrap_or_default()
+        read_med(reps, f).map(fmt).unwrap_or_default()
     };
     [
         r.mode.clone(),

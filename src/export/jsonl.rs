@@ -2,7 +2,7 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Record;
 
@@ -55,6 +55,32 @@ pub fn read_all(path: &Path) -> Result<Vec<Record>, String> {
             })
         })
         .collect()
+}
+
+/// The records of a results directory (its `results.jsonl`) or of a results JSONL file, for
+/// the commands that read finished results. Missing or empty results are an error that
+/// names the path.
+pub fn load(path: &Path) -> Result<(PathBuf, Vec<Record>), String> {
+    let file = if path.is_dir() {
+        path.join(RESULTS_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    if !file.is_file() {
+        return Err(format!(
+            "{} has no {RESULTS_FILE}: give a results directory (results/<plan name>/ or a \
+             sweep's --out) or a results JSONL file",
+            path.display()
+        ));
+    }
+    let records = read_all(&file)?;
+    if records.is_empty() {
+        return Err(format!(
+            "{} holds no records yet; run the sweep first",
+            file.display()
+        ));
+    }
+    Ok((file, records))
 }
 
 #[cfg(test)]

@@ -24,19 +24,27 @@ pub struct Written {
     pub charts: Vec<PathBuf>,
 }
 
-/// One cell's figures: medians over the repetitions of its latest key.
+/// One cell: the records of its latest key (its repetitions), of which figures are medians.
 struct Cell<'a> {
-    first: &'a Record,
     reps: Vec<&'a Record>,
 }
 
 impl Cell<'_> {
+    /// The parameters are the same in every repetition.
+    fn first(&self) -> &Record {
+        self.reps[0]
+    }
     fn med(&self, f: impl Fn(&Record) -> f64) -> f64 {
         csv::med(&self.reps, f)
     }
-    fn read_med(&self, f: impl Fn(&crate::export::ReadFigures) -> f64) -> f64 {
-        self.med(|r| r.reads.as_ref().map(&f).unwrap_or(0.0))
-    }
+}
+
+/// The cells of these records, in the summary's order.
+fn cells(records: &[Record]) -> Vec<Cell<'_>> {
+    csv::rows(records)
+        .into_iter()
+        .map(|reps| Cell { reps })
+        .collect()
 }
 
 /// (x, y) points of a series.
@@ -54,8 +62,8 @@ fn rows_label(rows: u64) -> String {
 fn charts(cells: &[Cell<'_>]) -> Vec<(String, String, Chart)> {
     let mut out = Vec::new();
     let by_mode =
-        |m: &str| -> Vec<&Cell<'_>> { cells.iter().filter(|c| c.first.mode == m).collect() };
-    let ops: BTreeSet<&str> = cells.iter().map(|c| c.first.operation.as_str()).collect();
+        |m: &str| -> Vec<&Cell<'_>> { cells.iter().filter(|c| c.first().mode == m).collect() };
+    let ops: BTreeSet<&str> = cells.iter().map(|c| c.first().operation.as_str()).collect();
     let op = ops.into_iter().collect::<Vec<_>>().join(", ");
     let per_sec = if op.split(", ").all(|o| o.starts_with("write-")) {
         "commits/s"
@@ -68,8 +76,8 @@ fn charts(cells: &[Cell<'_>]) -> Vec<(String, String, Chart)> {
         let mut tps: BTreeMap<&str, Points> = BTreeMap::new();
         let mut lat: BTreeMap<&str, (Points, Points)> = BTreeMap::new();
         for c in &cont {
-            let x = c.first.initial_entries as f64;
-            let v = c.first.variant.as_str();
+            let x = c.first().initial_entries as f64;
+            let v = c.first().variant.as_str();
             tps.entry(v)
                 .or_default()
                 .push((x, c.med(|r| r.throughput_ops_per_sec)));
@@ -136,21 +144,21 @@ fn charts(cells: &[Cell<'_>]) -> Vec<(String, String, Chart)> {
     }
 
     let conc = by_mode("concurrent");
-    let variants: BTreeSet<&str> = conc.iter().map(|c| c.first.variant.as_str()).collect();
+    let variants: BTreeSet<&str> = conc.iter().map(|c| c.first().variant.as_str()).collect();
     for v in variants {
         let writers: Vec<f64> = conc
             .iter()
-            .filter(|c| c.first.variant == v)
-            .map(|c| c.first.concurrency)
+            .filter(|c| c.first().variant == v)
+            .map(|c| c.first().concurrency)
             .collect::<BTreeSet<u32>>()
             .into_iter()
             .map(f64::from)
             .collect();
         let mut tps: BTreeMap<u64, Points> = BTreeMap::new();
         let mut errs: BTreeMap<u64, Points> = BTreeMap::new();
-        for c in conc.iter().filter(|c| c.first.variant == v) {
-            let x = f64::from(c.first.concurrency);
-            let rows = c.first.initial_entries;
+        for c in conc.iter().filter(|c| c.first().variant == v) {
+            let x = f64::from(c.first().concurrency);
+            let rows = c.first().initial_entries;
             tps.entry(rows)
                 .or_default()
                 .push((x, c.med(|r| r.throughput_ops_per_sec)));
@@ -205,11 +213,14 @@ fn charts(cells: &[Cell<'_>]) -> Vec<(String, String, Chart)> {
     if !mixed.is_empty() {
         let mut lines: BTreeMap<(&str, u32), (Points, Points)> = BTreeMap::new();
         for c in &mixed {
-            let x = c.first.initial_entries as f64;
+            let x = c.first().initial_entries as f64;
             let l = lines
-                .entry((c.first.variant.as_str(), c.first.concurrency))
+                .entry((c.first().variant.as_str(), c.first().concurrency))
                 .or_default();
-            l.0.push((x, c.read_med(|r| r.throughput_ops_per_sec)));
+            l.0.push((
+                x,
+                csv::read_med(&c.reps, |r| r.throughput_ops_per_sec).unwrap_or(0.0),
+            ));
             l.1.push((x, c.med(|r| r.throughput_ops_per_sec)));
         }
         let multi = lines.keys().map(|k| k.1).collect::<BTreeSet<_>>().len() > 1;
@@ -450,13 +461,7 @@ fn markdown(records: &[Record], cells: &[Cell<'_>], charts: &[(String, String, C
 /// Write `report.md` and `charts/*.svg` into `dir` from these records, replacing an
 /// earlier report (each file atomically; charts that no longer apply are removed).
 pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
-    let cells: Vec<Cell<'_>> = csv::rows(records)
-        .into_iter()
-        .map(|reps| Cell {
-            first: reps[0],
-            reps,
-        })
-        .collect();
+    let cells = cells(records);
     let charts = charts(&cells);
     let chart_dir = dir.join(CHART_DIR);
     let io = |what: &str, p: &Path| {
@@ -491,22 +496,16 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
 /// `bench report DIR` (and with `summary`, `bench summarize DIR`): rebuild the report (and
 /// `summary.csv`) of a results directory from its `results.jsonl`. Returns what to print.
 pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
-    let results = dir.join(jsonl::RESULTS_FILE);
-    if !results.is_file() {
+    if !dir.is_dir() {
         return Err(BenchError::Output(format!(
-            "{} has no {}: give the results directory of a sweep (results/<plan name>/ or its --out)",
-            dir.display(),
-            jsonl::RESULTS_FILE
+            "{} is not a results directory: give the directory of a sweep (results/<plan name>/ \
+             or its --out), where the report is written",
+            dir.display()
         )));
     }
+    let (_, records) = jsonl::load(dir).map_err(BenchError::Output)?;
+    // Read first, so a directory without results gets nothing, not even a lock file.
     let _lock = crate::lock::acquire(dir)?;
-    let records = jsonl::read_all(&results).map_err(BenchError::Output)?;
-    if records.is_empty() {
-        return Err(BenchError::Output(format!(
-            "{} holds no records yet; run the sweep first",
-            results.display()
-        )));
-    }
     let mut out = String::new();
     // Records of one cell under several keys: only the last key counts (as in summary.csv).
     let mut keys: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -575,13 +574,7 @@ mod tests {
             ),
         ];
         recs[3].errors = 7;
-        let cells: Vec<Cell<'_>> = csv::rows(&recs)
-            .into_iter()
-            .map(|reps| Cell {
-                first: reps[0],
-                reps,
-            })
-            .collect();
+        let cells = cells(&recs);
         let names: Vec<String> = charts(&cells).into_iter().map(|c| c.0).collect();
         assert_eq!(
             names,
