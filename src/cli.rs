@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::compare::CompareArgs;
 use crate::progress::Display;
 use crate::worker::WorkerArgs;
 
@@ -59,22 +60,7 @@ pub enum Command {
         results: PathBuf,
     },
     /// Compare two result sets cell by cell: throughput, p50 and p99 with ratios B/A.
-    Compare {
-        /// Baseline: a results directory or a results JSONL file.
-        a: PathBuf,
-        /// Candidate: a results directory or a results JSONL file.
-        b: PathBuf,
-        /// Changes within this many percent are noise and not flagged.
-        #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_THRESHOLD_PCT,
-              value_parser = parse_threshold)]
-        threshold: f64,
-        /// Exit with code 5 when any cell regressed beyond the threshold.
-        #[arg(long)]
-        fail_on_regression: bool,
-        /// Also write the comparison as a Markdown table to FILE.
-        #[arg(long, value_name = "FILE")]
-        markdown: Option<PathBuf>,
-    },
+    Compare(CompareArgs),
     /// One worker process of a cell (started by `bench run`).
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -95,20 +81,13 @@ pub struct OverrideArgs {
     pub storage_option: Vec<(String, String)>,
 }
 
-impl OverrideArgs {
-    pub fn into_overrides(self) -> crate::sweep::Overrides {
+impl From<OverrideArgs> for crate::sweep::Overrides {
+    fn from(o: OverrideArgs) -> Self {
         crate::sweep::Overrides {
-            out: self.out,
-            root: self.root,
-            storage: self.storage_option,
+            out: o.out,
+            root: o.root,
+            storage: o.storage_option,
         }
-    }
-}
-
-fn parse_threshold(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        _ => Err(format!("`{s}` is not a percentage (e.g. 10 or 2.5)")),
     }
 }
 

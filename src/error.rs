@@ -1,6 +1,7 @@
-//! Domain errors and the process exit codes they map to.
+//! Domain errors and the process exit codes they map to. Errors keep their source (for
+//! classification, e.g. by the S3 preflight); their messages already say what the source
+//! said, so the top level prints only the message.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Exit codes of `bench`, documented in the README.
@@ -21,17 +22,24 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
+/// Any error a lower layer (lance, object_store, the OS) gave.
+pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// A plan that cannot be used. Messages name the file, key and line to fix.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    #[error("cannot read plan {}: {source}", path.display())]
     Read {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
+    #[error("{} is not valid TOML: {}", plan_name(file), message.trim_end())]
     Syntax {
         file: Option<PathBuf>,
         message: String,
     },
+    #[error("invalid {}{}{}: {message}", plan_name(file), key_part(key), line_part(*line))]
     Key {
         file: Option<PathBuf>,
         key: String,
@@ -40,7 +48,27 @@ pub enum PlanError {
     },
 }
 
+fn plan_name(file: &Option<PathBuf>) -> String {
+    match file {
+        Some(p) => format!("plan {}", p.display()),
+        None => "plan".to_string(),
+    }
+}
+
+fn key_part(key: &str) -> String {
+    if key.is_empty() || key == "." {
+        String::new()
+    } else {
+        format!(": key `{key}`")
+    }
+}
+
+fn line_part(line: Option<usize>) -> String {
+    line.map(|l| format!(" (line {l})")).unwrap_or_default()
+}
+
 impl PlanError {
+    /// The same error, naming the plan file it came from.
     pub fn in_file(self, path: &Path) -> PlanError {
         match self {
             PlanError::Syntax { message, .. } => PlanError::Syntax {
@@ -60,56 +88,28 @@ impl PlanError {
     }
 }
 
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |file: &Option<PathBuf>| match file {
-            Some(p) => format!("plan {}", p.display()),
-            None => "plan".to_string(),
-        };
-        match self {
-            PlanError::Read { path, source } => {
-                write!(f, "cannot read plan {}: {source}", path.display())
-            }
-            PlanError::Syntax { file, message } => {
-                write!(
-                    f,
-                    "{} is not valid TOML: {}",
-                    name(file),
-                    message.trim_end()
-                )
-            }
-            PlanError::Key {
-                file,
-                key,
-                line,
-                message,
-            } => {
-                write!(f, "invalid {}", name(file))?;
-                if !key.is_empty() && key != "." {
-                    write!(f, ": key `{key}`")?;
-                }
-                if let Some(line) = line {
-                    write!(f, " (line {line})")?;
-                }
-                write!(f, ": {message}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for PlanError {}
-
 /// Errors of a sweep, each with the exit code it maps to.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The command line (or a value it gave) cannot be used.
     #[error("{0}")]
     Usage(String),
-    #[error("{0}")]
-    Output(String),
-    #[error("{0}")]
-    Store(String),
+    /// The results directory or a file in it cannot be used.
+    #[error("{message}")]
+    Output {
+        message: String,
+        #[source]
+        source: Option<std::io::Error>,
+    },
+    /// The store cannot be used.
+    #[error("{message}")]
+    Store {
+        message: String,
+        #[source]
+        source: Option<Source>,
+    },
     #[error("{0}")]
     Internal(String),
 }
@@ -118,8 +118,49 @@ impl BenchError {
     pub fn exit_code(&self) -> u8 {
         match self {
             BenchError::Plan(_) | BenchError::Usage(_) => exit::BAD_PLAN,
-            BenchError::Output(_) | BenchError::Store(_) => exit::OUTPUT,
+            BenchError::Output { .. } | BenchError::Store { .. } => exit::OUTPUT,
             BenchError::Internal(_) => exit::INTERNAL,
         }
     }
+
+    /// An output problem without an underlying I/O error.
+    pub fn output(message: impl Into<String>) -> BenchError {
+        BenchError::Output {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// "cannot WHAT PATH: error", keeping the I/O error.
+    pub fn io(what: &str, path: &Path, source: std::io::Error) -> BenchError {
+        BenchError::Output {
+            message: format!("cannot {what} {}: {source}", path.display()),
+            source: Some(source),
+        }
+    }
+
+    /// A store problem without an underlying error.
+    pub fn store(message: impl Into<String>) -> BenchError {
+        BenchError::Store {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// "CONTEXT: error", keeping the store's error.
+    pub fn store_source(
+        context: impl std::fmt::Display,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> BenchError {
+        BenchError::Store {
+            message: format!("{context}: {source}"),
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+/// `map_err` helper: "cannot WHAT PATH: error".
+pub fn io_err(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> BenchError {
+    let (what, path) = (what.to_string(), path.to_path_buf());
+    move |e| BenchError::io(&what, &path, e)
 }

@@ -86,64 +86,31 @@ async fn build(
     cfg: &GoldenConfig<'_>,
 ) -> Result<Golden, BenchError> {
     let rel = rel_path(spec);
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        BenchError::Store(format!("failed to {what} golden {}: {e}", spec.id()))
+    let fail = |what: &str, e: lance_core::Error| {
+        BenchError::store_source(format!("failed to {what} golden {}", spec.id()), e)
     };
     // Whatever is there has no valid marker: a half-written or outdated golden.
     store.remove_prefix(&rel).await?;
     let started = std::time::Instant::now();
     let root = store.uri(&rel);
 
-    let schema = catalog::manifest_schema();
-    let batches = (0..spec.rows.div_ceil(BATCH_ROWS)).map(move |b| {
-        let start = b * BATCH_ROWS;
-        Ok(manifest_batch(
-            start,
-            BATCH_ROWS.min(spec.rows - start),
-            spec.rows,
-        ))
-    });
-    let reader = RecordBatchIterator::new(batches, schema);
-    let params = WriteParams {
-        mode: WriteMode::Create,
-        store_params: Some(ObjectStoreParams {
-            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
-                catalog::to_hash_map(cfg.storage),
-            ))),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    InsertBuilder::new(format!("{root}/{MANIFEST_DIR}").as_str())
-        .with_params(&params)
-        .execute_stream(reader)
+    write_rows(&root, spec, cfg)
         .await
-        .map_err(|e| fail("write", &e))?;
-
+        .map_err(|e| fail("write", e))?;
     if spec.inline {
         // One commit through the catalog rewrites the manifest into steady form: a single
         // fragment with its inline scalar indices. (Without indices, the first commit of
         // each cell does this rewrite, as in the reference.)
-        let ns = catalog::open(&CatalogConfig {
-            root: root.clone(),
-            inline: true,
-            commit_retries: cfg.commit_retries,
-            storage: cfg.storage.clone(),
-        })
-        .await
-        .map_err(|e| fail("open the catalog of", &e))?;
-        let mut req = CreateNamespaceRequest::new();
-        req.id = Some(vec![TRIGGER_ID.to_string()]);
-        ns.create_namespace(req)
+        trigger_rewrite(&root, cfg)
             .await
-            .map_err(|e| fail("index", &e))?;
+            .map_err(|e| fail("index", e))?;
     }
     let manifest_rows = catalog::manifest_rows(&root, cfg.storage)
         .await
-        .map_err(|e| fail("count rows of", &e))?;
+        .map_err(|e| fail("count rows of", e))?;
     let expected = spec.rows + u64::from(spec.inline);
     if manifest_rows != expected {
-        return Err(BenchError::Store(format!(
+        return Err(BenchError::store(format!(
             "golden {} holds {manifest_rows} rows, expected {expected}",
             spec.id()
         )));
@@ -161,8 +128,56 @@ async fn build(
     store
         .write(&format!("{rel}/{GOLDEN_MARKER}"), &json)
         .await
-        .map_err(|e| fail("mark complete", &e))?;
+        .map_err(|e| {
+            BenchError::store(format!("failed to mark complete golden {}: {e}", spec.id()))
+        })?;
     Ok(Golden { rel, marker })
+}
+
+/// Write the golden's `__manifest` directly as a Lance dataset, streamed in batches.
+async fn write_rows(
+    root: &str,
+    spec: GoldenSpec,
+    cfg: &GoldenConfig<'_>,
+) -> lance_core::Result<()> {
+    let batches = (0..spec.rows.div_ceil(BATCH_ROWS)).map(move |b| {
+        let start = b * BATCH_ROWS;
+        Ok(manifest_batch(
+            start,
+            BATCH_ROWS.min(spec.rows - start),
+            spec.rows,
+        ))
+    });
+    let reader = RecordBatchIterator::new(batches, catalog::manifest_schema());
+    let params = WriteParams {
+        mode: WriteMode::Create,
+        store_params: Some(ObjectStoreParams {
+            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
+                catalog::to_hash_map(cfg.storage),
+            ))),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    InsertBuilder::new(format!("{root}/{MANIFEST_DIR}").as_str())
+        .with_params(&params)
+        .execute_stream(reader)
+        .await
+        .map(|_| ())
+}
+
+/// The one commit through the catalog that brings an inline golden into steady form.
+async fn trigger_rewrite(root: &str, cfg: &GoldenConfig<'_>) -> lance_core::Result<()> {
+    let ns = catalog::open(&CatalogConfig {
+        root: root.to_string(),
+        inline: true,
+        commit_retries: cfg.commit_retries,
+        storage: cfg.storage.clone(),
+    })
+    .await?;
+    let mut req = CreateNamespaceRequest::new();
+    req.id = Some(vec![TRIGGER_ID.to_string()]);
+    ns.create_namespace(req).await.map(|_| ())
 }
 
 /// Rows `[start, start + len)` of a golden of `total` rows: the first third namespaces,

@@ -23,13 +23,13 @@ pub fn acquire(out: &Path) -> Result<RunLock, BenchError> {
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| BenchError::Output(format!("cannot open lock {}: {e}", path.display())))?;
+        .map_err(|e| BenchError::io("open lock", &path, e))?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
-            return Err(BenchError::Output(format!(
+            return Err(BenchError::output(format!(
                 "results directory {} is in use by another bench run (pid {}); wait for it to \
                  finish or stop it, or use another --out",
                 out.display(),
@@ -37,7 +37,7 @@ pub fn acquire(out: &Path) -> Result<RunLock, BenchError> {
             )));
         }
         Err(TryLockError::Error(e)) => {
-            return Err(BenchError::Output(format!(
+            return Err(BenchError::output(format!(
                 "cannot lock {}: {e}",
                 path.display()
             )));
@@ -49,8 +49,7 @@ pub fn acquire(out: &Path) -> Result<RunLock, BenchError> {
         write!(f, "{}", std::process::id())?;
         f.sync_all()
     };
-    write_pid(&mut file)
-        .map_err(|e| BenchError::Output(format!("cannot write lock {}: {e}", path.display())))?;
+    write_pid(&mut file).map_err(|e| BenchError::io("write lock", &path, e))?;
     Ok(RunLock { _file: file })
 }
 

@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::clock::now_utc;
+use crate::coordinator::Observer;
+
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Display {
@@ -22,11 +25,6 @@ pub fn choose(requested: Display, stderr_is_terminal: bool, in_ci: bool) -> Disp
         Display::Auto => Display::Lines,
         other => other,
     }
-}
-
-/// UTC timestamp for plain lines and provenance.
-pub fn now_utc() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// Sweep-wide progress: the overall bar and the log.
@@ -124,15 +122,15 @@ pub struct CellBar {
 /// How often a plain-line display reports a running cell.
 const LINE_EVERY: Duration = Duration::from_secs(10);
 
-impl CellBar {
-    pub fn released(&self) {
+impl Observer for CellBar {
+    fn released(&self) {
         *self.released.lock().expect("lock") = Some(Instant::now());
         if let Some(bar) = &self.bar {
             bar.set_message("running");
         }
     }
 
-    pub fn op(&self, ok: bool) {
+    fn op(&self, ok: bool, _read: bool) {
         let ops = self.ops.fetch_add(1, Ordering::Relaxed) + 1;
         if !ok {
             self.errors.fetch_add(1, Ordering::Relaxed);
@@ -156,7 +154,9 @@ impl CellBar {
             }
         }
     }
+}
 
+impl CellBar {
     fn status(&self, ops: u64) -> String {
         let since = self.released.lock().expect("lock").map(|t| t.elapsed());
         let rate = since

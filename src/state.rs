@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -40,30 +39,6 @@ pub struct State {
     pub cells: BTreeMap<String, CellState>,
 }
 
-/// What a plan's cell is, given the checkpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CellStatus {
-    Pending,
-    Done,
-    Failed,
-    /// Stale: recorded with another key, so the plan changed and the cell runs again.
-    Stale,
-    /// Was running when the previous run died; runs again from a fresh copy.
-    Interrupted,
-}
-
-impl CellStatus {
-    pub fn label(self) -> &'static str {
-        match self {
-            CellStatus::Pending => "pending",
-            CellStatus::Done => "done",
-            CellStatus::Failed => "failed",
-            CellStatus::Stale => "stale",
-            CellStatus::Interrupted => "interrupted",
-        }
-    }
-}
-
 impl State {
     pub fn new(plan: &str) -> State {
         State {
@@ -83,19 +58,14 @@ impl State {
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::new(plan)),
-            Err(e) => {
-                return Err(BenchError::Output(format!(
-                    "cannot read checkpoint {}: {e}",
-                    path.display()
-                )));
-            }
+            Err(e) => return Err(BenchError::io("read checkpoint", &path, e)),
         };
         #[derive(Deserialize)]
         struct Version {
             version: Option<u32>,
         }
         let corrupt = |why: String| {
-            BenchError::Output(format!(
+            BenchError::output(format!(
                 "checkpoint {} is unusable ({why}); move it away to keep it, or re-run with \
                  --fresh to archive the old outputs and start over",
                 path.display()
@@ -112,7 +82,7 @@ impl State {
         let state: State =
             serde_json::from_str(&text).map_err(|e| corrupt(format!("malformed: {e}")))?;
         if state.plan != plan {
-            return Err(BenchError::Output(format!(
+            return Err(BenchError::output(format!(
                 "results directory {} belongs to plan `{}`, not `{plan}`; use another --out",
                 out.display(),
                 state.plan
@@ -124,29 +94,10 @@ impl State {
     /// Replace the checkpoint atomically: temp file, fsync, rename, fsync of the directory.
     pub fn save(&self, out: &Path) -> Result<(), BenchError> {
         let path = State::path(out);
-        let write = || -> std::io::Result<()> {
-            let mut tmp = tempfile::NamedTempFile::new_in(out)?;
-            tmp.write_all(&serde_json::to_vec_pretty(self).expect("state serialises"))?;
-            tmp.write_all(b"\n")?;
-            tmp.as_file().sync_all()?;
-            tmp.persist(&path).map_err(|e| e.error)?;
-            fs::File::open(out)?.sync_all()
-        };
-        write().map_err(|e| {
-            BenchError::Output(format!("cannot write checkpoint {}: {e}", path.display()))
-        })
-    }
-
-    pub fn status(&self, id: &str, key: &str) -> CellStatus {
-        match self.cells.get(id) {
-            None => CellStatus::Pending,
-            Some(c) if c.key != key => CellStatus::Stale,
-            Some(c) => match c.status {
-                Status::Done => CellStatus::Done,
-                Status::Failed => CellStatus::Failed,
-                Status::Running => CellStatus::Interrupted,
-            },
-        }
+        let mut bytes = serde_json::to_vec_pretty(self).expect("state serialises");
+        bytes.push(b'\n');
+        crate::files::write_atomic(&path, &bytes)
+            .map_err(|e| BenchError::io("write checkpoint", &path, e))
     }
 
     pub fn set(&mut self, id: &str, key: &str, status: Status, reason: Option<String>) {
@@ -156,7 +107,7 @@ impl State {
                 key: key.to_string(),
                 status,
                 reason,
-                updated_at: crate::progress::now_utc(),
+                updated_at: crate::clock::now_utc(),
             },
         );
     }
@@ -167,19 +118,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trip_and_statuses() {
+    fn round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = State::load(dir.path(), "p").unwrap();
-        assert_eq!(s.status("a", "k1"), CellStatus::Pending);
+        assert!(s.cells.is_empty());
         s.set("a", "k1", Status::Done, None);
         s.set("b", "k2", Status::Running, None);
         s.set("c", "k3", Status::Failed, Some("timeout".into()));
         s.save(dir.path()).unwrap();
-        let s = State::load(dir.path(), "p").unwrap();
-        assert_eq!(s.status("a", "k1"), CellStatus::Done);
-        assert_eq!(s.status("a", "other"), CellStatus::Stale);
-        assert_eq!(s.status("b", "k2"), CellStatus::Interrupted);
-        assert_eq!(s.status("c", "k3"), CellStatus::Failed);
+        let back = State::load(dir.path(), "p").unwrap();
+        assert_eq!(back, s);
+        assert_eq!(back.cells["c"].reason.as_deref(), Some("timeout"));
         // No temp files left behind.
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()

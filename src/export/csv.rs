@@ -1,10 +1,9 @@
 //! `summary.csv`: one row per cell, derived from the records and rewritten atomically.
 
-use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
-use super::{ReadFigures, Record};
+use super::{CellRecords, ReadFigures, Record, cells};
+use crate::stats::extremes;
 
 pub const SUMMARY_FILE: &str = "summary.csv";
 
@@ -48,58 +47,9 @@ pub const COLUMNS: [&str; 34] = [
     "read_p99_ms",
 ];
 
-/// The rows of the summary: per cell, the records of its latest key (one per repetition),
-/// sorted as the reference sorts (mode, variant, initial_entries, concurrency).
-pub fn rows(records: &[Record]) -> Vec<Vec<&Record>> {
-    let mut latest_key: BTreeMap<&str, &str> = BTreeMap::new();
-    for r in records {
-        latest_key.insert(&r.bench_tag, &r.cell_key);
-    }
-    let mut cells: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
-    for r in records {
-        if latest_key[r.bench_tag.as_str()] == r.cell_key {
-            cells.entry(&r.bench_tag).or_default().push(r);
-        }
-    }
-    let mut rows: Vec<Vec<&Record>> = cells.into_values().collect();
-    rows.sort_by(|a, b| {
-        let (a, b) = (a[0], b[0]);
-        (&a.mode, &a.variant, a.initial_entries, a.concurrency).cmp(&(
-            &b.mode,
-            &b.variant,
-            b.initial_entries,
-            b.concurrency,
-        ))
-    });
-    rows
-}
-
-/// The median (the mean of the two middle values for an even count).
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-/// The median of one figure over a cell's repetitions.
-pub fn med(reps: &[&Record], f: impl Fn(&Record) -> f64) -> f64 {
-    median(reps.iter().map(|r| f(r)).collect())
-}
-
-/// The median of one figure of a mixed cell's reads; `None` unless every repetition has
-/// reads (other modes, or records older than mixed mode).
-pub fn read_med(reps: &[&Record], f: impl Fn(&ReadFigures) -> f64) -> Option<f64> {
-    let v: Option<Vec<f64>> = reps.iter().map(|r| r.reads.as_ref().map(&f)).collect();
-    v.map(median)
-}
-
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
 pub fn table(records: &[Record]) -> Vec<[String; 34]> {
-    rows(records).iter().map(|reps| fields(reps)).collect()
+    cells(records).iter().map(fields).collect()
 }
 
 /// A count's median: an integer when it is one.
@@ -111,21 +61,21 @@ fn count(x: f64) -> String {
     }
 }
 
-fn fields(reps: &[&Record]) -> [String; 34] {
-    let r = reps[0];
-    let med = |f: fn(&Record) -> f64| median(reps.iter().map(|r| f(r)).collect());
-    let lo = |f: fn(&Record) -> f64| reps.iter().map(|r| f(r)).fold(f64::INFINITY, f64::min);
-    let hi = |f: fn(&Record) -> f64| reps.iter().map(|r| f(r)).fold(f64::NEG_INFINITY, f64::max);
+fn fields(cell: &CellRecords<'_>) -> [String; 34] {
+    let r = cell.first();
+    let med = |f: fn(&Record) -> f64| cell.med(f);
+    let lo = |f: fn(&Record) -> f64| extremes(&cell.values(f)).0;
+    let hi = |f: fn(&Record) -> f64| extremes(&cell.values(f)).1;
     let tps: fn(&Record) -> f64 = |r| r.throughput_ops_per_sec;
     let p50: fn(&Record) -> f64 = |r| r.p50_latency_ms;
     let p99: fn(&Record) -> f64 = |r| r.p99_latency_ms;
     // Medians of the reads; empty unless every repetition is a mixed record.
     let read = |f: fn(&ReadFigures) -> f64, fmt: fn(f64) -> String| {
-        read_med(reps, f).map(fmt).unwrap_or_default()
+        cell.read_med(f).map(fmt).unwrap_or_default()
     };
     [
-        r.mode.clone(),
-        r.variant.clone(),
+        r.mode.to_string(),
+        r.variant.to_string(),
         r.initial_entries.to_string(),
         r.manifest_shard_count.to_string(),
         r.concurrency.to_string(),
@@ -144,9 +94,9 @@ fn fields(reps: &[&Record]) -> [String; 34] {
         count(med(|r| r.other_errors as f64)),
         count(med(|r| r.attempts as f64)),
         format!("{:.1}", med(|r| r.setup_ms)),
-        reps.iter().all(|r| r.verified).to_string(),
+        cell.reps.iter().all(|r| r.verified).to_string(),
         r.bench_tag.clone(),
-        reps.len().to_string(),
+        cell.reps.len().to_string(),
         format!("{:.3}", lo(tps)),
         format!("{:.3}", hi(tps)),
         format!("{:.2}", lo(p50)),
@@ -161,138 +111,54 @@ fn fields(reps: &[&Record]) -> [String; 34] {
     ]
 }
 
-/// Rewrite the summary from all records (temp file, fsync, rename).
+/// Rewrite the summary from all records (atomically).
 pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
-    let dir = path.parent().expect("summary path has a parent");
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    {
-        let mut w = ::csv::Writer::from_writer(&mut tmp);
-        w.write_record(COLUMNS)?;
-        for row in table(records) {
-            w.write_record(row)?;
-        }
-        w.flush()?;
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(COLUMNS)?;
+    for row in table(records) {
+        w.write_record(row)?;
     }
-    tmp.flush()?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    crate::files::write_atomic(path, &bytes)
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    pub fn record(mode: &str, variant: &str, rows: u64, c: u32, tag: &str) -> Record {
-        Record {
-            variant: variant.into(),
-            operation: "write-create-namespace".into(),
-            concurrency: c,
-            initial_entries: rows,
-            duration_secs: if mode == "continuous" { 0 } else { 2 },
-            total_operations: 10,
-            total_duration_ms: 1000.0,
-            throughput_ops_per_sec: 10.0,
-            avg_latency_ms: 1.234,
-            p50_latency_ms: 1.0,
-            p90_latency_ms: 2.0,
-            p99_latency_ms: 3.0,
-            min_latency_ms: 0.5,
-            max_latency_ms: 4.0,
-            errors: 0,
-            manifest_shard_count: 0,
-            bench_tag: tag.into(),
-            mode: mode.into(),
-            plan: "p".into(),
-            cell_key: "k".into(),
-            started_at: "t0".into(),
-            finished_at: "t1".into(),
-            bench_version: "0".into(),
-            lance_version: "14.0.2".into(),
-            hostname: "h".into(),
-            storage_scheme: "file".into(),
-            attempts: 10,
-            setup_ms: 5.0,
-            commit_retries: 20,
-            p999_latency_ms: 3.5,
-            conflict_errors: 0,
-            other_errors: 0,
-            first_conflict_error: None,
-            first_other_error: None,
-            warmup_operations: 0,
-            warmup_committed: 0,
-            repetition: 1,
-            manifest_rows_before: rows,
-            manifest_rows_after: rows + 10,
-            verified: true,
-            verify_error: None,
-            reads: None,
-        }
-    }
+    use crate::export::record::tests::record;
+    use crate::plan::{ModeKind::*, Operation, Variant::*};
 
     #[test]
-    fn rows_sorted_as_the_reference_and_latest_wins() {
-        let mut newer = record(
-            "continuous",
-            "no_index",
-            1000,
-            1,
-            "cont_inline_false_rows_1000",
-        );
+    fn one_row_per_cell_in_the_reference_columns_and_formats() {
+        let mut newer = record(Continuous, NoIndex, 1000, 1, "cont_inline_false_rows_1000");
         newer.total_operations = 11;
         newer.cell_key = "k2".into(); // re-run after a plan edit: supersedes the old record
         let records = vec![
+            record(Continuous, NoIndex, 1000, 1, "cont_inline_false_rows_1000"),
             record(
-                "continuous",
-                "no_index",
-                1000,
-                1,
-                "cont_inline_false_rows_1000",
-            ),
-            record(
-                "concurrent",
-                "inline_index",
+                Concurrent,
+                InlineIndex,
                 1000,
                 10,
                 "conc_inline_true_rows_1000_c_10",
             ),
             record(
-                "concurrent",
-                "inline_index",
+                Concurrent,
+                InlineIndex,
                 1000,
                 2,
                 "conc_inline_true_rows_1000_c_2",
             ),
             record(
-                "continuous",
-                "inline_index",
+                Continuous,
+                InlineIndex,
                 10000,
                 1,
                 "cont_inline_true_rows_10000",
             ),
-            record(
-                "continuous",
-                "inline_index",
-                100,
-                1,
-                "cont_inline_true_rows_100",
-            ),
+            record(Continuous, InlineIndex, 100, 1, "cont_inline_true_rows_100"),
             newer,
         ];
-        let tags: Vec<_> = rows(&records)
-            .iter()
-            .map(|reps| reps[0].bench_tag.as_str())
-            .collect();
-        assert_eq!(
-            tags,
-            [
-                "conc_inline_true_rows_1000_c_2",
-                "conc_inline_true_rows_1000_c_10",
-                "cont_inline_true_rows_100",
-                "cont_inline_true_rows_10000",
-                "cont_inline_false_rows_1000",
-            ]
-        );
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(SUMMARY_FILE);
         write(&p, &records).unwrap();
@@ -327,15 +193,9 @@ pub(crate) mod tests {
         let reps: Vec<Record> = [(100, 50.0, 2.0), (300, 150.0, 4.0)]
             .into_iter()
             .map(|(ops, tps, p50)| {
-                let mut r = record(
-                    "mixed",
-                    "inline_index",
-                    100,
-                    4,
-                    "mixed_inline_true_rows_100_c_4",
-                );
+                let mut r = record(Mixed, InlineIndex, 100, 4, "mixed_inline_true_rows_100_c_4");
                 r.reads = Some(ReadFigures {
-                    operation: "warm-read-describe-table".into(),
+                    operation: Operation::DescribeTable { cold: false },
                     reads_per_write: 10,
                     total_operations: ops,
                     attempts: ops + 1,
@@ -373,13 +233,7 @@ pub(crate) mod tests {
             .into_iter()
             .enumerate()
             .map(|(i, (tps, ops))| {
-                let mut r = record(
-                    "continuous",
-                    "no_index",
-                    100,
-                    1,
-                    "cont_inline_false_rows_100",
-                );
+                let mut r = record(Continuous, NoIndex, 100, 1, "cont_inline_false_rows_100");
                 r.throughput_ops_per_sec = tps;
                 r.total_operations = ops;
                 r.p50_latency_ms = tps / 10.0;
@@ -398,7 +252,5 @@ pub(crate) mod tests {
             ("1.00", "0.50", "3.00")
         );
         assert_eq!(col("read_ops"), "", "no reads outside mixed cells");
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
-        assert_eq!(median(vec![]), 0.0);
     }
 }

@@ -1,103 +1,137 @@
-//! Outputs of a sweep: the JSONL record of each cell (a documented contract) and the
-//! `summary.csv` derived from all records. Both are brought up to date after every cell.
+//! Outputs of a sweep: the JSONL record of each run of a cell (a documented contract,
+//! [`record`]), appended by [`jsonl`], and the `summary.csv` derived from all records
+//! ([`csv`]), brought up to date after every cell. [`cells`] is the view of a results set
+//! that the summary, the report and compare share.
 
 pub mod csv;
 pub mod jsonl;
+pub mod record;
 
-use serde::{Deserialize, Serialize};
+pub use record::{ReadFigures, Record};
 
-/// One finished cell. The first block keeps the reference's `BenchResult` field names and
-/// meanings; every field is documented in the README.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Record {
-    // ── the reference's BenchResult ──
-    pub variant: String,
-    pub operation: String,
-    pub concurrency: u32,
-    pub initial_entries: u64,
-    pub duration_secs: u64,
-    pub total_operations: u64,
-    pub total_duration_ms: f64,
-    pub throughput_ops_per_sec: f64,
-    pub avg_latency_ms: f64,
-    pub p50_latency_ms: f64,
-    pub p90_latency_ms: f64,
-    pub p99_latency_ms: f64,
-    pub min_latency_ms: f64,
-    pub max_latency_ms: f64,
-    pub errors: u64,
-    pub manifest_shard_count: u64,
-    pub bench_tag: String,
-    // ── provenance ──
-    pub mode: String,
-    pub plan: String,
-    pub cell_key: String,
-    pub started_at: String,
-    pub finished_at: String,
-    pub bench_version: String,
-    pub lance_version: String,
-    pub hostname: String,
-    pub storage_scheme: String,
-    // ── bench's own figures ──
-    pub attempts: u64,
-    pub setup_ms: f64,
-    pub commit_retries: u32,
-    // Fields added after the first release read as 0 / null from older records.
-    #[serde(default)]
-    pub p999_latency_ms: f64,
-    #[serde(default)]
-    pub conflict_errors: u64,
-    #[serde(default)]
-    pub other_errors: u64,
-    #[serde(default)]
-    pub first_conflict_error: Option<String>,
-    #[serde(default)]
-    pub first_other_error: Option<String>,
-    #[serde(default)]
-    pub warmup_operations: u64,
-    #[serde(default)]
-    pub warmup_committed: u64,
-    /// Which repetition of the cell this record is (1-based).
-    #[serde(default = "one")]
-    pub repetition: u32,
-    pub manifest_rows_before: u64,
-    pub manifest_rows_after: u64,
-    pub verified: bool,
-    pub verify_error: Option<String>,
-    /// Mixed cells only: the interleaved reads, measured apart from the commits (which the
-    /// fields above describe). `null` for other cells.
-    #[serde(default)]
-    pub reads: Option<ReadFigures>,
+use crate::stats::{latest_groups, median};
+
+/// One cell of a results set: its records under its latest key (one per repetition).
+#[derive(Debug, Clone)]
+pub struct CellRecords<'a> {
+    pub reps: Vec<&'a Record>,
 }
 
-/// The reads of a mixed cell, with the same meanings as the commit fields of a [`Record`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReadFigures {
-    pub operation: String,
-    pub reads_per_write: u64,
-    /// Successful reads started inside the window.
-    pub total_operations: u64,
-    pub attempts: u64,
-    pub errors: u64,
-    pub first_error: Option<String>,
-    pub throughput_ops_per_sec: f64,
-    pub avg_latency_ms: f64,
-    pub p50_latency_ms: f64,
-    pub p90_latency_ms: f64,
-    pub p99_latency_ms: f64,
-    pub p999_latency_ms: f64,
-    pub min_latency_ms: f64,
-    pub max_latency_ms: f64,
+impl<'a> CellRecords<'a> {
+    /// The cell's parameters are the same in every repetition.
+    pub fn first(&self) -> &'a Record {
+        self.reps[0]
+    }
+
+    /// One figure of every repetition, in file order.
+    pub fn values(&self, f: impl Fn(&Record) -> f64) -> Vec<f64> {
+        self.reps.iter().map(|r| f(r)).collect()
+    }
+
+    /// The median of one figure over the repetitions.
+    pub fn med(&self, f: impl Fn(&Record) -> f64) -> f64 {
+        median(self.values(f))
+    }
+
+    /// The median of one figure of a mixed cell's reads; `None` unless every repetition
+    /// has reads (other modes, or records older than mixed mode).
+    pub fn read_med(&self, f: impl Fn(&ReadFigures) -> f64) -> Option<f64> {
+        let v: Option<Vec<f64>> = self.reps.iter().map(|r| r.reads.as_ref().map(&f)).collect();
+        v.map(median)
+    }
 }
 
-fn one() -> u32 {
-    1
+/// The cells of a results set, sorted as the reference sorts its summary (mode, variant,
+/// initial_entries, concurrency, by their names).
+pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
+    let mut cells: Vec<CellRecords<'_>> =
+        latest_groups(records, |r| (r.bench_tag.as_str(), r.cell_key.as_str()))
+            .into_iter()
+            .map(|reps| CellRecords { reps })
+            .collect();
+    cells.sort_by(|a, b| {
+        let k = |c: &CellRecords<'_>| {
+            let r = c.first();
+            (
+                r.mode.as_str(),
+                r.variant.as_str(),
+                r.initial_entries,
+                r.concurrency,
+            )
+        };
+        k(a).cmp(&k(b))
+    });
+    cells
 }
 
-/// The machine's hostname, for provenance.
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".to_string())
+#[cfg(test)]
+mod tests {
+    use super::record::tests::record;
+    use super::*;
+    use crate::plan::{ModeKind, Variant};
+
+    #[test]
+    fn cells_are_sorted_as_the_reference_and_the_latest_key_wins() {
+        let mut newer = record(
+            ModeKind::Continuous,
+            Variant::NoIndex,
+            1000,
+            1,
+            "cont_inline_false_rows_1000",
+        );
+        newer.total_operations = 11;
+        newer.cell_key = "k2".into(); // re-run after a plan edit: supersedes the old record
+        let records = vec![
+            record(
+                ModeKind::Continuous,
+                Variant::NoIndex,
+                1000,
+                1,
+                "cont_inline_false_rows_1000",
+            ),
+            record(
+                ModeKind::Concurrent,
+                Variant::InlineIndex,
+                1000,
+                10,
+                "conc_inline_true_rows_1000_c_10",
+            ),
+            record(
+                ModeKind::Concurrent,
+                Variant::InlineIndex,
+                1000,
+                2,
+                "conc_inline_true_rows_1000_c_2",
+            ),
+            record(
+                ModeKind::Continuous,
+                Variant::InlineIndex,
+                10000,
+                1,
+                "cont_inline_true_rows_10000",
+            ),
+            record(
+                ModeKind::Continuous,
+                Variant::InlineIndex,
+                100,
+                1,
+                "cont_inline_true_rows_100",
+            ),
+            newer,
+        ];
+        let cells = cells(&records);
+        let tags: Vec<_> = cells.iter().map(|c| c.first().bench_tag.as_str()).collect();
+        assert_eq!(
+            tags,
+            [
+                "conc_inline_true_rows_1000_c_2",
+                "conc_inline_true_rows_1000_c_10",
+                "cont_inline_true_rows_100",
+                "cont_inline_true_rows_10000",
+                "cont_inline_false_rows_1000",
+            ]
+        );
+        assert_eq!(cells[4].reps.len(), 1);
+        assert_eq!(cells[4].first().total_operations, 11);
+    }
 }

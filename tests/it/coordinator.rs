@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bench::coordinator::{CellRun, Outcome, run_cell};
-use bench::progress::{Display, Progress};
+use bench::plan::Operation;
 use bench::worker::WorkerArgs;
 
 fn script(dir: &Path, body: &str) -> PathBuf {
@@ -22,7 +22,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
     (0..n)
         .map(|worker_id| WorkerArgs {
             root: "unused".into(),
-            operation: "write-create-namespace".into(),
+            operation: Operation::CreateNamespace,
             inline: false,
             commit_retries: 0,
             worker_id,
@@ -39,8 +39,6 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
 fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let progress = Progress::new(Display::Lines, 1, 0);
-        let bar = progress.cell("test", Some(2), None);
         let (_tx, mut rx) = tokio::sync::watch::channel(false);
         let storage = BTreeMap::new();
         run_cell(
@@ -50,7 +48,7 @@ fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
                 storage: &storage,
                 timeout,
             },
-            &bar,
+            &(),
             &mut rx,
         )
         .await
@@ -78,7 +76,7 @@ fn a_well_behaved_worker_is_measured() {
             assert_eq!((lat.count, lat.min, lat.max, lat.avg), (3, 1.5, 1.5, 1.5));
             assert_eq!(m.window_ms, 4.0);
             assert_eq!(m.first_conflict.as_deref(), Some("disk on fire"));
-            assert_eq!(m.warmup_ok, 3);
+            assert_eq!(m.warmup_committed, 3);
             let mut committed = m.committed.clone();
             committed.sort();
             assert_eq!(committed, vec![(0, 0), (1, 0), (2, 0)]);
@@ -131,16 +129,29 @@ fn a_worker_flooding_its_pipes_never_blocks() {
     }
 }
 
+/// Whether any live process is in process group `pgid` (zombies count as gone).
+fn group_alive(pgid: u32) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // After the command name: state, ppid, pgrp.
+        let fields: Vec<&str> = stat
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+    })
+}
+
 #[test]
 fn a_hung_cell_times_out_and_its_workers_are_stopped() {
     let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("still-running");
-    // Ignores SIGTERM, so the coordinator must escalate to SIGKILL.
+    // Ignores SIGTERM, so the coordinator must escalate to SIGKILL; each worker writes its
+    // pid (the id of its process group) first.
     let exe = script(
         dir.path(),
         &format!(
-            "trap '' TERM\necho '{{\"ev\":\"ready\"}}'\nread go\nwhile true; do touch {}; sleep 0.1; done",
-            marker.display()
+            "echo $$ >> {}\ntrap '' TERM\necho '{{\"ev\":\"ready\"}}'\nread go\nwhile true; do sleep 0.1; done",
+            dir.path().join("pids").display()
         ),
     );
     let start = Instant::now();
@@ -149,9 +160,14 @@ fn a_hung_cell_times_out_and_its_workers_are_stopped() {
         other => panic!("{other:?}"),
     }
     assert!(start.elapsed() < Duration::from_secs(15));
-    // Nothing touches the marker any more.
-    std::thread::sleep(Duration::from_millis(300));
-    let _ = std::fs::remove_file(&marker);
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(!marker.exists(), "a worker outlived its cell");
+    let pids: Vec<u32> = std::fs::read_to_string(dir.path().join("pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    // The coordinator returns only once every worker's whole group is gone.
+    for pid in pids {
+        assert!(!group_alive(pid), "worker group {pid} outlived its cell");
+    }
 }

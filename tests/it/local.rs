@@ -362,7 +362,19 @@ duration_secs = 30
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    std::thread::sleep(Duration::from_secs(2));
+    // ... and have committed: the copy's manifest has versions beyond the golden's.
+    let versions = std::path::Path::new(needle).join("__manifest/_versions");
+    let count = || std::fs::read_dir(&versions).map_or(0, |d| d.count());
+    let golden = std::fs::read_dir(store.join("golden/inline_false_rows_100/__manifest/_versions"))
+        .unwrap()
+        .count();
+    while count() <= golden + 1 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "workers never committed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // SAFETY: kill(2) on our own child.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);

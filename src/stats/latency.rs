@@ -17,15 +17,6 @@ pub struct LatencySummary {
     pub max: f64,
 }
 
-/// The reference's percentile: the sorted sample at index `round((n - 1) * p)`.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
 /// Latencies of successful operations, recorded into an HDR histogram.
 #[derive(Debug, Clone)]
 pub struct Latencies {
@@ -119,18 +110,6 @@ mod tests {
     /// Within the histogram's precision: 3 significant digits, at 1 µs resolution.
     fn close(hist: f64, exact: f64) -> bool {
         (hist - exact).abs() <= exact * 1e-3 + 0.001
-    }
-
-    #[test]
-    fn reference_percentiles_of_one_to_hundred() {
-        // 1..=100 shuffled: the summary must not depend on arrival order.
-        let mut data: Vec<f64> = (0..100).map(|i| ((i * 37) % 100 + 1) as f64).collect();
-        data.sort_by(f64::total_cmp);
-        // index round(99 * 0.5) = 50 (round half away from zero) -> value 51
-        assert_eq!(percentile(&data, 0.50), 51.0);
-        assert_eq!(percentile(&data, 0.90), 90.0);
-        assert_eq!(percentile(&data, 0.99), 99.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
     }
 
     #[test]

@@ -19,6 +19,10 @@ pub struct Series {
 
 #[derive(Debug, Clone)]
 pub struct Chart {
+    /// The file name under `charts/`.
+    pub file: String,
+    /// What the chart shows, as the report's alt text.
+    pub alt: String,
     pub title: String,
     pub x_desc: String,
     pub y_desc: String,
@@ -31,6 +35,45 @@ pub struct Chart {
     /// Where the legend goes: away from where the lines run.
     pub legend_left: bool,
     pub series: Vec<Series>,
+}
+
+impl Series {
+    /// A solid line.
+    pub fn line(name: impl Into<String>, points: Vec<(f64, f64)>, color: usize) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            color,
+            dashed: false,
+        }
+    }
+
+    /// A dashed line.
+    pub fn dashed(name: impl Into<String>, points: Vec<(f64, f64)>, color: usize) -> Series {
+        Series {
+            dashed: true,
+            ..Series::line(name, points, color)
+        }
+    }
+}
+
+impl Chart {
+    /// A chart with both axes on log scales, the legend top right, and no series yet.
+    pub fn log_log(file: &str, alt: String, title: String, x_desc: &str, y_desc: String) -> Chart {
+        Chart {
+            file: file.to_string(),
+            alt,
+            title,
+            x_desc: x_desc.to_string(),
+            y_desc,
+            x_log: true,
+            y_log: true,
+            x_ticks: None,
+            y_integer: false,
+            legend_left: false,
+            series: Vec::new(),
+        }
+    }
 }
 
 /// Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.

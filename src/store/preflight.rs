@@ -2,11 +2,14 @@
 //! operation bench and lance need under the prefix (write, read, list, server-side copy,
 //! delete, and conditional PUT, on which lance's commit safety depends).
 
-use crate::error::BenchError;
-use crate::store::Store;
+use std::error::Error;
 
-/// Turn a store error into what is wrong and what to do.
-fn explain(store: &Store, step: &str, error: &str) -> BenchError {
+use super::Store;
+use super::fault::{Fault, classify};
+use crate::error::BenchError;
+
+/// Turn a failed step into what is wrong and what to do.
+fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchError {
     let root = store.root_uri();
     let bucket = root
         .trim_start_matches("s3://")
@@ -14,49 +17,28 @@ fn explain(store: &Store, step: &str, error: &str) -> BenchError {
         .next()
         .unwrap_or_default()
         .to_string();
-    let has = |needles: &[&str]| needles.iter().any(|n| error.contains(n));
-    let what = if has(&["NoSuchBucket"]) {
-        format!(
+    let what = match classify(error) {
+        // Only a missing bucket makes a write (the first step) not found.
+        Fault::NotFound if step == "write" => format!(
             "bucket `{bucket}` does not exist (or these credentials cannot see it); create it \
              or fix `root`"
-        )
-    } else if has(&[
-        "InvalidAccessKeyId",
-        "SignatureDoesNotMatch",
-        "AccessDenied",
-        "403 Forbidden",
-        "ExpiredToken",
-    ]) {
-        format!(
+        ),
+        Fault::Denied => format!(
             "the store refused these credentials to {step} under {root}; check \
              AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or the policy of the bucket"
-        )
-    } else if has(&[
-        "credential",
-        "Credential",
-        "NoCredentials",
-        "no providers in chain",
-    ]) {
-        "no AWS credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, choose a \
-         profile with AWS_PROFILE, or run where an instance or container role is available"
-            .to_string()
-    } else if has(&[
-        "Connection refused",
-        "connection refused",
-        "dns error",
-        "error sending request",
-        "timed out",
-        "Timeout",
-        "tcp connect",
-    ]) {
-        format!(
+        ),
+        Fault::NoCredentials => "no AWS credentials found; set AWS_ACCESS_KEY_ID and \
+             AWS_SECRET_ACCESS_KEY, choose a profile with AWS_PROFILE, or run where an instance \
+             or container role is available"
+            .to_string(),
+        Fault::Unreachable => format!(
             "cannot reach the S3 endpoint for {root}; check `aws_endpoint` (and \
              `aws_allow_http` for http://), the network, and that the server is running"
-        )
-    } else {
-        format!("cannot {step} under {root}")
+        ),
+        Fault::NotFound | Fault::Other => format!("cannot {step} under {root}"),
     };
     // The first line of the store's answer is enough to tell what it said.
+    let error = error.to_string();
     let mut detail: String = error
         .lines()
         .next()
@@ -67,11 +49,16 @@ fn explain(store: &Store, step: &str, error: &str) -> BenchError {
     if detail.len() < error.len() {
         detail.push_str(" …");
     }
-    BenchError::Store(format!("S3 preflight failed: {what} ({detail})"))
+    BenchError::store(format!("S3 preflight failed: {what} ({detail})"))
 }
 
+/// A step whose answer was wrong rather than an error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Unexpected(&'static str);
+
 /// Check the S3 root. Leaves nothing behind when it succeeds.
-pub async fn check(store: &Store) -> Result<(), BenchError> {
+pub(super) async fn check(store: &Store) -> Result<(), BenchError> {
     let dir = format!(
         "_bench_preflight/{}-{}",
         std::process::id(),
@@ -79,8 +66,9 @@ pub async fn check(store: &Store) -> Result<(), BenchError> {
     );
     let probe = format!("{dir}/probe");
     let copy = format!("{dir}/probe-copy");
+    let cond = format!("{dir}/conditional");
     let body = b"bench preflight probe";
-    let fail = |step: &str, e: &dyn std::fmt::Display| explain(store, step, &e.to_string());
+    let fail = |step: &str, e: &(dyn Error + 'static)| explain(store, step, e);
 
     store
         .write(&probe, body)
@@ -88,33 +76,38 @@ pub async fn check(store: &Store) -> Result<(), BenchError> {
         .map_err(|e| fail("write", &e))?;
     match store.read(&probe).await.map_err(|e| fail("read", &e))? {
         Some(b) if b == body => {}
-        _ => return Err(fail("read back what was written", &"the object differs")),
+        _ => {
+            return Err(fail(
+                "read back what was written",
+                &Unexpected("the object differs"),
+            ));
+        }
     }
     let listing = store.list(&dir).await.map_err(|e| fail("list", &e))?;
     if !listing.contains_key("probe") {
         return Err(fail(
             "list",
-            &"a written object is missing from the listing",
+            &Unexpected("a written object is missing from the listing"),
         ));
     }
     store
         .copy(&probe, &copy)
         .await
         .map_err(|e| fail("copy objects (server-side CopyObject)", &e))?;
-    let cond = format!("{dir}/conditional");
+    let conditional = "write with If-None-Match: *";
     let first = store
         .create(&cond, body)
         .await
-        .map_err(|e| fail("write with If-None-Match: *", &e))?;
+        .map_err(|e| fail(conditional, &e))?;
     let second = store
         .create(&cond, body)
         .await
-        .map_err(|e| fail("write with If-None-Match: *", &e))?;
+        .map_err(|e| fail(conditional, &e))?;
     for o in [&probe, &copy, &cond] {
         store.delete(o).await.map_err(|e| fail("delete", &e))?;
     }
     if !first || second {
-        return Err(BenchError::Store(format!(
+        return Err(BenchError::store(format!(
             "S3 preflight failed: the store at {} does not honour conditional PUT \
              (If-None-Match: *): a second create of the same object succeeded. Lance's commits \
              are not safe there; use a store that supports conditional writes",

@@ -1,6 +1,11 @@
 //! Where goldens and per-cell copies live: local disk or S3 (and S3-compatible stores),
 //! through lance's own object store, so credentials, region and endpoint resolve exactly as
-//! they do for lance and the workers. Copies on S3 are server-side (CopyObject).
+//! they do for lance and the workers. Copies on S3 are server-side (CopyObject). An S3
+//! root is checked by the [`preflight`] before anything is written; [`fault`] tells what
+//! kind of failure a store error is.
+
+pub mod fault;
+mod preflight;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,7 +45,7 @@ pub struct Store {
 pub type Listing = BTreeMap<String, u64>;
 
 fn err(what: String) -> impl FnOnce(lance_core::Error) -> BenchError {
-    move |e| BenchError::Store(format!("{what}: {e}"))
+    move |e| BenchError::store_source(what, e)
 }
 
 impl Store {
@@ -77,8 +82,8 @@ impl Store {
             &params,
         )
         .await
-        .map_err(|e| {
-            BenchError::Store(format!(
+        .map_err(|e| BenchError::Store {
+            message: format!(
                 "cannot open store `{root}`: {e}{}",
                 if scheme == Scheme::S3 {
                     "; check the bucket name, `aws_region` (or AWS_REGION / your profile's \
@@ -86,7 +91,8 @@ impl Store {
                 } else {
                     ""
                 }
-            ))
+            ),
+            source: Some(Box::new(e)),
         })?;
         Ok(Store {
             scheme,
@@ -130,31 +136,30 @@ impl Store {
                     tempfile::NamedTempFile::new_in(path)?;
                     Ok(())
                 };
-                probe().map_err(|e| {
-                    BenchError::Store(format!(
+                probe().map_err(|e| BenchError::Store {
+                    message: format!(
                         "cannot write to store root {}: {e}; choose a writable `root` or --out",
                         path.display()
-                    ))
+                    ),
+                    source: Some(Box::new(e)),
                 })
             }
-            Scheme::S3 => crate::preflight::check(self).await,
+            Scheme::S3 => preflight::check(self).await,
         }
     }
 
     /// Read a small object, `None` when it does not exist.
     pub async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, BenchError> {
+        let what = || format!("cannot read {}", self.uri(rel));
         match self.os.inner.get(&self.path(rel)).await {
             Ok(r) => Ok(Some(
                 r.bytes()
                     .await
-                    .map_err(|e| BenchError::Store(format!("cannot read {}: {e}", self.uri(rel))))?
+                    .map_err(|e| BenchError::store_source(what(), e))?
                     .to_vec(),
             )),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(BenchError::Store(format!(
-                "cannot read {}: {e}",
-                self.uri(rel)
-            ))),
+            Err(e) => Err(BenchError::store_source(what(), e)),
         }
     }
 
@@ -165,7 +170,7 @@ impl Store {
             .put(&self.path(rel), PutPayload::from(bytes.to_vec()))
             .await
             .map(|_| ())
-            .map_err(|e| BenchError::Store(format!("cannot write {}: {e}", self.uri(rel))))
+            .map_err(|e| BenchError::store_source(format!("cannot write {}", self.uri(rel)), e))
     }
 
     /// Write `rel` only if it does not exist (`If-None-Match: *` on S3). `Ok(false)` when it
@@ -239,7 +244,7 @@ impl Store {
         match self.scheme {
             Scheme::File => match std::fs::remove_dir_all(std::path::Path::new(&self.uri(rel))) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(BenchError::Store(format!("{what}: {e}")))
+                    Err(BenchError::store_source(what, e))
                 }
                 _ => Ok(()),
             },
@@ -255,11 +260,6 @@ impl Store {
         }
     }
 
-    /// Whether anything exists under `rel`.
-    pub async fn exists(&self, rel: &str) -> Result<bool, BenchError> {
-        Ok(!self.list(rel).await?.is_empty())
-    }
-
     /// Copy every object under `from` to `to` (replacing `to`), except the golden marker,
     /// with bounded parallelism; then check that `to` holds exactly those objects with the
     /// same sizes. Returns the number of objects copied.
@@ -268,7 +268,7 @@ impl Store {
         let mut source = self.list(from).await?;
         source.remove(GOLDEN_MARKER);
         if source.is_empty() {
-            return Err(BenchError::Store(format!(
+            return Err(BenchError::store(format!(
                 "{} holds no objects to copy",
                 self.uri(from)
             )));
@@ -286,7 +286,7 @@ impl Store {
             .await?;
         let copied = self.list(to).await?;
         if copied != source {
-            return Err(BenchError::Store(format!(
+            return Err(BenchError::store(format!(
                 "the copy of {} in {} is incomplete: {} of {} objects with matching sizes",
                 self.uri(from),
                 self.uri(to),
@@ -303,7 +303,7 @@ impl Store {
 
 fn local_root(path: &str) -> Result<String, BenchError> {
     let abs = std::path::absolute(path)
-        .map_err(|e| BenchError::Store(format!("cannot resolve store root {path}: {e}")))?;
+        .map_err(|e| BenchError::store_source(format!("cannot resolve store root {path}"), e))?;
     let s = abs.display().to_string();
     Ok(if s.len() > 1 {
         s.trim_end_matches('/').to_string()
@@ -350,7 +350,7 @@ mod tests {
             ]
         );
         store.remove_prefix("runs/c").await.unwrap();
-        assert!(!store.exists("runs/c").await.unwrap());
+        assert!(store.list("runs/c").await.unwrap().is_empty());
         assert!(!std::path::Path::new(&store.uri("runs/c")).exists());
         store.remove_prefix("runs/c").await.unwrap();
         assert!(store.copy_prefix("nothing", "runs/d").await.is_err());

@@ -1,0 +1,124 @@
+//! Runs one cell: spawns its worker processes ([`process`]), waits until all are ready,
+//! releases them at once, folds their events into what the cell measured ([`fold`], pure),
+//! and enforces the cell timeout and interrupts. Progress is reported through the narrow
+//! [`Observer`] interface.
+
+mod fold;
+mod process;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::stats::Measured;
+use crate::worker::{Event, WorkerArgs};
+use fold::{Action, Fold};
+use process::{Msg, Workers};
+
+/// What a display learns of a running cell.
+pub trait Observer {
+    /// The workers were released: the measured window starts.
+    fn released(&self) {}
+    /// One measured operation finished.
+    fn op(&self, _ok: bool, _read: bool) {}
+}
+
+/// Observes nothing.
+impl Observer for () {}
+
+#[derive(Debug)]
+pub enum Outcome {
+    Finished(Box<Measured>),
+    Failed(String),
+    Interrupted,
+}
+
+pub struct CellRun<'a> {
+    pub exe: &'a Path,
+    pub workers: Vec<WorkerArgs>,
+    pub storage: &'a BTreeMap<String, String>,
+    pub timeout: Duration,
+}
+
+/// Run the cell's workers to the end, a timeout or an interrupt.
+pub async fn run_cell(
+    run: CellRun<'_>,
+    observer: &dyn Observer,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Outcome {
+    let mut w = Workers::new();
+    let spawn_start = Instant::now();
+    // The plan bounds the timeout; saturate rather than overflow all the same.
+    let now = tokio::time::Instant::now();
+    let deadline = now
+        .checked_add(run.timeout)
+        .unwrap_or(now + Duration::from_secs(86_400 * 365));
+    for (idx, args) in run.workers.iter().enumerate() {
+        if let Err(e) = w.spawn(run.exe, args, run.storage) {
+            w.all_spawned();
+            w.stop().await;
+            return Outcome::Failed(format!("cannot start worker {idx}: {e}"));
+        }
+    }
+    w.all_spawned();
+    let mut fold = Fold::new(run.workers.iter().map(|a| a.worker_id).collect());
+    let mut exited = 0;
+    while exited < w.count() {
+        let msg = tokio::select! {
+            msg = w.rx.recv() => msg,
+            _ = tokio::time::sleep_until(deadline) => {
+                w.stop().await;
+                return Outcome::Failed(format!(
+                    "timeout: the cell did not finish within cell_timeout_secs = {}",
+                    run.timeout.as_secs()
+                ));
+            }
+            _ = interrupt.changed() => {
+                w.stop().await;
+                return Outcome::Interrupted;
+            }
+        };
+        let Some(msg) = msg else { break };
+        let action = match msg {
+            Msg::Event(idx, event) => {
+                if let Event::Op { ok, read, .. } = &event {
+                    observer.op(*ok, *read);
+                    crate::fault::point("cell");
+                }
+                fold.event(idx, event)
+            }
+            Msg::Garbage(idx, line) => {
+                fold.garbage(idx, line);
+                Action::Continue
+            }
+            Msg::Exited(idx, status) => {
+                exited += 1;
+                w.mark_exited(idx);
+                let success = matches!(&status, Ok(s) if s.success());
+                let status = match status {
+                    Ok(s) => s.to_string(),
+                    Err(e) => format!("unknown status ({e})"),
+                };
+                fold.exited(idx, success, status, w.tail(idx))
+            }
+        };
+        match action {
+            Action::Continue => {}
+            Action::Release => {
+                w.release().await;
+                fold.set_setup_ms(spawn_start.elapsed().as_secs_f64() * 1000.0);
+                observer.released();
+            }
+            Action::Abort => {
+                w.stop().await;
+                break;
+            }
+        }
+    }
+    match fold.finish() {
+        Ok(m) => Outcome::Finished(Box::new(m)),
+        Err(reason) => Outcome::Failed(reason),
+    }
+}

@@ -1,0 +1,299 @@
+//! The JSONL record of one run of a cell: a documented contract (README, "results.jsonl
+//! fields"), assembled here from what the cell measured and how it verified.
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{Cell, LANCE_VERSION, ModeKind, Operation, Variant};
+use crate::stats::{LatencySummary, Measured, ReadMeasured, throughput};
+
+/// One finished cell. The first block keeps the reference's `BenchResult` field names and
+/// meanings; every field is documented in the README.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    // ── the reference's BenchResult ──
+    pub variant: Variant,
+    pub operation: Operation,
+    pub concurrency: u32,
+    pub initial_entries: u64,
+    pub duration_secs: u64,
+    pub total_operations: u64,
+    pub total_duration_ms: f64,
+    pub throughput_ops_per_sec: f64,
+    pub avg_latency_ms: f64,
+    pub p50_latency_ms: f64,
+    pub p90_latency_ms: f64,
+    pub p99_latency_ms: f64,
+    pub min_latency_ms: f64,
+    pub max_latency_ms: f64,
+    pub errors: u64,
+    pub manifest_shard_count: u64,
+    pub bench_tag: String,
+    // ── provenance ──
+    pub mode: ModeKind,
+    pub plan: String,
+    pub cell_key: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub bench_version: String,
+    pub lance_version: String,
+    pub hostname: String,
+    pub storage_scheme: String,
+    // ── bench's own figures ──
+    pub attempts: u64,
+    pub setup_ms: f64,
+    pub commit_retries: u32,
+    // Fields added after the first release read as 0 / null from older records.
+    #[serde(default)]
+    pub p999_latency_ms: f64,
+    #[serde(default)]
+    pub conflict_errors: u64,
+    #[serde(default)]
+    pub other_errors: u64,
+    #[serde(default)]
+    pub first_conflict_error: Option<String>,
+    #[serde(default)]
+    pub first_other_error: Option<String>,
+    #[serde(default)]
+    pub warmup_operations: u64,
+    #[serde(default)]
+    pub warmup_committed: u64,
+    /// Which repetition of the cell this record is (1-based).
+    #[serde(default = "one")]
+    pub repetition: u32,
+    pub manifest_rows_before: u64,
+    pub manifest_rows_after: u64,
+    pub verified: bool,
+    pub verify_error: Option<String>,
+    /// Mixed cells only: the interleaved reads, measured apart from the commits (which the
+    /// fields above describe). `null` for other cells.
+    #[serde(default)]
+    pub reads: Option<ReadFigures>,
+}
+
+/// The reads of a mixed cell, with the same meanings as the commit fields of a [`Record`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadFigures {
+    pub operation: Operation,
+    pub reads_per_write: u64,
+    /// Successful reads started inside the window.
+    pub total_operations: u64,
+    pub attempts: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub throughput_ops_per_sec: f64,
+    pub avg_latency_ms: f64,
+    pub p50_latency_ms: f64,
+    pub p90_latency_ms: f64,
+    pub p99_latency_ms: f64,
+    pub p999_latency_ms: f64,
+    pub min_latency_ms: f64,
+    pub max_latency_ms: f64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Where and when a run of a cell happened.
+pub struct Provenance<'a> {
+    pub plan: &'a str,
+    pub repetition: u32,
+    pub started_at: String,
+    pub finished_at: String,
+    pub storage_scheme: &'a str,
+}
+
+/// What the verification of a cell's `__manifest` found.
+pub struct Verification {
+    pub rows_before: u64,
+    pub rows_after: u64,
+    pub error: Option<String>,
+}
+
+impl ReadFigures {
+    fn new(operation: Operation, reads_per_write: u64, m: &ReadMeasured, window_ms: f64) -> Self {
+        let l = m.latencies.summary();
+        ReadFigures {
+            operation,
+            reads_per_write,
+            total_operations: l.count,
+            attempts: m.attempts,
+            errors: m.errors,
+            first_error: m.first_error.clone(),
+            throughput_ops_per_sec: throughput(l.count, window_ms),
+            avg_latency_ms: l.avg,
+            p50_latency_ms: l.p50,
+            p90_latency_ms: l.p90,
+            p99_latency_ms: l.p99,
+            p999_latency_ms: l.p999,
+            min_latency_ms: l.min,
+            max_latency_ms: l.max,
+        }
+    }
+}
+
+/// The record of one run of `cell`.
+pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
+    let LatencySummary {
+        count,
+        avg,
+        p50,
+        p90,
+        p99,
+        p999,
+        min,
+        max,
+    } = m.latencies.summary();
+    Record {
+        variant: cell.variant(),
+        operation: cell.operation,
+        concurrency: cell.mode.workers(),
+        initial_entries: cell.golden.rows,
+        duration_secs: cell.mode.duration_secs(),
+        total_operations: count,
+        total_duration_ms: m.window_ms,
+        throughput_ops_per_sec: throughput(count, m.window_ms),
+        avg_latency_ms: avg,
+        p50_latency_ms: p50,
+        p90_latency_ms: p90,
+        p99_latency_ms: p99,
+        min_latency_ms: min,
+        max_latency_ms: max,
+        errors: m.conflicts + m.other_errors,
+        manifest_shard_count: 0,
+        bench_tag: cell.id(),
+        mode: cell.mode.kind(),
+        plan: p.plan.to_string(),
+        cell_key: cell.key(),
+        started_at: p.started_at,
+        finished_at: p.finished_at,
+        bench_version: env!("CARGO_PKG_VERSION").to_string(),
+        lance_version: LANCE_VERSION.to_string(),
+        hostname: hostname(),
+        storage_scheme: p.storage_scheme.to_string(),
+        attempts: m.attempts,
+        setup_ms: m.setup_ms,
+        commit_retries: cell.commit_retries,
+        p999_latency_ms: p999,
+        conflict_errors: m.conflicts,
+        other_errors: m.other_errors,
+        first_conflict_error: m.first_conflict.clone(),
+        first_other_error: m.first_other_error.clone(),
+        warmup_operations: cell.warmup,
+        warmup_committed: m.warmup_committed,
+        repetition: p.repetition,
+        manifest_rows_before: v.rows_before,
+        manifest_rows_after: v.rows_after,
+        verified: v.error.is_none(),
+        verify_error: v.error,
+        reads: cell
+            .mode
+            .mixed_reads()
+            .map(|(op, r)| ReadFigures::new(op, r, &m.reads, m.window_ms)),
+    }
+}
+
+/// The machine's hostname, for provenance.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A record with plausible figures, for the tests of what is derived from records.
+    pub fn record(mode: ModeKind, variant: Variant, rows: u64, c: u32, tag: &str) -> Record {
+        Record {
+            variant,
+            operation: Operation::CreateNamespace,
+            concurrency: c,
+            initial_entries: rows,
+            duration_secs: if mode == ModeKind::Continuous { 0 } else { 2 },
+            total_operations: 10,
+            total_duration_ms: 1000.0,
+            throughput_ops_per_sec: 10.0,
+            avg_latency_ms: 1.234,
+            p50_latency_ms: 1.0,
+            p90_latency_ms: 2.0,
+            p99_latency_ms: 3.0,
+            min_latency_ms: 0.5,
+            max_latency_ms: 4.0,
+            errors: 0,
+            manifest_shard_count: 0,
+            bench_tag: tag.into(),
+            mode,
+            plan: "p".into(),
+            cell_key: "k".into(),
+            started_at: "t0".into(),
+            finished_at: "t1".into(),
+            bench_version: "0".into(),
+            lance_version: "14.0.2".into(),
+            hostname: "h".into(),
+            storage_scheme: "file".into(),
+            attempts: 10,
+            setup_ms: 5.0,
+            commit_retries: 20,
+            p999_latency_ms: 3.5,
+            conflict_errors: 0,
+            other_errors: 0,
+            first_conflict_error: None,
+            first_other_error: None,
+            warmup_operations: 0,
+            warmup_committed: 0,
+            repetition: 1,
+            manifest_rows_before: rows,
+            manifest_rows_after: rows + 10,
+            verified: true,
+            verify_error: None,
+            reads: None,
+        }
+    }
+
+    /// The keys of a JSON object line, in order (top level and nested alike).
+    fn keys(line: &str) -> Vec<&str> {
+        line.split('"')
+            .collect::<Vec<_>>()
+            .windows(2)
+            .filter(|w| w[1].starts_with(':'))
+            .map(|w| w[0])
+            .collect()
+    }
+
+    /// Equal, with floats within their last digits (serde_json parses floats fast, not
+    /// always to the nearest value).
+    fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+        use serde_json::Value::*;
+        match (a, b) {
+            (Number(x), Number(y)) if x.is_f64() || y.is_f64() => {
+                let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+                (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+            }
+            (Object(x), Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            _ => a == b,
+        }
+    }
+
+    #[test]
+    fn records_of_the_default_sweep_read_and_write_back_unchanged() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-a.jsonl"),
+        )
+        .unwrap();
+        for line in text.lines() {
+            let r: Record = serde_json::from_str(line).unwrap();
+            let back = serde_json::to_string(&r).unwrap();
+            assert_eq!(keys(&back), keys(line), "the fields in the same order");
+            let (x, y): (serde_json::Value, serde_json::Value) = (
+                serde_json::from_str(line).unwrap(),
+                serde_json::from_str(&back).unwrap(),
+            );
+            assert!(same(&x, &y), "{line}\n{back}");
+        }
+    }
+}

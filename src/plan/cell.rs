@@ -1,0 +1,275 @@
+//! One cell of a sweep: everything it needs, its id (the reference's tag) and its key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{LANCE_VERSION, Operation, is_secret};
+
+/// How a cell drives its workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One worker process, a fixed number of commits.
+    Continuous { operations: u64 },
+    /// `concurrency` worker processes, each committing until the deadline.
+    Concurrent {
+        concurrency: u32,
+        duration_secs: u64,
+    },
+    /// `clients` worker processes, each repeating `reads_per_write` reads of `read` then one
+    /// commit, until the deadline.
+    Mixed {
+        clients: u32,
+        reads_per_write: u64,
+        read: Operation,
+        duration_secs: u64,
+    },
+}
+
+/// The kind of a [`Mode`], as records name it (`mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeKind {
+    Continuous,
+    Concurrent,
+    Mixed,
+}
+
+impl ModeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModeKind::Continuous => "continuous",
+            ModeKind::Concurrent => "concurrent",
+            ModeKind::Mixed => "mixed",
+        }
+    }
+}
+
+impl fmt::Display for ModeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Inline scalar indices on or off, as records name it (`variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    InlineIndex,
+    NoIndex,
+}
+
+impl Variant {
+    pub fn of(inline: bool) -> Variant {
+        if inline {
+            Variant::InlineIndex
+        } else {
+            Variant::NoIndex
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::InlineIndex => "inline_index",
+            Variant::NoIndex => "no_index",
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Mode {
+    pub fn kind(self) -> ModeKind {
+        match self {
+            Mode::Continuous { .. } => ModeKind::Continuous,
+            Mode::Concurrent { .. } => ModeKind::Concurrent,
+            Mode::Mixed { .. } => ModeKind::Mixed,
+        }
+    }
+    pub fn workers(self) -> u32 {
+        match self {
+            Mode::Continuous { .. } => 1,
+            Mode::Concurrent { concurrency, .. } => concurrency,
+            Mode::Mixed { clients, .. } => clients,
+        }
+    }
+    /// `duration_secs` as the reference reports it: 0 for continuous cells.
+    pub fn duration_secs(self) -> u64 {
+        match self {
+            Mode::Continuous { .. } => 0,
+            Mode::Concurrent { duration_secs, .. } | Mode::Mixed { duration_secs, .. } => {
+                duration_secs
+            }
+        }
+    }
+
+    /// Operations per worker of a continuous cell.
+    pub fn operations(self) -> Option<u64> {
+        match self {
+            Mode::Continuous { operations } => Some(operations),
+            _ => None,
+        }
+    }
+
+    /// The read a mixed cell interleaves and how many per commit.
+    pub fn mixed_reads(self) -> Option<(Operation, u64)> {
+        match self {
+            Mode::Mixed {
+                read,
+                reads_per_write,
+                ..
+            } => Some((read, reads_per_write)),
+            _ => None,
+        }
+    }
+
+    /// The part of a cell's key that describes its mode.
+    fn key_part(self) -> String {
+        match self {
+            Mode::Continuous { operations } => format!("continuous;operations={operations}"),
+            Mode::Concurrent {
+                concurrency,
+                duration_secs,
+            } => format!("concurrent;concurrency={concurrency};duration_secs={duration_secs}"),
+            Mode::Mixed {
+                clients,
+                reads_per_write,
+                read,
+                duration_secs,
+            } => format!(
+                "mixed;clients={clients};reads_per_write={reads_per_write};read={read};duration_secs={duration_secs}"
+            ),
+        }
+    }
+}
+
+/// The (size, inline) pair a golden manifest is bootstrapped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GoldenSpec {
+    pub rows: u64,
+    pub inline: bool,
+}
+
+impl GoldenSpec {
+    /// Directory name of the golden under `<root>/golden/`, as the reference names it.
+    pub fn id(self) -> String {
+        format!("inline_{}_rows_{}", self.inline, self.rows)
+    }
+}
+
+/// Everything one cell needs; its id and key are derived from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub golden: GoldenSpec,
+    pub mode: Mode,
+    pub operation: Operation,
+    pub commit_retries: u32,
+    /// Warm-up operations per worker, before release.
+    pub warmup: u64,
+    /// Resolved store root (affects the numbers: local disk vs S3).
+    pub root: String,
+    pub storage: BTreeMap<String, String>,
+}
+
+impl Cell {
+    /// The reference's tag for this cell, e.g. `conc_inline_true_rows_1000_c_10`.
+    pub fn id(&self) -> String {
+        match self.mode {
+            Mode::Continuous { .. } => format!("cont_{}", self.golden.id()),
+            Mode::Concurrent { concurrency, .. } => {
+                format!("conc_{}_c_{}", self.golden.id(), concurrency)
+            }
+            Mode::Mixed { clients, .. } => format!("mixed_{}_c_{}", self.golden.id(), clients),
+        }
+    }
+
+    /// `inline_index` or `no_index`, as the reference reports it.
+    pub fn variant(&self) -> Variant {
+        Variant::of(self.golden.inline)
+    }
+
+    /// A hash of every resolved parameter that affects this cell's numbers. Editing any of
+    /// them in the plan changes the key, so the cell runs again.
+    pub fn key(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(format!(
+            "bench-cell-v1\nlance={LANCE_VERSION}\noperation={}\nrows={}\ninline={}\nmode={}\ncommit_retries={}\nroot={}\n",
+            self.operation,
+            self.golden.rows,
+            self.golden.inline,
+            self.mode.key_part(),
+            self.commit_retries,
+            self.root
+        ));
+        // Added after v1: hashed only when set, so keys of earlier results stay valid.
+        if self.warmup > 0 {
+            h.update(format!("warmup={}\n", self.warmup));
+        }
+        for (k, v) in self.storage.iter().filter(|(k, _)| !is_secret(k)) {
+            h.update(format!("storage.{k}={v}\n"));
+        }
+        let digest = h.finalize();
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_variants_serialise_as_the_reference_names_them() {
+        for (k, s) in [
+            (ModeKind::Continuous, "continuous"),
+            (ModeKind::Concurrent, "concurrent"),
+            (ModeKind::Mixed, "mixed"),
+        ] {
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{s}\""));
+            assert_eq!(k.as_str(), s);
+        }
+        for (v, s) in [
+            (Variant::InlineIndex, "inline_index"),
+            (Variant::NoIndex, "no_index"),
+        ] {
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{s}\""));
+            assert_eq!(
+                serde_json::from_str::<Variant>(&format!("\"{s}\"")).unwrap(),
+                v
+            );
+        }
+        assert_eq!(Variant::of(true), Variant::InlineIndex);
+    }
+
+    #[test]
+    fn a_key_is_stable_for_the_same_parameters() {
+        // Keys of results recorded by earlier releases must stay valid: pin one.
+        let cell = Cell {
+            golden: GoldenSpec {
+                rows: 1000,
+                inline: true,
+            },
+            mode: Mode::Continuous { operations: 50 },
+            operation: Operation::CreateNamespace,
+            commit_retries: 20,
+            warmup: 0,
+            root: "/r".into(),
+            storage: BTreeMap::new(),
+        };
+        let mut h = Sha256::new();
+        h.update(
+            "bench-cell-v1\nlance=14.0.2\noperation=write-create-namespace\nrows=1000\ninline=true\n\
+             mode=continuous;operations=50\ncommit_retries=20\nroot=/r\n",
+        );
+        let want: String = h.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(cell.key(), want);
+        assert_eq!(cell.id(), "cont_inline_true_rows_1000");
+    }
+}

@@ -1,0 +1,219 @@
+//! Matrix expansion: a pure function from a validated plan to the ordered steps of a sweep.
+
+use super::{Cell, GoldenSpec, Mode, Plan};
+
+/// One step of a sweep in execution order: a golden bootstrap or a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Golden(GoldenSpec),
+    Cell(Cell),
+}
+
+/// Expand the matrix in the reference's order: for each inline variant, for each size: its
+/// golden, then the continuous cell, then one concurrent cell per concurrency, then (bench's
+/// addition) one mixed cell per client count.
+pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for &inline in &plan.inline {
+        for &rows in &plan.sizes {
+            let golden = GoldenSpec { rows, inline };
+            steps.push(Step::Golden(golden));
+            let cell = |mode| {
+                Step::Cell(Cell {
+                    golden,
+                    mode,
+                    operation: plan.operation,
+                    commit_retries: plan.run.commit_retries,
+                    warmup: plan.run.warmup_operations,
+                    root: root.to_string(),
+                    storage: plan.storage.clone(),
+                })
+            };
+            if let Some(c) = &plan.continuous {
+                steps.push(cell(Mode::Continuous {
+                    operations: c.operations,
+                }));
+            }
+            if let Some(c) = &plan.concurrent {
+                steps.extend(c.concurrency.iter().map(|&concurrency| {
+                    cell(Mode::Concurrent {
+                        concurrency,
+                        duration_secs: c.duration.as_secs(),
+                    })
+                }));
+            }
+            if let Some(m) = &plan.mixed {
+                steps.extend(m.clients.iter().map(|&clients| {
+                    cell(Mode::Mixed {
+                        clients,
+                        reads_per_write: m.reads_per_write,
+                        read: m.read_operation,
+                        duration_secs: m.duration.as_secs(),
+                    })
+                }));
+            }
+        }
+    }
+    steps
+}
+
+/// Only the cells of an expansion, in order.
+pub fn cells(steps: &[Step]) -> Vec<&Cell> {
+    steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Cell(c) => Some(c),
+            Step::Golden(_) => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::tests::TINY;
+    use crate::plan::{DEFAULT_MIXED_READ, ModeKind, Variant};
+
+    fn ids(steps: &[Step]) -> Vec<String> {
+        steps
+            .iter()
+            .map(|s| match s {
+                Step::Golden(g) => format!("golden:{}", g.id()),
+                Step::Cell(c) => c.id(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn expansion_follows_the_reference_order() {
+        let plan = Plan::parse(TINY).unwrap();
+        let steps = expand(&plan, "/r");
+        assert_eq!(
+            ids(&steps),
+            vec![
+                "golden:inline_true_rows_100",
+                "cont_inline_true_rows_100",
+                "conc_inline_true_rows_100_c_2",
+                "conc_inline_true_rows_100_c_10",
+                "golden:inline_true_rows_1000",
+                "cont_inline_true_rows_1000",
+                "conc_inline_true_rows_1000_c_2",
+                "conc_inline_true_rows_1000_c_10",
+                "golden:inline_false_rows_100",
+                "cont_inline_false_rows_100",
+                "conc_inline_false_rows_100_c_2",
+                "conc_inline_false_rows_100_c_10",
+                "golden:inline_false_rows_1000",
+                "cont_inline_false_rows_1000",
+                "conc_inline_false_rows_1000_c_2",
+                "conc_inline_false_rows_1000_c_10",
+            ]
+        );
+        let cells = cells(&steps);
+        assert_eq!(cells.len(), 12);
+        assert_eq!(cells[0].variant(), Variant::InlineIndex);
+        assert_eq!(cells[8].variant(), Variant::NoIndex);
+        assert_eq!(cells[1].mode.workers(), 2);
+        assert_eq!(cells[0].mode.duration_secs(), 0);
+    }
+
+    #[test]
+    fn mixed_cells_follow_the_concurrent_ones() {
+        let plan = Plan::parse(
+            "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[concurrent]\nconcurrency=[2]\nduration_secs=1\n\
+             [mixed]\nclients=[4, 1]\nreads_per_write=100\nduration_secs=3\n",
+        )
+        .unwrap();
+        let steps = expand(&plan, "/r");
+        assert_eq!(
+            ids(&steps),
+            vec![
+                "golden:inline_true_rows_7",
+                "conc_inline_true_rows_7_c_2",
+                "mixed_inline_true_rows_7_c_4",
+                "mixed_inline_true_rows_7_c_1",
+            ]
+        );
+        let c = cells(&steps)[1];
+        assert_eq!(c.mode.kind(), ModeKind::Mixed);
+        assert_eq!(c.mode.workers(), 4);
+        assert_eq!(c.mode.duration_secs(), 3);
+        assert_eq!(c.mode.mixed_reads(), Some((DEFAULT_MIXED_READ, 100)));
+        let other = Plan::parse(
+            "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[concurrent]\nconcurrency=[2]\nduration_secs=1\n\
+             [mixed]\nclients=[4, 1]\nreads_per_write=10\nduration_secs=3\nread_operation='cold-read-list-tables'\n",
+        )
+        .unwrap();
+        let c2 = cells(&expand(&other, "/r"))[1].clone();
+        assert_eq!(c2.id(), c.id());
+        assert_ne!(
+            c2.key(),
+            c.key(),
+            "reads_per_write and the read are in the key"
+        );
+    }
+
+    #[test]
+    fn omitted_tables_skip_their_cells() {
+        let plan =
+            Plan::parse("name='x'\n[matrix]\nsizes=[7]\ninline=[false]\n[concurrent]\nconcurrency=[3]\nduration_secs=1\n")
+                .unwrap();
+        assert_eq!(
+            ids(&expand(&plan, "/r")),
+            vec!["golden:inline_false_rows_7", "conc_inline_false_rows_7_c_3"]
+        );
+    }
+
+    #[test]
+    fn keys_change_only_with_the_parameters_of_a_cell() {
+        let a = Plan::parse(TINY).unwrap();
+        let b = Plan::parse(&TINY.replace("operations = 5", "operations = 6")).unwrap();
+        let ka: Vec<_> = cells(&expand(&a, "/r")).iter().map(|c| c.key()).collect();
+        let kb: Vec<_> = cells(&expand(&b, "/r")).iter().map(|c| c.key()).collect();
+        let changed: Vec<_> = cells(&expand(&a, "/r"))
+            .iter()
+            .zip(ka.iter().zip(&kb))
+            .filter(|(_, (x, y))| x != y)
+            .map(|(c, _)| c.id())
+            .collect();
+        assert_eq!(
+            changed,
+            vec![
+                "cont_inline_true_rows_100",
+                "cont_inline_true_rows_1000",
+                "cont_inline_false_rows_100",
+                "cont_inline_false_rows_1000"
+            ]
+        );
+        let kr: Vec<_> = cells(&expand(&a, "/other"))
+            .iter()
+            .map(|c| c.key())
+            .collect();
+        assert!(
+            ka.iter().zip(&kr).all(|(x, y)| x != y),
+            "root is part of the key"
+        );
+        let mut unique = ka.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ka.len(), "every cell has its own key");
+    }
+
+    #[test]
+    fn credentials_are_not_part_of_the_key_but_other_options_are() {
+        let mut a = Plan::parse(TINY).unwrap();
+        let key = |p: &Plan| cells(&expand(p, "s3://b/p"))[0].key();
+        let k0 = key(&a);
+        a.override_with(None, &[("aws_secret_access_key".into(), "s3cr3t".into())]);
+        a.override_with(None, &[("aws_access_key_id".into(), "AKIA".into())]);
+        a.override_with(None, &[("aws_session_token".into(), "tok".into())]);
+        assert_eq!(key(&a), k0);
+        a.override_with(
+            None,
+            &[("aws_endpoint".into(), "http://127.0.0.1:9".into())],
+        );
+        assert_ne!(key(&a), k0);
+        a.override_with(Some("s3://other/p"), &[]);
+        assert_eq!(a.root.as_deref(), Some("s3://other/p"));
+    }
+}

@@ -1,0 +1,212 @@
+//! The plan: a raw serde mirror of the TOML file ([`raw`]), validated once ([`validate`])
+//! into [`Plan`], and the pure matrix expansion ([`expand`]) into the ordered [`Cell`]s.
+
+mod cell;
+mod expand;
+mod operation;
+mod raw;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+pub use cell::{Cell, GoldenSpec, Mode, ModeKind, Variant};
+pub use expand::{Step, cells, expand};
+pub use operation::Operation;
+
+use crate::error::PlanError;
+
+/// The lance version this binary is built against (pinned in `Cargo.toml`).
+pub const LANCE_VERSION: &str = "14.0.2";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Continuous {
+    pub operations: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Concurrent {
+    pub concurrency: Vec<u32>,
+    pub duration: Duration,
+}
+
+/// Mixed load: `clients` processes, each repeating `reads_per_write` reads of
+/// `read_operation` then one commit of the plan's operation, for `duration`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mixed {
+    pub clients: Vec<u32>,
+    pub reads_per_write: u64,
+    pub duration: Duration,
+    pub read_operation: Operation,
+}
+
+/// The read a `[mixed]` cell interleaves when the plan does not name one.
+pub const DEFAULT_MIXED_READ: Operation = Operation::DescribeTable { cold: false };
+
+/// What a finished sweep removes from the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cleanup {
+    /// The per-cell copies under `<root>/runs/` (the default).
+    Runs,
+    /// The copies and the goldens, as the reference does.
+    All,
+    /// Nothing.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSettings {
+    pub cell_timeout: Duration,
+    pub commit_retries: u32,
+    pub keep_runs: bool,
+    pub cleanup: Cleanup,
+    /// Operations each worker runs before release, excluded from the numbers.
+    pub warmup_operations: u64,
+    /// How many times each cell runs, each time on a fresh copy of its golden.
+    pub repetitions: u32,
+}
+
+/// A validated plan: every field already has the type and range the runner needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub name: String,
+    /// `root` from the file, if any; the runner resolves the default (`<out>/store`).
+    pub root: Option<String>,
+    pub operation: Operation,
+    pub sizes: Vec<u64>,
+    pub inline: Vec<bool>,
+    pub continuous: Option<Continuous>,
+    pub concurrent: Option<Concurrent>,
+    pub mixed: Option<Mixed>,
+    pub storage: BTreeMap<String, String>,
+    pub run: RunSettings,
+}
+
+pub const DEFAULT_CELL_TIMEOUT_SECS: u64 = 1200;
+pub const DEFAULT_COMMIT_RETRIES: u32 = 20;
+
+impl Plan {
+    /// Read and validate a plan file.
+    pub fn load(path: &Path) -> Result<Plan, PlanError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Plan::parse(&text).map_err(|e| e.in_file(path))
+    }
+
+    /// Parse and validate plan text.
+    pub fn parse(text: &str) -> Result<Plan, PlanError> {
+        let de = toml::de::Deserializer::parse(text).map_err(|e| PlanError::Syntax {
+            file: None,
+            message: e.to_string(),
+        })?;
+        let raw: raw::RawPlan = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            PlanError::Key {
+                file: None,
+                key,
+                line: inner.span().map(|s| line_of(text, s.start)),
+                message: inner.message().to_string(),
+            }
+        })?;
+        validate::validate(raw)
+    }
+
+    /// Apply command-line overrides: `--root` replaces `root`, and each
+    /// `--storage-option KEY=VALUE` sets (or replaces) one storage option.
+    pub fn override_with(&mut self, root: Option<&str>, storage: &[(String, String)]) {
+        if let Some(r) = root {
+            self.root = Some(r.to_string());
+        }
+        for (k, v) in storage {
+            self.storage.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Whether a storage option holds a credential. Credentials are never part of a cell's
+/// key (rotating them must not re-run a sweep), never printed and never written.
+pub fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "secret",
+        "access_key",
+        "token",
+        "password",
+        "session",
+        "credential",
+        "key_id",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub const TINY: &str = r#"
+name = "tiny"
+[matrix]
+sizes = [100, 1000]
+inline = [true, false]
+[continuous]
+operations = 5
+[concurrent]
+concurrency = [2, 10]
+duration_secs = 2
+"#;
+
+    #[test]
+    fn parses_a_full_plan_with_defaults() {
+        let plan = Plan::parse(TINY).unwrap();
+        assert_eq!(plan.name, "tiny");
+        assert_eq!(plan.operation, Operation::CreateNamespace);
+        assert_eq!(plan.sizes, vec![100, 1000]);
+        assert_eq!(plan.run.commit_retries, 20);
+        assert_eq!(plan.run.cell_timeout, Duration::from_secs(1200));
+        assert!(!plan.run.keep_runs);
+        assert_eq!(plan.concurrent.unwrap().duration, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn inline_defaults_to_both_variants() {
+        let plan =
+            Plan::parse("name='x'\n[matrix]\nsizes=[1]\n[continuous]\noperations=1\n").unwrap();
+        assert_eq!(plan.inline, vec![true, false]);
+        assert!(plan.concurrent.is_none());
+    }
+
+    #[test]
+    fn syntax_and_type_errors_give_a_line() {
+        let err = Plan::parse("name = 'x'\n[matrix]\nsizes = 'many'\n").unwrap_err();
+        assert!(err.to_string().contains("line 3"), "{err}");
+        let err = Plan::parse("name = 'x\n").unwrap_err();
+        assert!(err.to_string().contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn lance_version_matches_cargo_toml() {
+        let manifest = include_str!("../../Cargo.toml");
+        assert!(manifest.contains(&format!("lance = {{ version = \"={LANCE_VERSION}\"")));
+    }
+
+    #[test]
+    fn shipped_plans_are_valid() {
+        for f in [
+            "plans/default.toml",
+            "plans/seed-panel.toml",
+            "plans/tiny.toml",
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+            Plan::load(&path).unwrap_or_else(|e| panic!("{f}: {e}"));
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The catalog operation a cell measures, by the reference's names.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The committed catalog operation (or read) a cell measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    CreateNamespace,
+    CreateTable,
+    DeclareTable,
+    /// Reads: `cold` opens a fresh namespace for every operation (timed with it); warm reads
+    /// reuse the worker's namespace and its caches.
+    ListNamespaces {
+        cold: bool,
+    },
+    ListTables {
+        cold: bool,
+    },
+    DescribeTable {
+        cold: bool,
+    },
+}
+
+impl Operation {
+    pub const ALL: [Operation; 9] = [
+        Operation::CreateNamespace,
+        Operation::CreateTable,
+        Operation::DeclareTable,
+        Operation::ListNamespaces { cold: false },
+        Operation::ListTables { cold: false },
+        Operation::DescribeTable { cold: false },
+        Operation::ListNamespaces { cold: true },
+        Operation::ListTables { cold: true },
+        Operation::DescribeTable { cold: true },
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::CreateNamespace => "write-create-namespace",
+            Operation::CreateTable => "write-create-table",
+            Operation::DeclareTable => "write-declare-table",
+            Operation::ListNamespaces { cold: false } => "warm-read-list-namespaces",
+            Operation::ListTables { cold: false } => "warm-read-list-tables",
+            Operation::DescribeTable { cold: false } => "warm-read-describe-table",
+            Operation::ListNamespaces { cold: true } => "cold-read-list-namespaces",
+            Operation::ListTables { cold: true } => "cold-read-list-tables",
+            Operation::DescribeTable { cold: true } => "cold-read-describe-table",
+        }
+    }
+
+    /// Whether the operation commits to `__manifest` (and so is verified).
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            Operation::CreateNamespace | Operation::CreateTable | Operation::DeclareTable
+        )
+    }
+
+    /// Whether every operation opens a fresh namespace.
+    pub fn is_cold(self) -> bool {
+        matches!(
+            self,
+            Operation::ListNamespaces { cold: true }
+                | Operation::ListTables { cold: true }
+                | Operation::DescribeTable { cold: true }
+        )
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Operation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Operation::ALL
+            .into_iter()
+            .find(|op| op.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Operation::ALL.iter().map(|o| o.as_str()).collect();
+                format!(
+                    "unknown operation `{s}`; expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// The worker's `--operation` and `--read-operation` take the same names.
+impl clap::ValueEnum for Operation {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Operation::ALL
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}
+
+/// In records, an operation is its name.
+impl serde::Serialize for Operation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Operation {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_name_round_trips() {
+        for op in Operation::ALL {
+            assert_eq!(op.as_str().parse::<Operation>().unwrap(), op);
+            assert_eq!(op.is_write(), op.as_str().starts_with("write-"));
+            assert_eq!(op.is_cold(), op.as_str().starts_with("cold-"));
+            let json = serde_json::to_string(&op).unwrap();
+            assert_eq!(json, format!("\"{op}\""));
+            assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);
+            assert_eq!(
+                <Operation as clap::ValueEnum>::from_str(op.as_str(), false).unwrap(),
+                op
+            );
+        }
+        assert!(serde_json::from_str::<Operation>("\"write-drop\"").is_err());
+    }
+}

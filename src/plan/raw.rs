@@ -1,0 +1,61 @@
+//! The plan file as written: a serde mirror of the TOML, before validation.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPlan {
+    pub name: String,
+    pub root: Option<String>,
+    pub operation: Option<String>,
+    pub matrix: RawMatrix,
+    pub continuous: Option<RawContinuous>,
+    pub concurrent: Option<RawConcurrent>,
+    pub mixed: Option<RawMixed>,
+    #[serde(default)]
+    pub storage: BTreeMap<String, String>,
+    #[serde(default)]
+    pub run: RawRun,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMatrix {
+    pub sizes: Vec<u64>,
+    pub inline: Option<Vec<bool>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawContinuous {
+    pub operations: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConcurrent {
+    pub concurrency: Vec<u32>,
+    pub duration_secs: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMixed {
+    pub clients: Vec<u32>,
+    pub reads_per_write: u64,
+    pub duration_secs: u64,
+    pub read_operation: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRun {
+    pub cell_timeout_secs: Option<u64>,
+    pub commit_retries: Option<u32>,
+    pub keep_runs: Option<bool>,
+    pub cleanup: Option<String>,
+    pub warmup_operations: Option<u64>,
+    pub repetitions: Option<u32>,
+}

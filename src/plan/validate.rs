@@ -1,0 +1,400 @@
+//! Validation: the raw TOML mirror becomes a [`Plan`] whose every value has the type and
+//! range the runner needs, or one error naming the key. Every count, size and duration has
+//! an upper bound, so no plan can make bench overflow a clock or a counter.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::raw::{RawConcurrent, RawMixed, RawPlan, RawRun};
+use super::{
+    Cleanup, Concurrent, Continuous, DEFAULT_CELL_TIMEOUT_SECS, DEFAULT_COMMIT_RETRIES,
+    DEFAULT_MIXED_READ, Mixed, Operation, Plan, RunSettings,
+};
+use crate::error::PlanError;
+
+/// Upper bounds of the plan's values (documented in the README).
+pub mod limits {
+    /// Rows in a golden `__manifest`.
+    pub const SIZE: u64 = 1_000_000_000;
+    /// Commits of a continuous cell.
+    pub const OPERATIONS: u64 = 10_000_000;
+    /// Worker processes of one cell (writers or clients).
+    pub const WORKERS: u64 = 10_000;
+    /// `duration_secs` of concurrent and mixed cells: one day.
+    pub const DURATION_SECS: u64 = 86_400;
+    /// Reads per commit of a mixed cell.
+    pub const READS_PER_WRITE: u64 = 1_000_000;
+    /// `run.cell_timeout_secs`: seven days.
+    pub const CELL_TIMEOUT_SECS: u64 = 604_800;
+    /// lance's commit retry budget.
+    pub const COMMIT_RETRIES: u64 = 10_000;
+    /// Warm-up operations per worker.
+    pub const WARMUP_OPERATIONS: u64 = 1_000_000;
+    /// Repetitions of each cell.
+    pub const REPETITIONS: u64 = 1_000;
+}
+
+pub(super) fn invalid(key: &str, message: impl Into<String>) -> PlanError {
+    PlanError::Key {
+        file: None,
+        key: key.to_string(),
+        line: None,
+        message: message.into(),
+    }
+}
+
+/// `value` must lie in `1..=max`; `zero` says why 0 is wrong.
+fn bounded(key: &str, value: u64, zero: &str, max: u64) -> Result<u64, PlanError> {
+    match value {
+        0 => Err(invalid(key, zero)),
+        v if v > max => Err(invalid(key, format!("must be at most {max}; got {v}"))),
+        v => Ok(v),
+    }
+}
+
+/// `value` may be 0 but no more than `max`.
+fn at_most(key: &str, value: u64, max: u64) -> Result<u64, PlanError> {
+    if value > max {
+        return Err(invalid(key, format!("must be at most {max}; got {value}")));
+    }
+    Ok(value)
+}
+
+/// A list with at least one value and no value twice.
+fn check_list<T: PartialEq + fmt::Debug>(key: &str, list: &[T]) -> Result<(), PlanError> {
+    if list.is_empty() {
+        return Err(invalid(key, "must list at least one value"));
+    }
+    for (i, v) in list.iter().enumerate() {
+        if list[..i].contains(v) {
+            return Err(invalid(
+                key,
+                format!("lists {v:?} twice; remove the duplicate"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A list of counts, each in `1..=max`.
+fn check_counts<T>(key: &str, list: &[T], zero: &str, max: u64) -> Result<(), PlanError>
+where
+    T: Copy + Into<u64> + PartialEq + fmt::Debug,
+{
+    check_list(key, list)?;
+    for &v in list {
+        bounded(key, v.into(), zero, max)?;
+    }
+    Ok(())
+}
+
+fn duration(key: &str, secs: u64) -> Result<Duration, PlanError> {
+    bounded(key, secs, "must be at least 1", limits::DURATION_SECS).map(Duration::from_secs)
+}
+
+fn check_name(name: &str) -> Result<String, PlanError> {
+    let trimmed = name.trim();
+    let usable = !trimmed.is_empty()
+        && !trimmed.starts_with('.')
+        && trimmed
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !usable {
+        return Err(invalid(
+            "name",
+            format!(
+                "`{name}` is not a usable results directory name; use letters, digits, `-`, `_` or `.`"
+            ),
+        ));
+    }
+    Ok(trimmed.to_string())
+}
+
+fn operation(raw: Option<&str>, key: &str, default: Operation) -> Result<Operation, PlanError> {
+    match raw {
+        None => Ok(default),
+        Some(s) => s.parse().map_err(|m: String| invalid(key, m)),
+    }
+}
+
+fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
+    check_counts(
+        "concurrent.concurrency",
+        &c.concurrency,
+        "every concurrency must be at least 1 writer process",
+        limits::WORKERS,
+    )?;
+    Ok(Concurrent {
+        concurrency: c.concurrency,
+        duration: duration("concurrent.duration_secs", c.duration_secs)?,
+    })
+}
+
+fn mixed(m: RawMixed, operation: Operation) -> Result<Mixed, PlanError> {
+    check_counts(
+        "mixed.clients",
+        &m.clients,
+        "every client count must be at least 1 process",
+        limits::WORKERS,
+    )?;
+    bounded(
+        "mixed.reads_per_write",
+        m.reads_per_write,
+        "must be at least 1; for writes only use [concurrent]",
+        limits::READS_PER_WRITE,
+    )?;
+    let duration = duration("mixed.duration_secs", m.duration_secs)?;
+    let read_operation = self::operation(
+        m.read_operation.as_deref(),
+        "mixed.read_operation",
+        DEFAULT_MIXED_READ,
+    )?;
+    if read_operation.is_write() {
+        return Err(invalid(
+            "mixed.read_operation",
+            format!("`{read_operation}` is a write; name a warm- or cold-read operation"),
+        ));
+    }
+    if !operation.is_write() {
+        return Err(invalid(
+            "operation",
+            format!(
+                "`{operation}` is a read, but [mixed] commits the plan's operation; \
+                 use a write- operation (the reads are mixed.read_operation)"
+            ),
+        ));
+    }
+    Ok(Mixed {
+        clients: m.clients,
+        reads_per_write: m.reads_per_write,
+        duration,
+        read_operation,
+    })
+}
+
+fn cleanup(raw: Option<&str>, keep_runs: bool) -> Result<Cleanup, PlanError> {
+    match raw {
+        None if keep_runs => Ok(Cleanup::None),
+        None => Ok(Cleanup::Runs),
+        Some("none") => Ok(Cleanup::None),
+        Some(c @ ("runs" | "all")) if keep_runs => Err(invalid(
+            "run.cleanup",
+            format!("`{c}` contradicts `run.keep_runs = true`; use \"none\" or drop keep_runs"),
+        )),
+        Some("runs") => Ok(Cleanup::Runs),
+        Some("all") => Ok(Cleanup::All),
+        Some(other) => Err(invalid(
+            "run.cleanup",
+            format!("unknown value `{other}`; expected \"runs\", \"all\" or \"none\""),
+        )),
+    }
+}
+
+fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
+    let timeout = bounded(
+        "run.cell_timeout_secs",
+        run.cell_timeout_secs.unwrap_or(DEFAULT_CELL_TIMEOUT_SECS),
+        "must be at least 1",
+        limits::CELL_TIMEOUT_SECS,
+    )?;
+    let commit_retries = at_most(
+        "run.commit_retries",
+        run.commit_retries.unwrap_or(DEFAULT_COMMIT_RETRIES).into(),
+        limits::COMMIT_RETRIES,
+    )? as u32;
+    let warmup_operations = at_most(
+        "run.warmup_operations",
+        run.warmup_operations.unwrap_or(0),
+        limits::WARMUP_OPERATIONS,
+    )?;
+    let repetitions = bounded(
+        "run.repetitions",
+        run.repetitions.unwrap_or(1).into(),
+        "must be at least 1",
+        limits::REPETITIONS,
+    )? as u32;
+    let keep_runs = run.keep_runs.unwrap_or(false);
+    Ok(RunSettings {
+        cell_timeout: Duration::from_secs(timeout),
+        commit_retries,
+        keep_runs,
+        cleanup: cleanup(run.cleanup.as_deref(), keep_runs)?,
+        warmup_operations,
+        repetitions,
+    })
+}
+
+pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
+    let name = check_name(&raw.name)?;
+    if let Some(root) = &raw.root
+        && root.trim().is_empty()
+    {
+        return Err(invalid(
+            "root",
+            "must not be empty; omit it to use <out>/store",
+        ));
+    }
+    let operation = operation(
+        raw.operation.as_deref(),
+        "operation",
+        Operation::CreateNamespace,
+    )?;
+    check_counts(
+        "matrix.sizes",
+        &raw.matrix.sizes,
+        "sizes must be at least 1 (rows already in __manifest)",
+        limits::SIZE,
+    )?;
+    let inline = raw.matrix.inline.unwrap_or_else(|| vec![true, false]);
+    check_list("matrix.inline", &inline)?;
+
+    let continuous = match raw.continuous {
+        None => None,
+        Some(c) => Some(Continuous {
+            operations: bounded(
+                "continuous.operations",
+                c.operations,
+                "must be at least 1",
+                limits::OPERATIONS,
+            )?,
+        }),
+    };
+    let concurrent = raw.concurrent.map(concurrent).transpose()?;
+    let mixed = raw.mixed.map(|m| mixed(m, operation)).transpose()?;
+    if continuous.is_none() && concurrent.is_none() && mixed.is_none() {
+        return Err(invalid(
+            "continuous",
+            "the plan has no [continuous], [concurrent] or [mixed] table, so it has no cells; add one",
+        ));
+    }
+    for (k, v) in &raw.storage {
+        if k.trim().is_empty() {
+            return Err(invalid("storage", "has an empty key"));
+        }
+        if v.is_empty() {
+            return Err(invalid(&format!("storage.{k}"), "must not be empty"));
+        }
+    }
+    Ok(Plan {
+        name,
+        root: raw.root.map(|r| r.trim().to_string()),
+        operation,
+        sizes: raw.matrix.sizes,
+        inline,
+        continuous,
+        concurrent,
+        mixed,
+        storage: raw.storage,
+        run: run_settings(raw.run)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 1\n";
+
+    /// Each bad plan, the key its message must name ("" for none) and a phrase it must hold.
+    fn bad_plans() -> Vec<(String, &'static str, &'static str)> {
+        let base = BASE;
+        let mixed = |extra: &str| format!("{base}[mixed]\n{extra}");
+        let run = |extra: &str| format!("{base}[run]\n{extra}\n");
+        let conc =
+            |extra: &str| format!("name = 'x'\n[matrix]\nsizes = [1]\n[concurrent]\n{extra}\n");
+        vec![
+            ("name = 'x'\n[matrix]\nsizez = [1]\n".into(), "sizez", "unknown field"),
+            ("name = 'x'\nfoo = 1\n[matrix]\nsizes=[1]\n".into(), "foo", "unknown field"),
+            ("name = 'x'\n[matrix]\nsizes = 'many'\n".into(), "matrix.sizes", "invalid type"),
+            ("name = 'x'\n[matrix]\nsizes = [-1]\n".into(), "matrix.sizes[0]", "invalid value"),
+            ("name = 'x'\n[matrix]\nsizes = []\n[continuous]\noperations=1\n".into(), "matrix.sizes", "at least one"),
+            ("name = 'x'\n[matrix]\nsizes = [5, 5]\n[continuous]\noperations=1\n".into(), "matrix.sizes", "twice"),
+            ("name = 'x'\n[matrix]\nsizes = [0]\n[continuous]\noperations=1\n".into(), "matrix.sizes", "at least 1"),
+            ("name = 'x'\n[matrix]\nsizes = [1]\ninline = []\n[continuous]\noperations=1\n".into(), "matrix.inline", "at least one"),
+            ("name = 'x'\n[matrix]\nsizes = [1]\ninline = [true, true]\n[continuous]\noperations=1\n".into(), "matrix.inline", "twice"),
+            ("name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 0\n".into(), "continuous.operations", "at least 1"),
+            (conc("concurrency = [0]\nduration_secs = 1"), "concurrent.concurrency", "at least 1"),
+            (conc("concurrency = []\nduration_secs = 1"), "concurrent.concurrency", "at least one"),
+            (conc("concurrency = [2,2]\nduration_secs = 1"), "concurrent.concurrency", "twice"),
+            (conc("concurrency = [2]\nduration_secs = 0"), "concurrent.duration_secs", "at least 1"),
+            (conc("concurrency = [2]"), "concurrent", "missing field `duration_secs`"),
+            ("name = 'x'\n[matrix]\nsizes = [1]\n".into(), "continuous", "no [continuous], [concurrent] or [mixed]"),
+            (mixed("clients = [2]\nduration_secs = 1\n"), "mixed", "missing field `reads_per_write`"),
+            (mixed("clients = [0]\nreads_per_write = 3\nduration_secs = 1\n"), "mixed.clients", "at least 1"),
+            (mixed("clients = [2]\nreads_per_write = 0\nduration_secs = 1\n"), "mixed.reads_per_write", "at least 1"),
+            (mixed("clients = [2]\nreads_per_write = 3\nduration_secs = 0\n"), "mixed.duration_secs", "at least 1"),
+            (mixed("clients = [2]\nreads_per_write = 3\nduration_secs = 1\nread_operation = 'write-create-table'\n"), "mixed.read_operation", "is a write"),
+            (mixed("clients = [2]\nreads_per_write = 3\nduration_secs = 1\nread_operation = 'list'\n"), "mixed.read_operation", "unknown operation"),
+            ("name = 'x'\noperation = 'warm-read-list-tables'\n[matrix]\nsizes = [1]\n[mixed]\nclients = [2]\nreads_per_write = 3\nduration_secs = 1\n".into(), "operation", "is a read"),
+            ("name = 'x'\noperation = 'write-drop-table'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "operation", "unknown operation"),
+            ("name = 'a/b'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "name", "results directory name"),
+            ("[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "", "missing field `name`"),
+            (run("cell_timeout_secs = 0"), "run.cell_timeout_secs", "at least 1"),
+            (run("keep_runs = 'yes'"), "run.keep_runs", "invalid type"),
+            (run("retries = 3"), "run.retries", "unknown field"),
+            (run("repetitions = 0"), "run.repetitions", "at least 1"),
+            (run("cleanup = 'some'"), "run.cleanup", "unknown value"),
+            (run("keep_runs = true\ncleanup = 'all'"), "run.cleanup", "contradicts"),
+            (format!("{base}[storage]\naws_region = 3\n"), "storage.aws_region", "invalid type"),
+            (format!("{base}[storage]\naws_region = ''\n"), "storage.aws_region", "must not be empty"),
+            // Upper bounds: each names the key and the limit.
+            (run("cell_timeout_secs = 9223372036854775807"), "run.cell_timeout_secs", "at most 604800"),
+            (conc("concurrency = [2]\nduration_secs = 18446744073709551615"), "concurrent.duration_secs", "at most 86400"),
+            (mixed("clients = [2]\nreads_per_write = 3\nduration_secs = 86401\n"), "mixed.duration_secs", "at most 86400"),
+            (mixed("clients = [2]\nreads_per_write = 1000001\nduration_secs = 1\n"), "mixed.reads_per_write", "at most 1000000"),
+            (mixed("clients = [10001]\nreads_per_write = 3\nduration_secs = 1\n"), "mixed.clients", "at most 10000"),
+            (conc("concurrency = [2, 4000000000]\nduration_secs = 1"), "concurrent.concurrency", "at most 10000"),
+            ("name = 'x'\n[matrix]\nsizes = [1000000001]\n[continuous]\noperations=1\n".into(), "matrix.sizes", "at most 1000000000"),
+            ("name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 10000001\n".into(), "continuous.operations", "at most 10000000"),
+            (run("commit_retries = 4294967295"), "run.commit_retries", "at most 10000"),
+            (run("warmup_operations = 1000001"), "run.warmup_operations", "at most 1000000"),
+            (run("repetitions = 1001"), "run.repetitions", "at most 1000"),
+        ]
+    }
+
+    #[test]
+    fn bad_plans_name_the_key() {
+        for (text, key, needle) in bad_plans() {
+            let err = Plan::parse(&text).expect_err(&text).to_string();
+            assert!(
+                err.contains(needle),
+                "plan {text:?}: message {err:?} lacks {needle:?}"
+            );
+            if !key.is_empty() {
+                assert!(
+                    err.contains(&format!("`{key}`")),
+                    "plan {text:?}: message {err:?} does not name key {key:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_limits_themselves_are_accepted() {
+        let text = format!(
+            "name = 'x'\n[matrix]\nsizes = [{}]\n[continuous]\noperations = {}\n\
+             [concurrent]\nconcurrency = [{}]\nduration_secs = {}\n\
+             [run]\ncell_timeout_secs = {}\ncommit_retries = {}\nwarmup_operations = {}\nrepetitions = {}\n",
+            limits::SIZE,
+            limits::OPERATIONS,
+            limits::WORKERS,
+            limits::DURATION_SECS,
+            limits::CELL_TIMEOUT_SECS,
+            limits::COMMIT_RETRIES,
+            limits::WARMUP_OPERATIONS,
+            limits::REPETITIONS
+        );
+        let plan = Plan::parse(&text).unwrap();
+        assert_eq!(plan.run.repetitions as u64, limits::REPETITIONS);
+        assert_eq!(plan.run.cell_timeout.as_secs(), limits::CELL_TIMEOUT_SECS);
+    }
+
+    #[test]
+    fn cleanup_defaults_follow_keep_runs() {
+        let c = |extra: &str| Plan::parse(&format!("{BASE}{extra}")).unwrap().run.cleanup;
+        assert_eq!(c(""), Cleanup::Runs);
+        assert_eq!(c("[run]\nkeep_runs = true\n"), Cleanup::None);
+        assert_eq!(c("[run]\ncleanup = 'all'\n"), Cleanup::All);
+        assert_eq!(c("[run]\ncleanup = 'none'\n"), Cleanup::None);
+    }
+}

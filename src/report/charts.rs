@@ -1,0 +1,242 @@
+//! Which charts a results set gets, and their lines: throughput and latency against
+//! catalog size for continuous cells, throughput and errors against writers for concurrent
+//! cells, reads and commits of mixed cells. Drawing is [`super::svg`]'s job.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::svg::{Chart, Series, tick};
+use crate::export::CellRecords;
+use crate::plan::{ModeKind, Variant};
+
+/// (x, y) points of a series.
+type Points = Vec<(f64, f64)>;
+
+const ROWS_AXIS: &str = "rows in __manifest (log scale)";
+const WRITERS_AXIS: &str = "writer processes (log scale)";
+
+fn variant_color(variant: Variant) -> usize {
+    usize::from(variant != Variant::InlineIndex)
+}
+
+fn rows_label(rows: u64) -> String {
+    format!("{} rows", tick(rows as f64))
+}
+
+/// What the throughput axes count: commits, or operations when any cell reads.
+fn per_sec(cells: &[CellRecords<'_>]) -> &'static str {
+    if cells.iter().all(|c| c.first().operation.is_write()) {
+        "commits/s"
+    } else {
+        "operations/s"
+    }
+}
+
+/// The charts for these cells, in the report's order.
+pub fn charts(cells: &[CellRecords<'_>]) -> Vec<Chart> {
+    let by_mode = |m: ModeKind| -> Vec<&CellRecords<'_>> {
+        cells.iter().filter(|c| c.first().mode == m).collect()
+    };
+    let ops: BTreeSet<&str> = cells.iter().map(|c| c.first().operation.as_str()).collect();
+    let op = ops.into_iter().collect::<Vec<_>>().join(", ");
+    let per_sec = per_sec(cells);
+    let mut out = continuous(&by_mode(ModeKind::Continuous), &op, per_sec);
+    out.extend(concurrent(&by_mode(ModeKind::Concurrent), per_sec));
+    out.extend(mixed(&by_mode(ModeKind::Mixed)));
+    out
+}
+
+fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> {
+    if cont.is_empty() {
+        return Vec::new();
+    }
+    let mut tps: BTreeMap<Variant, Points> = BTreeMap::new();
+    let mut lat: BTreeMap<Variant, (Points, Points)> = BTreeMap::new();
+    for c in cont {
+        let (x, v) = (c.first().initial_entries as f64, c.first().variant);
+        tps.entry(v)
+            .or_default()
+            .push((x, c.med(|r| r.throughput_ops_per_sec)));
+        let l = lat.entry(v).or_default();
+        l.0.push((x, c.med(|r| r.p50_latency_ms)));
+        l.1.push((x, c.med(|r| r.p99_latency_ms)));
+    }
+    let mut throughput = Chart::log_log(
+        "continuous_throughput.svg",
+        "Continuous: throughput against catalog size".into(),
+        format!("One writer ({op}): throughput vs catalog size"),
+        ROWS_AXIS,
+        format!("throughput ({per_sec}, log scale)"),
+    );
+    throughput.series = tps
+        .into_iter()
+        .map(|(v, points)| Series::line(v.as_str(), points, variant_color(v)))
+        .collect();
+    let mut latency = Chart::log_log(
+        "continuous_latency.svg",
+        "Continuous: p50 and p99 latency against catalog size".into(),
+        format!("One writer ({op}): latency vs catalog size"),
+        ROWS_AXIS,
+        "latency per operation (ms, log scale)".into(),
+    );
+    latency.legend_left = true;
+    latency.series = lat
+        .into_iter()
+        .flat_map(|(v, (p50, p99))| {
+            [
+                Series::line(format!("{v} p50"), p50, variant_color(v)),
+                Series::dashed(format!("{v} p99"), p99, variant_color(v)),
+            ]
+        })
+        .collect();
+    vec![throughput, latency]
+}
+
+fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {
+    let variants: BTreeSet<Variant> = conc.iter().map(|c| c.first().variant).collect();
+    let mut out = Vec::new();
+    for v in variants {
+        let of_variant: Vec<&&CellRecords<'_>> =
+            conc.iter().filter(|c| c.first().variant == v).collect();
+        let writers: Vec<f64> = of_variant
+            .iter()
+            .map(|c| c.first().concurrency)
+            .collect::<BTreeSet<u32>>()
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let mut tps: BTreeMap<u64, Points> = BTreeMap::new();
+        let mut errs: BTreeMap<u64, Points> = BTreeMap::new();
+        for c in of_variant {
+            let (x, rows) = (f64::from(c.first().concurrency), c.first().initial_entries);
+            tps.entry(rows)
+                .or_default()
+                .push((x, c.med(|r| r.throughput_ops_per_sec)));
+            errs.entry(rows)
+                .or_default()
+                .push((x, c.med(|r| r.errors as f64)));
+        }
+        let by_size = |m: BTreeMap<u64, Points>| -> Vec<Series> {
+            m.into_iter()
+                .enumerate()
+                .map(|(i, (rows, points))| Series::line(rows_label(rows), points, i))
+                .collect()
+        };
+        let mut throughput = Chart::log_log(
+            &format!("concurrent_throughput_{v}.svg"),
+            format!("Concurrent ({v}): throughput against writers"),
+            format!("Concurrent writers, {v}: throughput vs writers"),
+            WRITERS_AXIS,
+            format!("total throughput ({per_sec}, log scale)"),
+        );
+        throughput.x_ticks = Some(writers.clone());
+        throughput.series = by_size(tps);
+        let mut errors = Chart::log_log(
+            &format!("concurrent_errors_{v}.svg"),
+            format!("Concurrent ({v}): errors against writers"),
+            format!("Concurrent writers, {v}: errors vs writers"),
+            WRITERS_AXIS,
+            "failed operations per cell (count)".into(),
+        );
+        errors.x_ticks = Some(writers);
+        errors.y_log = false;
+        errors.y_integer = true;
+        errors.legend_left = true;
+        errors.series = by_size(errs);
+        out.extend([throughput, errors]);
+    }
+    out
+}
+
+fn mixed(mixed: &[&CellRecords<'_>]) -> Vec<Chart> {
+    if mixed.is_empty() {
+        return Vec::new();
+    }
+    let mut lines: BTreeMap<(Variant, u32), (Points, Points)> = BTreeMap::new();
+    for c in mixed {
+        let x = c.first().initial_entries as f64;
+        let l = lines
+            .entry((c.first().variant, c.first().concurrency))
+            .or_default();
+        l.0.push((x, c.read_med(|r| r.throughput_ops_per_sec).unwrap_or(0.0)));
+        l.1.push((x, c.med(|r| r.throughput_ops_per_sec)));
+    }
+    let multi = lines.keys().map(|k| k.1).collect::<BTreeSet<_>>().len() > 1;
+    let mut chart = Chart::log_log(
+        "mixed_throughput.svg",
+        "Mixed: reads and commits against catalog size".into(),
+        "Mixed load: reads and commits vs catalog size".into(),
+        ROWS_AXIS,
+        "throughput (operations/s, log scale)".into(),
+    );
+    chart.series = lines
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, ((v, clients), (reads, commits)))| {
+            let (who, color) = if multi {
+                (format!("{v}, {clients} clients"), i)
+            } else {
+                (v.to_string(), variant_color(v))
+            };
+            [
+                Series::line(format!("{who} reads"), reads, color),
+                Series::dashed(format!("{who} commits"), commits, color),
+            ]
+        })
+        .collect();
+    vec![chart]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::cells;
+    use crate::export::record::tests::record;
+    use crate::plan::ModeKind::*;
+    use crate::plan::Variant::*;
+
+    #[test]
+    fn charts_follow_the_modes_present() {
+        let mut recs = vec![
+            record(
+                Continuous,
+                InlineIndex,
+                1000,
+                1,
+                "cont_inline_true_rows_1000",
+            ),
+            record(Continuous, NoIndex, 1000, 1, "cont_inline_false_rows_1000"),
+            record(
+                Concurrent,
+                NoIndex,
+                1000,
+                2,
+                "conc_inline_false_rows_1000_c_2",
+            ),
+            record(
+                Concurrent,
+                NoIndex,
+                1000,
+                4,
+                "conc_inline_false_rows_1000_c_4",
+            ),
+        ];
+        recs[3].errors = 7;
+        let charts = charts(&cells(&recs));
+        let names: Vec<&str> = charts.iter().map(|c| c.file.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "continuous_throughput.svg",
+                "continuous_latency.svg",
+                "concurrent_throughput_no_index.svg",
+                "concurrent_errors_no_index.svg"
+            ]
+        );
+        let errs = &charts[3];
+        assert_eq!(errs.series[0].name, "1k rows");
+        assert_eq!(errs.series[0].points, [(2.0, 0.0), (4.0, 7.0)]);
+        assert!(!errs.y_log && errs.y_integer);
+        assert_eq!(charts[1].series.len(), 4, "p50 and p99 per variant");
+        assert!(charts[1].series[1].dashed);
+    }
+}

@@ -1,0 +1,194 @@
+//! `report.md`: what was run, whether every cell verified, and per mode its charts and a
+//! table with the same numbers as `summary.csv` (formatted by the same code).
+
+use std::collections::BTreeSet;
+
+use super::CHART_DIR;
+use super::svg::Chart;
+use crate::export::csv::{self, COLUMNS};
+use crate::export::{CellRecords, Record, jsonl};
+use crate::plan::ModeKind;
+
+/// A report section: its mode, heading, chart file prefix, and its table's
+/// (summary column, heading) pairs.
+struct Section {
+    mode: ModeKind,
+    heading: &'static str,
+    prefix: &'static str,
+    columns: &'static [(&'static str, &'static str)],
+}
+
+const SECTIONS: [Section; 3] = [
+    Section {
+        mode: ModeKind::Continuous,
+        heading: "Continuous cells: one writer, a fixed number of operations",
+        prefix: "continuous_",
+        columns: &[
+            ("variant", "variant"),
+            ("initial_entries", "rows"),
+            ("ops", "ops"),
+            ("errors", "errors"),
+            ("tps", "ops/s"),
+            ("avg_ms", "avg ms"),
+            ("p50_ms", "p50 ms"),
+            ("p90_ms", "p90 ms"),
+            ("p99_ms", "p99 ms"),
+            ("max_ms", "max ms"),
+            ("verified", "verified"),
+            ("repetitions", "reps"),
+        ],
+    },
+    Section {
+        mode: ModeKind::Concurrent,
+        heading: "Concurrent cells: C writers for a fixed duration",
+        prefix: "concurrent_",
+        columns: &[
+            ("variant", "variant"),
+            ("initial_entries", "rows"),
+            ("concurrency", "writers"),
+            ("duration_secs", "secs"),
+            ("ops", "ops"),
+            ("errors", "errors"),
+            ("conflicts", "conflicts"),
+            ("tps", "ops/s"),
+            ("p50_ms", "p50 ms"),
+            ("p99_ms", "p99 ms"),
+            ("verified", "verified"),
+            ("repetitions", "reps"),
+        ],
+    },
+    Section {
+        mode: ModeKind::Mixed,
+        heading: "Mixed cells: C clients, reads between commits",
+        prefix: "mixed_",
+        columns: &[
+            ("variant", "variant"),
+            ("initial_entries", "rows"),
+            ("concurrency", "clients"),
+            ("ops", "commits"),
+            ("errors", "commit errors"),
+            ("tps", "commits/s"),
+            ("p50_ms", "commit p50 ms"),
+            ("p99_ms", "commit p99 ms"),
+            ("read_ops", "reads"),
+            ("read_errors", "read errors"),
+            ("read_tps", "reads/s"),
+            ("read_p50_ms", "read p50 ms"),
+            ("read_p99_ms", "read p99 ms"),
+            ("verified", "verified"),
+            ("repetitions", "reps"),
+        ],
+    },
+];
+
+/// A Markdown table of some `summary.csv` columns, under their own headings.
+fn table(rows: &[&[String; 34]], cols: &[(&str, &str)]) -> String {
+    let idx: Vec<usize> = cols
+        .iter()
+        .map(|(c, _)| {
+            COLUMNS
+                .iter()
+                .position(|k| k == c)
+                .expect("a summary column")
+        })
+        .collect();
+    let mut s = format!(
+        "| {} |\n|{}|\n",
+        cols.iter().map(|c| c.1).collect::<Vec<_>>().join(" | "),
+        cols.iter()
+            .map(|c| if c.0 == "variant" { ":---" } else { "---:" })
+            .collect::<Vec<_>>()
+            .join("|")
+    );
+    for r in rows {
+        let cells: Vec<&str> = idx.iter().map(|&i| r[i].as_str()).collect();
+        s.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    s
+}
+
+/// The distinct values of a field, joined.
+fn set(records: &[Record], f: impl Fn(&Record) -> String) -> String {
+    records
+        .iter()
+        .map(f)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn header(records: &[Record], cells: usize) -> String {
+    let first = records
+        .iter()
+        .map(|r| r.started_at.as_str())
+        .min()
+        .unwrap_or("");
+    let last = records
+        .iter()
+        .map(|r| r.finished_at.as_str())
+        .max()
+        .unwrap_or("");
+    let mut s = format!("# bench report: {}\n\n", set(records, |r| r.plan.clone()));
+    s.push_str(&format!(
+        "{cells} cells from {} records in `{}` (operation {}; lance {}; storage {}; host {}; run {first} to {last}). \
+         Throughput counts successful operations in the measured window (release of the workers to \
+         the end of the last operation); figures are medians over a cell's repetitions. The tables \
+         hold the same numbers as `{}`.\n\n",
+        records.len(),
+        jsonl::RESULTS_FILE,
+        set(records, |r| r.operation.to_string()),
+        set(records, |r| r.lance_version.clone()),
+        set(records, |r| r.storage_scheme.clone()),
+        set(records, |r| r.hostname.clone()),
+        csv::SUMMARY_FILE,
+    ));
+    s
+}
+
+fn verification(cells: &[CellRecords<'_>]) -> String {
+    let unverified: Vec<&Record> = cells
+        .iter()
+        .flat_map(|c| c.reps.iter().copied())
+        .filter(|r| !r.verified)
+        .collect();
+    if unverified.is_empty() {
+        return "Verification: every cell's `__manifest` held exactly its reported commits.\n\n"
+            .to_string();
+    }
+    let mut s =
+        "**Verification FAILED** for these cells; their numbers cannot be trusted:\n\n".to_string();
+    for r in unverified {
+        s.push_str(&format!(
+            "- `{}` (repetition {}): {}\n",
+            r.bench_tag,
+            r.repetition,
+            r.verify_error.as_deref().unwrap_or("no reason recorded")
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+/// The whole report.
+pub fn markdown(records: &[Record], cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
+    let mut s = header(records, cells.len());
+    s.push_str(&verification(cells));
+    let all = csv::table(records);
+    for section in &SECTIONS {
+        let rows: Vec<&[String; 34]> = all
+            .iter()
+            .filter(|r| r[0] == section.mode.as_str())
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("## {}\n\n", section.heading));
+        for c in charts.iter().filter(|c| c.file.starts_with(section.prefix)) {
+            s.push_str(&format!("![{}]({CHART_DIR}/{})\n\n", c.alt, c.file));
+        }
+        s.push_str(&table(&rows, section.columns));
+        s.push('\n');
+    }
+    s
+}

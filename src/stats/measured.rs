@@ -1,0 +1,36 @@
+//! What one run of a cell measured, as the coordinator folds it from its workers' events.
+
+use super::Latencies;
+
+/// The figures of one run of a cell (one repetition).
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// From the first spawn to release (processes started, namespaces open, warm-up done).
+    pub setup_ms: f64,
+    /// From release to the end of the last operation of the slowest worker.
+    pub window_ms: f64,
+    /// Latencies of the successful operations, one histogram per worker merged at the end.
+    pub latencies: Latencies,
+    pub attempts: u64,
+    /// Failed operations that were commit conflicts past the retry budget.
+    pub conflicts: u64,
+    /// Failed operations with any other lance or storage error.
+    pub other_errors: u64,
+    pub first_conflict: Option<String>,
+    pub first_other_error: Option<String>,
+    /// Warm-up commits that succeeded before release (all workers); 0 for reads.
+    pub warmup_committed: u64,
+    /// (worker id, operation index) of every successful operation.
+    pub committed: Vec<(u32, u64)>,
+    /// The reads a mixed cell interleaves, counted apart from its commits.
+    pub reads: ReadMeasured,
+}
+
+/// What the interleaved reads of a mixed cell measured.
+#[derive(Debug, Clone, Default)]
+pub struct ReadMeasured {
+    pub latencies: Latencies,
+    pub attempts: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+}

@@ -1,0 +1,145 @@
+//! What kind of failure a store error is, read from its chain of sources: object_store's
+//! error variants and HTTP error kinds, and lance's own. Where the libraries expose no kind
+//! (S3 error codes, missing credentials), the S3 code in the message decides.
+
+use std::error::Error;
+
+use object_store::client::HttpErrorKind;
+
+/// The failures bench tells apart when a store refuses something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The object (or for a write: the bucket) does not exist.
+    NotFound,
+    /// The store refused these credentials (401/403, wrong or expired keys).
+    Denied,
+    /// No credentials could be found.
+    NoCredentials,
+    /// The endpoint could not be reached (connect error, timeout).
+    Unreachable,
+    Other,
+}
+
+/// Classify an error by walking its sources.
+pub fn classify(error: &(dyn Error + 'static)) -> Fault {
+    let mut text = String::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(kind) = by_kind(e) {
+            return kind;
+        }
+        text.push_str(&e.to_string());
+        text.push('\n');
+        next = e.source();
+    }
+    by_text(&text)
+}
+
+fn by_kind(e: &(dyn Error + 'static)) -> Option<Fault> {
+    if let Some(e) = e.downcast_ref::<object_store::Error>() {
+        return match e {
+            object_store::Error::NotFound { .. } => Some(Fault::NotFound),
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => Some(Fault::Denied),
+            _ => None,
+        };
+    }
+    if let Some(lance_core::Error::NotFound { .. }) = e.downcast_ref::<lance_core::Error>() {
+        return Some(Fault::NotFound);
+    }
+    if let Some(e) = e.downcast_ref::<object_store::client::HttpError>() {
+        return match e.kind() {
+            HttpErrorKind::Connect | HttpErrorKind::Timeout => Some(Fault::Unreachable),
+            _ => None,
+        };
+    }
+    None
+}
+
+fn by_text(text: &str) -> Fault {
+    let has = |needles: &[&str]| needles.iter().any(|n| text.contains(n));
+    if has(&["NoSuchBucket"]) {
+        Fault::NotFound
+    } else if has(&[
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "AccessDenied",
+        "ExpiredToken",
+    ]) {
+        Fault::Denied
+    } else if has(&[
+        "credential",
+        "Credential",
+        "NoCredentials",
+        "no providers in chain",
+    ]) {
+        Fault::NoCredentials
+    } else if has(&[
+        "Connection refused",
+        "connection refused",
+        "dns error",
+        "tcp connect",
+    ]) {
+        Fault::Unreachable
+    } else {
+        Fault::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Wrapped(Box<dyn Error + Send + Sync>);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("wrapped")
+        }
+    }
+    impl Error for Wrapped {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(self.0.as_ref())
+        }
+    }
+
+    fn os(variant: fn(String, Box<dyn Error + Send + Sync>) -> object_store::Error) -> Wrapped {
+        Wrapped(Box::new(variant("p".into(), "store said no".into())))
+    }
+
+    #[test]
+    fn kinds_come_from_the_chain() {
+        let denied = os(|path, source| object_store::Error::PermissionDenied { path, source });
+        assert_eq!(classify(&denied), Fault::Denied);
+        let unauth = os(|path, source| object_store::Error::Unauthenticated { path, source });
+        assert_eq!(classify(&unauth), Fault::Denied);
+        let missing = os(|path, source| object_store::Error::NotFound { path, source });
+        assert_eq!(classify(&missing), Fault::NotFound);
+        // Under lance's own error, as lance wraps object_store's.
+        let lance: lance_core::Error = object_store::Error::PermissionDenied {
+            path: "p".into(),
+            source: "no".into(),
+        }
+        .into();
+        assert_eq!(classify(&lance), Fault::Denied);
+    }
+
+    #[test]
+    fn codes_without_a_kind_come_from_the_text() {
+        let generic = |msg: &str| object_store::Error::Generic {
+            store: "S3",
+            source: msg.to_string().into(),
+        };
+        assert_eq!(
+            classify(&generic("<Code>NoSuchBucket</Code>")),
+            Fault::NotFound
+        );
+        assert_eq!(
+            classify(&generic(
+                "Failed to load credentials: no providers in chain"
+            )),
+            Fault::NoCredentials
+        );
+        assert_eq!(classify(&generic("something else")), Fault::Other);
+    }
+}

@@ -1,0 +1,85 @@
+//! The sweep: a plan resolved against its results directory and store ([`Sweep`]), the
+//! one rule of where each cell stands ([`resume`]), the read-only views `bench plan` and
+//! `bench status` ([`views`]), the run loop ([`run`]) and one run of one cell ([`cell`]).
+
+mod cell;
+pub mod resume;
+mod run;
+mod views;
+
+use std::path::{Path, PathBuf};
+
+pub use run::{RunOptions, run};
+pub use views::{show_plan, show_status};
+
+use crate::error::BenchError;
+use crate::export::{Record, csv, jsonl};
+use crate::plan::{Cell, Plan, Step, expand};
+use crate::state::State;
+use crate::store::Store;
+
+/// What the command line changes of a plan.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub out: Option<PathBuf>,
+    pub root: Option<String>,
+    pub storage: Vec<(String, String)>,
+}
+
+/// A plan resolved against its results directory and store.
+pub struct Sweep {
+    pub plan: Plan,
+    pub plan_path: PathBuf,
+    pub out: PathBuf,
+    pub store: Store,
+    pub steps: Vec<Step>,
+}
+
+impl Sweep {
+    /// Load the plan, apply the command line's overrides, and resolve where its outputs and
+    /// store are. Writes nothing.
+    pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
+        let mut plan = Plan::load(plan_path)?;
+        plan.override_with(over.root.as_deref(), &over.storage);
+        let out = over
+            .out
+            .clone()
+            .unwrap_or_else(|| Path::new("results").join(&plan.name));
+        let out = std::path::absolute(&out).map_err(|e| BenchError::io("resolve", &out, e))?;
+        let root = match &plan.root {
+            Some(r) => r.clone(),
+            None => out.join("store").display().to_string(),
+        };
+        let store = Store::open(&root, &plan.storage).await?;
+        let steps = expand(&plan, &store.root_uri());
+        Ok(Sweep {
+            plan,
+            plan_path: plan_path.to_path_buf(),
+            out,
+            store,
+            steps,
+        })
+    }
+
+    fn cells(&self) -> Vec<&Cell> {
+        crate::plan::cells(&self.steps)
+    }
+
+    fn results_path(&self) -> PathBuf {
+        self.out.join(jsonl::RESULTS_FILE)
+    }
+
+    fn summary_path(&self) -> PathBuf {
+        self.out.join(csv::SUMMARY_FILE)
+    }
+
+    /// Load the checkpoint (read-only), or a fresh one if the directory has none.
+    fn state(&self) -> Result<State, BenchError> {
+        State::load(&self.out, &self.plan.name)
+    }
+
+    /// Where a cell stands, by the one resume rule.
+    fn standing(&self, state: &State, records: &[Record], cell: &Cell) -> resume::Standing {
+        resume::standing(state, records, cell, self.plan.run.repetitions)
+    }
+}

@@ -1,0 +1,215 @@
+//! The one resume rule: where a cell of the plan stands, from the checkpoint and the
+//! records. `bench run`, `bench plan`, `bench status` and the cleanup all ask this.
+//!
+//! A cell is done when `results.jsonl` holds its `repetitions` records under its current
+//! key (the records are the truth: a crash between appending a record and checkpointing it
+//! loses nothing). Otherwise the checkpoint says why it is not: never run (pending), run
+//! under another key (stale: the plan changed), failed, or running when a run died
+//! (interrupted); a cell checkpointed done with fewer records (repetitions were raised) is
+//! pending, with its recorded count.
+
+use crate::export::Record;
+use crate::plan::Cell;
+use crate::state::{State, Status};
+
+/// What a cell is, given the checkpoint and the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CellStatus {
+    Pending,
+    Done,
+    Failed,
+    /// Recorded with another key: the plan changed, and the cell runs again.
+    Stale,
+    /// Was running when the previous run died; runs again from a fresh copy.
+    Interrupted,
+}
+
+impl CellStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            CellStatus::Pending => "pending",
+            CellStatus::Done => "done",
+            CellStatus::Failed => "failed",
+            CellStatus::Stale => "stale",
+            CellStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Where a cell stands: its status and how many of its repetitions are recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    pub status: CellStatus,
+    /// Records of this cell under its current key.
+    pub recorded: u32,
+    pub repetitions: u32,
+}
+
+impl Standing {
+    /// Some but not all repetitions are recorded, and they count.
+    pub fn partial(&self) -> bool {
+        self.recorded > 0 && self.recorded < self.repetitions && self.status != CellStatus::Stale
+    }
+
+    /// The status as `bench plan` and `bench status` show it.
+    pub fn label(&self) -> String {
+        if self.partial() {
+            format!(
+                "{} ({}/{} repetitions recorded)",
+                self.status.label(),
+                self.recorded,
+                self.repetitions
+            )
+        } else {
+            self.status.label().to_string()
+        }
+    }
+}
+
+/// How many records `results.jsonl` holds for this cell id and key.
+fn recorded(records: &[Record], id: &str, key: &str) -> u32 {
+    records
+        .iter()
+        .filter(|r| r.bench_tag == id && r.cell_key == key)
+        .count() as u32
+}
+
+/// The rule itself.
+pub fn standing(state: &State, records: &[Record], cell: &Cell, repetitions: u32) -> Standing {
+    let (id, key) = (cell.id(), cell.key());
+    let recorded = recorded(records, &id, &key);
+    let status = if recorded >= repetitions {
+        CellStatus::Done
+    } else {
+        match state.cells.get(&id) {
+            None => CellStatus::Pending,
+            Some(c) if c.key != key => CellStatus::Stale,
+            Some(c) => match c.status {
+                Status::Done => CellStatus::Pending,
+                Status::Failed => CellStatus::Failed,
+                Status::Running => CellStatus::Interrupted,
+            },
+        }
+    };
+    Standing {
+        status,
+        recorded,
+        repetitions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::record::tests::record;
+    use crate::plan::{GoldenSpec, Mode, ModeKind, Operation, Variant};
+
+    fn cell() -> Cell {
+        Cell {
+            golden: GoldenSpec {
+                rows: 100,
+                inline: false,
+            },
+            mode: Mode::Continuous { operations: 5 },
+            operation: Operation::CreateNamespace,
+            commit_retries: 20,
+            warmup: 0,
+            root: "/r".into(),
+            storage: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_rule_as_a_table() {
+        use CellStatus::*;
+        let c = cell();
+        let (id, key) = (c.id(), c.key());
+        let rec = |k: &str| {
+            let mut r = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, &id);
+            r.cell_key = k.to_string();
+            r
+        };
+        // (checkpoint entry, records under the current key, under another key, repetitions)
+        // -> (status, recorded, label)
+        type Case = (
+            Option<(&'static str, Status)>,
+            usize,
+            usize,
+            u32,
+            CellStatus,
+            u32,
+            &'static str,
+        );
+        let cases: &[Case] = &[
+            (None, 0, 0, 1, Pending, 0, "pending"),
+            (
+                Some(("cur", Status::Running)),
+                0,
+                0,
+                1,
+                Interrupted,
+                0,
+                "interrupted",
+            ),
+            (Some(("cur", Status::Failed)), 0, 0, 1, Failed, 0, "failed"),
+            (Some(("cur", Status::Done)), 1, 0, 1, Done, 1, "done"),
+            // Appended but not checkpointed: the records are the truth.
+            (Some(("cur", Status::Running)), 1, 0, 1, Done, 1, "done"),
+            (None, 2, 0, 2, Done, 2, "done"),
+            // Repetitions raised after the cell was done.
+            (
+                Some(("cur", Status::Done)),
+                3,
+                0,
+                4,
+                Pending,
+                3,
+                "pending (3/4 repetitions recorded)",
+            ),
+            (
+                Some(("cur", Status::Running)),
+                1,
+                0,
+                3,
+                Interrupted,
+                1,
+                "interrupted (1/3 repetitions recorded)",
+            ),
+            (
+                Some(("cur", Status::Failed)),
+                2,
+                0,
+                3,
+                Failed,
+                2,
+                "failed (2/3 repetitions recorded)",
+            ),
+            // The plan changed since: records of the old key do not count.
+            (Some(("old", Status::Done)), 0, 1, 1, Stale, 0, "stale"),
+            (Some(("old", Status::Done)), 1, 0, 2, Stale, 1, "stale"),
+            // Changed back to a key whose records are all there.
+            (Some(("old", Status::Done)), 1, 1, 1, Done, 1, "done"),
+            // Repetitions lowered below what is recorded.
+            (Some(("cur", Status::Failed)), 3, 0, 2, Done, 3, "done"),
+        ];
+        for (i, &(entry, cur, old, reps, want, want_recorded, label)) in cases.iter().enumerate() {
+            let mut state = State::new("p");
+            if let Some((k, status)) = entry {
+                let k = if k == "cur" {
+                    key.clone()
+                } else {
+                    k.to_string()
+                };
+                state.set(&id, &k, status, None);
+            }
+            let mut records: Vec<Record> = (0..old).map(|_| rec("old")).collect();
+            records.extend((0..cur).map(|_| rec(&key)));
+            let s = standing(&state, &records, &c, reps);
+            assert_eq!(
+                (s.status, s.recorded, s.label().as_str()),
+                (want, want_recorded, label),
+                "case {i}"
+            );
+        }
+    }
+}

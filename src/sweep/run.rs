@@ -1,0 +1,440 @@
+//! `bench run`: every pending cell of the plan in order, resuming from the checkpoint, the
+//! outputs brought up to date after every cell.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use tokio::sync::watch;
+
+use super::Sweep;
+use super::cell::{self, CellResult, Job};
+use super::resume::CellStatus;
+use crate::error::{BenchError, exit, io_err};
+use crate::export::{Record, csv, jsonl};
+use crate::golden::{self, Golden, GoldenConfig};
+use crate::plan::{Cell, Cleanup, GoldenSpec};
+use crate::progress::{Display, Progress};
+use crate::state::{State, Status};
+
+pub struct RunOptions {
+    pub fresh: bool,
+    pub retry_failed: bool,
+    pub display: Display,
+}
+
+/// Totals of a `bench run`, mapped to an exit code.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    pub ran: u64,
+    pub skipped_done: u64,
+    pub failed: u64,
+    pub failed_not_retried: u64,
+    pub unverified: u64,
+    pub interrupted: bool,
+}
+
+impl RunReport {
+    pub fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            exit::INTERRUPTED
+        } else if self.failed + self.failed_not_retried + self.unverified > 0 {
+            exit::CELLS_FAILED
+        } else {
+            exit::OK
+        }
+    }
+}
+
+/// Move the outputs of an earlier run into `previous-<time>/` (nothing is deleted).
+fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
+    let files = [
+        crate::state::STATE_FILE,
+        jsonl::RESULTS_FILE,
+        csv::SUMMARY_FILE,
+        crate::report::REPORT_FILE,
+        crate::report::CHART_DIR,
+    ];
+    let present: Vec<_> = files.iter().filter(|f| out.join(f).exists()).collect();
+    if present.is_empty() {
+        return Ok(None);
+    }
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let dest = out.join(format!("previous-{stamp}"));
+    std::fs::create_dir_all(&dest).map_err(io_err("create", &dest))?;
+    for f in present {
+        let from = out.join(f);
+        std::fs::rename(&from, dest.join(f)).map_err(io_err("move away", &from))?;
+    }
+    Ok(Some(dest))
+}
+
+/// Interrupt flag set by Ctrl-C or SIGTERM; a second signal exits at once.
+fn watch_signals() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("install SIGTERM handler");
+        let mut count = 0;
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            count += 1;
+            if count == 1 {
+                eprintln!(
+                    "\ninterrupted: stopping the running cell (press Ctrl-C again to exit at once)"
+                );
+                let _ = tx.send(true);
+            } else {
+                std::process::exit(i32::from(exit::INTERRUPTED));
+            }
+        }
+    });
+    rx
+}
+
+/// A sweep being run: what it has recorded so far and how it is shown.
+struct Runner<'a> {
+    sweep: &'a Sweep,
+    opts: &'a RunOptions,
+    state: State,
+    records: Vec<Record>,
+    progress: Progress,
+    interrupt: watch::Receiver<bool>,
+    exe: PathBuf,
+    goldens: HashMap<GoldenSpec, Result<Golden, String>>,
+    report: RunReport,
+}
+
+/// Take the results directory: the store checked first (a bad root or a failed S3
+/// preflight writes nothing locally), then the lock, `--fresh`, the checkpoint and the
+/// records, with a torn last line cut and dirty copies of interrupted cells removed.
+async fn open(
+    sweep: &Sweep,
+    opts: &RunOptions,
+) -> Result<(crate::lock::RunLock, State, Vec<Record>), BenchError> {
+    let out = &sweep.out;
+    sweep.store.prepare().await?;
+    std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
+    let lock = crate::lock::acquire(out)?;
+    if opts.fresh
+        && let Some(dest) = archive_outputs(out)?
+    {
+        eprintln!("--fresh: earlier outputs moved to {}", dest.display());
+    }
+    let mut state = sweep.state()?;
+    let results = sweep.results_path();
+    if jsonl::repair_tail(&results).map_err(io_err("repair", &results))? {
+        eprintln!(
+            "{}: removed a torn last line left by a crash; its cell runs again",
+            results.display()
+        );
+    }
+    let records = jsonl::read_all(&results).map_err(BenchError::output)?;
+    for (id, c) in &state.cells {
+        if c.status == Status::Running {
+            sweep.store.remove_prefix(&format!("runs/{id}")).await?;
+        }
+    }
+    // Bring the checkpoint in line with the records (a crash between appending a result
+    // and checkpointing it).
+    for cell in sweep.cells() {
+        let done = sweep.standing(&state, &records, cell).status == CellStatus::Done;
+        if done
+            && state
+                .cells
+                .get(&cell.id())
+                .is_none_or(|c| c.status != Status::Done || c.key != cell.key())
+        {
+            state.set(&cell.id(), &cell.key(), Status::Done, None);
+        }
+    }
+    state.save(out)?;
+    Ok((lock, state, records))
+}
+
+/// `bench run`: run every pending cell, resuming from the checkpoint.
+pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchError> {
+    let (_lock, state, records) = open(sweep, opts).await?;
+    let cells = sweep.cells();
+    let done_before = cells
+        .iter()
+        .filter(|c| sweep.standing(&state, &records, c).status == CellStatus::Done)
+        .count() as u64;
+    let display = crate::progress::choose(
+        opts.display,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        std::env::var_os("CI").is_some(),
+    );
+    let mut r = Runner {
+        sweep,
+        opts,
+        state,
+        records,
+        progress: Progress::new(display, cells.len() as u64, done_before),
+        interrupt: watch_signals(),
+        exe: std::env::current_exe()
+            .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?,
+        goldens: HashMap::new(),
+        report: RunReport::default(),
+    };
+    r.write_derived()?;
+    r.progress.log(format!(
+        "sweep `{}`: {} cells, {done_before} already done; results in {}",
+        sweep.plan.name,
+        cells.len(),
+        sweep.out.display()
+    ));
+    for cell in cells {
+        r.cell(cell).await?;
+        if r.report.interrupted {
+            break;
+        }
+    }
+    r.progress.finish();
+    if !r.report.interrupted {
+        cleanup(sweep, &r.state, &r.records).await?;
+        eprintln!("{}", r.final_line());
+    }
+    Ok(r.report)
+}
+
+impl Runner<'_> {
+    /// Run what is missing of one cell: skip it when done (or failed before, without
+    /// `--retry-failed`), else its missing repetitions.
+    async fn cell(&mut self, cell: &Cell) -> Result<(), BenchError> {
+        let (id, key) = (cell.id(), cell.key());
+        let standing = self.sweep.standing(&self.state, &self.records, cell);
+        match standing.status {
+            CellStatus::Done => {
+                self.report.skipped_done += 1;
+                return Ok(());
+            }
+            CellStatus::Failed if !self.opts.retry_failed => {
+                self.report.failed_not_retried += 1;
+                let reason = self.state.cells[&id]
+                    .reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded");
+                self.progress.log(format!(
+                    "skip {id}: failed earlier ({reason}); re-run with --retry-failed to try again"
+                ));
+                self.progress.cell_finished();
+                return Ok(());
+            }
+            _ => {}
+        }
+        let golden = match self.golden(cell.golden).await {
+            Ok(g) => g,
+            Err(e) => {
+                self.fail(&id, &key, format!("golden: {e}"))?;
+                self.progress.cell_finished();
+                return Ok(());
+            }
+        };
+        let reps = standing.repetitions;
+        for repetition in standing.recorded + 1..=reps {
+            let job = Job {
+                cell,
+                repetition,
+                golden: &golden,
+            };
+            let result = cell::run_one(
+                self.sweep,
+                job,
+                &self.exe,
+                &self.progress,
+                &mut self.state,
+                &mut self.interrupt,
+            )
+            .await?;
+            let label = if reps > 1 {
+                format!("{id} (repetition {repetition}/{reps})")
+            } else {
+                id.clone()
+            };
+            match result {
+                CellResult::Recorded(record) => self.record(*record, repetition == reps, &label)?,
+                CellResult::Failed(reason) => {
+                    self.progress.log(format!("FAILED {label}: {reason}"));
+                    self.fail(&id, &key, reason)?;
+                    break;
+                }
+                CellResult::Interrupted => {
+                    self.state.cells.remove(&id);
+                    self.state.save(&self.sweep.out)?;
+                    self.report.interrupted = true;
+                    self.progress.log(format!(
+                        "interrupted: {label} is pending again; re-run the same command to resume"
+                    ));
+                    break;
+                }
+            }
+        }
+        self.progress.cell_finished();
+        Ok(())
+    }
+
+    /// Reuse or build a cell's golden (once per sweep), logging which.
+    async fn golden(&mut self, spec: GoldenSpec) -> Result<Golden, String> {
+        if let Some(g) = self.goldens.get(&spec) {
+            return g.clone();
+        }
+        let cfg = GoldenConfig {
+            storage: &self.sweep.plan.storage,
+            commit_retries: self.sweep.plan.run.commit_retries,
+        };
+        self.progress.log(format!("golden {}: checking", spec.id()));
+        let started = std::time::Instant::now();
+        let result = match golden::ensure(&self.sweep.store, spec, &cfg).await {
+            Ok((g, reused)) => {
+                self.progress.log(if reused {
+                    format!("golden {}: reused", spec.id())
+                } else {
+                    format!(
+                        "golden {}: built {} rows in {:.2}s",
+                        spec.id(),
+                        g.marker.manifest_rows,
+                        started.elapsed().as_secs_f64()
+                    )
+                });
+                Ok(g)
+            }
+            Err(e) => {
+                self.progress
+                    .log(format!("golden {}: FAILED: {e}", spec.id()));
+                Err(e.to_string())
+            }
+        };
+        self.goldens.insert(spec, result.clone());
+        result
+    }
+
+    fn fail(&mut self, id: &str, key: &str, reason: String) -> Result<(), BenchError> {
+        self.state.set(id, key, Status::Failed, Some(reason));
+        self.state.save(&self.sweep.out)?;
+        self.report.failed += 1;
+        Ok(())
+    }
+
+    /// Append a repetition's record (then checkpoint the cell when it was the last), log
+    /// it, and bring the derived outputs up to date.
+    fn record(&mut self, record: Record, last: bool, label: &str) -> Result<(), BenchError> {
+        let results = self.sweep.results_path();
+        jsonl::append(&results, &record).map_err(io_err("append to", &results))?;
+        crate::fault::point("append");
+        if last {
+            self.state
+                .set(&record.bench_tag, &record.cell_key, Status::Done, None);
+            self.state.save(&self.sweep.out)?;
+            self.report.ran += 1;
+        }
+        if !record.verified {
+            self.report.unverified += 1;
+        }
+        self.progress
+            .log(format!("done {label}: {}", done_line(&record)));
+        self.records.push(record);
+        self.write_derived()
+    }
+
+    /// Bring the outputs derived from the records up to date, as after every cell: the
+    /// summary (an error stops the sweep) and the report (a failure is a warning: the
+    /// results and the summary are safe, and `bench report` can redraw it).
+    fn write_derived(&self) -> Result<(), BenchError> {
+        let summary = self.sweep.summary_path();
+        csv::write(&summary, &self.records).map_err(io_err("write", &summary))?;
+        if !self.records.is_empty()
+            && let Err(e) = crate::report::write(&self.sweep.out, &self.records)
+        {
+            self.progress.log(format!(
+                "warning: the report was not written: {e}; retry with `bench report {}`",
+                self.sweep.out.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The line a finished (not interrupted) sweep ends with.
+    fn final_line(&self) -> String {
+        let r = &self.report;
+        let report_path = self.sweep.out.join(crate::report::REPORT_FILE);
+        let report_line = if report_path.is_file() {
+            format!("\n  report:  {}", report_path.display())
+        } else {
+            String::new()
+        };
+        let earlier = if r.failed_not_retried > 0 {
+            format!(
+                " ({} from earlier runs; use --retry-failed)",
+                r.failed_not_retried
+            )
+        } else {
+            String::new()
+        };
+        let unverified = if r.unverified > 0 {
+            format!(", {} FAILED VERIFICATION", r.unverified)
+        } else {
+            String::new()
+        };
+        format!(
+            "sweep `{}` finished: {} cells run, {} already done, {} failed{earlier}{unverified}\n  results: {}\n  summary: {}{report_line}",
+            self.sweep.plan.name,
+            r.ran,
+            r.skipped_done,
+            r.failed + r.failed_not_retried,
+            self.sweep.results_path().display(),
+            self.sweep.summary_path().display()
+        )
+    }
+}
+
+/// The figures of a finished repetition, for its log line.
+fn done_line(record: &Record) -> String {
+    let mut s = format!(
+        "{} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors",
+        record.total_operations,
+        record.throughput_ops_per_sec,
+        record.p50_latency_ms,
+        record.p99_latency_ms,
+        record.errors,
+    );
+    if let Some(r) = &record.reads {
+        s.push_str(&format!(
+            "; reads: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors",
+            r.total_operations,
+            r.throughput_ops_per_sec,
+            r.p50_latency_ms,
+            r.p99_latency_ms,
+            r.errors
+        ));
+    }
+    if !record.verified {
+        s.push_str(&format!(
+            "; VERIFICATION FAILED: {}",
+            record.verify_error.as_deref().unwrap_or("")
+        ));
+    }
+    s
+}
+
+/// What a finished sweep removes (`run.cleanup`): leftover copies, and with `all` the
+/// goldens too, once every cell of the plan is done.
+async fn cleanup(sweep: &Sweep, state: &State, records: &[Record]) -> Result<(), BenchError> {
+    match sweep.plan.run.cleanup {
+        Cleanup::None => Ok(()),
+        Cleanup::Runs => sweep.store.remove_prefix("runs").await,
+        Cleanup::All => {
+            sweep.store.remove_prefix("runs").await?;
+            let all_done = sweep
+                .cells()
+                .iter()
+                .all(|c| sweep.standing(state, records, c).status == CellStatus::Done);
+            if all_done {
+                sweep.store.remove_prefix("golden").await?;
+            }
+            Ok(())
+        }
+    }
+}

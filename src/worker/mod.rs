@@ -1,0 +1,200 @@
+//! The worker process (`bench worker`, hidden): opens its own `DirectoryNamespace`, runs its
+//! warm-up, reports ready, waits for the coordinator's release on stdin, runs its
+//! operations, and reports each as one JSON line on stdout ([`protocol`]). It exits by
+//! itself when its stdin closes (coordinator gone).
+
+pub mod protocol;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use lance_namespace_impls::DirectoryNamespace;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+pub use protocol::{EXIT_ORPHANED, Event, STORAGE_ENV, WorkerArgs};
+
+use crate::catalog::{self, CatalogConfig};
+use crate::plan::Operation;
+
+/// Longest error message a worker reports per failed operation.
+const MAX_ERR_CHARS: usize = 500;
+
+/// Test hook: a worker delays its start by this many milliseconds (a slow process start).
+pub const START_DELAY_ENV: &str = "BENCH_WORKER_START_DELAY_MS";
+
+fn emit(event: &Event) {
+    let mut out = std::io::stdout().lock();
+    let line = serde_json::to_string(event).expect("event serialises");
+    // A closed stdout means the coordinator is gone.
+    if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+        std::process::exit(EXIT_ORPHANED);
+    }
+}
+
+fn truncate(mut s: String) -> String {
+    if s.len() > MAX_ERR_CHARS {
+        let cut = (0..=MAX_ERR_CHARS)
+            .rev()
+            .find(|&c| s.is_char_boundary(c))
+            .unwrap_or(0);
+        s.truncate(cut);
+    }
+    s
+}
+
+/// A worker's open catalog and what its operations need.
+struct Session {
+    args: WorkerArgs,
+    cfg: CatalogConfig,
+    ns: DirectoryNamespace,
+    table_data: bytes::Bytes,
+}
+
+impl Session {
+    /// The k-th operation of this worker and whether it is an interleaved read: in a mixed
+    /// cell `reads_per_write` reads, then one commit, over and over; otherwise always the
+    /// cell's operation.
+    fn kind(&self, k: u64) -> (Operation, bool) {
+        match self.args.mix() {
+            Some((read, r)) if k % (r + 1) < r => (read, true),
+            _ => (self.args.operation, false),
+        }
+    }
+
+    /// What the `i`-th operation of its kind works on.
+    fn target(&self, op: Operation, i: u64, warm: bool) -> String {
+        let w = self.args.worker_id;
+        match op {
+            Operation::DescribeTable { .. } => catalog::table_to_describe(w, i, self.args.tables),
+            _ if warm => catalog::warmup_id(op, w, i),
+            _ => catalog::object_id(op, w, i),
+        }
+    }
+
+    /// Run one operation; a cold read opens a fresh namespace for it (timed with it).
+    async fn perform(&self, op: Operation, target: String) -> lance_core::Result<()> {
+        if op.is_cold() {
+            let fresh = catalog::open(&self.cfg).await?;
+            catalog::execute(&fresh, op, target, &self.table_data).await
+        } else {
+            catalog::execute(&self.ns, op, target, &self.table_data).await
+        }
+    }
+
+    /// The warm-up: `args.warmup` operations in the cell's pattern. Returns how many of its
+    /// commits succeeded (reads change nothing in `__manifest`, so they are not counted).
+    async fn warm_up(&self) -> u64 {
+        let mut counts = [0u64; 2];
+        let mut committed = 0;
+        for k in 0..self.args.warmup {
+            let (op, read) = self.kind(k);
+            let i = counts[usize::from(read)];
+            counts[usize::from(read)] += 1;
+            let ok = self.perform(op, self.target(op, i, true)).await.is_ok();
+            if ok && op.is_write() {
+                committed += 1;
+            }
+        }
+        committed
+    }
+
+    /// The measured operations, from release until the count or the deadline; returns the
+    /// end of the last one.
+    async fn measure(&self, release: Instant) -> Instant {
+        // No plan can ask for a deadline past what the clock holds (the plan bounds
+        // durations); saturate rather than panic all the same.
+        let deadline = self.args.duration_secs.map(|d| {
+            release
+                .checked_add(Duration::from_secs(d))
+                .unwrap_or(release + Duration::from_secs(86_400 * 365))
+        });
+        let mut last_end = release;
+        let mut counts = [0u64; 2];
+        for k in 0.. {
+            let more = match (deadline, self.args.operations) {
+                (Some(d), _) => Instant::now() < d,
+                (None, Some(n)) => k < n,
+                (None, None) => false,
+            };
+            if !more {
+                break;
+            }
+            let (op, read) = self.kind(k);
+            let i = counts[usize::from(read)];
+            counts[usize::from(read)] += 1;
+            let target = self.target(op, i, false);
+            let start = Instant::now();
+            let result = self.perform(op, target).await;
+            last_end = Instant::now();
+            let ms = (last_end - start).as_secs_f64() * 1000.0;
+            let conflict = result.as_ref().is_err_and(catalog::is_conflict);
+            let err = result.err().map(|e| truncate(e.to_string()));
+            emit(&Event::Op {
+                i,
+                ms,
+                ok: err.is_none(),
+                read,
+                conflict,
+                err,
+            });
+        }
+        last_end
+    }
+}
+
+/// Release arrives as a line on stdin; EOF at any time means the coordinator is gone.
+fn await_release() -> tokio::sync::oneshot::Receiver<()> {
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut go = Some(go_tx);
+        loop {
+            match lines.next_line().await {
+                Ok(Some(l)) if l.trim() == "go" => {
+                    if let Some(tx) = go.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => std::process::exit(EXIT_ORPHANED),
+            }
+        }
+    });
+    go_rx
+}
+
+pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
+    if let Some(ms) = std::env::var(START_DELAY_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    let storage: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
+        Ok(json) => serde_json::from_str(&json)?,
+        Err(_) => BTreeMap::new(),
+    };
+    let cfg = CatalogConfig {
+        root: args.root.clone(),
+        inline: args.inline,
+        commit_retries: args.commit_retries,
+        storage,
+    };
+    let session = Session {
+        ns: catalog::open(&cfg).await?,
+        cfg,
+        args,
+        table_data: catalog::table_ipc(),
+    };
+    let go = await_release();
+    let warmup_ok = session.warm_up().await;
+    emit(&Event::Ready { warmup_ok });
+    go.await?;
+    let release = Instant::now();
+    let last_end = session.measure(release).await;
+    emit(&Event::Done {
+        elapsed_ms: (last_end - release).as_secs_f64() * 1000.0,
+    });
+    Ok(())
+}

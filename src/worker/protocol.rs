@@ -1,0 +1,199 @@
+//! What passes between the coordinator and a worker: the worker's arguments (nothing
+//! secret: storage options go through [`STORAGE_ENV`]) and the JSON lines it prints.
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Operation;
+
+/// Environment variable carrying the storage options (JSON) to workers, so that secrets
+/// never appear on a command line.
+pub const STORAGE_ENV: &str = "BENCH_STORAGE_OPTIONS";
+
+/// Exit code of a worker whose coordinator went away.
+pub const EXIT_ORPHANED: i32 = 75;
+
+/// One line of a worker's stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ev", rename_all = "snake_case")]
+pub enum Event {
+    /// The namespace is open and the warm-up done (`warmup_ok` of its commits succeeded);
+    /// waiting for release.
+    Ready {
+        #[serde(default)]
+        warmup_ok: u64,
+    },
+    /// One operation finished. `i` is its index within this worker among operations of its
+    /// kind (the commits, or in a mixed cell the interleaved reads).
+    Op {
+        i: u64,
+        ms: f64,
+        ok: bool,
+        /// A read interleaved by a mixed cell (not the cell's committed operation).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        read: bool,
+        /// A failed operation was a commit conflict past the retry budget.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        conflict: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        err: Option<String>,
+    },
+    /// All operations are finished; `elapsed_ms` runs from release to the end of the last.
+    Done { elapsed_ms: f64 },
+}
+
+/// What a worker does; the coordinator builds it and passes it as arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    pub root: String,
+    #[arg(long, value_enum)]
+    pub operation: Operation,
+    #[arg(long)]
+    pub inline: bool,
+    #[arg(long)]
+    pub commit_retries: u32,
+    #[arg(long)]
+    pub worker_id: u32,
+    /// Fixed number of operations (continuous cells).
+    #[arg(long, conflicts_with = "duration_secs")]
+    pub operations: Option<u64>,
+    /// Start operations until this many seconds after release (concurrent and mixed cells).
+    #[arg(long)]
+    pub duration_secs: Option<u64>,
+    /// Operations before release, excluded from the numbers.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Tables in the golden (what `describe-table` reads spread over).
+    #[arg(long, default_value_t = 0)]
+    pub tables: u64,
+    /// Mixed cells: reads of `--read-operation` before each commit.
+    #[arg(long, requires = "read_operation")]
+    pub reads_per_write: Option<u64>,
+    #[arg(long, value_enum)]
+    pub read_operation: Option<Operation>,
+}
+
+impl WorkerArgs {
+    /// The command line of `bench worker` with these arguments.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = vec![
+            "worker".to_string(),
+            "--root".into(),
+            self.root.clone(),
+            "--operation".into(),
+            self.operation.to_string(),
+            "--commit-retries".into(),
+            self.commit_retries.to_string(),
+            "--worker-id".into(),
+            self.worker_id.to_string(),
+            "--warmup".into(),
+            self.warmup.to_string(),
+            "--tables".into(),
+            self.tables.to_string(),
+        ];
+        if self.inline {
+            v.push("--inline".into());
+        }
+        if let Some(n) = self.operations {
+            v.extend(["--operations".into(), n.to_string()]);
+        }
+        if let Some(d) = self.duration_secs {
+            v.extend(["--duration-secs".into(), d.to_string()]);
+        }
+        if let (Some(r), Some(op)) = (self.reads_per_write, self.read_operation) {
+            v.extend([
+                "--reads-per-write".into(),
+                r.to_string(),
+                "--read-operation".into(),
+                op.to_string(),
+            ]);
+        }
+        v
+    }
+
+    /// The read a mixed cell interleaves and how many per commit.
+    pub fn mix(&self) -> Option<(Operation, u64)> {
+        self.read_operation.zip(self.reads_per_write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[test]
+    fn events_round_trip_as_single_json_lines() {
+        let events = [
+            Event::Ready { warmup_ok: 2 },
+            Event::Op {
+                i: 3,
+                ms: 12.5,
+                ok: false,
+                read: false,
+                conflict: true,
+                err: Some("conflict\nline".into()),
+            },
+            Event::Op {
+                i: 4,
+                ms: 1.0,
+                ok: true,
+                read: true,
+                conflict: false,
+                err: None,
+            },
+            Event::Done { elapsed_ms: 99.0 },
+        ];
+        for e in events {
+            let line = serde_json::to_string(&e).unwrap();
+            assert!(!line.contains('\n'));
+            assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), e);
+        }
+    }
+
+    #[derive(Debug, Parser)]
+    struct Cmd {
+        #[command(subcommand)]
+        w: Sub,
+    }
+    #[derive(Debug, clap::Subcommand)]
+    enum Sub {
+        Worker(WorkerArgs),
+    }
+
+    #[test]
+    fn arguments_round_trip_through_the_command_line() {
+        let args = WorkerArgs {
+            root: "/r".into(),
+            operation: Operation::CreateTable,
+            inline: true,
+            commit_retries: 3,
+            worker_id: 7,
+            operations: None,
+            duration_secs: Some(5),
+            warmup: 2,
+            tables: 66,
+            reads_per_write: Some(10),
+            read_operation: Some(Operation::ListTables { cold: true }),
+        };
+        let line = std::iter::once("bench".to_string()).chain(args.to_args());
+        let Sub::Worker(back) = Cmd::try_parse_from(line).unwrap().w;
+        assert_eq!(back.to_args(), args.to_args());
+        assert_eq!(back.mix(), Some((Operation::ListTables { cold: true }, 10)));
+        let bad = [
+            "bench",
+            "worker",
+            "--root",
+            "/r",
+            "--operation",
+            "write-drop",
+            "--commit-retries",
+            "1",
+            "--worker-id",
+            "0",
+        ];
+        let err = Cmd::try_parse_from(bad).unwrap_err().to_string();
+        assert!(err.contains("write-drop"), "{err}");
+    }
+}
