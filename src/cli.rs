@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::compare::CompareArgs;
+use crate::compare::{CompareArgs, VerdictArgs};
 use crate::progress::Display;
 use crate::worker::WorkerArgs;
 
@@ -30,16 +30,24 @@ pub enum Command {
         /// The plan file (TOML).
         plan: PathBuf,
         #[command(flatten)]
-        over: OverrideArgs,
-        /// Start over: move earlier outputs to <out>/previous-<time>/ and run every cell.
-        #[arg(long)]
-        fresh: bool,
-        /// Also re-run cells that failed in an earlier run.
-        #[arg(long)]
-        retry_failed: bool,
-        /// How to show progress.
-        #[arg(long, value_enum, default_value_t = Display::Auto)]
-        progress: Display,
+        run: RunArgs,
+    },
+    /// Interleaved A/B of two builds: every cell run by the baseline's workers and the
+    /// candidate's alternately (A B B A ...), then per cell the ratio B/A with its
+    /// confidence interval and a verdict.
+    Ab {
+        /// The plan file (TOML); `run.repetitions` is the number of A/B pairs per cell.
+        plan: PathBuf,
+        /// The candidate's bench binary (B), e.g. built against another lance.
+        #[arg(long, value_name = "EXE")]
+        candidate: PathBuf,
+        /// The baseline's bench binary (A) [default: this bench].
+        #[arg(long, value_name = "EXE")]
+        baseline: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        verdict: VerdictArgs,
     },
     /// Show how far a sweep is: done, failed (with reasons), pending and stale cells.
     Status {
@@ -59,11 +67,31 @@ pub enum Command {
         /// A results directory holding results.jsonl.
         results: PathBuf,
     },
-    /// Compare two result sets cell by cell: throughput, p50 and p99 with ratios B/A.
+    /// Compare two result sets cell by cell (or the arms of an A/B results directory):
+    /// throughput, p50 and p99 with ratios B/A and verdicts that survive noise.
     Compare(CompareArgs),
     /// One worker process of a cell (started by `bench run`).
     #[command(hide = true)]
     Worker(WorkerArgs),
+    /// Print what this binary is as a worker: protocol, bench and lance versions (JSON).
+    #[command(hide = true)]
+    WorkerInfo,
+}
+
+/// Options of `bench run` (and `bench ab`).
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub over: OverrideArgs,
+    /// Start over: move earlier outputs to <out>/previous-<time>/ and run every cell.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Also re-run cells that failed in an earlier run.
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// How to show progress.
+    #[arg(long, value_enum, default_value_t = Display::Auto)]
+    pub progress: Display,
 }
 
 /// Options that change where a plan runs.
@@ -87,6 +115,7 @@ impl From<OverrideArgs> for crate::sweep::Overrides {
             out: o.out,
             root: o.root,
             storage: o.storage_option,
+            ab: false,
         }
     }
 }

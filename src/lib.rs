@@ -54,6 +54,11 @@ async fn dispatch(command: Command) -> u8 {
                 }
             };
         }
+        Command::WorkerInfo => {
+            let v = worker::protocol::Versions::own();
+            println!("{}", serde_json::to_string(&v).expect("versions serialise"));
+            return exit::OK;
+        }
         Command::Plan { plan, over } => match sweep::Sweep::prepare(&plan, &over.into()).await {
             Ok(s) => sweep::show_plan(&s).await.map(print),
             Err(e) => Err(e),
@@ -65,25 +70,48 @@ async fn dispatch(command: Command) -> u8 {
         Command::Report { results } => report::regenerate(&results, false).map(print),
         Command::Summarize { results } => report::regenerate(&results, true).map(print),
         Command::Compare(args) => compare::run(&args),
-        Command::Run {
+        Command::Run { plan, run } => run_cmd(&plan, run, None).await,
+        Command::Ab {
             plan,
-            over,
-            fresh,
-            retry_failed,
-            progress,
-        } => {
-            let opts = sweep::RunOptions {
-                fresh,
-                retry_failed,
-                display: progress,
-            };
-            match sweep::Sweep::prepare(&plan, &over.into()).await {
-                Ok(s) => sweep::run(&s, &opts).await.map(|r| r.exit_code()),
-                Err(e) => Err(e),
-            }
-        }
+            candidate,
+            baseline,
+            run,
+            verdict,
+        } => run_cmd(&plan, run, Some((baseline, candidate, verdict))).await,
     };
     finish(result)
+}
+
+/// `bench run`, or with two builds `bench ab`.
+async fn run_cmd(
+    plan: &std::path::Path,
+    args: cli::RunArgs,
+    ab: Option<(
+        Option<std::path::PathBuf>,
+        std::path::PathBuf,
+        compare::VerdictArgs,
+    )>,
+) -> Result<u8, BenchError> {
+    let opts = sweep::RunOptions {
+        fresh: args.fresh,
+        retry_failed: args.retry_failed,
+        display: args.progress,
+    };
+    let mut over: sweep::Overrides = args.over.into();
+    over.ab = ab.is_some();
+    let own = std::env::current_exe()
+        .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?;
+    match ab {
+        None => {
+            let arm = sweep::Arm::checked(None, own).await?;
+            let s = sweep::Sweep::prepare(plan, &over).await?;
+            Ok(sweep::run(&s, &opts, &[arm]).await?.exit_code())
+        }
+        Some((baseline, candidate, verdict)) => {
+            let s = sweep::Sweep::prepare(plan, &over).await?;
+            sweep::ab(&s, &opts, baseline.unwrap_or(own), candidate, &verdict).await
+        }
+    }
 }
 
 fn print(text: String) -> u8 {

@@ -1,39 +1,55 @@
-//! `bench compare A B`: the cells of two result sets side by side (throughput, p50 and p99,
-//! each with its ratio B/A), changes beyond a noise threshold flagged, and warnings for cells
-//! present on one side only or measured with different parameters. The tables are
-//! written by [`table`].
+//! `bench compare A B`: the cells of two result sets side by side (throughput, p50 and p99:
+//! medians with their spread, the ratio B/A with its 95 % confidence interval), and a
+//! verdict only where a change is significantly beyond the noise threshold: the whole
+//! interval of the ratio lies beyond ±threshold (Welch's t interval on logarithms over the
+//! repetitions of both sides). With one argument, an A/B results directory of `bench ab`
+//! is compared arm against arm, pair by pair (the paired t interval on log ratios). The
+//! tables are written by [`table`].
 
 mod table;
 
-pub use table::{markdown, text, warnings};
-
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::error::{BenchError, exit, io_err};
-use crate::export::{CellRecords, Record, cells, jsonl};
-use crate::plan::ModeKind;
+pub use table::{markdown, tables_markdown, text, warnings};
 
-/// `bench compare A B`.
+use crate::error::{BenchError, exit, io_err};
+use crate::export::record::{ARM_A, ARM_B};
+use crate::export::{CellRecords, ReadFigures, Record, cells, jsonl};
+use crate::plan::ModeKind;
+use crate::stats::{RatioTest, Spread, paired_log, spread, welch_log};
+
+/// Repetitions each side needs before a change can be a verdict.
+pub const MIN_REPETITIONS: usize = 3;
+
+/// `bench compare A B` (or `bench compare AB_DIR`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompareArgs {
-    /// Baseline: a results directory or a results JSONL file.
+    /// Baseline: a results directory or a results JSONL file; alone, a results directory
+    /// of `bench ab`, whose arm A is compared with its arm B.
     pub a: PathBuf,
     /// Candidate: a results directory or a results JSONL file.
-    pub b: PathBuf,
-    /// Changes within this many percent are noise and not flagged.
-    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_THRESHOLD_PCT,
-          value_parser = parse_threshold)]
-    pub threshold: f64,
-    /// Exit with code 5 when any cell regressed beyond the threshold.
-    #[arg(long)]
-    pub fail_on_regression: bool,
+    pub b: Option<PathBuf>,
+    #[command(flatten)]
+    pub verdict: VerdictArgs,
     /// Also write the comparison as a Markdown table to FILE.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 }
 
-/// Default noise threshold of `bench compare`, in percent.
+/// What makes a verdict, shared by `bench compare` and `bench ab`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerdictArgs {
+    /// Changes within this many percent are noise and not flagged.
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_THRESHOLD_PCT,
+          value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// Exit with code 5 when any cell regressed significantly beyond the threshold.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+}
+
+/// Default noise threshold, in percent.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 10.0;
 
 fn parse_threshold(s: &str) -> Result<f64, String> {
@@ -43,41 +59,100 @@ fn parse_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `bench compare A B`: print the comparison (and its warnings), write the Markdown if
-/// asked; exit 5 on a regression with `--fail-on-regression`.
+/// `bench compare`: print the comparison (and its warnings), write the Markdown if asked;
+/// exit 5 on a significant regression with `--fail-on-regression`.
 pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
     let (fa, ra) = jsonl::load(&args.a).map_err(BenchError::output)?;
-    let (fb, rb) = jsonl::load(&args.b).map_err(BenchError::output)?;
-    let (na, nb) = (fa.display().to_string(), fb.display().to_string());
-    let c = compare(&ra, &rb, args.threshold);
-    for w in warnings(&c, &na, &nb) {
-        eprintln!("warning: {w}");
+    let na = fa.display().to_string();
+    let (c, na, nb) = match &args.b {
+        Some(b) => {
+            let (fb, rb) = jsonl::load(b).map_err(BenchError::output)?;
+            let nb = fb.display().to_string();
+            (compare(&ra, &rb, args.verdict.threshold), na, nb)
+        }
+        None if ra.iter().any(|r| r.arm.is_some()) => (
+            paired(&ra, args.verdict.threshold),
+            format!("{na} arm A"),
+            format!("{na} arm B"),
+        ),
+        None => {
+            return Err(BenchError::Usage(format!(
+                "{na} holds no A/B results (of `bench ab`); give two result sets: bench compare A B"
+            )));
+        }
+    };
+    if c.rows.is_empty() {
+        return Err(BenchError::output(format!(
+            "{na} and {nb} have no cell in common, so nothing can be compared (A holds {}; B \
+             holds {}); compare results of the same plan",
+            names(&c.only_a),
+            names(&c.only_b)
+        )));
     }
-    print!("A: {na}\nB: {nb}\n\n{}", text(&c));
-    if let Some(path) = &args.markdown {
-        std::fs::write(path, markdown(&c, &na, &nb)).map_err(io_err("write", path))?;
-        eprintln!("markdown: {}", path.display());
-    }
-    Ok(if args.fail_on_regression && c.regressions() > 0 {
-        exit::REGRESSION
-    } else {
-        exit::OK
-    })
+    print_comparison(&c, &na, &nb, args.markdown.as_deref())?;
+    Ok(c.exit_code(&args.verdict))
 }
 
-/// One cell's compared figures (medians over its repetitions).
+/// A few cell ids, for a message.
+fn names(ids: &[String]) -> String {
+    match ids.len() {
+        0 => "no cells".to_string(),
+        n if n <= 3 => ids.join(", "),
+        n => format!("{}, … ({n} cells)", ids[..3].join(", ")),
+    }
+}
+
+/// Print a comparison with its warnings, and write its Markdown when asked.
+pub fn print_comparison(
+    c: &Comparison,
+    na: &str,
+    nb: &str,
+    markdown_file: Option<&std::path::Path>,
+) -> Result<(), BenchError> {
+    for w in warnings(c, na, nb) {
+        eprintln!("warning: {w}");
+    }
+    print!("A: {na}\nB: {nb}\n\n{}", text(c));
+    if let Some(path) = markdown_file {
+        std::fs::write(path, markdown(c, na, nb)).map_err(io_err("write", path))?;
+        eprintln!("markdown: {}", path.display());
+    }
+    Ok(())
+}
+
+/// The three compared figures, in the order of the tables.
+pub const METRICS: usize = 3;
+
+/// One side's figures of a cell: every repetition's value of throughput, p50 and p99, and
+/// their spread (medians, intervals, coefficients of variation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
-    pub tps: f64,
-    pub p50: f64,
-    pub p99: f64,
-    pub repetitions: usize,
+    pub values: [Vec<f64>; METRICS],
+    pub spread: [Spread; METRICS],
+}
+
+impl Figures {
+    fn new(values: [Vec<f64>; METRICS]) -> Figures {
+        let spread = [spread(&values[0]), spread(&values[1]), spread(&values[2])];
+        Figures { values, spread }
+    }
+    pub fn repetitions(&self) -> usize {
+        self.values[0].len()
+    }
+    pub fn median(&self, i: usize) -> f64 {
+        self.spread[i].median
+    }
 }
 
 /// How a metric moved from A to B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
+    /// Within the threshold.
     Same,
+    /// Beyond the threshold, but not significant: noise.
+    Noise,
+    /// Beyond the threshold, with too few repetitions to test.
+    Untested,
     Better,
     Worse,
 }
@@ -87,9 +162,11 @@ pub struct Row {
     pub cell: String,
     pub a: Figures,
     pub b: Figures,
-    /// B/A of throughput, p50, p99 (`None` when A's figure is 0).
-    pub ratios: [Option<f64>; 3],
-    pub changes: [Change; 3],
+    /// B/A of the medians of throughput, p50, p99 (`None` when A's is 0).
+    pub ratios: [Option<f64>; METRICS],
+    /// The significance test of each ratio, when both sides have enough repetitions.
+    pub tests: [Option<RatioTest>; METRICS],
+    pub changes: [Change; METRICS],
     /// What the throughput counts: `ops/s`, or `reads/s` for the reads of a mixed cell.
     pub per_sec: &'static str,
 }
@@ -98,24 +175,39 @@ impl Row {
     pub fn regressed(&self) -> bool {
         self.changes.contains(&Change::Worse)
     }
+
+    fn tested(&self) -> bool {
+        self.a.repetitions() >= MIN_REPETITIONS && self.b.repetitions() >= MIN_REPETITIONS
+    }
+
     pub fn verdict(&self) -> String {
         let names = [self.per_sec, "p50", "p99"];
         let moved = |want: Change| {
-            (0..3)
+            (0..METRICS)
                 .filter(|&i| self.changes[i] == want)
                 .map(|i| {
-                    format!(
-                        "{} {:+.1}%",
-                        names[i],
-                        (self.ratios[i].unwrap_or(1.0) - 1.0) * 100.0
-                    )
+                    let pct = (self.ratios[i].unwrap_or(1.0) - 1.0) * 100.0;
+                    match &self.tests[i] {
+                        Some(t) => format!(
+                            "{} {pct:+.1}%, CI {:+.0}%..{:+.0}%",
+                            names[i],
+                            (t.ci.0 - 1.0) * 100.0,
+                            (t.ci.1 - 1.0) * 100.0
+                        ),
+                        None => format!("{} {pct:+.1}%", names[i]),
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         let (worse, better) = (moved(Change::Worse), moved(Change::Better));
         match (worse.is_empty(), better.is_empty()) {
-            (true, true) => String::new(),
+            (true, true) if !self.tested() => format!(
+                "no verdict ({}/{} repetitions)",
+                self.a.repetitions(),
+                self.b.repetitions()
+            ),
+            (true, true) => "within noise".to_string(),
             (false, true) => format!("REGRESSION ({worse})"),
             (true, false) => format!("improved ({better})"),
             (false, false) => format!("REGRESSION ({worse}); improved ({better})"),
@@ -134,21 +226,37 @@ pub struct Comparison {
     /// Cells whose parameters differ: (cell, what differs).
     pub differing: Vec<(String, String)>,
     pub threshold_pct: f64,
+    /// Compared pair by pair (an A/B results directory).
+    pub paired: bool,
 }
 
 impl Comparison {
-    /// Cells with a regression in any figure (commits or reads).
+    /// Cells with a significant regression in any figure (commits or reads).
     pub fn regressions(&self) -> usize {
         self.regressed_cells().len()
     }
 
-    fn regressed_cells(&self) -> std::collections::BTreeSet<&str> {
+    fn regressed_cells(&self) -> BTreeSet<&str> {
         self.rows
             .iter()
             .chain(&self.read_rows)
             .filter(|r| r.regressed())
             .map(|r| r.cell.as_str())
             .collect()
+    }
+
+    /// Rows without a verdict for lack of repetitions.
+    fn untested(&self) -> usize {
+        self.rows.iter().filter(|r| !r.tested()).count()
+    }
+
+    /// 5 for a significant regression with `--fail-on-regression`, else 0.
+    pub fn exit_code(&self, v: &VerdictArgs) -> u8 {
+        if v.fail_on_regression && self.regressions() > 0 {
+            exit::REGRESSION
+        } else {
+            exit::OK
+        }
     }
 }
 
@@ -175,69 +283,103 @@ fn parameters(r: &Record) -> Vec<(&'static str, String)> {
     p
 }
 
-fn figures(c: &CellRecords<'_>) -> Figures {
-    Figures {
-        tps: c.med(|r| r.throughput_ops_per_sec),
-        p50: c.med(|r| r.p50_latency_ms),
-        p99: c.med(|r| r.p99_latency_ms),
-        repetitions: c.reps.len(),
-    }
-}
-
-/// The figures of a mixed cell's reads, if every repetition has them.
-fn read_figures(c: &CellRecords<'_>) -> Option<Figures> {
-    Some(Figures {
-        tps: c.read_med(|r| r.throughput_ops_per_sec)?,
-        p50: c.read_med(|r| r.p50_latency_ms)?,
-        p99: c.read_med(|r| r.p99_latency_ms)?,
-        repetitions: c.reps.len(),
-    })
-}
-
-fn row(cell: &str, a: Figures, b: Figures, t: f64, per_sec: &'static str) -> Row {
-    let ratios = [
-        ratio(a.tps, b.tps),
-        ratio(a.p50, b.p50),
-        ratio(a.p99, b.p99),
-    ];
-    let changes = [
-        change(ratios[0], t, true),
-        change(ratios[1], t, false),
-        change(ratios[2], t, false),
-    ];
-    Row {
-        per_sec,
-        cell: cell.to_string(),
-        a,
-        b,
-        ratios,
-        changes,
-    }
+/// The compared figures of the records given, in their order: the cell's own, or with
+/// `reads` those of a mixed cell's reads (`None` unless every record has them).
+fn figures(reps: &[&Record], reads: bool) -> Option<Figures> {
+    let pick = |f: fn(&ReadFigures) -> f64, g: fn(&Record) -> f64| -> Option<Vec<f64>> {
+        reps.iter()
+            .map(|r| {
+                if reads {
+                    r.reads.as_ref().map(f)
+                } else {
+                    Some(g(r))
+                }
+            })
+            .collect()
+    };
+    Some(Figures::new([
+        pick(|r| r.throughput_ops_per_sec, |r| r.throughput_ops_per_sec)?,
+        pick(|r| r.p50_latency_ms, |r| r.p50_latency_ms)?,
+        pick(|r| r.p99_latency_ms, |r| r.p99_latency_ms)?,
+    ]))
 }
 
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (a > 0.0).then(|| b / a)
 }
 
-/// Classify a ratio: for throughput higher is better, for latency lower is.
-fn change(ratio: Option<f64>, threshold: f64, higher_is_better: bool) -> Change {
-    match ratio {
-        Some(r) if r > 1.0 + threshold => {
-            if higher_is_better {
-                Change::Better
-            } else {
-                Change::Worse
-            }
-        }
-        Some(r) if r < 1.0 - threshold => {
-            if higher_is_better {
-                Change::Worse
-            } else {
-                Change::Better
-            }
-        }
-        _ => Change::Same,
+/// Classify a ratio: for throughput higher is better, for latency lower is. A change is a
+/// verdict only when its whole confidence interval lies beyond the threshold: a one-sided
+/// test at 2.5 % that the change exceeds the threshold (with threshold 0, that it exists).
+fn change(ratio: Option<f64>, test: Option<&RatioTest>, t: f64, higher_is_better: bool) -> Change {
+    let Some(r) = ratio else {
+        return Change::Same;
+    };
+    if (r - 1.0).abs() <= t {
+        return Change::Same;
     }
+    let Some(test) = test else {
+        return Change::Untested;
+    };
+    let (lo, hi) = test.ci;
+    let up = if lo > 1.0 + t {
+        true
+    } else if hi < 1.0 - t {
+        false
+    } else {
+        return Change::Noise;
+    };
+    if up == higher_is_better {
+        Change::Better
+    } else {
+        Change::Worse
+    }
+}
+
+/// A row from both sides' figures and the tests between them.
+fn row(
+    cell: &str,
+    a: Figures,
+    b: Figures,
+    tests: [Option<RatioTest>; METRICS],
+    t: f64,
+    per_sec: &'static str,
+) -> Row {
+    let ratios: [Option<f64>; METRICS] = std::array::from_fn(|i| ratio(a.median(i), b.median(i)));
+    let changes = std::array::from_fn(|i| change(ratios[i], tests[i].as_ref(), t, i == 0));
+    Row {
+        per_sec,
+        cell: cell.to_string(),
+        a,
+        b,
+        ratios,
+        tests,
+        changes,
+    }
+}
+
+/// Unpaired: Welch's test on each metric, when both sides have enough repetitions.
+fn unpaired_row(cell: &str, a: Figures, b: Figures, t: f64, per_sec: &'static str) -> Row {
+    let enough = a.repetitions() >= MIN_REPETITIONS && b.repetitions() >= MIN_REPETITIONS;
+    let tests = std::array::from_fn(|i| {
+        enough
+            .then(|| welch_log(&a.values[i], &b.values[i]))
+            .flatten()
+    });
+    row(cell, a, b, tests, t, per_sec)
+}
+
+/// The parameter differences of two cells, if any.
+fn differences(a: &Record, b: &Record) -> Option<String> {
+    let (pa, pb) = (parameters(a), parameters(b));
+    let diffs: Vec<String> = pa
+        .iter()
+        .zip(&pb)
+        .filter(|(x, y)| x != y)
+        .map(|((k, x), (_, y))| format!("{k} {x} vs {y}"))
+        .chain((pa.len() != pb.len()).then(|| "mode parameters differ".to_string()))
+        .collect();
+    (!diffs.is_empty()).then(|| diffs.join(", "))
 }
 
 /// Compare the latest records of each cell (by cell id) of A and B.
@@ -263,20 +405,15 @@ pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
             continue;
         };
         let xb = &cb[j];
-        let (pa, pb) = (parameters(xa.first()), parameters(xb.first()));
-        let diffs: Vec<String> = pa
-            .iter()
-            .zip(&pb)
-            .filter(|(x, y)| x != y)
-            .map(|((k, x), (_, y))| format!("{k} {x} vs {y}"))
-            .chain((pa.len() != pb.len()).then(|| "mode parameters differ".to_string()))
-            .collect();
-        if !diffs.is_empty() {
-            c.differing.push((tag.clone(), diffs.join(", ")));
+        if let Some(d) = differences(xa.first(), xb.first()) {
+            c.differing.push((tag.clone(), d));
         }
-        c.rows.push(row(tag, figures(xa), figures(xb), t, "ops/s"));
-        if let (Some(fa), Some(fb)) = (read_figures(xa), read_figures(xb)) {
-            c.read_rows.push(row(tag, fa, fb, t, "reads/s"));
+        let side = |x: &CellRecords<'_>, reads| figures(&x.reps, reads);
+        if let (Some(fa), Some(fb)) = (side(xa, false), side(xb, false)) {
+            c.rows.push(unpaired_row(tag, fa, fb, t, "ops/s"));
+        }
+        if let (Some(fa), Some(fb)) = (side(xa, true), side(xb, true)) {
+            c.read_rows.push(unpaired_row(tag, fa, fb, t, "reads/s"));
         }
     }
     c.only_b = ib
@@ -286,18 +423,157 @@ pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
         .collect();
     c
 }
+
+/// Compare arm A with arm B of an A/B results set, pair by pair: repetition `i` of A with
+/// repetition `i` of B (run back to back, on fresh copies of the same golden).
+pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
+    let t = threshold_pct / 100.0;
+    let mut c = Comparison {
+        threshold_pct,
+        paired: true,
+        ..Comparison::default()
+    };
+    let all = cells(records);
+    let arm = |x: &CellRecords<'_>| x.first().arm.clone();
+    let b_of: BTreeMap<&str, &CellRecords<'_>> = all
+        .iter()
+        .filter(|x| arm(x).as_deref() == Some(ARM_B))
+        .map(|x| (x.first().bench_tag.as_str(), x))
+        .collect();
+    let mut seen = BTreeSet::new();
+    for xa in all.iter().filter(|x| arm(x).as_deref() == Some(ARM_A)) {
+        let tag = xa.first().bench_tag.as_str();
+        seen.insert(tag);
+        let Some(xb) = b_of.get(tag) else {
+            c.only_a.push(tag.to_string());
+            continue;
+        };
+        // The pairs: the repetitions both arms have.
+        let (pa, pb): (Vec<&Record>, Vec<&Record>) = xa
+            .reps
+            .iter()
+            .filter_map(|ra| {
+                xb.reps
+                    .iter()
+                    .find(|rb| rb.repetition == ra.repetition)
+                    .map(|rb| (*ra, *rb))
+            })
+            .unzip();
+        for (reads, rows, per_sec) in [
+            (false, &mut c.rows, "ops/s"),
+            (true, &mut c.read_rows, "reads/s"),
+        ] {
+            let (Some(fa), Some(fb)) = (figures(&pa, reads), figures(&pb, reads)) else {
+                continue;
+            };
+            let enough = pa.len() >= MIN_REPETITIONS;
+            let tests = std::array::from_fn(|i| {
+                let pairs: Vec<(f64, f64)> = fa.values[i]
+                    .iter()
+                    .copied()
+                    .zip(fb.values[i].iter().copied())
+                    .collect();
+                enough.then(|| paired_log(&pairs)).flatten()
+            });
+            rows.push(row(tag, fa, fb, tests, t, per_sec));
+        }
+    }
+    c.only_b = b_of
+        .keys()
+        .filter(|k| !seen.contains(*k))
+        .map(|k| k.to_string())
+        .collect();
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::record::tests::record;
+    use crate::plan::Variant;
+
+    fn reps(tps: &[f64], arm: Option<&str>) -> Vec<Record> {
+        tps.iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let mut r = record(
+                    ModeKind::Continuous,
+                    Variant::NoIndex,
+                    100,
+                    1,
+                    "cont_inline_false_rows_100",
+                );
+                r.throughput_ops_per_sec = t;
+                r.p50_latency_ms = 1000.0 / t;
+                r.p99_latency_ms = 2000.0 / t;
+                r.repetition = i as u32 + 1;
+                r.arm = arm.map(str::to_string);
+                r
+            })
+            .collect()
+    }
 
     #[test]
-    fn changes_respect_direction_and_threshold() {
-        assert_eq!(change(Some(1.05), 0.1, true), Change::Same);
-        assert_eq!(change(Some(1.2), 0.1, true), Change::Better);
-        assert_eq!(change(Some(0.8), 0.1, true), Change::Worse);
-        assert_eq!(change(Some(1.2), 0.1, false), Change::Worse);
-        assert_eq!(change(Some(0.8), 0.1, false), Change::Better);
-        assert_eq!(change(None, 0.1, false), Change::Same);
+    fn changes_need_their_interval_beyond_the_threshold() {
+        let up = RatioTest {
+            ratio: 1.2,
+            ci: (1.15, 1.3),
+        };
+        let down = RatioTest {
+            ratio: 0.8,
+            ci: (0.7, 0.85),
+        };
+        // Significant, but the interval reaches into the ±10 % band: not a verdict.
+        let near = RatioTest {
+            ratio: 1.2,
+            ci: (1.05, 1.3),
+        };
+        assert_eq!(change(Some(1.05), Some(&up), 0.1, true), Change::Same);
+        assert_eq!(change(Some(1.2), Some(&up), 0.1, true), Change::Better);
+        assert_eq!(change(Some(0.8), Some(&down), 0.1, true), Change::Worse);
+        assert_eq!(change(Some(1.2), Some(&up), 0.1, false), Change::Worse);
+        assert_eq!(change(Some(1.2), Some(&near), 0.1, true), Change::Noise);
+        assert_eq!(change(Some(1.2), Some(&near), 0.0, true), Change::Better);
+        assert_eq!(change(Some(1.2), None, 0.1, true), Change::Untested);
+        assert_eq!(change(None, None, 0.1, false), Change::Same);
         assert_eq!(ratio(0.0, 5.0), None);
+    }
+
+    #[test]
+    fn a_significant_slowdown_is_a_regression_and_noise_is_not() {
+        let a = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
+        let slow = reps(&[80.0, 83.0, 78.0, 81.0, 79.0], None);
+        let c = compare(&a, &slow, 10.0);
+        assert_eq!(c.regressions(), 1);
+        assert!(
+            c.rows[0]
+                .verdict()
+                .starts_with("REGRESSION (ops/s -20.0%, CI -"),
+            "{}",
+            c.rows[0].verdict()
+        );
+        // The same spread, but one outlier: beyond 10 % on the median, not significant.
+        let wobbly = reps(&[88.0, 140.0, 60.0, 130.0, 85.0], None);
+        let c = compare(&a, &wobbly, 10.0);
+        assert_eq!(c.rows[0].changes[0], Change::Noise, "{:?}", c.rows[0]);
+        assert_eq!(c.rows[0].verdict(), "within noise");
+        // Too few repetitions: no verdict, however large the change.
+        let c = compare(&a[..2], &slow[..2], 10.0);
+        assert_eq!(c.regressions(), 0);
+        assert_eq!(c.rows[0].verdict(), "no verdict (2/2 repetitions)");
+    }
+
+    #[test]
+    fn ab_results_are_compared_pair_by_pair() {
+        // Drift over time: each pair B is 20 % slower than its A.
+        let a = reps(&[100.0, 90.0, 80.0, 70.0, 60.0], Some("A"));
+        let b = reps(&[80.0, 72.5, 64.0, 55.5, 48.0], Some("B"));
+        let records: Vec<Record> = a.into_iter().chain(b).collect();
+        let c = paired(&records, 10.0);
+        assert!(c.paired);
+        assert_eq!(c.rows.len(), 1);
+        let t = c.rows[0].tests[0].unwrap();
+        assert!(t.ci.0 < 0.8 && 0.8 < t.ci.1 && t.ci.1 < 0.9, "{t:?}");
+        assert_eq!(c.regressions(), 1);
     }
 }

@@ -2,10 +2,26 @@
 
 use std::fmt::Write as _;
 
-use super::{Change, Comparison, Row};
+use super::{Change, Comparison, Figures, MIN_REPETITIONS, Row};
 
-fn fmt_ratio(r: Option<f64>) -> String {
-    r.map(|r| format!("{r:.3}")).unwrap_or_else(|| "n/a".into())
+/// A ratio with its confidence interval, when tested: `0.800 [0.74–0.86]`.
+fn fmt_ratio(r: &Row, i: usize) -> String {
+    let Some(ratio) = r.ratios[i] else {
+        return "n/a".into();
+    };
+    match &r.tests[i] {
+        Some(t) => format!("{ratio:.3} [{:.2}–{:.2}]", t.ci.0, t.ci.1),
+        None => format!("{ratio:.3}"),
+    }
+}
+
+/// A median with its coefficient of variation over the repetitions: `163.295 ±4%`.
+fn fmt_value(f: &Figures, i: usize, decimals: usize) -> String {
+    let s = &f.spread[i];
+    match s.cv {
+        Some(cv) => format!("{:.decimals$} ±{:.0}%", s.median, cv * 100.0),
+        None => format!("{:.decimals$}", s.median),
+    }
 }
 
 const READ_HEADER: [&str; 11] = [
@@ -30,15 +46,15 @@ const HEADER: [&str; 11] = [
 fn cells(r: &Row) -> [String; 11] {
     [
         r.cell.clone(),
-        format!("{:.3}", r.a.tps),
-        format!("{:.3}", r.b.tps),
-        fmt_ratio(r.ratios[0]),
-        format!("{:.2}", r.a.p50),
-        format!("{:.2}", r.b.p50),
-        fmt_ratio(r.ratios[1]),
-        format!("{:.2}", r.a.p99),
-        format!("{:.2}", r.b.p99),
-        fmt_ratio(r.ratios[2]),
+        fmt_value(&r.a, 0, 3),
+        fmt_value(&r.b, 0, 3),
+        fmt_ratio(r, 0),
+        fmt_value(&r.a, 1, 2),
+        fmt_value(&r.b, 1, 2),
+        fmt_ratio(r, 1),
+        fmt_value(&r.a, 2, 2),
+        fmt_value(&r.b, 2, 2),
+        fmt_ratio(r, 2),
         r.verdict(),
     ]
 }
@@ -107,6 +123,9 @@ fn table_text(rows: &[Row], header: &[&str; 11]) -> String {
 }
 
 fn summary_line(c: &Comparison) -> String {
+    if c.rows.is_empty() {
+        return "no cell in common: nothing was compared\n".to_string();
+    }
     let regressed = c.regressed_cells();
     let improved = c
         .rows
@@ -116,14 +135,36 @@ fn summary_line(c: &Comparison) -> String {
         .map(|r| r.cell.as_str())
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    format!(
-        "{} cells compared: {} regressed, {} improved, {} within ±{}% (B/A above 1 is faster for ops/s, slower for latency)\n",
+    let test = if c.paired {
+        "the paired t-test on log ratios"
+    } else {
+        "Welch's t-test on logarithms"
+    };
+    let untested = c.untested();
+    let mut s = format!(
+        "{} cells compared: {} regressed, {} improved, {} within noise{} (a verdict needs the \
+         ratio's 95 % confidence interval [..], by {test}, to lie entirely beyond ±{}%; B/A \
+         above 1 is faster for ops/s, slower for latency; ±% is the coefficient of variation \
+         over repetitions)\n",
         c.rows.len(),
         c.regressions(),
         improved,
-        c.rows.len() - c.regressions() - improved,
+        c.rows.len() - c.regressions() - improved - untested,
+        if untested > 0 {
+            format!(", {untested} without a verdict")
+        } else {
+            String::new()
+        },
         c.threshold_pct
-    )
+    );
+    if untested > 0 {
+        s.push_str(&format!(
+            "{untested} cells have fewer than {MIN_REPETITIONS} repetitions on a side, too few \
+             to tell a change from noise: set `run.repetitions = 5` in the plan and run both \
+             sides again\n"
+        ));
+    }
+    s
 }
 
 /// The comparison as Markdown: a title naming A and B, the table, totals and warnings.
@@ -132,13 +173,7 @@ pub fn markdown(c: &Comparison, a: &str, b: &str) -> String {
         "# bench compare\n\n- A: `{a}`\n- B: `{b}`\n- noise threshold: ±{}%\n\n",
         c.threshold_pct
     );
-    s.push_str(&table_md(&c.rows, &HEADER));
-    if !c.read_rows.is_empty() {
-        s.push_str("\nReads of mixed cells:\n\n");
-        s.push_str(&table_md(&c.read_rows, &READ_HEADER));
-    }
-    s.push('\n');
-    s.push_str(&summary_line(c));
+    s.push_str(&tables_markdown(c));
     let notes = notes(c, a, b);
     if !notes.is_empty() {
         s.push_str("\nWarnings:\n\n");
@@ -146,6 +181,18 @@ pub fn markdown(c: &Comparison, a: &str, b: &str) -> String {
             s.push_str(&format!("- {n}\n"));
         }
     }
+    s
+}
+
+/// The tables and the totals as Markdown (for the comparison's file and the report).
+pub fn tables_markdown(c: &Comparison) -> String {
+    let mut s = table_md(&c.rows, &HEADER);
+    if !c.read_rows.is_empty() {
+        s.push_str("\nReads of mixed cells:\n\n");
+        s.push_str(&table_md(&c.read_rows, &READ_HEADER));
+    }
+    s.push('\n');
+    s.push_str(&summary_line(c));
     s
 }
 

@@ -3,6 +3,7 @@
 
 use crate::stats::{Latencies, Measured};
 use crate::worker::Event;
+use crate::worker::protocol::Versions;
 
 /// What the driver must do after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub(super) enum Action {
 pub(super) struct Fold {
     /// The worker id of each worker, by index.
     worker_ids: Vec<u32>,
+    /// What every worker must report being, when checked.
+    expected: Option<Versions>,
     m: Measured,
     per_worker: Vec<Latencies>,
     per_worker_reads: Vec<Latencies>,
@@ -29,10 +32,11 @@ pub(super) struct Fold {
 }
 
 impl Fold {
-    pub(super) fn new(worker_ids: Vec<u32>) -> Fold {
+    pub(super) fn new(worker_ids: Vec<u32>, expected: Option<Versions>) -> Fold {
         let n = worker_ids.len();
         Fold {
             worker_ids,
+            expected,
             m: Measured::default(),
             per_worker: vec![Latencies::default(); n],
             per_worker_reads: vec![Latencies::default(); n],
@@ -46,7 +50,21 @@ impl Fold {
     /// One event of worker `idx`.
     pub(super) fn event(&mut self, idx: usize, event: Event) -> Action {
         match event {
-            Event::Ready { warmup_ok } => {
+            Event::Ready {
+                warmup_ok,
+                versions,
+            } => {
+                if let Some(want) = &self.expected
+                    && versions.as_ref() != Some(want)
+                {
+                    let is = versions
+                        .map_or("a build that reports no versions".into(), |v| v.to_string());
+                    self.failures.push(format!(
+                        "worker {idx} is {is}, not {want} as checked before the sweep started; \
+                         was the worker binary replaced?"
+                    ));
+                    return Action::Abort;
+                }
                 self.ready += 1;
                 self.m.warmup_committed += warmup_ok;
                 if self.ready == self.worker_ids.len() && !self.released {
@@ -158,6 +176,13 @@ impl Fold {
 mod tests {
     use super::*;
 
+    fn ready(warmup_ok: u64) -> Event {
+        Event::Ready {
+            warmup_ok,
+            versions: None,
+        }
+    }
+
     fn op(i: u64, ms: f64, ok: bool) -> Event {
         Event::Op {
             i,
@@ -171,10 +196,10 @@ mod tests {
 
     #[test]
     fn release_comes_once_when_every_worker_is_ready() {
-        let mut f = Fold::new(vec![0, 1]);
-        assert_eq!(f.event(1, Event::Ready { warmup_ok: 2 }), Action::Continue);
-        assert_eq!(f.event(0, Event::Ready { warmup_ok: 1 }), Action::Release);
-        assert_eq!(f.event(0, Event::Ready { warmup_ok: 0 }), Action::Continue);
+        let mut f = Fold::new(vec![0, 1], None);
+        assert_eq!(f.event(1, ready(2)), Action::Continue);
+        assert_eq!(f.event(0, ready(1)), Action::Release);
+        assert_eq!(f.event(0, ready(0)), Action::Continue);
         for idx in 0..2 {
             assert_eq!(
                 f.event(idx, Event::Done { elapsed_ms: 1.0 }),
@@ -190,9 +215,9 @@ mod tests {
 
     #[test]
     fn events_fold_into_counts_classes_latencies_and_the_window() {
-        let mut f = Fold::new(vec![7, 9]);
-        f.event(0, Event::Ready { warmup_ok: 0 });
-        f.event(1, Event::Ready { warmup_ok: 0 });
+        let mut f = Fold::new(vec![7, 9], None);
+        f.event(0, ready(0));
+        f.event(1, ready(0));
         f.event(0, op(0, 2.0, true));
         f.event(1, op(0, 4.0, true));
         f.event(
@@ -268,8 +293,8 @@ mod tests {
 
     #[test]
     fn a_worker_lost_before_release_aborts_and_after_release_fails_the_cell() {
-        let mut f = Fold::new(vec![0, 1]);
-        f.event(0, Event::Ready { warmup_ok: 0 });
+        let mut f = Fold::new(vec![0, 1], None);
+        f.event(0, ready(0));
         assert_eq!(
             f.exited(1, false, "exit status: 1".into(), "oops".into()),
             Action::Abort
@@ -280,8 +305,8 @@ mod tests {
             "{err}"
         );
 
-        let mut f = Fold::new(vec![0]);
-        f.event(0, Event::Ready { warmup_ok: 0 });
+        let mut f = Fold::new(vec![0], None);
+        f.event(0, ready(0));
         f.event(0, op(0, 1.0, true));
         // Exit 0 without `done` is a failure too.
         assert_eq!(
@@ -290,8 +315,36 @@ mod tests {
         );
         assert!(f.finish().is_err());
 
-        let mut f = Fold::new(vec![0]);
+        let mut f = Fold::new(vec![0], None);
         f.garbage(0, "hello".into());
         assert!(f.finish().unwrap_err().contains("unexpected line: hello"));
+    }
+
+    #[test]
+    fn a_worker_of_another_build_stops_the_cell_before_release() {
+        let own = Versions::own();
+        let mut f = Fold::new(vec![0, 1], Some(own.clone()));
+        let ok = Event::Ready {
+            warmup_ok: 0,
+            versions: Some(own.clone()),
+        };
+        assert_eq!(f.event(0, ok), Action::Continue);
+        let other = Versions {
+            lance: "0.0.1".into(),
+            ..own
+        };
+        let stranger = Event::Ready {
+            warmup_ok: 0,
+            versions: Some(other),
+        };
+        assert_eq!(f.event(1, stranger), Action::Abort);
+        let err = f.finish().unwrap_err();
+        assert!(
+            err.contains("worker 1 is bench") && err.contains("lance 0.0.1"),
+            "{err}"
+        );
+        let mut f = Fold::new(vec![0], Some(Versions::own()));
+        assert_eq!(f.event(0, ready(0)), Action::Abort);
+        assert!(f.finish().unwrap_err().contains("reports no versions"));
     }
 }

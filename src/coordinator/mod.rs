@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::stats::Measured;
+use crate::worker::protocol::{PROTOCOL_VERSION, Versions};
 use crate::worker::{Event, WorkerArgs};
 use fold::{Action, Fold};
 use process::{Msg, Workers};
@@ -40,6 +41,54 @@ pub struct CellRun<'a> {
     pub workers: Vec<WorkerArgs>,
     pub storage: &'a BTreeMap<String, String>,
     pub timeout: Duration,
+    /// What every worker must report being (from [`handshake`]); `None` checks nothing.
+    pub versions: Option<&'a Versions>,
+}
+
+/// How long a worker binary may take to say what it is.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Ask a worker binary what it is (`EXE worker-info`), before any cell runs on it: it must
+/// answer with its versions and speak this coordinator's protocol.
+pub async fn handshake(exe: &Path) -> Result<Versions, String> {
+    let run = tokio::process::Command::new(exe)
+        .arg("worker-info")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = match tokio::time::timeout(HANDSHAKE_TIMEOUT, run).await {
+        Err(_) => {
+            return Err(format!(
+                "{} did not answer `worker-info` within {}s",
+                exe.display(),
+                HANDSHAKE_TIMEOUT.as_secs()
+            ));
+        }
+        Ok(Err(e)) => return Err(format!("cannot run {}: {e}", exe.display())),
+        Ok(Ok(out)) => out,
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let versions = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<Versions>(l).ok())
+        .filter(|_| out.status.success());
+    match versions {
+        None => Err(format!(
+            "{} is not a bench worker: `worker-info` exited with {} and printed {:?}; give a \
+             bench binary (target/release/bench of a build)",
+            exe.display(),
+            out.status,
+            text.chars().take(200).collect::<String>()
+        )),
+        Some(v) if v.protocol != PROTOCOL_VERSION => Err(format!(
+            "{} is {v}, which speaks worker protocol {}, not {PROTOCOL_VERSION}; rebuild it \
+             from a bench of the same protocol",
+            exe.display(),
+            v.protocol
+        )),
+        Some(v) => Ok(v),
+    }
 }
 
 /// Run the cell's workers to the end, a timeout or an interrupt.
@@ -63,7 +112,8 @@ pub async fn run_cell(
         }
     }
     w.all_spawned();
-    let mut fold = Fold::new(run.workers.iter().map(|a| a.worker_id).collect());
+    let ids = run.workers.iter().map(|a| a.worker_id).collect();
+    let mut fold = Fold::new(ids, run.versions.cloned());
     let mut exited = 0;
     while exited < w.count() {
         let msg = tokio::select! {

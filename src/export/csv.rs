@@ -3,14 +3,23 @@
 use std::path::Path;
 
 use super::{CellRecords, ReadFigures, Record, cells};
-use crate::stats::extremes;
+use crate::stats::{Spread, extremes, spread};
 
 pub const SUMMARY_FILE: &str = "summary.csv";
+
+/// How many columns the summary has.
+pub const WIDTH: usize = 46;
+
+/// A cell whose throughput varies more than this over its repetitions (coefficient of
+/// variation) is marked noisy.
+pub const NOISY_CV: f64 = 0.10;
 
 /// The reference's columns, in its order, then bench's own. With repetitions, every figure
 /// is the median across them, and `*_min` / `*_max` give the spread of the main ones.
 /// The `read_*` columns describe the interleaved reads of mixed cells (empty for others).
-pub const COLUMNS: [&str; 34] = [
+/// The `*_ci_*`, `*_cv`, `ci_level` and `noisy` columns give the main figures' spread over
+/// repetitions (empty with one); `arm` is the arm of an A/B results set.
+pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
     "initial_entries",
@@ -45,10 +54,22 @@ pub const COLUMNS: [&str; 34] = [
     "read_tps",
     "read_p50_ms",
     "read_p99_ms",
+    "tps_ci_low",
+    "tps_ci_high",
+    "tps_cv",
+    "p50_ms_ci_low",
+    "p50_ms_ci_high",
+    "p50_ms_cv",
+    "p99_ms_ci_low",
+    "p99_ms_ci_high",
+    "p99_ms_cv",
+    "ci_level",
+    "noisy",
+    "arm",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
-pub fn table(records: &[Record]) -> Vec<[String; 34]> {
+pub fn table(records: &[Record]) -> Vec<[String; WIDTH]> {
     cells(records).iter().map(fields).collect()
 }
 
@@ -61,7 +82,18 @@ fn count(x: f64) -> String {
     }
 }
 
-fn fields(cell: &CellRecords<'_>) -> [String; 34] {
+/// One end of a figure's confidence interval (`end` 0: low, 1: high); empty without one.
+fn ci(s: &Spread, end: usize, decimals: usize) -> String {
+    s.ci.map(|(lo, hi)| format!("{:.decimals$}", if end == 0 { lo } else { hi }))
+        .unwrap_or_default()
+}
+
+/// A coefficient of variation with 3 decimals; empty without one.
+fn cv(s: &Spread) -> String {
+    s.cv.map(|c| format!("{c:.3}")).unwrap_or_default()
+}
+
+fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     let r = cell.first();
     let med = |f: fn(&Record) -> f64| cell.med(f);
     let lo = |f: fn(&Record) -> f64| extremes(&cell.values(f)).0;
@@ -69,6 +101,11 @@ fn fields(cell: &CellRecords<'_>) -> [String; 34] {
     let tps: fn(&Record) -> f64 = |r| r.throughput_ops_per_sec;
     let p50: fn(&Record) -> f64 = |r| r.p50_latency_ms;
     let p99: fn(&Record) -> f64 = |r| r.p99_latency_ms;
+    let (tps_spread, p50_spread, p99_spread) = (
+        spread(&cell.values(tps)),
+        spread(&cell.values(p50)),
+        spread(&cell.values(p99)),
+    );
     // Medians of the reads; empty unless every repetition is a mixed record.
     let read = |f: fn(&ReadFigures) -> f64, fmt: fn(f64) -> String| {
         cell.read_med(f).map(fmt).unwrap_or_default()
@@ -108,6 +145,24 @@ fn fields(cell: &CellRecords<'_>) -> [String; 34] {
         read(|r| r.throughput_ops_per_sec, |x| format!("{x:.3}")),
         read(|r| r.p50_latency_ms, |x| format!("{x:.2}")),
         read(|r| r.p99_latency_ms, |x| format!("{x:.2}")),
+        ci(&tps_spread, 0, 3),
+        ci(&tps_spread, 1, 3),
+        cv(&tps_spread),
+        ci(&p50_spread, 0, 2),
+        ci(&p50_spread, 1, 2),
+        cv(&p50_spread),
+        ci(&p99_spread, 0, 2),
+        ci(&p99_spread, 1, 2),
+        cv(&p99_spread),
+        tps_spread
+            .ci
+            .map(|_| format!("{:.3}", tps_spread.level))
+            .unwrap_or_default(),
+        tps_spread
+            .cv
+            .map(|c| (c > NOISY_CV).to_string())
+            .unwrap_or_default(),
+        r.arm.clone().unwrap_or_default(),
     ]
 }
 
@@ -170,7 +225,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,"
         );
     }
 
@@ -252,5 +307,12 @@ mod tests {
             ("1.00", "0.50", "3.00")
         );
         assert_eq!(col("read_ops"), "", "no reads outside mixed cells");
+        // Three values: the median's interval is their extremes, covering 75 %.
+        assert_eq!((col("tps_ci_low"), col("tps_ci_high")), ("5.000", "30.000"));
+        assert_eq!(col("ci_level"), "0.750");
+        assert_eq!(col("noisy"), "true", "throughput from 5 to 30 is noisy");
+        let cv = col("tps_cv").parse::<f64>().unwrap();
+        assert!((cv - 175f64.sqrt() / 15.0).abs() < 1e-3, "{cv}");
+        assert_eq!(col("arm"), "");
     }
 }

@@ -11,7 +11,8 @@ pub use record::{ReadFigures, Record};
 
 use crate::stats::{latest_groups, median};
 
-/// One cell of a results set: its records under its latest key (one per repetition).
+/// One cell of a results set: its records under its latest key (one per repetition); in
+/// an A/B results set, one arm's.
 #[derive(Debug, Clone)]
 pub struct CellRecords<'a> {
     pub reps: Vec<&'a Record>,
@@ -28,6 +29,11 @@ impl<'a> CellRecords<'a> {
         self.reps.iter().map(|r| f(r)).collect()
     }
 
+    /// The spread of one figure over the repetitions (median, interval, variation).
+    pub fn spread(&self, f: impl Fn(&Record) -> f64) -> crate::stats::Spread {
+        crate::stats::spread(&self.values(f))
+    }
+
     /// The median of one figure over the repetitions.
     pub fn med(&self, f: impl Fn(&Record) -> f64) -> f64 {
         median(self.values(f))
@@ -42,13 +48,17 @@ impl<'a> CellRecords<'a> {
 }
 
 /// The cells of a results set, sorted as the reference sorts its summary (mode, variant,
-/// initial_entries, concurrency, by their names).
+/// initial_entries, concurrency, by their names), then by arm.
 pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
-    let mut cells: Vec<CellRecords<'_>> =
-        latest_groups(records, |r| (r.bench_tag.as_str(), r.cell_key.as_str()))
-            .into_iter()
-            .map(|reps| CellRecords { reps })
-            .collect();
+    let mut cells: Vec<CellRecords<'_>> = latest_groups(records, |r| {
+        (
+            (r.bench_tag.as_str(), r.arm.as_deref()),
+            r.cell_key.as_str(),
+        )
+    })
+    .into_iter()
+    .map(|reps| CellRecords { reps })
+    .collect();
     cells.sort_by(|a, b| {
         let k = |c: &CellRecords<'_>| {
             let r = c.first();
@@ -57,6 +67,7 @@ pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
                 r.variant.as_str(),
                 r.initial_entries,
                 r.concurrency,
+                r.arm.clone(),
             )
         };
         k(a).cmp(&k(b))

@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{Cell, LANCE_VERSION, ModeKind, Operation, Variant};
+use crate::plan::{Cell, ModeKind, Operation, Variant};
 use crate::stats::{LatencySummary, Measured, ReadMeasured, throughput};
+use crate::worker::protocol::Versions;
 
 /// One finished cell. The first block keeps the reference's `BenchResult` field names and
 /// meanings; every field is documented in the README.
@@ -68,6 +69,10 @@ pub struct Record {
     /// fields above describe). `null` for other cells.
     #[serde(default)]
     pub reads: Option<ReadFigures>,
+    /// `bench ab` only: which arm's workers measured this record, `A` (the baseline) or
+    /// `B` (the candidate); absent from the records of `bench run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<String>,
 }
 
 /// The reads of a mixed cell, with the same meanings as the commit fields of a [`Record`].
@@ -90,13 +95,21 @@ pub struct ReadFigures {
     pub max_latency_ms: f64,
 }
 
+/// The names of `bench ab`'s arms: A runs the baseline's workers, B the candidate's.
+pub const ARM_A: &str = "A";
+pub const ARM_B: &str = "B";
+
 fn one() -> u32 {
     1
 }
 
-/// Where and when a run of a cell happened.
+/// Where and when a run of a cell happened, and with what.
 pub struct Provenance<'a> {
     pub plan: &'a str,
+    /// The arm of a `bench ab` run.
+    pub arm: Option<&'a str>,
+    /// What the workers were (their bench and lance versions go into the record).
+    pub versions: &'a Versions,
     pub repetition: u32,
     pub started_at: String,
     pub finished_at: String,
@@ -167,8 +180,8 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         cell_key: cell.key(),
         started_at: p.started_at,
         finished_at: p.finished_at,
-        bench_version: env!("CARGO_PKG_VERSION").to_string(),
-        lance_version: LANCE_VERSION.to_string(),
+        bench_version: p.versions.bench.clone(),
+        lance_version: p.versions.lance.clone(),
         hostname: hostname(),
         storage_scheme: p.storage_scheme.to_string(),
         attempts: m.attempts,
@@ -190,6 +203,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
             .mode
             .mixed_reads()
             .map(|(op, r)| ReadFigures::new(op, r, &m.reads, m.window_ms)),
+        arm: p.arm.map(str::to_string),
     }
 }
 
@@ -250,6 +264,7 @@ pub(crate) mod tests {
             verified: true,
             verify_error: None,
             reads: None,
+            arm: None,
         }
     }
 

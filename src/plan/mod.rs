@@ -17,8 +17,10 @@ pub use operation::Operation;
 
 use crate::error::PlanError;
 
-/// The lance version this binary is built against (pinned in `Cargo.toml`).
-pub const LANCE_VERSION: &str = "14.0.2";
+/// The lance version this binary is built against, as Cargo.lock has it (`build.rs`): the
+/// crates.io version pinned in `Cargo.toml`, or with `+git.<rev>` / `+path` when a build
+/// replaces lance through `[patch]`.
+pub const LANCE_VERSION: &str = env!("BENCH_LANCE_VERSION");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Continuous {
@@ -55,6 +57,16 @@ pub enum Cleanup {
     None,
 }
 
+/// In which order a sweep runs the repetitions of its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Every repetition of a cell, then the next cell (the default).
+    Sequential,
+    /// Repetition 1 of every cell, then repetition 2 of every cell, ...: slow drifts of the
+    /// machine spread over all cells instead of biasing one.
+    Interleaved,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSettings {
     pub cell_timeout: Duration,
@@ -65,6 +77,7 @@ pub struct RunSettings {
     pub warmup_operations: u64,
     /// How many times each cell runs, each time on a fresh copy of its golden.
     pub repetitions: u32,
+    pub order: Order,
 }
 
 /// A validated plan: every field already has the type and range the runner needs.

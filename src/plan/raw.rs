@@ -58,4 +58,5 @@ pub(super) struct RawRun {
     pub cleanup: Option<String>,
     pub warmup_operations: Option<u64>,
     pub repetitions: Option<u32>,
+    pub order: Option<String>,
 }

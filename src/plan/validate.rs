@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::raw::{RawConcurrent, RawMixed, RawPlan, RawRun};
 use super::{
     Cleanup, Concurrent, Continuous, DEFAULT_CELL_TIMEOUT_SECS, DEFAULT_COMMIT_RETRIES,
-    DEFAULT_MIXED_READ, Mixed, Operation, Plan, RunSettings,
+    DEFAULT_MIXED_READ, Mixed, Operation, Order, Plan, RunSettings,
 };
 use crate::error::PlanError;
 
@@ -190,6 +190,17 @@ fn cleanup(raw: Option<&str>, keep_runs: bool) -> Result<Cleanup, PlanError> {
     }
 }
 
+fn order(raw: Option<&str>) -> Result<Order, PlanError> {
+    match raw {
+        None | Some("sequential") => Ok(Order::Sequential),
+        Some("interleaved") => Ok(Order::Interleaved),
+        Some(other) => Err(invalid(
+            "run.order",
+            format!("unknown value `{other}`; expected \"sequential\" or \"interleaved\""),
+        )),
+    }
+}
+
 fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
     let timeout = bounded(
         "run.cell_timeout_secs",
@@ -221,6 +232,7 @@ fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
         cleanup: cleanup(run.cleanup.as_deref(), keep_runs)?,
         warmup_operations,
         repetitions,
+        order: order(run.order.as_deref())?,
     })
 }
 
@@ -334,6 +346,7 @@ mod tests {
             (run("retries = 3"), "run.retries", "unknown field"),
             (run("repetitions = 0"), "run.repetitions", "at least 1"),
             (run("cleanup = 'some'"), "run.cleanup", "unknown value"),
+            (run("order = 'random'"), "run.order", "\"interleaved\""),
             (run("keep_runs = true\ncleanup = 'all'"), "run.cleanup", "contradicts"),
             (format!("{base}[storage]\naws_region = 3\n"), "storage.aws_region", "invalid type"),
             (format!("{base}[storage]\naws_region = ''\n"), "storage.aws_region", "must not be empty"),
@@ -396,5 +409,12 @@ mod tests {
         assert_eq!(c("[run]\nkeep_runs = true\n"), Cleanup::None);
         assert_eq!(c("[run]\ncleanup = 'all'\n"), Cleanup::All);
         assert_eq!(c("[run]\ncleanup = 'none'\n"), Cleanup::None);
+    }
+
+    #[test]
+    fn order_defaults_to_sequential() {
+        let o = |extra: &str| Plan::parse(&format!("{BASE}{extra}")).unwrap().run.order;
+        assert_eq!(o(""), Order::Sequential);
+        assert_eq!(o("[run]\norder = 'interleaved'\n"), Order::Interleaved);
     }
 }

@@ -11,6 +11,58 @@ use crate::plan::{ModeKind, Variant};
 /// (x, y) points of a series.
 type Points = Vec<(f64, f64)>;
 
+/// A line's points and their error bars (x, low, high).
+#[derive(Default)]
+struct Line {
+    points: Points,
+    bars: Vec<(f64, f64, f64)>,
+}
+
+impl Line {
+    /// Add a cell's median of a figure at `x`, with its interval when it has repetitions.
+    fn push(&mut self, x: f64, c: &CellRecords<'_>, f: fn(&crate::export::Record) -> f64) {
+        let s = c.spread(f);
+        self.points.push((x, s.median));
+        if let Some((lo, hi)) = s.ci {
+            self.bars.push((x, lo, hi));
+        }
+    }
+
+    fn series(self, name: String, color: usize, dashed: bool) -> Series {
+        let mut s = if dashed {
+            Series::dashed(name, self.points, color)
+        } else {
+            Series::line(name, self.points, color)
+        };
+        s.bars = self.bars;
+        s
+    }
+}
+
+/// A line's key: the variant and, in an A/B results set, the arm.
+type Key = (Variant, Option<String>);
+
+fn key(c: &CellRecords<'_>) -> Key {
+    (c.first().variant, c.first().arm.clone())
+}
+
+fn key_name((v, arm): &Key) -> String {
+    match arm {
+        Some(a) => format!("{v} (arm {a})"),
+        None => v.to_string(),
+    }
+}
+
+/// Variants have their own colour; arm B a second one of its own.
+fn key_color((v, arm): &Key) -> usize {
+    variant_color(*v)
+        + if arm.as_deref() == Some(crate::export::record::ARM_B) {
+            2
+        } else {
+            0
+        }
+}
+
 const ROWS_AXIS: &str = "rows in __manifest (log scale)";
 const WRITERS_AXIS: &str = "writer processes (log scale)";
 
@@ -49,16 +101,16 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
     if cont.is_empty() {
         return Vec::new();
     }
-    let mut tps: BTreeMap<Variant, Points> = BTreeMap::new();
-    let mut lat: BTreeMap<Variant, (Points, Points)> = BTreeMap::new();
+    let mut tps: BTreeMap<Key, Line> = BTreeMap::new();
+    let mut lat: BTreeMap<Key, (Line, Line)> = BTreeMap::new();
     for c in cont {
-        let (x, v) = (c.first().initial_entries as f64, c.first().variant);
-        tps.entry(v)
+        let x = c.first().initial_entries as f64;
+        tps.entry(key(c))
             .or_default()
-            .push((x, c.med(|r| r.throughput_ops_per_sec)));
-        let l = lat.entry(v).or_default();
-        l.0.push((x, c.med(|r| r.p50_latency_ms)));
-        l.1.push((x, c.med(|r| r.p99_latency_ms)));
+            .push(x, c, |r| r.throughput_ops_per_sec);
+        let l = lat.entry(key(c)).or_default();
+        l.0.push(x, c, |r| r.p50_latency_ms);
+        l.1.points.push((x, c.med(|r| r.p99_latency_ms)));
     }
     let mut throughput = Chart::log_log(
         "continuous_throughput.svg",
@@ -69,7 +121,7 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
     );
     throughput.series = tps
         .into_iter()
-        .map(|(v, points)| Series::line(v.as_str(), points, variant_color(v)))
+        .map(|(k, line)| line.series(key_name(&k), key_color(&k), false))
         .collect();
     let mut latency = Chart::log_log(
         "continuous_latency.svg",
@@ -81,10 +133,10 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
     latency.legend_left = true;
     latency.series = lat
         .into_iter()
-        .flat_map(|(v, (p50, p99))| {
+        .flat_map(|(k, (p50, p99))| {
             [
-                Series::line(format!("{v} p50"), p50, variant_color(v)),
-                Series::dashed(format!("{v} p99"), p99, variant_color(v)),
+                p50.series(format!("{} p50", key_name(&k)), key_color(&k), false),
+                p99.series(format!("{} p99", key_name(&k)), key_color(&k), true),
             ]
         })
         .collect();
@@ -104,21 +156,29 @@ fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {
             .into_iter()
             .map(f64::from)
             .collect();
-        let mut tps: BTreeMap<u64, Points> = BTreeMap::new();
-        let mut errs: BTreeMap<u64, Points> = BTreeMap::new();
+        let mut tps: BTreeMap<(u64, Option<String>), Line> = BTreeMap::new();
+        let mut errs: BTreeMap<(u64, Option<String>), Line> = BTreeMap::new();
         for c in of_variant {
-            let (x, rows) = (f64::from(c.first().concurrency), c.first().initial_entries);
-            tps.entry(rows)
+            let x = f64::from(c.first().concurrency);
+            let k = (c.first().initial_entries, c.first().arm.clone());
+            tps.entry(k.clone())
                 .or_default()
-                .push((x, c.med(|r| r.throughput_ops_per_sec)));
-            errs.entry(rows)
+                .push(x, c, |r| r.throughput_ops_per_sec);
+            errs.entry(k)
                 .or_default()
+                .points
                 .push((x, c.med(|r| r.errors as f64)));
         }
-        let by_size = |m: BTreeMap<u64, Points>| -> Vec<Series> {
+        let by_size = |m: BTreeMap<(u64, Option<String>), Line>| -> Vec<Series> {
             m.into_iter()
                 .enumerate()
-                .map(|(i, (rows, points))| Series::line(rows_label(rows), points, i))
+                .map(|(i, ((rows, arm), line))| {
+                    let name = match arm {
+                        Some(a) => format!("{} (arm {a})", rows_label(rows)),
+                        None => rows_label(rows),
+                    };
+                    line.series(name, i, false)
+                })
                 .collect()
         };
         let mut throughput = Chart::log_log(
@@ -151,12 +211,10 @@ fn mixed(mixed: &[&CellRecords<'_>]) -> Vec<Chart> {
     if mixed.is_empty() {
         return Vec::new();
     }
-    let mut lines: BTreeMap<(Variant, u32), (Points, Points)> = BTreeMap::new();
+    let mut lines: BTreeMap<(Key, u32), (Points, Points)> = BTreeMap::new();
     for c in mixed {
         let x = c.first().initial_entries as f64;
-        let l = lines
-            .entry((c.first().variant, c.first().concurrency))
-            .or_default();
+        let l = lines.entry((key(c), c.first().concurrency)).or_default();
         l.0.push((x, c.read_med(|r| r.throughput_ops_per_sec).unwrap_or(0.0)));
         l.1.push((x, c.med(|r| r.throughput_ops_per_sec)));
     }
@@ -171,11 +229,11 @@ fn mixed(mixed: &[&CellRecords<'_>]) -> Vec<Chart> {
     chart.series = lines
         .into_iter()
         .enumerate()
-        .flat_map(|(i, ((v, clients), (reads, commits)))| {
+        .flat_map(|(i, ((k, clients), (reads, commits)))| {
             let (who, color) = if multi {
-                (format!("{v}, {clients} clients"), i)
+                (format!("{}, {clients} clients", key_name(&k)), i)
             } else {
-                (v.to_string(), variant_color(v))
+                (key_name(&k), key_color(&k))
             };
             [
                 Series::line(format!("{who} reads"), reads, color),

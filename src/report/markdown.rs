@@ -82,7 +82,7 @@ const SECTIONS: [Section; 3] = [
 ];
 
 /// A Markdown table of some `summary.csv` columns, under their own headings.
-fn table(rows: &[&[String; 34]], cols: &[(&str, &str)]) -> String {
+fn table(rows: &[&[String; csv::WIDTH]], cols: &[(&str, &str)]) -> String {
     let idx: Vec<usize> = cols
         .iter()
         .map(|(c, _)| {
@@ -170,25 +170,82 @@ fn verification(cells: &[CellRecords<'_>]) -> String {
     s
 }
 
+/// A section's columns: its own, with the arm after the variant in an A/B results set, and
+/// the throughput's spread before `verified` when cells have repetitions.
+fn columns(section: &Section, ab: bool, spread: bool) -> Vec<(&'static str, &'static str)> {
+    let mut cols = Vec::new();
+    for &c in section.columns {
+        if c.0 == "verified" && spread {
+            cols.extend([
+                ("tps_ci_low", "CI low"),
+                ("tps_ci_high", "CI high"),
+                ("tps_cv", "cv"),
+                ("noisy", "noisy"),
+            ]);
+        }
+        cols.push(c);
+        if c.0 == "variant" && ab {
+            cols.push(("arm", "arm"));
+        }
+    }
+    cols
+}
+
+fn spread_note(rows: &[&[String; csv::WIDTH]]) -> String {
+    let col = |name: &str| COLUMNS.iter().position(|c| *c == name).expect("a column");
+    let noisy: Vec<String> = rows
+        .iter()
+        .filter(|r| r[col("noisy")] == "true")
+        .map(|r| format!("`{}`", r[col("bench_tag")]))
+        .collect();
+    let mut s = "CI low / high: the distribution-free confidence interval of the throughput's \
+                 median over the repetitions (its coverage is `ci_level` in `summary.csv`: 75 % \
+                 for 3 repetitions, 94 % for 5); cv: the coefficient of variation."
+        .to_string();
+    if !noisy.is_empty() {
+        s.push_str(&format!(
+            " **Noisy** (throughput cv above {:.0} %): {}; more repetitions or a quieter \
+             machine narrow them.",
+            csv::NOISY_CV * 100.0,
+            noisy.join(", ")
+        ));
+    }
+    s.push_str("\n\n");
+    s
+}
+
 /// The whole report.
 pub fn markdown(records: &[Record], cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
     let mut s = header(records, cells.len());
     s.push_str(&verification(cells));
+    let ab = records.iter().any(|r| r.arm.is_some());
+    if ab {
+        let c = crate::compare::paired(records, crate::compare::DEFAULT_THRESHOLD_PCT);
+        s.push_str("## A/B: arm B against arm A, pair by pair\n\n");
+        s.push_str(&crate::compare::tables_markdown(&c));
+        s.push('\n');
+    }
     let all = csv::table(records);
     for section in &SECTIONS {
-        let rows: Vec<&[String; 34]> = all
+        let rows: Vec<&[String; csv::WIDTH]> = all
             .iter()
             .filter(|r| r[0] == section.mode.as_str())
             .collect();
         if rows.is_empty() {
             continue;
         }
+        let spread = rows
+            .iter()
+            .any(|r| !r[COLUMNS.iter().position(|c| *c == "tps_cv").expect("tps_cv")].is_empty());
         s.push_str(&format!("## {}\n\n", section.heading));
         for c in charts.iter().filter(|c| c.file.starts_with(section.prefix)) {
             s.push_str(&format!("![{}]({CHART_DIR}/{})\n\n", c.alt, c.file));
         }
-        s.push_str(&table(&rows, section.columns));
+        s.push_str(&table(&rows, &columns(section, ab, spread)));
         s.push('\n');
+        if spread {
+            s.push_str(&spread_note(&rows));
+        }
     }
     s
 }

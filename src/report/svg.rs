@@ -15,6 +15,8 @@ pub struct Series {
     pub color: usize,
     /// Dashed (e.g. p99 next to a solid p50 of the same colour).
     pub dashed: bool,
+    /// Error bars: (x, low, high), e.g. the confidence interval of a median.
+    pub bars: Vec<(f64, f64, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +47,7 @@ impl Series {
             points,
             color,
             dashed: false,
+            bars: Vec::new(),
         }
     }
 
@@ -146,10 +149,12 @@ pub fn render(chart: &Chart) -> Result<String, String> {
             .flat_map(|s| s.points.iter().map(|p| p.0))
     };
     let ys = || {
-        chart
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
+        chart.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(s.bars.iter().flat_map(|b| [b.1, b.2]))
+        })
     };
     let (x0, x1) = span(xs(), chart.x_log);
     let (y0, y1) = span(ys(), chart.y_log);
@@ -244,6 +249,20 @@ where
         }
         ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
             .map_err(err)?;
+        for &(x, lo, hi) in &s.bars {
+            let bar = color.stroke_width(2);
+            ctx.draw_series(std::iter::once(PathElement::new(
+                vec![(x, lo), (x, hi)],
+                bar,
+            )))
+            .map_err(err)?;
+            // Caps: short horizontal ticks at both ends, a few pixels wide.
+            for y in [lo, hi] {
+                let cap = plotters::element::EmptyElement::at((x, y))
+                    + PathElement::new(vec![(-5, 0), (5, 0)], bar);
+                ctx.draw_series(std::iter::once(cap)).map_err(err)?;
+            }
+        }
     }
     ctx.configure_series_labels()
         .position(if chart.legend_left {

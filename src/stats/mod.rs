@@ -1,10 +1,12 @@
-//! Statistics: latency histograms, what one run of a cell measured, and figures over a
-//! cell's repetitions.
+//! Statistics: latency histograms, what one run of a cell measured, figures over a cell's
+//! repetitions, and what repetitions can tell (spread, significance).
 
+mod inference;
 mod latency;
 mod measured;
 mod summary;
 
+pub use inference::{RatioTest, Spread, paired_log, spread, welch_log};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, ReadMeasured};
 pub use summary::{extremes, latest_groups, median};

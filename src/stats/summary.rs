@@ -28,19 +28,19 @@ pub fn extremes(v: &[f64]) -> (f64, f64) {
 /// Group items by id, keeping for each id only the items with the key that id has last
 /// (in input order): a cell's records under its latest key, i.e. its repetitions as they
 /// stand after any plan edits. Groups come in id order, items in input order.
-pub fn latest_groups<'a, T>(
+pub fn latest_groups<'a, T, I: Ord + Clone>(
     items: &'a [T],
-    id_key: impl Fn(&'a T) -> (&'a str, &'a str),
+    id_key: impl Fn(&'a T) -> (I, &'a str),
 ) -> Vec<Vec<&'a T>> {
-    let mut latest: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut latest: BTreeMap<I, &str> = BTreeMap::new();
     for item in items {
         let (id, key) = id_key(item);
         latest.insert(id, key);
     }
-    let mut groups: BTreeMap<&str, Vec<&T>> = BTreeMap::new();
+    let mut groups: BTreeMap<I, Vec<&T>> = BTreeMap::new();
     for item in items {
         let (id, key) = id_key(item);
-        if latest[id] == key {
+        if latest[&id] == key {
             groups.entry(id).or_default().push(item);
         }
     }

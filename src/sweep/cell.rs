@@ -1,11 +1,10 @@
 //! One run (repetition) of one cell: a fresh copy of its golden, its workers run by the
 //! coordinator, the copy's `__manifest` verified, and the record assembled.
 
-use std::path::Path;
-
 use tokio::sync::watch;
 
 use super::Sweep;
+use super::run::Arm;
 use crate::catalog;
 use crate::clock::now_utc;
 use crate::coordinator::{self, CellRun, Outcome};
@@ -20,11 +19,12 @@ use crate::stats::Measured;
 use crate::verify;
 use crate::worker::WorkerArgs;
 
-/// One repetition of one cell, on a copy of this golden.
+/// One repetition of one cell, on a copy of this golden, by the workers of this arm.
 pub(super) struct Job<'a> {
     pub cell: &'a Cell,
     pub repetition: u32,
     pub golden: &'a Golden,
+    pub arm: &'a Arm,
 }
 
 pub(super) enum CellResult {
@@ -85,7 +85,6 @@ async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) ->
 pub(super) async fn run_one(
     sweep: &Sweep,
     job: Job<'_>,
-    exe: &Path,
     progress: &Progress,
     state: &mut State,
     interrupt: &mut watch::Receiver<bool>,
@@ -94,6 +93,7 @@ pub(super) async fn run_one(
         cell,
         repetition,
         golden,
+        arm,
     } = job;
     let (id, key) = (cell.id(), cell.key());
     let run_rel = format!("runs/{id}");
@@ -119,10 +119,11 @@ pub(super) async fn run_one(
     );
     let started_at = now_utc();
     let run = CellRun {
-        exe,
+        exe: &arm.exe,
         workers: worker_args(cell, &root),
         storage: &cell.storage,
         timeout: sweep.plan.run.cell_timeout,
+        versions: Some(&arm.versions),
     };
     let outcome = coordinator::run_cell(run, &bar, interrupt).await;
     bar.finish();
@@ -134,6 +135,8 @@ pub(super) async fn run_one(
             let v = verification(cell, &root, golden, &m).await;
             let p = Provenance {
                 plan: &sweep.plan.name,
+                arm: arm.name,
+                versions: &arm.versions,
                 repetition,
                 started_at,
                 finished_at: now_utc(),

@@ -2,6 +2,7 @@
 //! one rule of where each cell stands ([`resume`]), the read-only views `bench plan` and
 //! `bench status` ([`views`]), the run loop ([`run`]) and one run of one cell ([`cell`]).
 
+mod ab;
 mod cell;
 pub mod resume;
 mod run;
@@ -9,7 +10,8 @@ mod views;
 
 use std::path::{Path, PathBuf};
 
-pub use run::{RunOptions, run};
+pub use ab::ab;
+pub use run::{ARM_A, ARM_B, Arm, RunOptions, run};
 pub use views::{show_plan, show_status};
 
 use crate::error::BenchError;
@@ -24,6 +26,8 @@ pub struct Overrides {
     pub out: Option<PathBuf>,
     pub root: Option<String>,
     pub storage: Vec<(String, String)>,
+    /// An A/B sweep: its results go to `results/<plan name>-ab/` by default.
+    pub ab: bool,
 }
 
 /// A plan resolved against its results directory and store.
@@ -41,10 +45,14 @@ impl Sweep {
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
         let mut plan = Plan::load(plan_path)?;
         plan.override_with(over.root.as_deref(), &over.storage);
-        let out = over
-            .out
-            .clone()
-            .unwrap_or_else(|| Path::new("results").join(&plan.name));
+        let out = over.out.clone().unwrap_or_else(|| {
+            let dir = if over.ab {
+                format!("{}-ab", plan.name)
+            } else {
+                plan.name.clone()
+            };
+            Path::new("results").join(dir)
+        });
         let out = std::path::absolute(&out).map_err(|e| BenchError::io("resolve", &out, e))?;
         let root = match &plan.root {
             Some(r) => r.clone(),
@@ -78,8 +86,24 @@ impl Sweep {
         State::load(&self.out, &self.plan.name)
     }
 
-    /// Where a cell stands, by the one resume rule.
-    fn standing(&self, state: &State, records: &[Record], cell: &Cell) -> resume::Standing {
-        resume::standing(state, records, cell, self.plan.run.repetitions)
+    /// Where a cell stands, by the one resume rule, for runs made by these arms.
+    fn standing(
+        &self,
+        state: &State,
+        records: &[Record],
+        cell: &Cell,
+        arms: &[Option<&str>],
+    ) -> resume::Standing {
+        resume::standing(state, records, cell, self.plan.run.repetitions, arms)
+    }
+}
+
+/// The arms whose records a results directory holds: A and B for a `bench ab` directory,
+/// the one unnamed arm of `bench run` otherwise.
+fn arms_in(records: &[Record]) -> Vec<Option<&'static str>> {
+    if records.iter().any(|r| r.arm.is_some()) {
+        vec![Some(ARM_A), Some(ARM_B)]
+    } else {
+        vec![None]
     }
 }

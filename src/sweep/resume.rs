@@ -6,7 +6,8 @@
 //! loses nothing). Otherwise the checkpoint says why it is not: never run (pending), run
 //! under another key (stale: the plan changed), failed, or running when a run died
 //! (interrupted); a cell checkpointed done with fewer records (repetitions were raised) is
-//! pending, with its recorded count.
+//! pending, with its recorded count. In `bench ab` every arm must have its records: the
+//! cell's recorded count is the smallest of its arms'.
 
 use crate::export::Record;
 use crate::plan::Cell;
@@ -66,18 +67,29 @@ impl Standing {
     }
 }
 
-/// How many records `results.jsonl` holds for this cell id and key.
-fn recorded(records: &[Record], id: &str, key: &str) -> u32 {
+/// How many records `results.jsonl` holds for this cell id and key, of this arm.
+pub fn recorded(records: &[Record], id: &str, key: &str, arm: Option<&str>) -> u32 {
     records
         .iter()
-        .filter(|r| r.bench_tag == id && r.cell_key == key)
+        .filter(|r| r.bench_tag == id && r.cell_key == key && r.arm.as_deref() == arm)
         .count() as u32
 }
 
-/// The rule itself.
-pub fn standing(state: &State, records: &[Record], cell: &Cell, repetitions: u32) -> Standing {
+/// The rule itself, for a sweep whose runs are made by these arms (`[None]` for
+/// `bench run`).
+pub fn standing(
+    state: &State,
+    records: &[Record],
+    cell: &Cell,
+    repetitions: u32,
+    arms: &[Option<&str>],
+) -> Standing {
     let (id, key) = (cell.id(), cell.key());
-    let recorded = recorded(records, &id, &key);
+    let recorded = arms
+        .iter()
+        .map(|&arm| recorded(records, &id, &key, arm))
+        .min()
+        .unwrap_or(0);
     let status = if recorded >= repetitions {
         CellStatus::Done
     } else {
@@ -204,12 +216,36 @@ mod tests {
             }
             let mut records: Vec<Record> = (0..old).map(|_| rec("old")).collect();
             records.extend((0..cur).map(|_| rec(&key)));
-            let s = standing(&state, &records, &c, reps);
+            let s = standing(&state, &records, &c, reps, &[None]);
             assert_eq!(
                 (s.status, s.recorded, s.label().as_str()),
                 (want, want_recorded, label),
                 "case {i}"
             );
         }
+    }
+
+    #[test]
+    fn an_ab_cell_counts_its_least_recorded_arm() {
+        let c = cell();
+        let (id, key) = (c.id(), c.key());
+        let rec = |arm: Option<&str>| {
+            let mut r = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, &id);
+            r.cell_key = key.clone();
+            r.arm = arm.map(str::to_string);
+            r
+        };
+        let records = vec![rec(Some("A")), rec(Some("B")), rec(Some("A")), rec(None)];
+        let state = State::new("p");
+        let ab = [Some("A"), Some("B")];
+        let s = standing(&state, &records, &c, 2, &ab);
+        assert_eq!((s.status, s.recorded), (CellStatus::Pending, 1));
+        assert_eq!(
+            standing(&state, &records, &c, 1, &ab).status,
+            CellStatus::Done
+        );
+        // A plain run counts only records without an arm.
+        assert_eq!(standing(&state, &records, &c, 1, &[None]).recorded, 1);
+        assert_eq!(recorded(&records, &id, &key, Some("A")), 2);
     }
 }

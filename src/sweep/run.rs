@@ -1,20 +1,50 @@
 //! `bench run`: every pending cell of the plan in order, resuming from the checkpoint, the
 //! outputs brought up to date after every cell.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
 
 use super::Sweep;
 use super::cell::{self, CellResult, Job};
-use super::resume::CellStatus;
+use super::resume::{self, CellStatus};
 use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
 use crate::golden::{self, Golden, GoldenConfig};
-use crate::plan::{Cell, Cleanup, GoldenSpec};
+use crate::plan::{Cell, Cleanup, GoldenSpec, Order};
 use crate::progress::{Display, Progress};
 use crate::state::{State, Status};
+use crate::worker::protocol::Versions;
+
+pub use crate::export::record::{ARM_A, ARM_B};
+
+/// Whose workers run a cell: the one unnamed arm of `bench run` (this binary), or arm A or
+/// B of `bench ab`.
+#[derive(Debug, Clone)]
+pub struct Arm {
+    pub name: Option<&'static str>,
+    pub exe: PathBuf,
+    /// What the workers are, from the handshake before any cell.
+    pub versions: Versions,
+}
+
+impl Arm {
+    /// Check a worker binary before any cell runs on it.
+    pub async fn checked(name: Option<&'static str>, exe: PathBuf) -> Result<Arm, BenchError> {
+        let versions = crate::coordinator::handshake(&exe)
+            .await
+            .map_err(|e| match name {
+                Some(n) => BenchError::Usage(format!("arm {n}: {e}")),
+                None => BenchError::Usage(e),
+            })?;
+        Ok(Arm {
+            name,
+            exe,
+            versions,
+        })
+    }
+}
 
 pub struct RunOptions {
     pub fresh: bool,
@@ -102,8 +132,10 @@ struct Runner<'a> {
     records: Vec<Record>,
     progress: Progress,
     interrupt: watch::Receiver<bool>,
-    exe: PathBuf,
+    arms: &'a [Arm],
     goldens: HashMap<GoldenSpec, Result<Golden, String>>,
+    /// Cells this run has decided not to run further (done, skipped, failed).
+    settled: HashSet<String>,
     report: RunReport,
 }
 
@@ -113,6 +145,7 @@ struct Runner<'a> {
 async fn open(
     sweep: &Sweep,
     opts: &RunOptions,
+    arms: &[Option<&str>],
 ) -> Result<(crate::lock::RunLock, State, Vec<Record>), BenchError> {
     let out = &sweep.out;
     sweep.store.prepare().await?;
@@ -140,7 +173,7 @@ async fn open(
     // Bring the checkpoint in line with the records (a crash between appending a result
     // and checkpointing it).
     for cell in sweep.cells() {
-        let done = sweep.standing(&state, &records, cell).status == CellStatus::Done;
+        let done = sweep.standing(&state, &records, cell, arms).status == CellStatus::Done;
         if done
             && state
                 .cells
@@ -154,13 +187,36 @@ async fn open(
     Ok((lock, state, records))
 }
 
-/// `bench run`: run every pending cell, resuming from the checkpoint.
-pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchError> {
-    let (_lock, state, records) = open(sweep, opts).await?;
+/// The order of a sweep's runs: (cell index, repetition) pairs.
+fn schedule(cells: usize, repetitions: u32, order: Order) -> Vec<(usize, u32)> {
+    let reps = 1..=repetitions;
+    match order {
+        Order::Sequential => (0..cells)
+            .flat_map(|c| reps.clone().map(move |r| (c, r)))
+            .collect(),
+        Order::Interleaved => reps.flat_map(|r| (0..cells).map(move |c| (c, r))).collect(),
+    }
+}
+
+/// The arms of a repetition in the order they run: A B, then B A, … so that a drift of the
+/// machine weighs on both arms alike.
+fn arm_order(arms: &[Arm], repetition: u32) -> Vec<&Arm> {
+    let mut order: Vec<&Arm> = arms.iter().collect();
+    if repetition.is_multiple_of(2) {
+        order.reverse();
+    }
+    order
+}
+
+/// `bench run` (one arm) and `bench ab` (two): run every pending cell, resuming from the
+/// checkpoint. The arms' workers were checked before (see [`Arm::checked`]).
+pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunReport, BenchError> {
+    let names: Vec<Option<&str>> = arms.iter().map(|a| a.name).collect();
+    let (_lock, state, records) = open(sweep, opts, &names).await?;
     let cells = sweep.cells();
     let done_before = cells
         .iter()
-        .filter(|c| sweep.standing(&state, &records, c).status == CellStatus::Done)
+        .filter(|c| sweep.standing(&state, &records, c, &names).status == CellStatus::Done)
         .count() as u64;
     let display = crate::progress::choose(
         opts.display,
@@ -174,9 +230,9 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
         records,
         progress: Progress::new(display, cells.len() as u64, done_before),
         interrupt: watch_signals(),
-        exe: std::env::current_exe()
-            .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?,
+        arms,
         goldens: HashMap::new(),
+        settled: HashSet::new(),
         report: RunReport::default(),
     };
     r.write_derived()?;
@@ -186,31 +242,38 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions) -> Result<RunReport, BenchErr
         cells.len(),
         sweep.out.display()
     ));
-    for cell in cells {
-        r.cell(cell).await?;
+    let plan_run = &sweep.plan.run;
+    for (c, repetition) in schedule(cells.len(), plan_run.repetitions, plan_run.order) {
+        r.repetition(cells[c], repetition).await?;
         if r.report.interrupted {
             break;
         }
     }
     r.progress.finish();
     if !r.report.interrupted {
-        cleanup(sweep, &r.state, &r.records).await?;
+        cleanup(sweep, &r.state, &r.records, &names).await?;
         eprintln!("{}", r.final_line());
     }
     Ok(r.report)
 }
 
 impl Runner<'_> {
-    /// Run what is missing of one cell: skip it when done (or failed before, without
-    /// `--retry-failed`), else its missing repetitions.
-    async fn cell(&mut self, cell: &Cell) -> Result<(), BenchError> {
-        let (id, key) = (cell.id(), cell.key());
-        let standing = self.sweep.standing(&self.state, &self.records, cell);
+    fn names(&self) -> Vec<Option<&'static str>> {
+        self.arms.iter().map(|a| a.name).collect()
+    }
+
+    /// On its first visit, decide whether a cell runs at all: not when done, nor when it
+    /// failed before (without `--retry-failed`). Returns whether it is settled.
+    fn settle(&mut self, cell: &Cell) -> bool {
+        let id = cell.id();
+        if self.settled.contains(&id) {
+            return true;
+        }
+        let standing = self
+            .sweep
+            .standing(&self.state, &self.records, cell, &self.names());
         match standing.status {
-            CellStatus::Done => {
-                self.report.skipped_done += 1;
-                return Ok(());
-            }
+            CellStatus::Done => self.report.skipped_done += 1,
             CellStatus::Failed if !self.opts.retry_failed => {
                 self.report.failed_not_retried += 1;
                 let reason = self.state.cells[&id]
@@ -221,45 +284,63 @@ impl Runner<'_> {
                     "skip {id}: failed earlier ({reason}); re-run with --retry-failed to try again"
                 ));
                 self.progress.cell_finished();
-                return Ok(());
             }
-            _ => {}
+            _ => return false,
         }
+        self.settled.insert(id);
+        true
+    }
+
+    /// Run one repetition of a cell (by each arm that lacks it), unless the cell is settled.
+    async fn repetition(&mut self, cell: &Cell, repetition: u32) -> Result<(), BenchError> {
+        if self.settle(cell) {
+            return Ok(());
+        }
+        let (id, key) = (cell.id(), cell.key());
         let golden = match self.golden(cell.golden).await {
             Ok(g) => g,
             Err(e) => {
                 self.fail(&id, &key, format!("golden: {e}"))?;
+                self.settled.insert(id);
                 self.progress.cell_finished();
                 return Ok(());
             }
         };
-        let reps = standing.repetitions;
-        for repetition in standing.recorded + 1..=reps {
+        let reps = self.sweep.plan.run.repetitions;
+        let arms = self.arms;
+        for arm in arm_order(arms, repetition) {
+            if resume::recorded(&self.records, &id, &key, arm.name) >= repetition {
+                continue;
+            }
             let job = Job {
                 cell,
                 repetition,
                 golden: &golden,
+                arm,
             };
             let result = cell::run_one(
                 self.sweep,
                 job,
-                &self.exe,
                 &self.progress,
                 &mut self.state,
                 &mut self.interrupt,
             )
             .await?;
-            let label = if reps > 1 {
-                format!("{id} (repetition {repetition}/{reps})")
-            } else {
-                id.clone()
-            };
+            let mut label = id.clone();
+            if reps > 1 {
+                label.push_str(&format!(" (repetition {repetition}/{reps})"));
+            }
+            if let Some(name) = arm.name {
+                label.push_str(&format!(" [arm {name}]"));
+            }
             match result {
-                CellResult::Recorded(record) => self.record(*record, repetition == reps, &label)?,
+                CellResult::Recorded(record) => self.record(*record, &label)?,
                 CellResult::Failed(reason) => {
                     self.progress.log(format!("FAILED {label}: {reason}"));
                     self.fail(&id, &key, reason)?;
-                    break;
+                    self.settled.insert(id);
+                    self.progress.cell_finished();
+                    return Ok(());
                 }
                 CellResult::Interrupted => {
                     self.state.cells.remove(&id);
@@ -268,11 +349,18 @@ impl Runner<'_> {
                     self.progress.log(format!(
                         "interrupted: {label} is pending again; re-run the same command to resume"
                     ));
-                    break;
+                    return Ok(());
                 }
             }
         }
-        self.progress.cell_finished();
+        let standing = self
+            .sweep
+            .standing(&self.state, &self.records, cell, &self.names());
+        if standing.status == CellStatus::Done {
+            self.report.ran += 1;
+            self.settled.insert(id);
+            self.progress.cell_finished();
+        }
         Ok(())
     }
 
@@ -318,18 +406,16 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Append a repetition's record (then checkpoint the cell when it was the last), log
-    /// it, and bring the derived outputs up to date.
-    fn record(&mut self, record: Record, last: bool, label: &str) -> Result<(), BenchError> {
+    /// Append a repetition's record, checkpoint its cell (done with this many records:
+    /// the rule says pending until all are there), log it, and bring the derived outputs up
+    /// to date.
+    fn record(&mut self, record: Record, label: &str) -> Result<(), BenchError> {
         let results = self.sweep.results_path();
         jsonl::append(&results, &record).map_err(io_err("append to", &results))?;
         crate::fault::point("append");
-        if last {
-            self.state
-                .set(&record.bench_tag, &record.cell_key, Status::Done, None);
-            self.state.save(&self.sweep.out)?;
-            self.report.ran += 1;
-        }
+        self.state
+            .set(&record.bench_tag, &record.cell_key, Status::Done, None);
+        self.state.save(&self.sweep.out)?;
         if !record.verified {
             self.report.unverified += 1;
         }
@@ -421,7 +507,12 @@ fn done_line(record: &Record) -> String {
 
 /// What a finished sweep removes (`run.cleanup`): leftover copies, and with `all` the
 /// goldens too, once every cell of the plan is done.
-async fn cleanup(sweep: &Sweep, state: &State, records: &[Record]) -> Result<(), BenchError> {
+async fn cleanup(
+    sweep: &Sweep,
+    state: &State,
+    records: &[Record],
+    arms: &[Option<&str>],
+) -> Result<(), BenchError> {
     match sweep.plan.run.cleanup {
         Cleanup::None => Ok(()),
         Cleanup::Runs => sweep.store.remove_prefix("runs").await,
@@ -430,11 +521,46 @@ async fn cleanup(sweep: &Sweep, state: &State, records: &[Record]) -> Result<(),
             let all_done = sweep
                 .cells()
                 .iter()
-                .all(|c| sweep.standing(state, records, c).status == CellStatus::Done);
+                .all(|c| sweep.standing(state, records, c, arms).status == CellStatus::Done);
             if all_done {
                 sweep.store.remove_prefix("golden").await?;
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_runs_a_cell_s_repetitions_together_interleaved_spreads_them() {
+        assert_eq!(
+            schedule(2, 3, Order::Sequential),
+            [(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]
+        );
+        assert_eq!(
+            schedule(2, 3, Order::Interleaved),
+            [(0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)]
+        );
+    }
+
+    #[test]
+    fn arms_alternate_a_b_b_a() {
+        let arm = |name| Arm {
+            name: Some(name),
+            exe: PathBuf::from("bench"),
+            versions: Versions::own(),
+        };
+        let arms = [arm(ARM_A), arm(ARM_B)];
+        let names = |r| {
+            arm_order(&arms, r)
+                .iter()
+                .map(|a| a.name.unwrap())
+                .collect::<String>()
+        };
+        let seq: Vec<String> = (1..=4).map(names).collect();
+        assert_eq!(seq, ["AB", "BA", "AB", "BA"]);
     }
 }

@@ -1,7 +1,7 @@
 //! `bench plan` and `bench status`: read-only views of where a sweep stands.
 
-use super::Sweep;
 use super::resume::CellStatus;
+use super::{Sweep, arms_in};
 use crate::error::BenchError;
 use crate::export::{Record, jsonl};
 use crate::golden;
@@ -42,6 +42,7 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         "{:>4}  {:<40} {:<18} {}\n",
         "#", "cell", "key", "status"
     ));
+    let arms = arms_in(&records);
     let mut i = 0;
     for step in &sweep.steps {
         match step {
@@ -55,7 +56,7 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
             }
             Step::Cell(c) => {
                 i += 1;
-                let label = sweep.standing(&state, &records, c).label();
+                let label = sweep.standing(&state, &records, c, &arms).label();
                 s.push_str(&format!("{i:>4}  {:<40} {:<18} {label}\n", c.id(), c.key()));
             }
         }
@@ -69,10 +70,11 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
     let records = records_for_display(sweep);
     let cells = sweep.cells();
+    let arms = arms_in(&records);
     let mut count = std::collections::HashMap::new();
     let (mut partial, mut failures) = (Vec::new(), Vec::new());
     for c in &cells {
-        let st = sweep.standing(&state, &records, c);
+        let st = sweep.standing(&state, &records, c, &arms);
         *count.entry(st.status).or_insert(0) += 1;
         if st.partial() {
             partial.push(format!("  {}: {}\n", c.id(), st.label()));

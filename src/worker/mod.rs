@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use lance_namespace_impls::DirectoryNamespace;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+use protocol::Versions;
 pub use protocol::{EXIT_ORPHANED, Event, STORAGE_ENV, WorkerArgs};
 
 use crate::catalog::{self, CatalogConfig};
@@ -22,6 +23,16 @@ const MAX_ERR_CHARS: usize = 500;
 
 /// Test hook: a worker delays its start by this many milliseconds (a slow process start).
 pub const START_DELAY_ENV: &str = "BENCH_WORKER_START_DELAY_MS";
+
+/// Test hook: a worker adds this many milliseconds (a decimal number) inside every timed
+/// operation: a known slowdown, planted.
+pub const OP_DELAY_ENV: &str = "BENCH_OP_DELAY_MS";
+
+/// A duration in milliseconds from the environment, if set and valid.
+fn env_ms(name: &str) -> Option<Duration> {
+    let ms: f64 = std::env::var(name).ok()?.trim().parse().ok()?;
+    (ms.is_finite() && ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+}
 
 fn emit(event: &Event) {
     let mut out = std::io::stdout().lock();
@@ -49,6 +60,8 @@ struct Session {
     cfg: CatalogConfig,
     ns: DirectoryNamespace,
     table_data: bytes::Bytes,
+    /// The planted slowdown of every timed operation ([`OP_DELAY_ENV`]).
+    op_delay: Option<Duration>,
 }
 
 impl Session {
@@ -125,6 +138,9 @@ impl Session {
             counts[usize::from(read)] += 1;
             let target = self.target(op, i, false);
             let start = Instant::now();
+            if let Some(d) = self.op_delay {
+                tokio::time::sleep(d).await;
+            }
             let result = self.perform(op, target).await;
             last_end = Instant::now();
             let ms = (last_end - start).as_secs_f64() * 1000.0;
@@ -165,11 +181,8 @@ fn await_release() -> tokio::sync::oneshot::Receiver<()> {
 }
 
 pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
-    if let Some(ms) = std::env::var(START_DELAY_ENV)
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
+    if let Some(d) = env_ms(START_DELAY_ENV) {
+        tokio::time::sleep(d).await;
     }
     let storage: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
         Ok(json) => serde_json::from_str(&json)?,
@@ -186,10 +199,14 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
         cfg,
         args,
         table_data: catalog::table_ipc(),
+        op_delay: env_ms(OP_DELAY_ENV),
     };
     let go = await_release();
     let warmup_ok = session.warm_up().await;
-    emit(&Event::Ready { warmup_ok });
+    emit(&Event::Ready {
+        warmup_ok,
+        versions: Some(Versions::own()),
+    });
     go.await?;
     let release = Instant::now();
     let last_end = session.measure(release).await;

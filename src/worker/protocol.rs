@@ -12,15 +12,51 @@ pub const STORAGE_ENV: &str = "BENCH_STORAGE_OPTIONS";
 /// Exit code of a worker whose coordinator went away.
 pub const EXIT_ORPHANED: i32 = 75;
 
+/// The version of this protocol: arguments, events and environment. A coordinator runs
+/// only workers that speak its protocol (`bench ab` may run another build's workers).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// What a worker binary is: its protocol and the versions it measures with. Printed by
+/// `bench worker-info` and carried by every `ready` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Versions {
+    pub protocol: u32,
+    pub bench: String,
+    pub lance: String,
+}
+
+impl Versions {
+    /// The versions of this binary.
+    pub fn own() -> Versions {
+        Versions {
+            protocol: PROTOCOL_VERSION,
+            bench: env!("CARGO_PKG_VERSION").to_string(),
+            lance: crate::plan::LANCE_VERSION.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Versions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bench {} with lance {} (protocol {})",
+            self.bench, self.lance, self.protocol
+        )
+    }
+}
+
 /// One line of a worker's stdout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ev", rename_all = "snake_case")]
 pub enum Event {
     /// The namespace is open and the warm-up done (`warmup_ok` of its commits succeeded);
-    /// waiting for release.
+    /// waiting for release. `versions` says what the worker is.
     Ready {
         #[serde(default)]
         warmup_ok: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        versions: Option<Versions>,
     },
     /// One operation finished. `i` is its index within this worker among operations of its
     /// kind (the commits, or in a mixed cell the interleaved reads).
@@ -126,7 +162,10 @@ mod tests {
     #[test]
     fn events_round_trip_as_single_json_lines() {
         let events = [
-            Event::Ready { warmup_ok: 2 },
+            Event::Ready {
+                warmup_ok: 2,
+                versions: Some(Versions::own()),
+            },
             Event::Op {
                 i: 3,
                 ms: 12.5,

@@ -7,3 +7,4 @@ mod numbers;
 mod recovery;
 mod report;
 mod s3;
+mod verdicts;

@@ -1,0 +1,39 @@
+//! Records which lance this binary is built against, from Cargo.lock, so that a worker
+//! reports it (`bench worker-info`, every record's `lance_version`) even when the build
+//! replaces lance through `[patch]` with a git revision or a local checkout.
+
+fn main() {
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    let lock = std::fs::read_to_string("Cargo.lock").unwrap_or_default();
+    let version = lance_version(&lock).unwrap_or_else(|| "unknown".to_string());
+    println!("cargo:rustc-env=BENCH_LANCE_VERSION={version}");
+}
+
+/// The version of the `lance` package in a Cargo.lock, with where it comes from when it is
+/// not crates.io: `14.0.2`, `14.1.0+git.1a2b3c4d`, `14.1.0+path`.
+fn lance_version(lock: &str) -> Option<String> {
+    let entry = lock
+        .split("[[package]]")
+        .find(|p| p.lines().any(|l| l.trim() == "name = \"lance\""))?;
+    let field = |name: &str| {
+        entry.lines().find_map(|l| {
+            let v = l
+                .trim()
+                .strip_prefix(name)?
+                .trim()
+                .strip_prefix('=')?
+                .trim();
+            Some(v.trim_matches('"').to_string())
+        })
+    };
+    let version = field("version")?;
+    Some(match field("source") {
+        Some(s) if s.starts_with("registry+") => version,
+        Some(s) if s.starts_with("git+") => {
+            let rev = s.rsplit('#').next().unwrap_or("");
+            format!("{version}+git.{}", &rev[..rev.len().min(8)])
+        }
+        Some(_) => format!("{version}+other"),
+        None => format!("{version}+path"),
+    })
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# How noisy is this machine, in verdicts?
+#
+#   scripts/noise.sh [PAIRS] [REPS]
+#
+# 1. False positives of `bench compare`: PAIRS pairs of identical runs of the same binary
+#    on a small panel (continuous and concurrent cells at 1,000 and 10,000 rows, both
+#    variants, REPS repetitions, interleaved order); every pair compared; prints how many
+#    cells got a verdict (REGRESSION or improved) although nothing changed, with and
+#    without the significance test (the bare ±10 % threshold on the medians).
+# 2. The smallest change `bench ab` finds with REPS pairs: continuous cells at 1,000 and
+#    10,000 rows (inline indices) against a candidate that is this bench with a planted
+#    slowdown of 5 %, 10 % and 20 % of the baseline's mean commit latency per cell
+#    (BENCH_OP_DELAY_MS); prints the measured ratio B/A with its 95 % interval, p, and
+#    the verdict.
+#
+# Defaults: PAIRS=4, REPS=5. Takes about 25 minutes on 2 cores. Needs a release build
+# (cargo build --release); uses $BENCH, else the build in $CARGO_TARGET_DIR or target/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${1:-4}
+REPS=${2:-5}
+BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
+[ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+cat > "$WORK/panel.toml" <<EOF
+name = "noise"
+[matrix]
+sizes = [1000, 10000]
+inline = [true, false]
+[continuous]
+operations = 30
+[concurrent]
+concurrency = [2]
+duration_secs = 3
+[run]
+repetitions = $REPS
+order = "interleaved"
+EOF
+
+echo "== 1. bench compare on identical runs ($PAIRS pairs, $REPS repetitions each) =="
+cells=0; flagged=0; bare=0
+for p in $(seq 1 "$PAIRS"); do
+  for side in a b; do
+    "$BENCH" run "$WORK/panel.toml" --out "$WORK/id-$p-$side" --root "$WORK/store" \
+      --progress lines >/dev/null 2>"$WORK/log" || { cat "$WORK/log"; exit 1; }
+  done
+  "$BENCH" compare "$WORK/id-$p-a" "$WORK/id-$p-b" > "$WORK/cmp-$p.txt" 2>/dev/null
+  # Cells of the main table: their rows start with the cell id.
+  n=$(grep -cE '^(cont|conc)_' "$WORK/cmp-$p.txt")
+  f=$(grep -E '^(cont|conc)_' "$WORK/cmp-$p.txt" | grep -cE 'REGRESSION|improved' || true)
+  # Without the test: a median moved beyond ±10 % (any of ops/s, p50, p99).
+  b=$(python3 - "$WORK/id-$p-a/summary.csv" "$WORK/id-$p-b/summary.csv" <<'PY'
+import csv, sys
+rows = [{r["bench_tag"]: r for r in csv.DictReader(open(f))} for f in sys.argv[1:]]
+n = 0
+for tag, a in rows[0].items():
+    b = rows[1].get(tag)
+    if b and any(abs(float(b[k]) / float(a[k]) - 1) > 0.10 for k in ("tps", "p50_ms", "p99_ms") if float(a[k]) > 0):
+        n += 1
+print(n)
+PY
+)
+  echo "pair $p: $f of $n cells with a verdict; $b beyond ±10 % on a median without the test"
+  cells=$((cells + n)); flagged=$((flagged + f)); bare=$((bare + b))
+done
+python3 -c "print(f'false positives: {$flagged}/{$cells} cells = {100*$flagged/$cells:.1f} % with the test; {$bare}/{$cells} = {100*$bare/$cells:.1f} % with the threshold alone')"
+
+echo
+echo "== 2. bench ab against planted slowdowns ($REPS pairs per cell) =="
+printf '%-8s %8s %10s %8s  %s\n' rows planted delay_ms "" "B/A ops/s [95% CI], verdict"
+for rows in 1000 10000; do
+  cat > "$WORK/one-$rows.toml" <<EOF
+name = "ab-$rows"
+[matrix]
+sizes = [$rows]
+inline = [true]
+[continuous]
+operations = 30
+[run]
+repetitions = $REPS
+EOF
+  # The baseline's mean commit latency at this size, from one run.
+  "$BENCH" run "$WORK/one-$rows.toml" --out "$WORK/base-$rows" --root "$WORK/store" \
+    --progress lines >/dev/null 2>&1
+  avg=$(python3 -c "import json,statistics,sys; print(statistics.median(json.loads(l)['avg_latency_ms'] for l in open(sys.argv[1])))" "$WORK/base-$rows/results.jsonl")
+  for pct in 5 10 20; do
+    delay=$(python3 -c "print(round($avg * $pct / 100, 3))")
+    cand="$WORK/cand-$rows-$pct.sh"
+    printf '#!/bin/sh\nBENCH_OP_DELAY_MS=%s exec %s "$@"\n' "$delay" "$(realpath "$BENCH")" > "$cand"
+    chmod +x "$cand"
+    out=$("$BENCH" ab "$WORK/one-$rows.toml" --candidate "$cand" --out "$WORK/ab-$rows-$pct" \
+      --root "$WORK/store" --progress lines 2>/dev/null | grep -E '^cont_' || true)
+    # cell, A, ±cv, B, ±cv, B/A, [interval], ...
+    ratio=$(echo "$out" | awk '{print $6, $7}')
+    verdict=$(echo "$out" | sed -E 's/.*(REGRESSION.*|within noise|improved.*)$/\1/')
+    printf '%-8s %7s%% %10s %8s  %s  %s\n' "$rows" "$pct" "$delay" "" "$ratio" "$verdict"
+  done
+done
+echo "(planted: each commit of B takes delay_ms more, i.e. pct % of A's mean commit latency;"
+echo " a verdict needs the change beyond ±10 % and significant at 5 %: a 5 % slowdown is never a"
+echo " verdict at the default threshold, but its interval shows whether it was seen)"

@@ -1,0 +1,214 @@
+//! Verdicts that survive noise: identical runs give none, a planted slowdown gives one,
+//! and `bench ab` compares two builds pair by pair. Real runs of the real binary.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+/// A continuous cell at 100 rows, 20 commits, five repetitions.
+const PLAN: &str = "name = 'verdicts'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                    [continuous]\noperations = 20\n[run]\nrepetitions = 5\norder = 'interleaved'\n";
+
+/// The planted slowdown: with commits of a few milliseconds at 100 rows, 20 ms more per
+/// commit divides the throughput several times over.
+const DELAY_MS: f64 = 20.0;
+
+fn compare(args: &[&str]) -> std::process::Output {
+    bench().arg("compare").args(args).output().unwrap()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The line of the table for this cell.
+fn row<'a>(text: &'a str, cell: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(cell))
+        .unwrap_or_else(|| panic!("no row for {cell} in\n{text}"))
+}
+
+#[test]
+fn identical_runs_are_within_noise_and_a_planted_slowdown_is_a_significant_regression() {
+    let (dir, plan, out_a) = plan_dir(PLAN);
+    let (out_a2, out_slow) = (dir.path().join("again"), dir.path().join("slow"));
+    for out in [&out_a, &out_a2] {
+        let o = run(&plan, out, &[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let mut slow = bench();
+    slow.env(bench::worker::OP_DELAY_ENV, DELAY_MS.to_string());
+    let o = run_with(slow, &plan, &out_slow, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    let (a, a2, s) = (
+        out_a.to_str().unwrap(),
+        out_a2.to_str().unwrap(),
+        out_slow.to_str().unwrap(),
+    );
+    // Two runs of the same binary: no verdict beyond "within noise".
+    let o = compare(&[a, a2, "--fail-on-regression"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    let r = row(&text, "cont_inline_false_rows_100");
+    assert!(r.ends_with("within noise"), "{r}");
+    assert!(
+        text.contains("0 regressed, 0 improved, 1 within noise"),
+        "{text}"
+    );
+
+    // The planted slowdown: significant, beyond the threshold, exit 5.
+    let o = compare(&[a, s, "--fail-on-regression"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(5), "{text}{}", stderr(&o));
+    let r = row(&text, "cont_inline_false_rows_100");
+    assert!(r.contains("REGRESSION (ops/s -"), "{r}");
+    assert!(r.contains("p50 +"), "latency regressed too: {r}");
+    assert!(text.contains("1 regressed"), "{text}");
+    // Each record of the slow run took its delay in every commit.
+    for rec in lines(&out_slow.join("results.jsonl")) {
+        assert!(rec["min_latency_ms"].as_f64().unwrap() >= DELAY_MS, "{rec}");
+    }
+
+    // The summary of a run with repetitions carries the spread.
+    let csv = std::fs::read_to_string(out_a.join("summary.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let values: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let col = |name: &str| values[header.iter().position(|h| *h == name).unwrap()];
+    let (lo, hi, tps) = (
+        col("tps_ci_low").parse::<f64>().unwrap(),
+        col("tps_ci_high").parse::<f64>().unwrap(),
+        col("tps").parse::<f64>().unwrap(),
+    );
+    assert!(lo <= tps && tps <= hi, "{lo} {tps} {hi}");
+    assert_eq!(
+        col("ci_level"),
+        "0.938",
+        "five repetitions: the extremes cover 93.75 %"
+    );
+    assert!(col("tps_cv").parse::<f64>().unwrap() > 0.0);
+}
+
+/// A candidate build that is this bench with a planted delay: a wrapper script.
+fn delayed_candidate(dir: &Path, delay_ms: f64) -> PathBuf {
+    let path = dir.join("candidate.sh");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nBENCH_OP_DELAY_MS={delay_ms} exec {} \"$@\"\n",
+            env!("CARGO_BIN_EXE_bench")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn ab(plan: &Path, out: &Path, candidate: &Path, extra: &[&str]) -> std::process::Output {
+    let o = bench()
+        .arg("ab")
+        .arg(plan)
+        .arg("--candidate")
+        .arg(candidate)
+        .arg("--out")
+        .arg(out)
+        .args(["--progress", "lines"])
+        .args(extra)
+        .output()
+        .unwrap();
+    eprintln!("--- bench ab stderr ---\n{}", stderr(&o));
+    o
+}
+
+/// The interval `[lo–hi]` printed after the first ratio (throughput's) of a row.
+fn first_interval(row: &str) -> (f64, f64) {
+    let inside = row
+        .split('[')
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap();
+    let (lo, hi) = inside.split_once('–').unwrap();
+    (lo.parse().unwrap(), hi.parse().unwrap())
+}
+
+#[test]
+fn ab_finds_no_difference_between_a_build_and_itself() {
+    let (_dir, plan, out) = plan_dir(PLAN);
+    let own = PathBuf::from(env!("CARGO_BIN_EXE_bench"));
+    let o = ab(&plan, &out, &own, &["--fail-on-regression"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        row(&text, "cont_inline_false_rows_100").ends_with("within noise"),
+        "{text}"
+    );
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 10, "five pairs");
+    let arms: Vec<&str> = records.iter().map(|r| r["arm"].as_str().unwrap()).collect();
+    assert_eq!(
+        arms,
+        ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B"],
+        "A B B A order"
+    );
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["lance_version"], bench::plan::LANCE_VERSION);
+    }
+    // The report of an A/B directory holds the paired table; compare reads it alone.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## A/B: arm B against arm A"), "{report}");
+    let o = compare(&[out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("paired t-test"), "{}", stdout(&o));
+}
+
+#[test]
+fn ab_finds_a_planted_slowdown_with_its_ratio_in_the_interval() {
+    let (dir, plan, out) = plan_dir(PLAN);
+    let candidate = delayed_candidate(dir.path(), DELAY_MS);
+    let o = ab(&plan, &out, &candidate, &["--fail-on-regression"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(5), "{text}");
+    let r = row(&text, "cont_inline_false_rows_100");
+    assert!(r.contains("REGRESSION (ops/s -"), "{r}");
+    // The planted ratio of throughput, pair by pair: A's commits took avg ms each, B's
+    // took the delay more (the window is its commits back to back).
+    let records = lines(&out.join("results.jsonl"));
+    let arm = |name: &str| -> Vec<&serde_json::Value> {
+        let mut v: Vec<_> = records.iter().filter(|r| r["arm"] == name).collect();
+        v.sort_by_key(|r| r["repetition"].as_u64());
+        v
+    };
+    let logs: Vec<f64> = arm("A")
+        .iter()
+        .map(|a| {
+            let avg = a["avg_latency_ms"].as_f64().unwrap();
+            (avg / (avg + DELAY_MS)).ln()
+        })
+        .collect();
+    let planted = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+    let (lo, hi) = first_interval(r);
+    assert!(
+        lo <= planted && planted <= hi,
+        "planted {planted:.3} outside [{lo}, {hi}]: {r}"
+    );
+    assert!(hi < 0.9, "{r}");
+}
+
+#[test]
+fn an_incompatible_candidate_is_refused_before_any_cell() {
+    let (dir, plan, out) = plan_dir(PLAN);
+    let garbage = dir.path().join("garbage.sh");
+    std::fs::write(&garbage, "#!/bin/sh\necho 'hello, I am not bench'\n").unwrap();
+    std::fs::set_permissions(&garbage, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = ab(&plan, &out, &garbage, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("arm B") && err.contains("is not a bench worker"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "one message: {err}");
+    assert!(!out.exists(), "nothing was written");
+}
