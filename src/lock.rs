@@ -53,6 +53,20 @@ pub fn acquire(out: &Path) -> Result<RunLock, BenchError> {
     Ok(RunLock { _file: file })
 }
 
+/// The pid of the run holding `out`'s lock, if one does (read only: takes nothing).
+pub fn holder(out: &Path) -> Option<u32> {
+    let mut file = File::open(out.join(LOCK_FILE)).ok()?;
+    match file.try_lock_shared() {
+        Ok(()) => None,
+        Err(TryLockError::WouldBlock) => {
+            let mut pid = String::new();
+            file.read_to_string(&mut pid).ok()?;
+            pid.trim().parse().ok()
+        }
+        Err(TryLockError::Error(_)) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,7 +80,9 @@ mod tests {
             err.contains(&format!("pid {}", std::process::id())),
             "{err}"
         );
+        assert_eq!(holder(dir.path()), Some(std::process::id()));
         drop(held);
+        assert_eq!(holder(dir.path()), None);
         acquire(dir.path()).unwrap();
     }
 }

@@ -1,10 +1,12 @@
 //! Progress display: bars on a terminal, plain timestamped lines elsewhere (pipes, CI).
+//! What a line says is decided by pure functions of the counts and the clock
+//! ([`sweep_line`], [`cell_line`]), so they are tested without a terminal; every line fits
+//! 80 columns.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use crate::clock::now_utc;
 use crate::coordinator::Observer;
@@ -27,161 +29,401 @@ pub fn choose(requested: Display, stderr_is_terminal: bool, in_ci: bool) -> Disp
     }
 }
 
-/// Sweep-wide progress: the overall bar and the log.
-pub struct Progress {
-    bars: Option<(MultiProgress, ProgressBar)>,
+/// The widest line the display writes.
+pub const WIDTH: usize = 80;
+
+/// A duration as `1h02m`, `4m10s` or `37s`.
+pub fn short(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
 }
 
-impl Progress {
-    pub fn new(display: Display, total_cells: u64, already_done: u64) -> Progress {
-        let bars = (display == Display::Bars).then(|| {
-            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-            let overall = multi.add(ProgressBar::new(total_cells));
-            overall.set_style(
-                ProgressStyle::with_template(
-                    "{prefix:.bold} [{bar:30.cyan/blue}] {pos}/{len} cells  {elapsed_precise} elapsed, ETA {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            overall.set_prefix("sweep");
-            overall.set_position(already_done);
-            overall.reset_eta();
-            (multi, overall)
-        });
-        Progress { bars }
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+}
+
+/// Cut a line to [`WIDTH`] characters.
+fn fit(mut s: String) -> String {
+    if s.chars().count() > WIDTH {
+        s = s.chars().take(WIDTH - 1).collect();
+        s.push('…');
+    }
+    s
+}
+
+/// The sweep's line: cells done, time elapsed, the estimate of what is left.
+pub fn sweep_line(
+    done: u64,
+    total: u64,
+    elapsed: Duration,
+    left: Option<Duration>,
+    interrupted: bool,
+) -> String {
+    let mut s = format!("sweep {done}/{total} cells  {} elapsed", clock(elapsed));
+    if interrupted {
+        s.push_str(&format!(
+            "  interrupted, {} not done",
+            total - done.min(total)
+        ));
+    } else if done >= total {
+        s.push_str("  finished");
+    } else if let Some(left) = left {
+        s.push_str(&format!("  about {} left", short(left)));
+    }
+    fit(s)
+}
+
+/// What the display knows of the running cell, as its workers report.
+#[derive(Debug, Clone, Default)]
+pub struct CellView {
+    pub id: String,
+    pub workers: u32,
+    /// Commits (or operations) each continuous worker makes; `None` for timed cells.
+    pub expected_ops: Option<u64>,
+    /// The deadline after release of concurrent and mixed cells.
+    pub duration: Option<Duration>,
+    /// Mixed cells count their reads apart.
+    pub mixed: bool,
+    pub released: Option<Instant>,
+    pub ops: u64,
+    pub errors: u64,
+    pub reads: u64,
+    pub read_errors: u64,
+    pub workers_done: u32,
+}
+
+fn rate(n: u64, since: Duration) -> String {
+    let secs = since.as_secs_f64();
+    if secs <= 0.0 {
+        return "-".into();
+    }
+    let r = n as f64 / secs;
+    if r >= 100.0 {
+        format!("{r:.0}/s")
+    } else {
+        format!("{r:.1}/s")
+    }
+}
+
+/// `  ID  INFO` in [`WIDTH`] columns: a long id loses its middle, not the figures.
+fn fit_cell(id: &str, info: &str) -> String {
+    let room = WIDTH.saturating_sub(4 + info.chars().count());
+    let n = id.chars().count();
+    let id = if n <= room || room < 12 {
+        id.to_string()
+    } else {
+        let head: String = id.chars().take((room - 1) / 2).collect();
+        let tail: String = id.chars().skip(n - (room - 1 - (room - 1) / 2)).collect();
+        format!("{head}…{tail}")
+    };
+    fit(format!("  {id}  {info}"))
+}
+
+/// The running cell's line at `now`.
+pub fn cell_line(v: &CellView, now: Instant) -> String {
+    let Some(released) = v.released else {
+        return fit_cell(&v.id, &format!("starting {} workers", v.workers));
+    };
+    let since = now.saturating_duration_since(released);
+    let what = if v.mixed { "commits" } else { "ops" };
+    let mut s = match v.expected_ops {
+        Some(n) => format!(
+            "{}/{} {what} {}",
+            v.ops,
+            n * u64::from(v.workers),
+            rate(v.ops, since)
+        ),
+        None => format!("{} {what} {}", v.ops, rate(v.ops, since)),
+    };
+    if v.mixed {
+        s.push_str(&format!(", {} reads {}", v.reads, rate(v.reads, since)));
+    }
+    let errors = v.errors + v.read_errors;
+    if errors > 0 {
+        s.push_str(&format!(", {errors} err"));
+    }
+    if let Some(d) = v.duration {
+        let in_flight = v.workers.saturating_sub(v.workers_done);
+        if since < d {
+            s.push_str(&format!(", {} left", short(d - since)));
+        } else if in_flight > 0 {
+            s.push_str(&format!(", deadline passed, {in_flight} in flight"));
+        }
+    }
+    fit_cell(&v.id, &s)
+}
+
+/// The sweep's clock: cells done and the estimate of the time left, learned as it goes.
+#[derive(Debug)]
+struct SweepClock {
+    started: Instant,
+    total: u64,
+    done: u64,
+    /// Predicted cost of the work not yet finished, the current unit included.
+    predicted_left: Duration,
+    /// The unit of work under way: when it started and its predicted cost.
+    unit: Option<(Instant, Duration)>,
+    /// Actual and predicted seconds of the units finished so far (their ratio scales the
+    /// prediction of what is left).
+    actual: f64,
+    predicted: f64,
+    interrupted: bool,
+}
+
+impl SweepClock {
+    /// How much the model is off on this machine: actual over predicted, within bounds.
+    fn scale(&self) -> f64 {
+        if self.predicted > 0.0 {
+            (self.actual / self.predicted).clamp(0.05, 50.0)
+        } else {
+            1.0
+        }
     }
 
-    /// Print a line above the bars, or a timestamped line.
+    fn left(&self, now: Instant) -> Duration {
+        let scale = self.scale();
+        let (unit_elapsed, unit_predicted) = match self.unit {
+            Some((t, p)) => (now.saturating_duration_since(t), p),
+            None => (Duration::ZERO, Duration::ZERO),
+        };
+        let after = self
+            .predicted_left
+            .saturating_sub(unit_predicted)
+            .mul_f64(scale);
+        after + unit_predicted.mul_f64(scale).saturating_sub(unit_elapsed)
+    }
+
+    fn line(&self, now: Instant) -> String {
+        sweep_line(
+            self.done,
+            self.total,
+            now.saturating_duration_since(self.started),
+            Some(self.left(now)),
+            self.interrupted,
+        )
+    }
+}
+
+/// Sweep-wide progress: the overall line and the log.
+pub struct Progress {
+    multi: Option<MultiProgress>,
+    overall: Option<ProgressBar>,
+    clock: Arc<Mutex<SweepClock>>,
+}
+
+/// Where log lines go, for whoever logs from elsewhere (e.g. the signal handler): above the
+/// bars, or to stderr with a timestamp on every line.
+#[derive(Clone)]
+pub struct Logger {
+    multi: Option<MultiProgress>,
+}
+
+impl Logger {
     pub fn log(&self, msg: impl AsRef<str>) {
-        match &self.bars {
-            Some((multi, _)) => {
+        match &self.multi {
+            Some(multi) => {
                 let _ = multi.println(msg.as_ref());
             }
-            None => eprintln!("{} {}", now_utc(), msg.as_ref()),
-        }
-    }
-
-    /// Start the display of one cell.
-    pub fn cell(&self, id: &str, expected_ops: Option<u64>, duration: Option<Duration>) -> CellBar {
-        let bar = self.bars.as_ref().map(|(multi, _)| {
-            let bar = multi.add(ProgressBar::new(expected_ops.unwrap_or(0)));
-            let template = if expected_ops.is_some() {
-                "  {prefix} [{bar:30.green/white}] {pos}/{len} operations  {msg}"
-            } else {
-                "  {prefix} {spinner} {pos} operations  {msg}"
-            };
-            bar.set_style(
-                ProgressStyle::with_template(template)
-                    .expect("valid template")
-                    .progress_chars("=> "),
-            );
-            bar.set_prefix(id.to_string());
-            bar.set_message("starting workers");
-            bar.enable_steady_tick(Duration::from_millis(200));
-            bar
-        });
-        CellBar {
-            id: id.to_string(),
-            bar,
-            expected_ops,
-            duration,
-            ops: AtomicU64::new(0),
-            errors: AtomicU64::new(0),
-            released: Mutex::new(None),
-            last_line: Mutex::new(Instant::now()),
-        }
-    }
-
-    /// A cell finished (done or failed): advance the overall bar.
-    pub fn cell_finished(&self) {
-        if let Some((_, overall)) = &self.bars {
-            overall.inc(1);
-        }
-    }
-
-    pub fn finish(&self) {
-        if let Some((_, overall)) = &self.bars {
-            overall.finish();
-        }
-    }
-}
-
-/// Live display of the running cell: commits so far, ops/s, errors, time left.
-pub struct CellBar {
-    id: String,
-    bar: Option<ProgressBar>,
-    expected_ops: Option<u64>,
-    duration: Option<Duration>,
-    ops: AtomicU64,
-    errors: AtomicU64,
-    released: Mutex<Option<Instant>>,
-    last_line: Mutex<Instant>,
-}
-
-/// How often a plain-line display reports a running cell.
-const LINE_EVERY: Duration = Duration::from_secs(10);
-
-impl Observer for CellBar {
-    fn released(&self) {
-        *self.released.lock().expect("lock") = Some(Instant::now());
-        if let Some(bar) = &self.bar {
-            bar.set_message("running");
-        }
-    }
-
-    fn op(&self, ok: bool, _read: bool) {
-        let ops = self.ops.fetch_add(1, Ordering::Relaxed) + 1;
-        if !ok {
-            self.errors.fetch_add(1, Ordering::Relaxed);
-        }
-        match &self.bar {
-            Some(bar) => {
-                bar.set_position(ops);
-                bar.set_message(self.status(ops));
-            }
             None => {
-                let mut last = self.last_line.lock().expect("lock");
-                if last.elapsed() >= LINE_EVERY {
-                    *last = Instant::now();
-                    eprintln!(
-                        "{}   {}: {ops} operations, {}",
-                        now_utc(),
-                        self.id,
-                        self.status(ops)
-                    );
+                for line in msg.as_ref().lines() {
+                    eprintln!("{} {line}", now_utc());
                 }
             }
         }
     }
 }
 
-impl CellBar {
-    fn status(&self, ops: u64) -> String {
-        let since = self.released.lock().expect("lock").map(|t| t.elapsed());
-        let rate = since
-            .filter(|d| d.as_secs_f64() > 0.0)
-            .map(|d| ops as f64 / d.as_secs_f64())
-            .unwrap_or(0.0);
-        let mut s = format!(
-            "{rate:.1} ops/s, {} errors",
-            self.errors.load(Ordering::Relaxed)
+/// A bar that draws one line from a closure, ticking every second.
+fn line_bar(
+    multi: &MultiProgress,
+    line: impl Fn() -> String + Send + Sync + Clone + 'static,
+) -> ProgressBar {
+    let bar = multi.add(ProgressBar::new(0));
+    let style = ProgressStyle::with_template("{line}")
+        .expect("valid template")
+        .with_key(
+            "line",
+            move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&line());
+            },
         );
-        if let (Some(total), Some(since)) = (self.duration, since) {
-            s.push_str(&format!(
-                ", {}s left",
-                total.saturating_sub(since).as_secs()
-            ));
-        } else if let Some(n) = self.expected_ops {
-            s.push_str(&format!(" ({}%)", ops * 100 / n.max(1)));
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_secs(1));
+    bar
+}
+
+impl Progress {
+    /// `predicted`: the model's cost of all the work left (see `sweep::estimate`).
+    pub fn new(display: Display, total_cells: u64, done: u64, predicted: Duration) -> Progress {
+        let clock = Arc::new(Mutex::new(SweepClock {
+            started: Instant::now(),
+            total: total_cells,
+            done,
+            predicted_left: predicted,
+            unit: None,
+            actual: 0.0,
+            predicted: 0.0,
+            interrupted: false,
+        }));
+        if display != Display::Bars {
+            return Progress {
+                multi: None,
+                overall: None,
+                clock,
+            };
         }
-        s
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let c = clock.clone();
+        let overall = line_bar(&multi, move || {
+            c.lock().expect("clock").line(Instant::now())
+        });
+        Progress {
+            multi: Some(multi),
+            overall: Some(overall),
+            clock,
+        }
+    }
+
+    /// Print a line above the bars, or a timestamped line.
+    pub fn log(&self, msg: impl AsRef<str>) {
+        self.logger().log(msg);
+    }
+
+    pub fn logger(&self) -> Logger {
+        Logger {
+            multi: self.multi.clone(),
+        }
+    }
+
+    /// A unit of work (a run of a cell, a golden's bootstrap) starts; the model predicts it
+    /// takes `predicted`.
+    pub fn unit_started(&self, predicted: Duration) {
+        self.clock.lock().expect("clock").unit = Some((Instant::now(), predicted));
+    }
+
+    /// The unit of work under way finished: what it took teaches the estimate.
+    pub fn unit_finished(&self) {
+        let mut c = self.clock.lock().expect("clock");
+        if let Some((t, p)) = c.unit.take() {
+            c.actual += t.elapsed().as_secs_f64();
+            c.predicted += p.as_secs_f64();
+            c.predicted_left = c.predicted_left.saturating_sub(p);
+        }
+    }
+
+    /// The unit of work under way took no real work (a golden found ready): forget it.
+    pub fn unit_skipped(&self) {
+        let mut c = self.clock.lock().expect("clock");
+        if let Some((_, p)) = c.unit.take() {
+            c.predicted_left = c.predicted_left.saturating_sub(p);
+        }
+    }
+
+    /// Work that was predicted but will not run (a golden reused, a cell skipped or failed).
+    pub fn skip(&self, predicted: Duration) {
+        let mut c = self.clock.lock().expect("clock");
+        c.predicted_left = c.predicted_left.saturating_sub(predicted);
+    }
+
+    /// A cell finished (done, failed or skipped).
+    pub fn cell_finished(&self) {
+        let line = {
+            let mut c = self.clock.lock().expect("clock");
+            c.done += 1;
+            c.line(Instant::now())
+        };
+        if self.multi.is_none() {
+            self.log(line);
+        }
+    }
+
+    /// The sweep stopped: finished, or interrupted with what was done said so.
+    pub fn finish(&self, interrupted: bool) {
+        let line = {
+            let mut c = self.clock.lock().expect("clock");
+            c.interrupted = interrupted;
+            c.line(Instant::now())
+        };
+        match &self.overall {
+            Some(bar) => bar.abandon(),
+            None if interrupted => self.log(line),
+            None => {}
+        }
+    }
+
+    /// Start the display of one run of a cell.
+    pub fn cell(&self, view: CellView) -> CellBar {
+        let view = Arc::new(Mutex::new(view));
+        let bar = self.multi.as_ref().map(|multi| {
+            let v = view.clone();
+            line_bar(multi, move || {
+                cell_line(&v.lock().expect("view"), Instant::now())
+            })
+        });
+        CellBar {
+            view,
+            bar,
+            last_line: Mutex::new(Instant::now()),
+        }
+    }
+}
+
+/// Live display of the running cell.
+pub struct CellBar {
+    view: Arc<Mutex<CellView>>,
+    bar: Option<ProgressBar>,
+    last_line: Mutex<Instant>,
+}
+
+/// How often a plain-line display reports a running cell.
+const LINE_EVERY: Duration = Duration::from_secs(10);
+
+impl CellBar {
+    /// In plain-line mode, a line every [`LINE_EVERY`].
+    fn maybe_line(&self) {
+        if self.bar.is_some() {
+            return;
+        }
+        let mut last = self.last_line.lock().expect("lock");
+        if last.elapsed() >= LINE_EVERY {
+            *last = Instant::now();
+            let line = cell_line(&self.view.lock().expect("view"), Instant::now());
+            eprintln!("{} {}", now_utc(), line.trim_start());
+        }
     }
 
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+impl Observer for CellBar {
+    fn released(&self) {
+        self.view.lock().expect("view").released = Some(Instant::now());
+    }
+
+    fn op(&self, ok: bool, read: bool) {
+        {
+            let mut v = self.view.lock().expect("view");
+            match (read, ok) {
+                (false, true) => v.ops += 1,
+                (false, false) => v.errors += 1,
+                (true, true) => v.reads += 1,
+                (true, false) => v.read_errors += 1,
+            }
+        }
+        self.maybe_line();
+    }
+
+    fn worker_done(&self) {
+        self.view.lock().expect("view").workers_done += 1;
     }
 }
 
@@ -203,5 +445,114 @@ mod tests {
         for (req, tty, ci, want) in cases {
             assert_eq!(choose(req, tty, ci), want, "{req:?} tty={tty} ci={ci}");
         }
+    }
+
+    const LONGEST_ID: &str = "mixed_inline_false_rows_1000000000_c_10000";
+
+    fn view(expected_ops: Option<u64>, duration: Option<u64>, mixed: bool) -> (CellView, Instant) {
+        let t0 = Instant::now();
+        let v = CellView {
+            id: LONGEST_ID.into(),
+            workers: 4,
+            expected_ops,
+            duration: duration.map(Duration::from_secs),
+            mixed,
+            released: Some(t0),
+            ops: 412,
+            errors: 3,
+            reads: 40_120,
+            read_errors: 0,
+            workers_done: 1,
+        };
+        (v, t0)
+    }
+
+    #[test]
+    fn cell_lines_tell_time_and_fit_80_columns() {
+        let s = Duration::from_secs;
+        let (v, t0) = view(None, Some(30), false);
+        let line = cell_line(&v, t0 + s(10));
+        assert!(line.contains("412 ops 41.2/s, 3 err, 20s left"), "{line}");
+        // Past the deadline with workers finishing their last commit.
+        let line = cell_line(&v, t0 + s(37));
+        assert!(line.contains("deadline passed, 3 in flight"), "{line}");
+        assert!(!line.contains("left"), "{line}");
+        // Mixed cells: commits and reads apart.
+        let (v, t0) = view(None, Some(30), true);
+        let line = cell_line(&v, t0 + s(10));
+        assert!(
+            line.contains("412 commits 41.2/s, 40120 reads 4012/s"),
+            "{line}"
+        );
+        let (v, t0) = view(Some(50), None, false);
+        assert!(cell_line(&v, t0 + s(4)).contains("412/200 ops"));
+        let starting = CellView {
+            released: None,
+            ..v
+        };
+        assert!(cell_line(&starting, t0).contains("starting 4 workers"));
+        for (v, t) in [view(None, Some(30), true), view(Some(50), None, false)] {
+            for later in [1, 29, 31, 4000] {
+                let line = cell_line(&v, t + s(later));
+                assert!(
+                    line.chars().count() <= WIDTH,
+                    "{} chars: {line}",
+                    line.chars().count()
+                );
+                // The id gave way, not the figures.
+                assert!(
+                    line.starts_with("  mixed_") && line.contains("_c_10000"),
+                    "{line}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_sweep_line_ticks_and_says_what_an_interrupt_left() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            sweep_line(5, 12, s(143), Some(s(250)), false),
+            "sweep 5/12 cells  00:02:23 elapsed  about 4m10s left"
+        );
+        assert_eq!(
+            sweep_line(5, 12, s(188), Some(s(205)), false),
+            "sweep 5/12 cells  00:03:08 elapsed  about 3m25s left"
+        );
+        assert_eq!(
+            sweep_line(5, 12, s(200), None, true),
+            "sweep 5/12 cells  00:03:20 elapsed  interrupted, 7 not done"
+        );
+        assert_eq!(
+            sweep_line(12, 12, s(3700), None, false),
+            "sweep 12/12 cells  01:01:40 elapsed  finished"
+        );
+    }
+
+    #[test]
+    fn the_estimate_learns_from_finished_work_and_counts_down() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut c = SweepClock {
+            started: t0,
+            total: 3,
+            done: 0,
+            predicted_left: s(300),
+            unit: Some((t0, s(100))),
+            actual: 0.0,
+            predicted: 0.0,
+            interrupted: false,
+        };
+        // Unlearned: the model's own figure, counting down within the unit.
+        assert_eq!(c.left(t0), s(300));
+        assert_eq!(c.left(t0 + s(40)), s(260));
+        // The unit over-ran: it never counts below what comes after it.
+        assert_eq!(c.left(t0 + s(150)), s(200));
+        // It took twice the model's time: what is left is scaled by 2.
+        c.actual = 200.0;
+        c.predicted = 100.0;
+        c.predicted_left = s(200);
+        c.unit = None;
+        assert_eq!(c.left(t0), s(400));
     }
 }

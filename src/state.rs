@@ -91,6 +91,13 @@ impl State {
         Ok(state)
     }
 
+    /// The checkpoint of `out` as it is, whatever plan it belongs to; `None` when there is
+    /// none or it cannot be read (for reports, which only mention what it says).
+    pub fn read(out: &Path) -> Option<State> {
+        let text = fs::read_to_string(State::path(out)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
     /// Replace the checkpoint atomically: temp file, fsync, rename, fsync of the directory.
     pub fn save(&self, out: &Path) -> Result<(), BenchError> {
         let path = State::path(out);

@@ -24,6 +24,8 @@ pub trait Observer {
     fn released(&self) {}
     /// One measured operation finished.
     fn op(&self, _ok: bool, _read: bool) {}
+    /// A worker finished its operations.
+    fn worker_done(&self) {}
 }
 
 /// Observes nothing.
@@ -133,9 +135,13 @@ pub async fn run_cell(
         let Some(msg) = msg else { break };
         let action = match msg {
             Msg::Event(idx, event) => {
-                if let Event::Op { ok, read, .. } = &event {
-                    observer.op(*ok, *read);
-                    crate::fault::point("cell");
+                match &event {
+                    Event::Op { ok, read, .. } => {
+                        observer.op(*ok, *read);
+                        crate::fault::point("cell");
+                    }
+                    Event::Done { .. } => observer.worker_done(),
+                    Event::Ready { .. } => {}
                 }
                 fold.event(idx, event)
             }

@@ -75,6 +75,26 @@ pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
     cells
 }
 
+/// The cells (ids, with the arm in an A/B results set) of which a repetition measured no
+/// successful operation (of a mixed cell: no commit or no read): their figures do not exist.
+pub fn without_operations(records: &[Record]) -> Vec<String> {
+    cells(records)
+        .iter()
+        .filter(|c| {
+            c.reps.iter().any(|r| {
+                r.total_operations == 0 || r.reads.as_ref().is_some_and(|x| x.total_operations == 0)
+            })
+        })
+        .map(|c| {
+            let r = c.first();
+            match &r.arm {
+                Some(a) => format!("{} (arm {a})", r.bench_tag),
+                None => r.bench_tag.clone(),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::record::tests::record;

@@ -3,6 +3,7 @@
 
 mod cell;
 mod expand;
+mod messages;
 mod operation;
 mod raw;
 mod validate;
@@ -118,14 +119,32 @@ impl Plan {
         let raw: raw::RawPlan = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             let inner = e.into_inner();
+            let line = inner
+                .span()
+                .map(|s| line_of(text, s.start))
+                .or_else(|| messages::locate(text, &key));
             PlanError::Key {
                 file: None,
+                message: messages::plain(&key, inner.message()),
                 key,
-                line: inner.span().map(|s| line_of(text, s.start)),
-                message: inner.message().to_string(),
+                line,
             }
         })?;
-        validate::validate(raw)
+        // Validation names the key; the text says where it is.
+        validate::validate(raw).map_err(|e| match e {
+            PlanError::Key {
+                file,
+                key,
+                line: None,
+                message,
+            } => PlanError::Key {
+                file,
+                line: messages::locate(text, &key),
+                key,
+                message,
+            },
+            other => other,
+        })
     }
 
     /// Apply command-line overrides: `--root` replaces `root`, and each

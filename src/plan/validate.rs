@@ -275,8 +275,9 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     let mixed = raw.mixed.map(|m| mixed(m, operation)).transpose()?;
     if continuous.is_none() && concurrent.is_none() && mixed.is_none() {
         return Err(invalid(
-            "continuous",
-            "the plan has no [continuous], [concurrent] or [mixed] table, so it has no cells; add one",
+            "",
+            "the plan has none of the tables [continuous], [concurrent] and [mixed], so it has \
+             no cells; add at least one of them",
         ));
     }
     for (k, v) in &raw.storage {
@@ -285,6 +286,25 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         }
         if v.is_empty() {
             return Err(invalid(&format!("storage.{k}"), "must not be empty"));
+        }
+    }
+    let run = run_settings(raw.run)?;
+    let durations = [
+        concurrent.as_ref().map(|c| ("concurrent", c.duration)),
+        mixed.as_ref().map(|m| ("mixed", m.duration)),
+    ];
+    for (table, d) in durations.into_iter().flatten() {
+        if run.cell_timeout <= d {
+            return Err(invalid(
+                "run.cell_timeout_secs",
+                format!(
+                    "is {} s, not longer than `{table}.duration_secs` = {} s, so every such \
+                     cell would time out; set it well above, e.g. {}",
+                    run.cell_timeout.as_secs(),
+                    d.as_secs(),
+                    d.as_secs() * 2 + 60
+                ),
+            ));
         }
     }
     Ok(Plan {
@@ -297,7 +317,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         concurrent,
         mixed,
         storage: raw.storage,
-        run: run_settings(raw.run)?,
+        run,
     })
 }
 
@@ -317,8 +337,8 @@ mod tests {
         vec![
             ("name = 'x'\n[matrix]\nsizez = [1]\n".into(), "sizez", "unknown field"),
             ("name = 'x'\nfoo = 1\n[matrix]\nsizes=[1]\n".into(), "foo", "unknown field"),
-            ("name = 'x'\n[matrix]\nsizes = 'many'\n".into(), "matrix.sizes", "invalid type"),
-            ("name = 'x'\n[matrix]\nsizes = [-1]\n".into(), "matrix.sizes[0]", "invalid value"),
+            ("name = 'x'\n[matrix]\nsizes = 'many'\n".into(), "matrix.sizes", "must be a list, e.g. [1000, 10000]"),
+            ("name = 'x'\n[matrix]\nsizes = [-1]\n".into(), "matrix.sizes[0]", "each value must be a whole number of rows"),
             ("name = 'x'\n[matrix]\nsizes = []\n[continuous]\noperations=1\n".into(), "matrix.sizes", "at least one"),
             ("name = 'x'\n[matrix]\nsizes = [5, 5]\n[continuous]\noperations=1\n".into(), "matrix.sizes", "twice"),
             ("name = 'x'\n[matrix]\nsizes = [0]\n[continuous]\noperations=1\n".into(), "matrix.sizes", "at least 1"),
@@ -330,7 +350,7 @@ mod tests {
             (conc("concurrency = [2,2]\nduration_secs = 1"), "concurrent.concurrency", "twice"),
             (conc("concurrency = [2]\nduration_secs = 0"), "concurrent.duration_secs", "at least 1"),
             (conc("concurrency = [2]"), "concurrent", "missing field `duration_secs`"),
-            ("name = 'x'\n[matrix]\nsizes = [1]\n".into(), "continuous", "no [continuous], [concurrent] or [mixed]"),
+            ("name = 'x'\n[matrix]\nsizes = [1]\n".into(), "", "none of the tables [continuous], [concurrent] and [mixed]"),
             (mixed("clients = [2]\nduration_secs = 1\n"), "mixed", "missing field `reads_per_write`"),
             (mixed("clients = [0]\nreads_per_write = 3\nduration_secs = 1\n"), "mixed.clients", "at least 1"),
             (mixed("clients = [2]\nreads_per_write = 0\nduration_secs = 1\n"), "mixed.reads_per_write", "at least 1"),
@@ -342,13 +362,16 @@ mod tests {
             ("name = 'a/b'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "name", "results directory name"),
             ("[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "", "missing field `name`"),
             (run("cell_timeout_secs = 0"), "run.cell_timeout_secs", "at least 1"),
-            (run("keep_runs = 'yes'"), "run.keep_runs", "invalid type"),
+            (run("keep_runs = 'yes'"), "run.keep_runs", "must be true or false"),
             (run("retries = 3"), "run.retries", "unknown field"),
             (run("repetitions = 0"), "run.repetitions", "at least 1"),
             (run("cleanup = 'some'"), "run.cleanup", "unknown value"),
             (run("order = 'random'"), "run.order", "\"interleaved\""),
             (run("keep_runs = true\ncleanup = 'all'"), "run.cleanup", "contradicts"),
-            (format!("{base}[storage]\naws_region = 3\n"), "storage.aws_region", "invalid type"),
+            (format!("{base}[storage]\naws_region = 3\n"), "storage.aws_region", "must be a string in quotes"),
+            (conc("concurrency = [2]\nduration_secs = '4s'"), "concurrent.duration_secs", "must be a whole number of seconds, e.g. 10 (found the string \"4s\")"),
+            (conc("concurrency = [2]\nduration_secs = 30\n[run]\ncell_timeout_secs = 30"), "run.cell_timeout_secs", "not longer than `concurrent.duration_secs` = 30 s"),
+            (mixed("clients = [2]\nreads_per_write = 3\nduration_secs = 1300\n"), "run.cell_timeout_secs", "is 1200 s, not longer than `mixed.duration_secs`"),
             (format!("{base}[storage]\naws_region = ''\n"), "storage.aws_region", "must not be empty"),
             // Upper bounds: each names the key and the limit.
             (run("cell_timeout_secs = 9223372036854775807"), "run.cell_timeout_secs", "at most 604800"),
@@ -380,6 +403,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn every_error_the_file_can_place_has_its_line() {
+        for (text, key, _) in bad_plans() {
+            let err = Plan::parse(&text).expect_err(&text).to_string();
+            if super::super::messages::locate(&text, key).is_some() {
+                assert!(err.contains("(line "), "plan {text:?}: {err}");
+            }
+        }
+        // E.g. an empty list.
+        let err = Plan::parse("name = 'x'\n[matrix]\nsizes = []\n[continuous]\noperations=1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`matrix.sizes` (line 3)"), "{err}");
     }
 
     #[test]

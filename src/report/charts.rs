@@ -201,6 +201,7 @@ fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {
         errors.y_log = false;
         errors.y_integer = true;
         errors.legend_left = true;
+        errors.nested = true;
         errors.series = by_size(errs);
         out.extend([throughput, errors]);
     }
@@ -215,7 +216,10 @@ fn mixed(mixed: &[&CellRecords<'_>]) -> Vec<Chart> {
     for c in mixed {
         let x = c.first().initial_entries as f64;
         let l = lines.entry((key(c), c.first().concurrency)).or_default();
-        l.0.push((x, c.read_med(|r| r.throughput_ops_per_sec).unwrap_or(0.0)));
+        l.0.push((
+            x,
+            c.read_med(|r| r.throughput_ops_per_sec).unwrap_or(f64::NAN),
+        ));
         l.1.push((x, c.med(|r| r.throughput_ops_per_sec)));
     }
     let multi = lines.keys().map(|k| k.1).collect::<BTreeSet<_>>().len() > 1;

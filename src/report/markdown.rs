@@ -81,6 +81,22 @@ const SECTIONS: [Section; 3] = [
     },
 ];
 
+/// Columns whose figure does not exist when the cell (or its reads) measured no successful
+/// operation.
+const LATENCIES: [&str; 7] = [
+    "avg_ms", "p50_ms", "p90_ms", "p99_ms", "min_ms", "max_ms", "p999_ms",
+];
+
+/// A cell of a table: "—" for a figure that does not exist (empty in the summary, or a
+/// latency of a cell without a successful operation).
+fn cell_text<'a>(row: &'a [String; csv::WIDTH], col: &str, i: usize) -> &'a str {
+    let of = |name: &str| &row[COLUMNS.iter().position(|c| *c == name).expect("a column")];
+    let none = row[i].is_empty()
+        || (LATENCIES.contains(&col) && of("ops") == "0")
+        || (col.starts_with("read_p") && of("read_ops") == "0");
+    if none { "—" } else { &row[i] }
+}
+
 /// A Markdown table of some `summary.csv` columns, under their own headings.
 fn table(rows: &[&[String; csv::WIDTH]], cols: &[(&str, &str)]) -> String {
     let idx: Vec<usize> = cols
@@ -101,7 +117,11 @@ fn table(rows: &[&[String; csv::WIDTH]], cols: &[(&str, &str)]) -> String {
             .join("|")
     );
     for r in rows {
-        let cells: Vec<&str> = idx.iter().map(|&i| r[i].as_str()).collect();
+        let cells: Vec<&str> = idx
+            .iter()
+            .zip(cols)
+            .map(|(&i, (c, _))| cell_text(r, c, i))
+            .collect();
         s.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     s
@@ -119,6 +139,9 @@ fn set(records: &[Record], f: impl Fn(&Record) -> String) -> String {
 }
 
 fn header(records: &[Record], cells: usize) -> String {
+    if records.is_empty() {
+        return "# bench report\n\nNo cell has a result yet.\n\n".to_string();
+    }
     let first = records
         .iter()
         .map(|r| r.started_at.as_str())
@@ -214,10 +237,49 @@ fn spread_note(rows: &[&[String; csv::WIDTH]]) -> String {
     s
 }
 
+/// Cells that failed (from the checkpoint) and cells without a successful operation.
+fn failures(records: &[Record], failed: &[(String, String)]) -> String {
+    let mut s = String::new();
+    if !failed.is_empty() {
+        s.push_str("**Failed cells** (no record; `bench run --retry-failed` runs them again):\n\n");
+        for (id, reason) in failed {
+            let first = reason.lines().next().unwrap_or("no reason recorded");
+            let more = if reason.lines().count() > 1 {
+                " …"
+            } else {
+                ""
+            };
+            s.push_str(&format!("- `{id}`: {first}{more}\n"));
+        }
+        s.push('\n');
+    }
+    let empty = crate::export::without_operations(records);
+    if !empty.is_empty() {
+        s.push_str(
+            "**Cells that measured no successful operation** (their latencies and throughput do \
+             not exist: \"—\" in the tables, gaps in the charts; e.g. a mixed cell whose \
+             reads outlast its duration, or a storm of conflicts):\n\n",
+        );
+        for id in empty {
+            s.push_str(&format!("- `{id}`\n"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
 /// The whole report.
-pub fn markdown(records: &[Record], cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
+pub fn markdown(
+    records: &[Record],
+    cells: &[CellRecords<'_>],
+    charts: &[Chart],
+    failed: &[(String, String)],
+) -> String {
     let mut s = header(records, cells.len());
-    s.push_str(&verification(cells));
+    if !records.is_empty() {
+        s.push_str(&verification(cells));
+    }
+    s.push_str(&failures(records, failed));
     let ab = records.iter().any(|r| r.arm.is_some());
     if ab {
         let c = crate::compare::paired(records, crate::compare::DEFAULT_THRESHOLD_PCT);

@@ -49,12 +49,19 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
             }
         }
     }
+    // Failed cells are in the checkpoint (they have no records), with their reasons.
+    let failed: Vec<(String, String)> = crate::state::State::read(dir)
+        .map(|s| {
+            s.cells
+                .into_iter()
+                .filter(|(_, c)| c.status == crate::state::Status::Failed)
+                .map(|(id, c)| (id, c.reason.unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
     let report = dir.join(REPORT_FILE);
-    write_atomic(
-        &report,
-        markdown::markdown(records, &cells, &charts).as_bytes(),
-    )
-    .map_err(io("write", &report))?;
+    let text = markdown::markdown(records, &cells, &charts, &failed);
+    write_atomic(&report, text.as_bytes()).map_err(io("write", &report))?;
     Ok(Written {
         report,
         charts: written,

@@ -36,6 +36,8 @@ pub struct Chart {
     pub y_integer: bool,
     /// Where the legend goes: away from where the lines run.
     pub legend_left: bool,
+    /// The series may lie on top of each other: draw them nested (widest first).
+    pub nested: bool,
     pub series: Vec<Series>,
 }
 
@@ -74,6 +76,7 @@ impl Chart {
             x_ticks: None,
             y_integer: false,
             legend_left: false,
+            nested: false,
             series: Vec::new(),
         }
     }
@@ -140,6 +143,32 @@ fn span(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
+/// Labels for a log axis over `lo..hi`: 1, 2 and 5 of every decade in range, or every
+/// digit when that gives fewer than three, so the whole range is labelled.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let ticks = |mults: &[f64]| -> Vec<f64> {
+        let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (d0..=d1)
+            .flat_map(|d| mults.iter().map(move |m| m * 10f64.powi(d)))
+            .filter(|v| *v >= lo && *v <= hi)
+            .collect()
+    };
+    let coarse = ticks(&[1.0, 2.0, 5.0]);
+    if coarse.len() >= 3 {
+        return coarse;
+    }
+    ticks(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+}
+
+/// Points a log axis can show: positive ones (a zero or a missing figure leaves a gap).
+fn shown(p: &(f64, f64), chart: &Chart) -> bool {
+    let ok = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
+    ok(p.0, chart.x_log) && ok(p.1, chart.y_log)
+}
+
 /// Render a chart to an SVG document.
 pub fn render(chart: &Chart) -> Result<String, String> {
     let xs = || {
@@ -158,27 +187,19 @@ pub fn render(chart: &Chart) -> Result<String, String> {
     };
     let (x0, x1) = span(xs(), chart.x_log);
     let (y0, y1) = span(ys(), chart.y_log);
+    // Labels for the log axes only (a linear axis labels itself).
+    let x_ticks = || chart.x_ticks.clone().unwrap_or_else(|| log_ticks(x0, x1));
+    let y_ticks = || log_ticks(y0, y1);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let ticks = chart.x_ticks.clone();
-        let r = match (chart.x_log, chart.y_log, ticks) {
-            (true, false, Some(t)) => draw(
-                &root,
-                chart,
-                (x0..x1).log_scale().with_key_points(t),
-                y0..y1,
-            ),
-            (true, true, Some(t)) => draw(
-                &root,
-                chart,
-                (x0..x1).log_scale().with_key_points(t),
-                (y0..y1).log_scale(),
-            ),
-            (false, false, _) => draw(&root, chart, x0..x1, y0..y1),
-            (true, false, None) => draw(&root, chart, (x0..x1).log_scale(), y0..y1),
-            (false, true, _) => draw(&root, chart, x0..x1, (y0..y1).log_scale()),
-            (true, true, None) => draw(&root, chart, (x0..x1).log_scale(), (y0..y1).log_scale()),
+        let xl = || (x0..x1).log_scale().with_key_points(x_ticks());
+        let yl = || (y0..y1).log_scale().with_key_points(y_ticks());
+        let r = match (chart.x_log, chart.y_log) {
+            (true, true) => draw(&root, chart, xl(), yl()),
+            (true, false) => draw(&root, chart, xl(), y0..y1),
+            (false, true) => draw(&root, chart, x0..x1, yl()),
+            (false, false) => draw(&root, chart, x0..x1, y0..y1),
         };
         r.map_err(|e| format!("cannot draw chart `{}`: {e}", chart.title))?;
         root.present()
@@ -189,6 +210,23 @@ pub fn render(chart: &Chart) -> Result<String, String> {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// The runs of consecutive points a series can show, in x order: a point a log axis cannot
+/// show breaks the line there.
+fn runs(s: &Series, chart: &Chart) -> Vec<Vec<(f64, f64)>> {
+    let mut pts = s.points.clone();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for p in pts {
+        if shown(&p, chart) {
+            out.last_mut().expect("a run").push(p);
+        } else if !out.last().expect("a run").is_empty() {
+            out.push(Vec::new());
+        }
+    }
+    out.retain(|r| !r.is_empty());
+    out
 }
 
 fn draw<X, Y>(
@@ -228,28 +266,35 @@ where
         .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
         .draw()
         .map_err(err)?;
-    for s in &chart.series {
+    let n = chart.series.len();
+    for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[s.color % PALETTE.len()];
-        let mut pts = s.points.clone();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let style = color.stroke_width(3);
+        // Series that may lie on each other (e.g. counts that are all zero) nest: the first
+        // drawn widest, with the largest marker, so each stays visible around the next.
+        let nest = if chart.nested { n - 1 - i } else { 0 };
+        let style = color.stroke_width(3 + 3 * nest as u32);
+        let size = 4 + 3 * nest as i32;
         // A short stroke in the legend marks a dashed series, a long one a solid series.
         let len = if s.dashed { 8 } else { 22 };
-        let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + len, y)], style);
-        if s.dashed {
-            ctx.draw_series(DashedLineSeries::new(pts.clone(), 10, 6, style))
-                .map_err(err)?
-                .label(s.name.as_str())
-                .legend(legend);
-        } else {
-            ctx.draw_series(LineSeries::new(pts.clone(), style))
-                .map_err(err)?
-                .label(s.name.as_str())
-                .legend(legend);
+        for (k, run) in runs(s, chart).into_iter().enumerate() {
+            let drawn = if s.dashed {
+                ctx.draw_series(DashedLineSeries::new(run.clone(), 10, 6, style))
+                    .map_err(err)?
+            } else {
+                ctx.draw_series(LineSeries::new(run.clone(), style))
+                    .map_err(err)?
+            };
+            if k == 0 {
+                drawn
+                    .label(s.name.as_str())
+                    .legend(move |(x, y): (i32, i32)| {
+                        PathElement::new(vec![(x, y), (x + len, y)], style)
+                    });
+            }
+            ctx.draw_series(run.iter().map(|&p| Circle::new(p, size, color.filled())))
+                .map_err(err)?;
         }
-        ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
-            .map_err(err)?;
-        for &(x, lo, hi) in &s.bars {
+        for &(x, lo, hi) in s.bars.iter().filter(|b| shown(&(b.0, b.1), chart)) {
             let bar = color.stroke_width(2);
             ctx.draw_series(std::iter::once(PathElement::new(
                 vec![(x, lo), (x, hi)],
@@ -290,6 +335,33 @@ mod tests {
         assert_eq!(tick(2.5), "2.5");
         assert_eq!(tick(0.25), "0.25");
         assert_eq!(tick(8.0), "8");
+    }
+
+    #[test]
+    fn log_axes_are_labelled_across_their_range() {
+        assert_eq!(log_ticks(0.5, 30.0), [0.5, 1.0, 2.0, 5.0, 10.0, 20.0]);
+        // Less than a decade: every digit.
+        assert_eq!(log_ticks(22.0, 65.0), [30.0, 40.0, 50.0, 60.0]);
+        let t = log_ticks(0.02, 0.9);
+        assert!((t[0] - 0.02).abs() < 1e-12, "{t:?}");
+        assert!(t.iter().any(|v| (v - 0.5).abs() < 1e-12), "{t:?}");
+        // A range a log axis cannot have gives no labels (and no endless loop).
+        assert!(log_ticks(0.0, 5.0).is_empty());
+    }
+
+    #[test]
+    fn zeros_on_a_log_axis_leave_gaps() {
+        let mut chart = Chart::log_log("c.svg", "alt".into(), "t".into(), "x", "y".into());
+        let s = Series::line("s", vec![(1.0, 2.0), (2.0, 0.0), (3.0, 4.0), (4.0, 5.0)], 0);
+        assert_eq!(
+            runs(&s, &chart),
+            [vec![(1.0, 2.0)], vec![(3.0, 4.0), (4.0, 5.0)]]
+        );
+        chart.y_log = false;
+        assert_eq!(runs(&s, &chart).len(), 1, "a linear axis shows the zero");
+        chart.series = vec![s];
+        let svg = render(&chart).unwrap();
+        assert!(svg.starts_with("<svg"));
     }
 
     #[test]

@@ -59,6 +59,7 @@ impl Store {
                         "root `{root}` names no bucket; use s3://BUCKET/PREFIX"
                     )));
                 }
+                check_http(storage)?;
                 (Scheme::S3, format!("s3://{rest}"))
             }
             Some(("file", rest)) => (Scheme::File, local_root(rest)?),
@@ -301,6 +302,45 @@ impl Store {
     }
 }
 
+/// An `http://` endpoint needs `aws_allow_http`; without it the S3 client refuses every
+/// request with a bare "builder error", so say so before anything runs.
+fn check_http(storage: &BTreeMap<String, String>) -> Result<(), BenchError> {
+    let option = |keys: &[&'static str]| -> Option<(&'static str, String)> {
+        keys.iter()
+            .find_map(|&k| storage.get(k).map(|v| (k, v.clone())))
+    };
+    let endpoint = option(&[
+        "aws_endpoint",
+        "aws_endpoint_url",
+        "endpoint",
+        "endpoint_url",
+    ])
+    .or_else(|| {
+        std::env::var("AWS_ENDPOINT_URL")
+            .ok()
+            .map(|v| ("AWS_ENDPOINT_URL", v))
+    })
+    .or_else(|| {
+        std::env::var("AWS_ENDPOINT")
+            .ok()
+            .map(|v| ("AWS_ENDPOINT", v))
+    });
+    let allowed = option(&["aws_allow_http", "allow_http"])
+        .map(|(_, v)| v)
+        .or_else(|| std::env::var("AWS_ALLOW_HTTP").ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    match endpoint {
+        Some((key, url)) if url.starts_with("http://") && !allowed => {
+            Err(BenchError::Usage(format!(
+                "{key} `{url}` is plain http://, which the S3 client refuses unless `aws_allow_http` \
+             is true: add --storage-option aws_allow_http=true (or aws_allow_http = \"true\" \
+             under [storage]), or use an https:// endpoint"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn local_root(path: &str) -> Result<String, BenchError> {
     let abs = std::path::absolute(path)
         .map_err(|e| BenchError::store_source(format!("cannot resolve store root {path}"), e))?;
@@ -365,6 +405,22 @@ mod tests {
         assert!(store.create("x/once", b"1").await.unwrap());
         assert!(!store.create("x/once", b"2").await.unwrap());
         assert_eq!(store.read("x/once").await.unwrap(), Some(b"1".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn an_http_endpoint_without_allow_http_is_named() {
+        let mut storage: BTreeMap<String, String> =
+            [("aws_endpoint".to_string(), "http://127.0.0.1:9".to_string())].into();
+        let err = Store::open("s3://b/p", &storage)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("aws_allow_http=true"), "{err}");
+        storage.insert("aws_allow_http".into(), "true".into());
+        assert!(check_http(&storage).is_ok());
+        storage.insert("aws_endpoint".into(), "https://s3.example".into());
+        storage.remove("aws_allow_http");
+        assert!(check_http(&storage).is_ok());
     }
 
     #[tokio::test]

@@ -17,7 +17,8 @@ fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchErr
         .next()
         .unwrap_or_default()
         .to_string();
-    let what = match classify(error) {
+    let fault = classify(error);
+    let what = match fault {
         // Only a missing bucket makes a write (the first step) not found.
         Fault::NotFound if step == "write" => format!(
             "bucket `{bucket}` does not exist (or these credentials cannot see it); create it \
@@ -37,6 +38,14 @@ fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchErr
         ),
         Fault::NotFound | Fault::Other => format!("cannot {step} under {root}"),
     };
+    // The credential chain's own message is a dump of every provider it tried (IMDS
+    // included): shown only when asked for.
+    if fault == Fault::NoCredentials && std::env::var_os("RUST_LOG").is_none() {
+        return BenchError::store(format!(
+            "S3 preflight failed: {what} (set RUST_LOG=debug to see what each credential \
+             provider answered)"
+        ));
+    }
     // The first line of the store's answer is enough to tell what it said.
     let error = error.to_string();
     let mut detail: String = error

@@ -25,7 +25,8 @@ pub async fn ab(
         Arm::checked(Some(ARM_B), candidate).await?,
     ];
     eprintln!(
-        "A/B of `{}`: A = {} ({}), B = {} ({}), {} pairs per cell",
+        "{} A/B of `{}`: A = {} ({}), B = {} ({}), {} pairs per cell",
+        crate::clock::now_utc(),
         sweep.plan.name,
         arms[0].exe.display(),
         arms[0].versions,

@@ -13,7 +13,7 @@ use crate::export::Record;
 use crate::export::record::{self, Provenance, Verification};
 use crate::golden::Golden;
 use crate::plan::Cell;
-use crate::progress::Progress;
+use crate::progress::{CellView, Progress};
 use crate::state::{State, Status};
 use crate::stats::Measured;
 use crate::verify;
@@ -109,14 +109,18 @@ pub(super) async fn run_one(
         )));
     }
     let root = store.uri(&run_rel);
-    let bar = progress.cell(
-        &id,
-        cell.mode.operations(),
-        cell.mode
+    let bar = progress.cell(CellView {
+        id: id.clone(),
+        workers: cell.mode.workers(),
+        expected_ops: cell.mode.operations(),
+        duration: cell
+            .mode
             .operations()
             .is_none()
             .then(|| std::time::Duration::from_secs(cell.mode.duration_secs())),
-    );
+        mixed: cell.mode.mixed_reads().is_some(),
+        ..CellView::default()
+    });
     let started_at = now_utc();
     let run = CellRun {
         exe: &arm.exe,

@@ -4,11 +4,14 @@
 
 mod ab;
 mod cell;
+mod estimate;
 pub mod resume;
 mod run;
 mod views;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub use ab::ab;
 pub use run::{ARM_A, ARM_B, Arm, RunOptions, run};
@@ -16,7 +19,7 @@ pub use views::{show_plan, show_status};
 
 use crate::error::BenchError;
 use crate::export::{Record, csv, jsonl};
-use crate::plan::{Cell, Plan, Step, expand};
+use crate::plan::{Cell, GoldenSpec, Plan, Step, expand};
 use crate::state::State;
 use crate::store::Store;
 
@@ -86,15 +89,47 @@ impl Sweep {
         State::load(&self.out, &self.plan.name)
     }
 
-    /// Where a cell stands, by the one resume rule, for runs made by these arms.
+    /// Where a cell stands, by the one resume rule, for runs made by these arms (`live`: a
+    /// run holds the directory now).
     fn standing(
         &self,
         state: &State,
         records: &[Record],
         cell: &Cell,
         arms: &[Option<&str>],
+        live: bool,
     ) -> resume::Standing {
-        resume::standing(state, records, cell, self.plan.run.repetitions, arms)
+        resume::standing(state, records, cell, self.plan.run.repetitions, arms, live)
+    }
+}
+
+impl Sweep {
+    /// The model's time for what is left (see [`estimate`]): the missing runs of every cell
+    /// that will run (failed ones only with `retry_failed`), and the goldens they need that
+    /// are not in `ready`.
+    fn predicted_left(
+        &self,
+        state: &State,
+        records: &[Record],
+        arms: &[Option<&str>],
+        retry_failed: bool,
+        ready: &BTreeSet<GoldenSpec>,
+    ) -> Duration {
+        let mut total = Duration::ZERO;
+        let mut goldens = BTreeSet::new();
+        for cell in self.cells() {
+            let st = self.standing(state, records, cell, arms, false);
+            let runs = match st.status {
+                resume::CellStatus::Done => continue,
+                resume::CellStatus::Failed if !retry_failed => continue,
+                _ => (st.repetitions - st.recorded) as usize * arms.len(),
+            };
+            total += estimate::cell_run(cell) * runs as u32;
+            if !ready.contains(&cell.golden) && goldens.insert(cell.golden) {
+                total += estimate::golden(cell.golden);
+            }
+        }
+        total
     }
 }
 

@@ -23,6 +23,8 @@ pub enum CellStatus {
     Stale,
     /// Was running when the previous run died; runs again from a fresh copy.
     Interrupted,
+    /// Running now, in the live run that holds the results directory.
+    Running,
 }
 
 impl CellStatus {
@@ -33,6 +35,7 @@ impl CellStatus {
             CellStatus::Failed => "failed",
             CellStatus::Stale => "stale",
             CellStatus::Interrupted => "interrupted",
+            CellStatus::Running => "running",
         }
     }
 }
@@ -76,13 +79,15 @@ pub fn recorded(records: &[Record], id: &str, key: &str, arm: Option<&str>) -> u
 }
 
 /// The rule itself, for a sweep whose runs are made by these arms (`[None]` for
-/// `bench run`).
+/// `bench run`). `live`: a run holds the results directory now, so a cell checkpointed as
+/// running is running, not interrupted.
 pub fn standing(
     state: &State,
     records: &[Record],
     cell: &Cell,
     repetitions: u32,
     arms: &[Option<&str>],
+    live: bool,
 ) -> Standing {
     let (id, key) = (cell.id(), cell.key());
     let recorded = arms
@@ -99,6 +104,7 @@ pub fn standing(
             Some(c) => match c.status {
                 Status::Done => CellStatus::Pending,
                 Status::Failed => CellStatus::Failed,
+                Status::Running if live => CellStatus::Running,
                 Status::Running => CellStatus::Interrupted,
             },
         }
@@ -216,12 +222,19 @@ mod tests {
             }
             let mut records: Vec<Record> = (0..old).map(|_| rec("old")).collect();
             records.extend((0..cur).map(|_| rec(&key)));
-            let s = standing(&state, &records, &c, reps, &[None]);
+            let s = standing(&state, &records, &c, reps, &[None], false);
             assert_eq!(
                 (s.status, s.recorded, s.label().as_str()),
                 (want, want_recorded, label),
                 "case {i}"
             );
+            // While a run holds the directory, its running cell is running.
+            let live = standing(&state, &records, &c, reps, &[None], true);
+            if want == Interrupted {
+                assert_eq!(live.status, Running, "case {i}");
+            } else {
+                assert_eq!(live, s, "case {i}");
+            }
         }
     }
 
@@ -238,14 +251,17 @@ mod tests {
         let records = vec![rec(Some("A")), rec(Some("B")), rec(Some("A")), rec(None)];
         let state = State::new("p");
         let ab = [Some("A"), Some("B")];
-        let s = standing(&state, &records, &c, 2, &ab);
+        let s = standing(&state, &records, &c, 2, &ab, false);
         assert_eq!((s.status, s.recorded), (CellStatus::Pending, 1));
         assert_eq!(
-            standing(&state, &records, &c, 1, &ab).status,
+            standing(&state, &records, &c, 1, &ab, false).status,
             CellStatus::Done
         );
         // A plain run counts only records without an arm.
-        assert_eq!(standing(&state, &records, &c, 1, &[None]).recorded, 1);
+        assert_eq!(
+            standing(&state, &records, &c, 1, &[None], false).recorded,
+            1
+        );
         assert_eq!(recorded(&records, &id, &key, Some("A")), 2);
     }
 }

@@ -99,7 +99,7 @@ fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
 }
 
 /// Interrupt flag set by Ctrl-C or SIGTERM; a second signal exits at once.
-fn watch_signals() -> watch::Receiver<bool> {
+fn watch_signals(log: crate::progress::Logger) -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -112,8 +112,8 @@ fn watch_signals() -> watch::Receiver<bool> {
             }
             count += 1;
             if count == 1 {
-                eprintln!(
-                    "\ninterrupted: stopping the running cell (press Ctrl-C again to exit at once)"
+                log.log(
+                    "interrupted: stopping the running cell (press Ctrl-C again to exit at once)",
                 );
                 let _ = tx.send(true);
             } else {
@@ -142,27 +142,39 @@ struct Runner<'a> {
 /// Take the results directory: the store checked first (a bad root or a failed S3
 /// preflight writes nothing locally), then the lock, `--fresh`, the checkpoint and the
 /// records, with a torn last line cut and dirty copies of interrupted cells removed.
+/// What `open` found: the lock held, the checkpoint, the records, and notices to log.
+struct Opened {
+    _lock: crate::lock::RunLock,
+    state: State,
+    records: Vec<Record>,
+    notices: Vec<String>,
+}
+
 async fn open(
     sweep: &Sweep,
     opts: &RunOptions,
     arms: &[Option<&str>],
-) -> Result<(crate::lock::RunLock, State, Vec<Record>), BenchError> {
+) -> Result<Opened, BenchError> {
     let out = &sweep.out;
     sweep.store.prepare().await?;
     std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
     let lock = crate::lock::acquire(out)?;
+    let mut notices = Vec::new();
     if opts.fresh
         && let Some(dest) = archive_outputs(out)?
     {
-        eprintln!("--fresh: earlier outputs moved to {}", dest.display());
+        notices.push(format!(
+            "--fresh: earlier outputs moved to {}",
+            dest.display()
+        ));
     }
     let mut state = sweep.state()?;
     let results = sweep.results_path();
     if jsonl::repair_tail(&results).map_err(io_err("repair", &results))? {
-        eprintln!(
+        notices.push(format!(
             "{}: removed a torn last line left by a crash; its cell runs again",
             results.display()
-        );
+        ));
     }
     let records = jsonl::read_all(&results).map_err(BenchError::output)?;
     for (id, c) in &state.cells {
@@ -173,7 +185,7 @@ async fn open(
     // Bring the checkpoint in line with the records (a crash between appending a result
     // and checkpointing it).
     for cell in sweep.cells() {
-        let done = sweep.standing(&state, &records, cell, arms).status == CellStatus::Done;
+        let done = sweep.standing(&state, &records, cell, arms, false).status == CellStatus::Done;
         if done
             && state
                 .cells
@@ -184,7 +196,12 @@ async fn open(
         }
     }
     state.save(out)?;
-    Ok((lock, state, records))
+    Ok(Opened {
+        _lock: lock,
+        state,
+        records,
+        notices,
+    })
 }
 
 /// The order of a sweep's runs: (cell index, repetition) pairs.
@@ -212,24 +229,41 @@ fn arm_order(arms: &[Arm], repetition: u32) -> Vec<&Arm> {
 /// checkpoint. The arms' workers were checked before (see [`Arm::checked`]).
 pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunReport, BenchError> {
     let names: Vec<Option<&str>> = arms.iter().map(|a| a.name).collect();
-    let (_lock, state, records) = open(sweep, opts, &names).await?;
+    let Opened {
+        _lock,
+        state,
+        records,
+        notices,
+    } = open(sweep, opts, &names).await?;
     let cells = sweep.cells();
+    let predicted = sweep.predicted_left(
+        &state,
+        &records,
+        &names,
+        opts.retry_failed,
+        &Default::default(),
+    );
     let done_before = cells
         .iter()
-        .filter(|c| sweep.standing(&state, &records, c, &names).status == CellStatus::Done)
+        .filter(|c| sweep.standing(&state, &records, c, &names, false).status == CellStatus::Done)
         .count() as u64;
     let display = crate::progress::choose(
         opts.display,
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
         std::env::var_os("CI").is_some(),
     );
+    let progress = Progress::new(display, cells.len() as u64, done_before, predicted);
+    for n in notices {
+        progress.log(n);
+    }
+    let interrupt = watch_signals(progress.logger());
     let mut r = Runner {
         sweep,
         opts,
         state,
         records,
-        progress: Progress::new(display, cells.len() as u64, done_before),
-        interrupt: watch_signals(),
+        progress,
+        interrupt,
         arms,
         goldens: HashMap::new(),
         settled: HashSet::new(),
@@ -237,10 +271,11 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunRe
     };
     r.write_derived()?;
     r.progress.log(format!(
-        "sweep `{}`: {} cells, {done_before} already done; results in {}",
+        "sweep `{}`: {} cells, {done_before} already done; results in {}; {} to run (estimated)",
         sweep.plan.name,
         cells.len(),
-        sweep.out.display()
+        sweep.out.display(),
+        super::estimate::about(predicted)
     ));
     let plan_run = &sweep.plan.run;
     for (c, repetition) in schedule(cells.len(), plan_run.repetitions, plan_run.order) {
@@ -249,10 +284,10 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunRe
             break;
         }
     }
-    r.progress.finish();
+    r.progress.finish(r.report.interrupted);
     if !r.report.interrupted {
         cleanup(sweep, &r.state, &r.records, &names).await?;
-        eprintln!("{}", r.final_line());
+        r.progress.log(r.final_line());
     }
     Ok(r.report)
 }
@@ -271,7 +306,7 @@ impl Runner<'_> {
         }
         let standing = self
             .sweep
-            .standing(&self.state, &self.records, cell, &self.names());
+            .standing(&self.state, &self.records, cell, &self.names(), false);
         match standing.status {
             CellStatus::Done => self.report.skipped_done += 1,
             CellStatus::Failed if !self.opts.retry_failed => {
@@ -301,8 +336,7 @@ impl Runner<'_> {
             Ok(g) => g,
             Err(e) => {
                 self.fail(&id, &key, format!("golden: {e}"))?;
-                self.settled.insert(id);
-                self.progress.cell_finished();
+                self.give_up(cell, repetition - 1);
                 return Ok(());
             }
         };
@@ -318,6 +352,7 @@ impl Runner<'_> {
                 golden: &golden,
                 arm,
             };
+            self.progress.unit_started(super::estimate::cell_run(cell));
             let result = cell::run_one(
                 self.sweep,
                 job,
@@ -326,6 +361,7 @@ impl Runner<'_> {
                 &mut self.interrupt,
             )
             .await?;
+            self.progress.unit_finished();
             let mut label = id.clone();
             if reps > 1 {
                 label.push_str(&format!(" (repetition {repetition}/{reps})"));
@@ -338,8 +374,7 @@ impl Runner<'_> {
                 CellResult::Failed(reason) => {
                     self.progress.log(format!("FAILED {label}: {reason}"));
                     self.fail(&id, &key, reason)?;
-                    self.settled.insert(id);
-                    self.progress.cell_finished();
+                    self.give_up(cell, repetition);
                     return Ok(());
                 }
                 CellResult::Interrupted => {
@@ -355,7 +390,7 @@ impl Runner<'_> {
         }
         let standing = self
             .sweep
-            .standing(&self.state, &self.records, cell, &self.names());
+            .standing(&self.state, &self.records, cell, &self.names(), false);
         if standing.status == CellStatus::Done {
             self.report.ran += 1;
             self.settled.insert(id);
@@ -375,8 +410,14 @@ impl Runner<'_> {
         };
         self.progress.log(format!("golden {}: checking", spec.id()));
         let started = std::time::Instant::now();
+        self.progress.unit_started(super::estimate::golden(spec));
         let result = match golden::ensure(&self.sweep.store, spec, &cfg).await {
             Ok((g, reused)) => {
+                if reused {
+                    self.progress.unit_skipped();
+                } else {
+                    self.progress.unit_finished();
+                }
                 self.progress.log(if reused {
                     format!("golden {}: reused", spec.id())
                 } else {
@@ -399,11 +440,22 @@ impl Runner<'_> {
         result
     }
 
+    /// A cell failed after `runs_done` of its repetitions: the rest will not run.
+    fn give_up(&mut self, cell: &Cell, runs_done: u32) {
+        let left =
+            self.sweep.plan.run.repetitions.saturating_sub(runs_done) as usize * self.arms.len();
+        self.progress
+            .skip(super::estimate::cell_run(cell) * left as u32);
+        self.settled.insert(cell.id());
+        self.progress.cell_finished();
+    }
+
+    /// Checkpoint a failed cell, and bring the report up to date: it lists the failures.
     fn fail(&mut self, id: &str, key: &str, reason: String) -> Result<(), BenchError> {
         self.state.set(id, key, Status::Failed, Some(reason));
         self.state.save(&self.sweep.out)?;
         self.report.failed += 1;
-        Ok(())
+        self.write_derived()
     }
 
     /// Append a repetition's record, checkpoint its cell (done with this many records:
@@ -431,7 +483,12 @@ impl Runner<'_> {
     fn write_derived(&self) -> Result<(), BenchError> {
         let summary = self.sweep.summary_path();
         csv::write(&summary, &self.records).map_err(io_err("write", &summary))?;
-        if !self.records.is_empty()
+        let failed = self
+            .state
+            .cells
+            .values()
+            .any(|c| c.status == Status::Failed);
+        if (!self.records.is_empty() || failed)
             && let Err(e) = crate::report::write(&self.sweep.out, &self.records)
         {
             self.progress.log(format!(
@@ -464,8 +521,19 @@ impl Runner<'_> {
         } else {
             String::new()
         };
+        let empty = crate::export::without_operations(&self.records);
+        let empty = if empty.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n  WARNING: {} cells measured no successful operation, so they have no \
+                 latency or throughput (the report lists them): {}",
+                empty.len(),
+                empty.join(", ")
+            )
+        };
         format!(
-            "sweep `{}` finished: {} cells run, {} already done, {} failed{earlier}{unverified}\n  results: {}\n  summary: {}{report_line}",
+            "sweep `{}` finished: {} cells run, {} already done, {} failed{earlier}{unverified}\n  results: {}\n  summary: {}{report_line}{empty}",
             self.sweep.plan.name,
             r.ran,
             r.skipped_done,
@@ -521,7 +589,7 @@ async fn cleanup(
             let all_done = sweep
                 .cells()
                 .iter()
-                .all(|c| sweep.standing(state, records, c, arms).status == CellStatus::Done);
+                .all(|c| sweep.standing(state, records, c, arms, false).status == CellStatus::Done);
             if all_done {
                 sweep.store.remove_prefix("golden").await?;
             }

@@ -43,12 +43,17 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         "#", "cell", "key", "status"
     ));
     let arms = arms_in(&records);
+    let live = crate::lock::holder(&sweep.out);
+    let mut ready = std::collections::BTreeSet::new();
     let mut i = 0;
     for step in &sweep.steps {
         match step {
             Step::Golden(g) => {
                 let ready = match golden::find(&sweep.store, *g).await {
-                    Some(_) => "ready",
+                    Some(_) => {
+                        ready.insert(*g);
+                        "ready"
+                    }
                     None => "to build",
                 };
                 let name = format!("golden {}", g.id());
@@ -56,11 +61,20 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
             }
             Step::Cell(c) => {
                 i += 1;
-                let label = sweep.standing(&state, &records, c, &arms).label();
+                let label = sweep
+                    .standing(&state, &records, c, &arms, live.is_some())
+                    .label();
                 s.push_str(&format!("{i:>4}  {:<40} {:<18} {label}\n", c.id(), c.key()));
             }
         }
     }
+    let left = sweep.predicted_left(&state, &records, &arms, false, &ready);
+    s.push_str(&format!(
+        "\nestimated time for what is left: {} on a machine like this project's 2-core one \
+         with local disk (a model of commit cost by catalog size; S3 is many times slower; \
+         `bench run` corrects it as cells finish)\n",
+        super::estimate::about(left)
+    ));
     Ok(s)
 }
 
@@ -71,10 +85,11 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let records = records_for_display(sweep);
     let cells = sweep.cells();
     let arms = arms_in(&records);
+    let live = crate::lock::holder(&sweep.out);
     let mut count = std::collections::HashMap::new();
     let (mut partial, mut failures) = (Vec::new(), Vec::new());
     for c in &cells {
-        let st = sweep.standing(&state, &records, c, &arms);
+        let st = sweep.standing(&state, &records, c, &arms, live.is_some());
         *count.entry(st.status).or_insert(0) += 1;
         if st.partial() {
             partial.push(format!("  {}: {}\n", c.id(), st.label()));
@@ -90,7 +105,7 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     }
     let n = |st: CellStatus| count.get(&st).copied().unwrap_or(0);
     let mut s = format!(
-        "plan `{}`: {} cells: {} done, {} failed, {} pending, {} stale (plan changed since they ran), {} interrupted\n",
+        "plan `{}`: {} cells: {} done, {} failed, {} pending, {} stale (plan changed since they ran), {} interrupted{}\n",
         sweep.plan.name,
         cells.len(),
         n(CellStatus::Done),
@@ -98,6 +113,13 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         n(CellStatus::Pending),
         n(CellStatus::Stale),
         n(CellStatus::Interrupted),
+        match live {
+            Some(pid) => format!(
+                ", {} running (bench run pid {pid} holds the directory)",
+                n(CellStatus::Running)
+            ),
+            None => String::new(),
+        },
     );
     if !partial.is_empty() {
         s.push_str("cells with some of their repetitions recorded (`bench run` runs the rest):\n");

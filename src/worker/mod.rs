@@ -139,7 +139,9 @@ impl Session {
             let target = self.target(op, i, false);
             let start = Instant::now();
             if let Some(d) = self.op_delay {
-                tokio::time::sleep(d).await;
+                // The thread's own sleep: tokio's timer has a resolution of 1 ms, too coarse
+                // to plant a fraction of a millisecond. One operation at a time runs here.
+                std::thread::sleep(d);
             }
             let result = self.perform(op, target).await;
             last_end = Instant::now();

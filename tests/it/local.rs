@@ -47,6 +47,10 @@ fn plan_lists_cells_in_order_and_writes_nothing() {
         ]
     );
     assert_eq!(text.matches(" pending").count(), 8, "{text}");
+    assert!(
+        text.contains("estimated time for what is left: about "),
+        "{text}"
+    );
     assert!(!out.exists(), "bench plan must not write anything");
 }
 
@@ -211,6 +215,27 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
     }
     // The finished sweep wrote its report, with the charts it embeds.
     assert!(stderr(&o).contains("report:"), "{}", stderr(&o));
+    // With --progress lines, every line carries its time.
+    for line in stderr(&o).lines() {
+        let stamp = line.split(' ').next().unwrap_or("");
+        assert!(
+            stamp.len() == 20 && stamp.ends_with('Z') && stamp.as_bytes()[10] == b'T',
+            "a line without a timestamp: {line:?}"
+        );
+    }
+    // Every output has the mode results.jsonl has (the umask's).
+    let mode = |f: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(out.join(f)).unwrap().permissions().mode() & 0o777
+    };
+    for f in [
+        "summary.csv",
+        "state.json",
+        "report.md",
+        "charts/continuous_throughput.svg",
+    ] {
+        assert_eq!(mode(f), mode("results.jsonl"), "{f}");
+    }
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     for chart in [
         "continuous_throughput.svg",
@@ -375,6 +400,16 @@ duration_secs = 30
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // `bench status` meanwhile: the running cell is running, in the run that holds the lock.
+    let status = bench_on("status", &plan, &out);
+    let status = String::from_utf8(status.stdout).unwrap();
+    assert!(
+        status.contains(&format!(
+            "0 interrupted, 1 running (bench run pid {} holds the directory)",
+            child.id()
+        )),
+        "{status}"
+    );
     // SAFETY: kill(2) on our own child.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);

@@ -305,3 +305,37 @@ fn mixed_mode_reports_both_read_and_write_stats() {
     assert_eq!(col("read_ops"), n_reads.to_string());
     assert_eq!(col("read_errors"), "0");
 }
+
+#[test]
+fn a_cell_without_a_successful_operation_is_reported_and_not_drawn() {
+    // A million reads before each commit do not fit in one second: no commit at all.
+    let (_dir, plan, out) = plan_dir(&one_cell(
+        "",
+        "[mixed]\nclients = [1]\nreads_per_write = 1000000\nduration_secs = 1",
+    ));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["total_operations"], 0, "{r}");
+    assert!(r["reads"]["total_operations"].as_u64().unwrap() > 0, "{r}");
+    assert!(
+        stderr(&o).contains("WARNING: 1 cells measured no successful operation")
+            && stderr(&o).contains("mixed_inline_false_rows_100_c_1"),
+        "{}",
+        stderr(&o)
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("**Cells that measured no successful operation**")
+            && report.contains("- `mixed_inline_false_rows_100_c_1`"),
+        "{report}"
+    );
+    // The table's row: commits 0, commit latencies "—", the reads' figures present.
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("| no_index | 100 |"))
+        .expect("the mixed row");
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(&cells[4..9], ["0", "0", "0.000", "—", "—"], "{row}");
+    assert_ne!(cells[12], "—", "reads/s exists: {row}");
+}

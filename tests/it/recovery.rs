@@ -115,12 +115,18 @@ sizes = [100]
 inline = [false]
 [concurrent]
 concurrency = [1, 2]
-duration_secs = 4
+duration_secs = 1
 [run]
 cell_timeout_secs = 2
 "#;
     let (_dir, plan, out) = plan_dir(text);
-    let o = run(&plan, &out, &[]);
+    // Every commit takes 5 s more: no cell can finish within 2 s.
+    let slow = || {
+        let mut cmd = bench();
+        cmd.env(bench::worker::OP_DELAY_ENV, "5000");
+        cmd
+    };
+    let o = run_with(slow(), &plan, &out, &[]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("FAILED conc_inline_false_rows_100_c_1: timeout"));
     assert!(
@@ -129,6 +135,15 @@ cell_timeout_secs = 2
     );
     assert!(lines(&out.join("results.jsonl")).is_empty());
     no_workers_left(&out);
+    // The report tells the failures, with their reasons.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("**Failed cells**"), "{report}");
+    for c in [
+        "conc_inline_false_rows_100_c_1",
+        "conc_inline_false_rows_100_c_2",
+    ] {
+        assert!(report.contains(&format!("- `{c}`: timeout")), "{report}");
+    }
 
     let status = bench_on("status", &plan, &out);
     let status = String::from_utf8(status.stdout).unwrap();
@@ -142,7 +157,7 @@ cell_timeout_secs = 2
     );
 
     // A resume does not retry failed cells by default, and says so.
-    let o = run(&plan, &out, &[]);
+    let o = run_with(slow(), &plan, &out, &[]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("--retry-failed"), "{}", stderr(&o));
     assert!(lines(&out.join("results.jsonl")).is_empty());
@@ -156,6 +171,8 @@ cell_timeout_secs = 2
     let o = run(&plan, &out, &["--retry-failed"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(tags(&out).len(), 2);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!report.contains("Failed cells"), "{report}");
 }
 
 fn spawn_run(plan: &Path, out: &Path) -> std::process::Child {
@@ -285,7 +302,19 @@ fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
             &[],
             none,
             2,
-            "invalid type",
+            "`continuous.operations` (line 6): must be a whole number of commits",
+        ),
+        case(
+            good,
+            &[
+                "--root",
+                "s3://b/x",
+                "--storage-option",
+                "aws_endpoint=http://127.0.0.1:9",
+            ],
+            none,
+            2,
+            "add --storage-option aws_allow_http=true",
         ),
         case(
             &format!("operation = 'write-nothing'\n{good}"),

@@ -273,13 +273,18 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
             .unwrap_or_else(|| panic!("no row for {cell} in\n{text}"))
             .to_string()
     };
-    let (main, reads) = text.split_once("reads of mixed cells:").expect("a reads table");
+    let (main, reads) = text
+        .split_once("reads of mixed cells:")
+        .expect("a reads table");
     // Every repetition 0.5 x: the interval lies beyond -10 %, whatever the noise.
     let r = row(main, "cont_inline_true_rows_1000");
     assert!(r.contains(" 0.500 ["), "{r}");
     assert!(r.contains("REGRESSION (ops/s -50.0%, CI -"), "{r}");
     let r = row(main, "conc_inline_true_rows_1000_c_2");
-    assert!(r.contains(" 1.400 [") && r.contains("improved (ops/s +40.0%"), "{r}");
+    assert!(
+        r.contains(" 1.400 [") && r.contains("improved (ops/s +40.0%"),
+        "{r}"
+    );
     // 0.88 x the median, but spread +-30 %: beyond the threshold, within noise.
     let r = row(main, "cont_inline_false_rows_1000");
     assert!(r.contains(" 0.880 [") && r.ends_with("within noise"), "{r}");
@@ -294,7 +299,9 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
     assert!(r.contains("REGRESSION (reads/s -50.0%"), "{r}");
     assert!(row(main, "mixed_inline_true_rows_1000_c_2").ends_with("within noise"));
     assert!(
-        text.contains("12 cells compared: 2 regressed, 1 improved, 8 within noise, 1 without a verdict"),
+        text.contains(
+            "12 cells compared: 2 regressed, 1 improved, 8 within noise, 1 without a verdict"
+        ),
         "{text}"
     );
 
@@ -303,7 +310,11 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
     // Nothing moved beyond 60 % with confidence.
     let o = bench_cmd(&["compare", a, b, "--fail-on-regression", "--threshold", "60"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(stdout(&o).contains("0 regressed, 0 improved"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("0 regressed, 0 improved"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -346,7 +357,9 @@ fn compare_gives_ratios_warnings_and_no_verdict_for_single_runs() {
         .collect();
     assert_eq!(r[3], "0.500", "{r:?}");
     assert!(
-        text.contains("19 cells compared: 0 regressed, 0 improved, 0 within noise, 19 without a verdict"),
+        text.contains(
+            "19 cells compared: 0 regressed, 0 improved, 0 within noise, 19 without a verdict"
+        ),
         "{text}"
     );
     assert_eq!(

@@ -1,0 +1,196 @@
+//! Plan errors in plain words: where a key is in the file (its line), and what a wrong type
+//! should have been, with an example.
+
+/// The key path without list indices: `matrix.sizes[0]` → `matrix.sizes`.
+fn strip_indices(key: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in key.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The line (1-based) where `key` (e.g. `concurrent.duration_secs`, or a table such as
+/// `mixed`) is set in the plan text, if it is there.
+pub(super) fn locate(text: &str, key: &str) -> Option<usize> {
+    let key = strip_indices(key);
+    if key.is_empty() || key == "." {
+        return None;
+    }
+    let mut table = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[').and_then(|l| l.split(']').next()) {
+            table = header.trim().trim_matches('[').trim().to_string();
+            if table == key {
+                return Some(i + 1);
+            }
+            continue;
+        }
+        let Some((name, _)) = line.split_once('=') else {
+            continue;
+        };
+        let name: String = name
+            .split('.')
+            .map(|p| p.trim().trim_matches(['"', '\'']))
+            .collect::<Vec<_>>()
+            .join(".");
+        let full = if table.is_empty() {
+            name
+        } else {
+            format!("{table}.{name}")
+        };
+        if full == key || key.starts_with(&format!("{full}.")) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// An example value and a unit for the keys whose type a user can get wrong.
+fn example(leaf: &str) -> (&'static str, &'static str) {
+    match leaf {
+        "duration_secs" => ("10", " of seconds"),
+        "cell_timeout_secs" => ("1200", " of seconds"),
+        "sizes" => ("[1000, 10000]", " of rows"),
+        "concurrency" => ("[2, 4]", " of writer processes"),
+        "clients" => ("[4]", " of client processes"),
+        "inline" => ("[true, false]", ""),
+        "operations" => ("50", " of commits"),
+        "reads_per_write" => ("100", " of reads"),
+        "commit_retries" => ("20", ""),
+        "warmup_operations" => ("2", ""),
+        "repetitions" => ("5", ""),
+        "keep_runs" => ("false", ""),
+        "name" => ("\"default\"", ""),
+        "root" => ("\"s3://bucket/prefix\"", ""),
+        "operation" | "read_operation" => ("\"write-create-namespace\"", ""),
+        "cleanup" => ("\"runs\"", ""),
+        "order" => ("\"interleaved\"", ""),
+        _ => ("\"us-east-1\"", ""),
+    }
+}
+
+/// What the parser found, from serde's "invalid type: string \"4s\", expected u64".
+fn found(message: &str) -> String {
+    let what = message
+        .split_once(": ")
+        .map(|(_, rest)| rest.split(", expected").next().unwrap_or(rest))
+        .unwrap_or("");
+    match what.split_once(' ') {
+        Some(("string", s)) => format!(" (found the string {s})"),
+        Some((_, v)) => format!(" (found {})", v.trim_matches('`')),
+        None if !what.is_empty() => format!(" (found {what})"),
+        None => String::new(),
+    }
+}
+
+/// Serde's type errors in plain words, naming what the key takes with an example; other
+/// messages as they are.
+pub(super) fn plain(key: &str, message: &str) -> String {
+    if !(message.starts_with("invalid type") || message.starts_with("invalid value")) {
+        return message.to_string();
+    }
+    let leaf_of = strip_indices(key);
+    let leaf = leaf_of.rsplit('.').next().unwrap_or("");
+    let in_list = key.ends_with(']');
+    let (eg, unit) = example(leaf);
+    let expected = message.rsplit("expected ").next().unwrap_or("");
+    let what = if expected.starts_with('u') || expected.starts_with('i') {
+        if in_list {
+            let one = eg.trim_matches(['[', ']']).split(',').next().unwrap_or(eg);
+            format!("each value must be a whole number{unit}, e.g. {one}")
+        } else {
+            format!("must be a whole number{unit}, e.g. {eg}")
+        }
+    } else if expected.starts_with("a sequence") {
+        format!("must be a list, e.g. {eg}")
+    } else if expected.starts_with("a boolean") {
+        if in_list {
+            "each value must be true or false".to_string()
+        } else {
+            "must be true or false".to_string()
+        }
+    } else if expected.starts_with("a string") {
+        format!("must be a string in quotes, e.g. {eg}")
+    } else {
+        return message.to_string();
+    };
+    format!("{what}{}", found(message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_found_where_they_are_set() {
+        let text = "name = 'x'\n\n[matrix]\nsizes = []\ninline = [true]\n[concurrent]\n\
+                    concurrency = [2]\nduration_secs = 3\n[run]\ncell_timeout_secs = 0\n";
+        assert_eq!(locate(text, "name"), Some(1));
+        assert_eq!(locate(text, "matrix.sizes"), Some(4));
+        assert_eq!(locate(text, "matrix.sizes[0]"), Some(4));
+        assert_eq!(locate(text, "concurrent"), Some(6));
+        assert_eq!(locate(text, "concurrent.duration_secs"), Some(8));
+        assert_eq!(locate(text, "run.cell_timeout_secs"), Some(10));
+        assert_eq!(locate(text, "mixed.clients"), None);
+        assert_eq!(locate(text, ""), None);
+        // Dotted keys at the top level count too.
+        assert_eq!(
+            locate("name = 'x'\nrun.repetitions = 0\n", "run.repetitions"),
+            Some(2)
+        );
+        assert_eq!(
+            locate("[storage]\naws_region = ''\n", "storage.aws_region"),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn type_errors_say_what_the_key_takes() {
+        let m = plain(
+            "concurrent.duration_secs",
+            "invalid type: string \"4s\", expected u64",
+        );
+        assert_eq!(
+            m,
+            "must be a whole number of seconds, e.g. 10 (found the string \"4s\")"
+        );
+        let m = plain(
+            "matrix.sizes",
+            "invalid type: string \"many\", expected a sequence",
+        );
+        assert_eq!(
+            m,
+            "must be a list, e.g. [1000, 10000] (found the string \"many\")"
+        );
+        let m = plain(
+            "matrix.sizes[0]",
+            "invalid value: integer `-1`, expected u64",
+        );
+        assert_eq!(
+            m,
+            "each value must be a whole number of rows, e.g. 1000 (found -1)"
+        );
+        let m = plain(
+            "run.keep_runs",
+            "invalid type: string \"yes\", expected a boolean",
+        );
+        assert_eq!(m, "must be true or false (found the string \"yes\")");
+        let m = plain(
+            "storage.aws_region",
+            "invalid type: integer `3`, expected a string",
+        );
+        assert_eq!(
+            m,
+            "must be a string in quotes, e.g. \"us-east-1\" (found 3)"
+        );
+        assert_eq!(plain("x", "missing field `name`"), "missing field `name`");
+    }
+}

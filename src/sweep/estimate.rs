@@ -1,0 +1,114 @@
+//! What a sweep's work costs in time, by a model of this project's 2-core machine on local
+//! disk (per-commit cost grows about linearly with the catalog: 6 ms at 1,000 rows, 1 s at
+//! 1,000,000 with inline indices; see the README's measured tables). It is only a prior:
+//! `bench run` scales it by what the finished work actually took, so a slower store (S3)
+//! or machine corrects it after the first cells.
+
+use std::time::Duration;
+
+use crate::plan::{Cell, GoldenSpec, Mode, Operation};
+
+/// One operation on a catalog of `rows` rows, in seconds.
+fn per_op(rows: u64, inline: bool, op: Operation) -> f64 {
+    let rows = rows as f64;
+    let commit = if inline {
+        0.004 + 1.0e-6 * rows
+    } else {
+        0.0025 + 0.76e-6 * rows
+    };
+    match op {
+        Operation::CreateNamespace | Operation::DeclareTable => commit,
+        Operation::CreateTable => commit + 0.005,
+        op if op.is_cold() => commit / 2.0,
+        _ => 0.001 + 1.0e-8 * rows,
+    }
+}
+
+/// Starting the workers, copying the golden, verifying the copy: per run of a cell.
+fn overhead(rows: u64) -> f64 {
+    0.5 + 4.0e-7 * rows as f64
+}
+
+/// One run (repetition, arm) of a cell.
+pub fn cell_run(cell: &Cell) -> Duration {
+    let (rows, inline) = (cell.golden.rows, cell.golden.inline);
+    let op = per_op(rows, inline, cell.operation);
+    let warmup = cell.warmup as f64 * op;
+    let body = match cell.mode {
+        Mode::Continuous { operations } => operations as f64 * op,
+        Mode::Concurrent { duration_secs, .. } => duration_secs as f64 + 2.0 * op,
+        Mode::Mixed {
+            duration_secs,
+            read,
+            reads_per_write,
+            ..
+        } => duration_secs as f64 + op + reads_per_write as f64 * per_op(rows, inline, read),
+    };
+    Duration::from_secs_f64(overhead(rows) + warmup + body)
+}
+
+/// Bootstrapping a golden (about 2.5 million rows a second, then for inline indices one
+/// commit that rewrites it).
+pub fn golden(spec: GoldenSpec) -> Duration {
+    let index = if spec.inline {
+        per_op(spec.rows, true, Operation::CreateNamespace)
+    } else {
+        0.0
+    };
+    Duration::from_secs_f64(0.05 + spec.rows as f64 / 2.5e6 + index)
+}
+
+/// A duration for people: `about 8 min`, `about 40 s`, `about 2.5 h`.
+pub fn about(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 90.0 {
+        format!("about {:.0} s", s.max(1.0))
+    } else if s < 5400.0 {
+        format!("about {:.0} min", s / 60.0)
+    } else {
+        format!("about {:.1} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn cell(rows: u64, mode: Mode) -> Cell {
+        Cell {
+            golden: GoldenSpec { rows, inline: true },
+            mode,
+            operation: Operation::CreateNamespace,
+            commit_retries: 20,
+            warmup: 0,
+            root: "/r".into(),
+            storage: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn costs_grow_with_the_catalog_and_the_clock() {
+        let cont = |rows| cell_run(&cell(rows, Mode::Continuous { operations: 50 }));
+        // 50 commits at 1,000 rows: a quarter of a second plus the start.
+        assert!((cont(1000).as_secs_f64() - (0.5 + 0.0004 + 50.0 * 0.005)).abs() < 1e-9);
+        assert!(cont(1_000_000) > cont(100_000) * 5);
+        let conc = cell_run(&cell(
+            1000,
+            Mode::Concurrent {
+                concurrency: 8,
+                duration_secs: 30,
+            },
+        ));
+        assert!(conc > Duration::from_secs(30) && conc < Duration::from_secs(32));
+        assert!(
+            golden(GoldenSpec {
+                rows: 1_000_000,
+                inline: false
+            }) < Duration::from_secs(1)
+        );
+        assert_eq!(about(Duration::from_secs(498)), "about 8 min");
+        assert_eq!(about(Duration::from_secs(40)), "about 40 s");
+        assert_eq!(about(Duration::from_secs(9000)), "about 2.5 h");
+    }
+}
