@@ -1,7 +1,9 @@
 //! Harness benchmark helper (see `scripts/harness-bench.sh`): the same commits straight
 //! through `DirectoryNamespace` in one process, and golden bootstrap speed and memory.
 //!
-//!   harness direct DIR ROWS OPS INLINE   # prints: direct <ms per commit> <ops/s>
+//!   harness direct DIR ROWS OPS INLINE [counted]
+//!       # prints: direct <ms per commit> <ops/s>; with `counted`, through a namespace
+//!       # whose requests are counted, with a snapshot around every commit, as a worker does
 //!   harness golden DIR ROWS              # prints: golden <rows> <secs> <rows/s> <peak RSS MiB>
 
 use std::collections::BTreeMap;
@@ -65,23 +67,38 @@ async fn main() {
                 .copy_prefix(&g.rel, "runs/direct")
                 .await
                 .expect("copy");
-            let ns = catalog::open(&CatalogConfig {
+            let cfg = CatalogConfig {
                 root: store.uri("runs/direct"),
                 inline,
                 commit_retries: 20,
                 storage: storage.clone(),
-            })
-            .await
+            };
+            let counted = args.get(5).is_some_and(|a| a == "counted");
+            let counters = std::sync::Arc::new(catalog::counting::Counters::default());
+            let ns = if counted {
+                catalog::open_counted(&cfg, &counters).await
+            } else {
+                catalog::open(&cfg).await
+            }
             .expect("open catalog");
             let data = catalog::table_ipc();
             let op = Operation::CreateNamespace;
+            let mut requests = 0;
             let start = Instant::now();
             for i in 0..ops {
+                let before = counted.then(|| counters.snapshot());
                 catalog::execute(&ns, op, catalog::object_id(op, 0, i), &data)
                     .await
                     .expect("commit");
+                if let Some(before) = before {
+                    requests += (counters.snapshot() - before).requests();
+                    counters.operation_over();
+                }
             }
             let secs = start.elapsed().as_secs_f64();
+            if counted {
+                eprintln!("{:.1} requests per commit", requests as f64 / ops as f64);
+            }
             println!(
                 "direct {:.3} {:.3}",
                 secs * 1000.0 / ops as f64,

@@ -2,9 +2,13 @@
 # Harness benchmark: how much does bench's harness add to what it measures?
 #
 # (a) N commits straight through DirectoryNamespace in one process (examples/harness.rs)
-# (b) the same N commits as a continuous cell of `bench run`
-# at a few sizes, on local disk; prints per-commit latency and throughput of both and their
-# ratio. Then golden bootstrap speed and peak RSS at 100,000 and 1,000,000 rows.
+# (b) the same, with the request accounting of the workers (a counting store layer and a
+#     snapshot of the counts around every commit)
+# (c) the same N commits as a continuous cell of `bench run`
+# at a few sizes, on local disk; prints per-commit latency and throughput and the ratios
+# counted/direct (what the accounting costs) and bench/direct (what the harness adds).
+# (a) and (b) run alternately, three times each, and the medians are compared.
+# Then golden bootstrap speed and peak RSS at 100,000 and 1,000,000 rows.
 #
 #   scripts/harness-bench.sh [OPS] [SIZES...]      (defaults: 50 commits; 1000 10000 100000)
 set -euo pipefail
@@ -19,10 +23,18 @@ harness="$target/release/examples/harness"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-printf '%-9s %-7s %14s %14s %14s %14s %8s\n' rows inline "direct ms" "bench ms" "direct ops/s" "bench ops/s" ratio
+median() { python3 -c 'import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+printf '%-7s %-6s %10s %10s %10s %12s %12s %12s %9s %9s\n' rows inline "direct ms" "counted ms" "bench ms" "direct op/s" "counted op/s" "bench op/s" "cnt/dir" "bench/dir"
 for inline in true false; do
   for rows in "${sizes[@]}"; do
-    read -r _ dms dtps < <("$harness" direct "$work/direct" "$rows" "$ops" "$inline")
+    d=(); c=(); dm=(); cm=()
+    for rep in 1 2 3; do
+      read -r _ ms tps < <("$harness" direct "$work/direct" "$rows" "$ops" "$inline" 2>/dev/null)
+      d+=("$tps"); dm+=("$ms")
+      read -r _ ms tps < <("$harness" direct "$work/direct" "$rows" "$ops" "$inline" counted 2>/dev/null)
+      c+=("$tps"); cm+=("$ms")
+    done
+    dtps=$(median "${d[@]}"); ctps=$(median "${c[@]}"); dms=$(median "${dm[@]}"); cms=$(median "${cm[@]}")
     cat > "$work/plan.toml" <<PLAN
 name = "harness"
 [matrix]
@@ -35,11 +47,13 @@ PLAN
     line=$(tail -1 "$work/out-$inline-$rows/results.jsonl")
     btps=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["throughput_ops_per_sec"])' "$line")
     bms=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["avg_latency_ms"])' "$line")
-    ratio=$(python3 -c "print(f'{$btps / $dtps:.3f}')")
-    printf '%-9s %-7s %14.3f %14.3f %14.2f %14.2f %8s\n' "$rows" "$inline" "$dms" "$bms" "$dtps" "$btps" "$ratio"
+    printf '%-7s %-6s %10.3f %10.3f %10.3f %12.2f %12.2f %12.2f %9.3f %9.3f\n' "$rows" "$inline" \
+      "$dms" "$cms" "$bms" "$dtps" "$ctps" "$btps" \
+      "$(python3 -c "print($ctps / $dtps)")" "$(python3 -c "print($btps / $dtps)")"
   done
 done
-echo "ratio = bench ops/s / direct ops/s (1.0: the harness adds nothing)"
+echo "cnt/dir = counted / direct ops/s (1.0: the accounting costs nothing); bench/dir = bench /"
+echo "direct ops/s (1.0: the harness adds nothing); direct and counted: medians of 3 alternating runs"
 echo
 printf '%-9s %10s %12s %14s\n' rows secs "rows/s" "peak RSS MiB"
 for rows in 100000 1000000; do

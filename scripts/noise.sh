@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How noisy is this machine, in verdicts?
 #
-#   scripts/noise.sh [PAIRS] [REPS]
+#   scripts/noise.sh [PAIRS] [REPS]      (PAIRS=0: only part 2)
 #
 # 1. False positives of `bench compare`: PAIRS pairs of identical runs of the same binary
 #    on a small panel (continuous and concurrent cells at 1,000 and 10,000 rows, both
@@ -11,8 +11,9 @@
 # 2. The smallest change `bench ab` finds with REPS pairs: continuous cells at 1,000 and
 #    10,000 rows (inline indices) against a candidate that is this bench with a planted
 #    slowdown of 5 %, 10 % and 20 % of the baseline's mean commit latency per cell
-#    (BENCH_OP_DELAY_MS); prints the measured ratio B/A with its 95 % interval, p, and
-#    the verdict.
+#    (BENCH_OP_DELAY_MS); prints the ratio the delay is due to give (from arm A's own
+#    latencies), the measured ratio B/A with its 95 % interval, whether the interval
+#    excludes 1, and the verdict.
 #
 # Defaults: PAIRS=4, REPS=5. Takes about 25 minutes on 2 cores. Needs a release build
 # (cargo build --release); uses $BENCH, else the build in $CARGO_TARGET_DIR or target/.
@@ -40,6 +41,7 @@ repetitions = $REPS
 order = "interleaved"
 EOF
 
+if [ "$PAIRS" -gt 0 ]; then
 echo "== 1. bench compare on identical runs ($PAIRS pairs, $REPS repetitions each) =="
 cells=0; flagged=0; bare=0
 for p in $(seq 1 "$PAIRS"); do
@@ -67,10 +69,11 @@ PY
   cells=$((cells + n)); flagged=$((flagged + f)); bare=$((bare + b))
 done
 python3 -c "print(f'false positives: {$flagged}/{$cells} cells = {100*$flagged/$cells:.1f} % with the test; {$bare}/{$cells} = {100*$bare/$cells:.1f} % with the threshold alone')"
-
 echo
+fi
+
 echo "== 2. bench ab against planted slowdowns ($REPS pairs per cell) =="
-printf '%-8s %8s %10s %8s  %s\n' rows planted delay_ms "" "B/A ops/s [95% CI], verdict"
+printf '%-7s %8s %9s %8s  %-19s %-5s %s\n' rows planted delay_ms "B/A due" "B/A ops/s [95% CI]" seen verdict
 for rows in 1000 10000; do
   cat > "$WORK/one-$rows.toml" <<EOF
 name = "ab-$rows"
@@ -82,7 +85,7 @@ operations = 30
 [run]
 repetitions = $REPS
 EOF
-  # The baseline's mean commit latency at this size, from one run.
+  # The baseline's mean commit latency at this size, from one run, sets the delay.
   "$BENCH" run "$WORK/one-$rows.toml" --out "$WORK/base-$rows" --root "$WORK/store" \
     --progress lines >/dev/null 2>&1
   avg=$(python3 -c "import json,statistics,sys; print(statistics.median(json.loads(l)['avg_latency_ms'] for l in open(sys.argv[1])))" "$WORK/base-$rows/results.jsonl")
@@ -95,10 +98,23 @@ EOF
       --root "$WORK/store" --progress lines 2>/dev/null | grep -E '^cont_' || true)
     # cell, A, ±cv, B, ±cv, B/A, [interval], ...
     ratio=$(echo "$out" | awk '{print $6, $7}')
-    verdict=$(echo "$out" | sed -E 's/.*(REGRESSION.*|within noise|improved.*)$/\1/')
-    printf '%-8s %7s%% %10s %8s  %s  %s\n' "$rows" "$pct" "$delay" "" "$ratio" "$verdict"
+    # The ratio the delay is due to give, from arm A's own commit latencies in this run:
+    # the geometric mean over the pairs of avg / (avg + delay).
+    due=$(python3 - "$WORK/ab-$rows-$pct/results.jsonl" "$delay" <<'PY'
+import json, math, sys
+d = float(sys.argv[2])
+a = [json.loads(l)["avg_latency_ms"] for l in open(sys.argv[1]) if '"arm":"A"' in l]
+print(f"{math.exp(sum(math.log(x / (x + d)) for x in a) / len(a)):.3f}")
+PY
+)
+    # Seen: the interval excludes 1 (significant), whether or not beyond the threshold.
+    hi=$(echo "$ratio" | sed -E 's/.*–([0-9.]+)\].*/\1/')
+    seen=$(python3 -c "print('yes' if float('$hi') < 1 else 'no')")
+    verdict=$(echo "$out" | sed -E 's/.*(REGRESSION \(ops\/s [^,]*).*/\1)/; s/.*(within noise|improved.*)$/\1/')
+    printf '%-7s %7s%% %9s %8s  %-19s %-5s %s\n' "$rows" "$pct" "$delay" "$due" "$ratio" "$seen" "$verdict"
   done
 done
-echo "(planted: each commit of B takes delay_ms more, i.e. pct % of A's mean commit latency;"
-echo " a verdict needs the change beyond ±10 % and significant at 5 %: a 5 % slowdown is never a"
-echo " verdict at the default threshold, but its interval shows whether it was seen)"
+echo "(planted: each commit of B takes delay_ms more, pct % of the baseline's mean commit latency"
+echo " in a run before; B/A due: the throughput ratio that delay gives against arm A's own"
+echo " latencies in the A/B run; seen: the 95 % interval excludes 1; a verdict needs the whole"
+echo " interval beyond the ±10 % threshold, so a change near 10 % is never a verdict)"

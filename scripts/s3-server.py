@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""A real S3-compatible server on 127.0.0.1 for bench's S3 tests: moto's server mode.
+"""A real S3-compatible server on 127.0.0.1 for bench's S3 tests: moto's server mode, with
+what a network store does to requests when asked.
 
-    python3 scripts/s3-server.py --port 9000 --bucket bench [--bucket other] [--ignore-conditional-put] [--auth]
+    python3 scripts/s3-server.py --port 9000 --bucket bench [--bucket other]
+        [--ignore-conditional-put] [--auth]
+        [--latency-ms 25] [--jitter-ms 5] [--throttle-rate 0.01] [--reset-rate 0.01]
+        [--seed 1]
 
 moto's put_object checks "exists" and then writes without a lock, so two racing
 If-None-Match writers can both win; every PUT is serialised here so that Lance's commit
@@ -9,23 +13,53 @@ safety holds. Nothing is persisted: the buckets are created on start. With
 --ignore-conditional-put the server drops If-None-Match (a store that does not honour
 conditional PUT, for the preflight test). With --auth it checks credentials: it creates an
 IAM user allowed s3:* and prints its key pair after "ready"; any other key is refused.
+
+A network store, on demand (each a fraction of requests, or milliseconds):
+  --latency-ms MS     every request waits MS before it is served (the round trip)
+  --jitter-ms MS      plus a uniformly random 0..MS
+  --throttle-rate F   a fraction F of requests is refused with 503 SlowDown, as S3 does
+  --reset-rate F      a fraction F of connections is reset (TCP RST) instead of answered
+  --seed N            the faults' random sequence (default: random)
+
+Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
+put (incl. conditional, and a multipart upload's start, parts and completion),
+conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object bodies written by PUTs (written_bytes) and read
+by GETs (read_bytes); and how many requests were throttled or reset instead; and the kinds
+again per access key the requests were signed with (by_access_key). GET
+/_bench/counts answers them as JSON; DELETE /_bench/counts answers them and sets them to 0.
+These requests are not counted.
+
 Prints "ready" once it serves requests.
 Needs: pip install 'moto[server]==5.1.22'
 """
 import argparse
+import json
+import os
+import random
+import socket
+import struct
 import threading
 import time
 
 import boto3
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from moto.s3.responses import S3Response
-from moto.server import ThreadedMotoServer
+from werkzeug.serving import make_server
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--port", type=int, default=9000)
 parser.add_argument("--bucket", action="append", default=[])
 parser.add_argument("--ignore-conditional-put", action="store_true")
 parser.add_argument("--auth", action="store_true")
+parser.add_argument("--latency-ms", type=float, default=0.0)
+parser.add_argument("--jitter-ms", type=float, default=0.0)
+parser.add_argument("--throttle-rate", type=float, default=0.0)
+parser.add_argument("--reset-rate", type=float, default=0.0)
+parser.add_argument("--seed", type=int, default=None)
 args = parser.parse_args()
+for name in ("throttle_rate", "reset_rate"):
+    if not 0.0 <= getattr(args, name) <= 1.0:
+        parser.error(f"--{name.replace('_', '-')} is a fraction of requests, from 0 to 1")
 
 _lock = threading.Lock()
 _put_object = S3Response.put_object
@@ -42,15 +76,150 @@ def put_object(self):
 
 S3Response.put_object = put_object
 
-server = ThreadedMotoServer(ip_address="127.0.0.1", port=args.port, verbose=False)
-server.start()
+KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
+
+
+def zero():
+    counts = {k: 0 for k in KINDS}
+    counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, by_access_key={})
+    return counts
+
+
+_counts = zero()
+_counts_lock = threading.Lock()
+_rng = random.Random(args.seed)
+
+
+def count(key=None, **delta):
+    with _counts_lock:
+        for k, v in delta.items():
+            _counts[k] += v
+            if key is not None and k in KINDS:
+                per_key = _counts.setdefault("by_access_key", {}).setdefault(key, {})
+                per_key[k] = per_key.get(k, 0) + v
+
+
+def access_key(environ):
+    """The access key id a request is signed with (SigV4), if any."""
+    auth = environ.get("HTTP_AUTHORIZATION", "")
+    if "Credential=" not in auth:
+        return None
+    return auth.split("Credential=", 1)[1].split("/", 1)[0]
+
+
+def kinds_of(environ):
+    """The kinds a request counts as (a conditional PUT is a put and a conditional_put)."""
+    method = environ["REQUEST_METHOD"]
+    path = environ.get("PATH_INFO", "/")
+    query = environ.get("QUERY_STRING", "")
+    # Path-style addressing: /bucket or /bucket/key.
+    has_key = len([p for p in path.split("/") if p]) > 1
+    if method == "HEAD":
+        return ["head"]
+    if method == "GET":
+        return ["get"] if has_key else ["list"]
+    if method == "DELETE":
+        return ["delete"]
+    if method == "POST":
+        # A batch delete, or the start or end of a multipart upload (part of a PUT).
+        return ["delete"] if "delete" in query.split("&") else ["put"]
+    if method == "PUT":
+        if environ.get("HTTP_X_AMZ_COPY_SOURCE"):
+            return ["copy"]
+        if environ.get("HTTP_IF_NONE_MATCH") or environ.get("HTTP_IF_MATCH"):
+            return ["put", "conditional_put"]
+        return ["put"]
+    return []
+
+
+SLOW_DOWN = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message>"
+    b"<RequestId>bench-s3-server</RequestId></Error>"
+)
+
+
+class NetworkStore:
+    """WSGI middleware: counts, latency, throttling and resets in front of moto."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO") == "/_bench/counts":
+            with _counts_lock:
+                body = json.dumps(_counts).encode()
+                if environ["REQUEST_METHOD"] == "DELETE":
+                    _counts.update(zero())
+            start_response(
+                "200 OK",
+                [("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
+            )
+            return [body]
+        kinds = kinds_of(environ)
+        wait = args.latency_ms + _rng.uniform(0.0, args.jitter_ms)
+        if wait > 0:
+            time.sleep(wait / 1000.0)
+        with _counts_lock:
+            roll_throttle, roll_reset = _rng.random(), _rng.random()
+        if roll_reset < args.reset_rate:
+            count(reset=1)
+            sock = environ.get("werkzeug.socket")
+            if sock is not None:
+                # Linger 0, then the socket's descriptor replaced by /dev/null: the kernel
+                # closes the connection with RST at once (as a load balancer dropping it),
+                # whatever the server's own file objects still hold.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                devnull = os.open(os.devnull, os.O_RDWR)
+                os.dup2(devnull, sock.fileno())
+                os.close(devnull)
+            raise ConnectionResetError("bench s3-server: reset injected")
+        if roll_throttle < args.throttle_rate:
+            count(throttled=1)
+            start_response(
+                "503 Slow Down",
+                [("Content-Type", "application/xml"), ("Content-Length", str(len(SLOW_DOWN)))],
+            )
+            return [SLOW_DOWN]
+        written = (
+            int(environ.get("CONTENT_LENGTH") or 0)
+            if "put" in kinds and environ["REQUEST_METHOD"] == "PUT"
+            else 0
+        )
+        count(access_key(environ), written_bytes=written, **{k: 1 for k in kinds})
+        body = self.app(environ, start_response)
+        return Counted(body) if kinds == ["get"] else body
+
+
+class Counted:
+    """A response body that adds its length to read_bytes as it is sent."""
+
+    def __init__(self, body):
+        self.body = body
+
+    def __iter__(self):
+        for chunk in self.body:
+            count(read_bytes=len(chunk))
+            yield chunk
+
+    def close(self):
+        if hasattr(self.body, "close"):
+            self.body.close()
+
+
+app = NetworkStore(DomainDispatcherApplication(create_backend_app))
+server = make_server("127.0.0.1", args.port, app, threaded=True)
+threading.Thread(target=server.serve_forever, daemon=True).start()
 endpoint = f"http://127.0.0.1:{args.port}"
+# Setting up the buckets goes around the faults: a direct client on a fresh port would be
+# counted, so reset the counts once the buckets exist.
 s3 = boto3.client(
     "s3",
     endpoint_url=endpoint,
     region_name="us-east-1",
     aws_access_key_id="testing",
     aws_secret_access_key="testing",
+    config=boto3.session.Config(retries={"max_attempts": 20, "mode": "standard"}),
 )
 for b in args.bucket:
     s3.create_bucket(Bucket=b)
@@ -74,9 +243,11 @@ if args.auth:
     key = iam.create_access_key(UserName="bench")["AccessKey"]
     settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
     ready = f"ready {key['AccessKeyId']} {key['SecretAccessKey']}"
+with _counts_lock:
+    _counts.update(zero())
 print(ready, flush=True)
 try:
     while True:
         time.sleep(3600)
 except KeyboardInterrupt:
-    server.stop()
+    server.shutdown()

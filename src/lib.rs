@@ -12,6 +12,7 @@ mod compare;
 pub mod coordinator;
 mod error;
 mod export;
+mod failure;
 mod fault;
 mod files;
 pub mod golden;

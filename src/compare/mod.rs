@@ -129,12 +129,34 @@ pub const METRICS: usize = 3;
 pub struct Figures {
     pub values: [Vec<f64>; METRICS],
     pub spread: [Spread; METRICS],
+    /// Successful operations of each repetition (the samples behind its percentiles).
+    pub ops: Vec<u64>,
 }
 
+/// The quantile each figure after throughput is.
+const QUANTILES: [f64; METRICS] = [0.0, 0.50, 0.99];
+
+/// Operations beyond a percentile that each repetition needs before its change is tested:
+/// with fewer, a "p99" is the largest sample or two and only noise. So p50 needs 20
+/// operations a repetition, p99 1,000; throughput is always tested.
+pub const BEYOND_PERCENTILE: f64 = 10.0;
+
 impl Figures {
-    fn new(values: [Vec<f64>; METRICS]) -> Figures {
+    fn new(values: [Vec<f64>; METRICS], ops: Vec<u64>) -> Figures {
         let spread = [spread(&values[0]), spread(&values[1]), spread(&values[2])];
-        Figures { values, spread }
+        Figures {
+            values,
+            spread,
+            ops,
+        }
+    }
+
+    /// Whether figure `i` rests on enough operations in every repetition to be tested.
+    fn testable(&self, i: usize) -> bool {
+        let q = QUANTILES[i];
+        self.ops
+            .iter()
+            .all(|&n| n as f64 * (1.0 - q) >= BEYOND_PERCENTILE || q == 0.0)
     }
     pub fn repetitions(&self) -> usize {
         self.values[0].len()
@@ -228,6 +250,31 @@ pub struct Comparison {
     pub threshold_pct: f64,
     /// Compared pair by pair (an A/B results directory).
     pub paired: bool,
+    /// Requests and bytes per operation, where both sides measured them.
+    pub io_rows: Vec<IoRow>,
+}
+
+/// One cell's requests and bytes per operation (medians over repetitions) on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoRow {
+    pub cell: String,
+    /// Requests, read bytes and written bytes per operation.
+    pub a: [f64; 3],
+    pub b: [f64; 3],
+}
+
+/// Requests, read bytes, written bytes per operation: medians over the records, if every
+/// record measured them.
+fn io_figures(reps: &[&Record]) -> Option<[f64; 3]> {
+    let per: Option<Vec<crate::stats::IoPerOp>> = reps.iter().map(|r| r.io_per_op).collect();
+    let per = per?;
+    let med =
+        |f: fn(&crate::stats::IoPerOp) -> f64| crate::stats::median(per.iter().map(f).collect());
+    Some([
+        med(|p| p.requests()),
+        med(|p| p.read_bytes),
+        med(|p| p.written_bytes),
+    ])
 }
 
 impl Comparison {
@@ -297,11 +344,15 @@ fn figures(reps: &[&Record], reads: bool) -> Option<Figures> {
             })
             .collect()
     };
-    Some(Figures::new([
-        pick(|r| r.throughput_ops_per_sec, |r| r.throughput_ops_per_sec)?,
-        pick(|r| r.p50_latency_ms, |r| r.p50_latency_ms)?,
-        pick(|r| r.p99_latency_ms, |r| r.p99_latency_ms)?,
-    ]))
+    let ops = pick(|r| r.total_operations as f64, |r| r.total_operations as f64)?;
+    Some(Figures::new(
+        [
+            pick(|r| r.throughput_ops_per_sec, |r| r.throughput_ops_per_sec)?,
+            pick(|r| r.p50_latency_ms, |r| r.p50_latency_ms)?,
+            pick(|r| r.p99_latency_ms, |r| r.p99_latency_ms)?,
+        ],
+        ops.into_iter().map(|n| n as u64).collect(),
+    ))
 }
 
 fn ratio(a: f64, b: f64) -> Option<f64> {
@@ -362,7 +413,7 @@ fn row(
 fn unpaired_row(cell: &str, a: Figures, b: Figures, t: f64, per_sec: &'static str) -> Row {
     let enough = a.repetitions() >= MIN_REPETITIONS && b.repetitions() >= MIN_REPETITIONS;
     let tests = std::array::from_fn(|i| {
-        enough
+        (enough && a.testable(i) && b.testable(i))
             .then(|| welch_log(&a.values[i], &b.values[i]))
             .flatten()
     });
@@ -414,6 +465,13 @@ pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
         }
         if let (Some(fa), Some(fb)) = (side(xa, true), side(xb, true)) {
             c.read_rows.push(unpaired_row(tag, fa, fb, t, "reads/s"));
+        }
+        if let (Some(a), Some(b)) = (io_figures(&xa.reps), io_figures(&xb.reps)) {
+            c.io_rows.push(IoRow {
+                cell: tag.clone(),
+                a,
+                b,
+            });
         }
     }
     c.only_b = ib
@@ -468,6 +526,7 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             };
             let enough = pa.len() >= MIN_REPETITIONS;
             let tests = std::array::from_fn(|i| {
+                let enough = enough && fa.testable(i) && fb.testable(i);
                 let pairs: Vec<(f64, f64)> = fa.values[i]
                     .iter()
                     .copied()
@@ -476,6 +535,13 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
                 enough.then(|| paired_log(&pairs)).flatten()
             });
             rows.push(row(tag, fa, fb, tests, t, per_sec));
+        }
+        if let (Some(a), Some(b)) = (io_figures(&pa), io_figures(&pb)) {
+            c.io_rows.push(IoRow {
+                cell: tag.to_string(),
+                a,
+                b,
+            });
         }
     }
     c.only_b = b_of
@@ -561,6 +627,29 @@ mod tests {
         let c = compare(&a[..2], &slow[..2], 10.0);
         assert_eq!(c.regressions(), 0);
         assert_eq!(c.rows[0].verdict(), "no verdict (2/2 repetitions)");
+    }
+
+    #[test]
+    fn percentiles_are_tested_only_on_enough_operations() {
+        let a = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
+        let slow = reps(&[80.0, 83.0, 78.0, 81.0, 79.0], None);
+        // 10 operations a repetition: throughput is tested, p50 (which needs 20) not.
+        let c = compare(&a, &slow, 10.0);
+        assert!(c.rows[0].tests[0].is_some() && c.rows[0].tests[1].is_none());
+        let more = |mut v: Vec<Record>, n: u64| {
+            v.iter_mut().for_each(|r| r.total_operations = n);
+            v
+        };
+        let c = compare(&more(a.clone(), 50), &more(slow.clone(), 50), 10.0);
+        assert!(c.rows[0].tests[1].is_some(), "p50 on 50 operations");
+        assert!(c.rows[0].tests[2].is_none(), "p99 needs 1,000");
+        let c = compare(&more(a, 1000), &more(slow, 1000), 10.0);
+        assert!(c.rows[0].tests[2].is_some());
+        assert!(
+            c.rows[0].verdict().contains("p99 +25.0%"),
+            "{}",
+            c.rows[0].verdict()
+        );
     }
 
     #[test]

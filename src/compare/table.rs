@@ -1,8 +1,6 @@
 //! The comparison as an aligned text table and as Markdown, with totals and warnings.
 
-use std::fmt::Write as _;
-
-use super::{Change, Comparison, Figures, MIN_REPETITIONS, Row};
+use super::{Change, Comparison, Figures, IoRow, MIN_REPETITIONS, Row};
 
 /// A ratio with its confidence interval, when tested: `0.800 [0.74–0.86]`.
 fn fmt_ratio(r: &Row, i: usize) -> String {
@@ -81,45 +79,102 @@ fn notes(c: &Comparison, a: &str, b: &str) -> Vec<String> {
     n
 }
 
-/// The comparison as an aligned text table (and one for the reads of mixed cells), then a
-/// line of totals.
+const IO_HEADER: [&str; 10] = [
+    "cell",
+    "req/op A",
+    "req/op B",
+    "B/A",
+    "read KB/op A",
+    "read KB/op B",
+    "B/A",
+    "written KB/op A",
+    "written KB/op B",
+    "B/A",
+];
+
+fn io_cells(r: &IoRow) -> [String; 10] {
+    let ratio = |i: usize| match r.a[i] {
+        a if a > 0.0 => format!("{:.3}", r.b[i] / a),
+        _ => "n/a".into(),
+    };
+    [
+        r.cell.clone(),
+        format!("{:.1}", r.a[0]),
+        format!("{:.1}", r.b[0]),
+        ratio(0),
+        format!("{:.1}", r.a[1] / 1024.0),
+        format!("{:.1}", r.b[1] / 1024.0),
+        ratio(1),
+        format!("{:.1}", r.a[2] / 1024.0),
+        format!("{:.1}", r.b[2] / 1024.0),
+        ratio(2),
+    ]
+}
+
+/// Columns aligned: the first to the left, the others to the right (the last to the left
+/// too with `text_last`, e.g. a verdict).
+fn aligned(rows: &[Vec<String>], text_last: bool) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |v| v.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for r in rows {
+        let mut l = String::new();
+        for (i, v) in r.iter().enumerate() {
+            let pad = width[i].saturating_sub(v.chars().count());
+            if i == 0 {
+                l.push_str(v);
+                l.push_str(&" ".repeat(pad));
+            } else if text_last && i + 1 == r.len() {
+                l.push_str("  ");
+                l.push_str(v);
+            } else {
+                l.push_str(&" ".repeat(pad + 2));
+                l.push_str(v);
+            }
+        }
+        s.push_str(l.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+/// The requests and bytes per operation of both sides.
+fn io_text(c: &Comparison) -> String {
+    let mut rows = vec![IO_HEADER.map(String::from).to_vec()];
+    rows.extend(c.io_rows.iter().map(|r| io_cells(r).to_vec()));
+    format!(
+        "\nrequests and bytes per successful operation (medians; no verdict: they depend on \
+         lance, not on noise):\n{}",
+        aligned(&rows, false)
+    )
+}
+
+/// The comparison as an aligned text table (and one for the reads of mixed cells, one for
+/// the requests and bytes per operation), then a line of totals.
 pub fn text(c: &Comparison) -> String {
     let mut s = table_text(&c.rows, &HEADER);
     if !c.read_rows.is_empty() {
         s.push_str("\nreads of mixed cells:\n");
         s.push_str(&table_text(&c.read_rows, &READ_HEADER));
     }
+    if !c.io_rows.is_empty() {
+        s.push_str(&io_text(c));
+    }
     s.push_str(&summary_line(c));
     s
 }
 
 fn table_text(rows: &[Row], header: &[&str; 11]) -> String {
-    let body: Vec<[String; 11]> = rows.iter().map(cells).collect();
-    let mut width = header.map(str::len);
-    for row in &body {
-        for (w, v) in width.iter_mut().zip(row) {
-            *w = (*w).max(v.len());
-        }
-    }
-    let mut s = String::new();
-    let line = |s: &mut String, vals: &[&str]| {
-        let mut l = String::new();
-        for (i, v) in vals.iter().enumerate() {
-            match i {
-                0 => write!(l, "{v:<w$}", w = width[0]),
-                10 => write!(l, "  {v}"),
-                _ => write!(l, "  {v:>w$}", w = width[i]),
-            }
-            .expect("write to a String");
-        }
-        s.push_str(l.trim_end());
-        s.push('\n');
-    };
-    line(&mut s, header);
-    for row in &body {
-        line(&mut s, &row.each_ref().map(String::as_str));
-    }
-    s
+    let mut all = vec![header.map(String::from).to_vec()];
+    all.extend(rows.iter().map(|r| cells(r).to_vec()));
+    aligned(&all, true)
 }
 
 fn summary_line(c: &Comparison) -> String {
@@ -143,9 +198,10 @@ fn summary_line(c: &Comparison) -> String {
     let untested = c.untested();
     let mut s = format!(
         "{} cells compared: {} regressed, {} improved, {} within noise{} (a verdict needs the \
-         ratio's 95 % confidence interval [..], by {test}, to lie entirely beyond ±{}%; B/A \
-         above 1 is faster for ops/s, slower for latency; ±% is the coefficient of variation \
-         over repetitions)\n",
+         ratio's 95 % confidence interval [..], by {test}, to lie entirely beyond ±{}%, and p50 \
+         and p99 are tested only with at least 20 and 1,000 operations a repetition; B/A above \
+         1 is faster for ops/s, slower for latency; ±% is the coefficient of variation over \
+         repetitions)\n",
         c.rows.len(),
         c.regressions(),
         improved,
@@ -190,6 +246,19 @@ pub fn tables_markdown(c: &Comparison) -> String {
     if !c.read_rows.is_empty() {
         s.push_str("\nReads of mixed cells:\n\n");
         s.push_str(&table_md(&c.read_rows, &READ_HEADER));
+    }
+    if !c.io_rows.is_empty() {
+        s.push_str("\nRequests and bytes per successful operation (medians):\n\n");
+        s.push_str(&format!(
+            "| {} |\n|:---|{}\n",
+            IO_HEADER.join(" | "),
+            "---:|".repeat(9)
+        ));
+        for r in &c.io_rows {
+            let mut v = io_cells(r).to_vec();
+            v[0] = format!("`{}`", v[0]);
+            s.push_str(&format!("| {} |\n", v.join(" | ")));
+        }
     }
     s.push('\n');
     s.push_str(&summary_line(c));

@@ -1,7 +1,8 @@
 //! The pure part of running a cell: folding the workers' events (and their exits) into
 //! what the cell measured, and deciding when to release them. No processes, no clock.
 
-use crate::stats::{Latencies, Measured};
+use crate::catalog::ErrorClass;
+use crate::stats::{IoCounts, Latencies, Measured};
 use crate::worker::Event;
 use crate::worker::protocol::Versions;
 
@@ -13,6 +14,17 @@ pub(super) enum Action {
     Release,
     /// A worker died before release: the cell can never start; stop the others.
     Abort,
+}
+
+/// One operation's event, unpacked.
+struct Op {
+    i: u64,
+    ms: f64,
+    ok: bool,
+    read: bool,
+    class: Option<ErrorClass>,
+    err: Option<String>,
+    io: Option<IoCounts>,
 }
 
 /// The state of a running cell as its workers' events arrive.
@@ -29,6 +41,8 @@ pub(super) struct Fold {
     released: bool,
     done: Vec<bool>,
     failures: Vec<String>,
+    /// A worker reported an operation or its end without its requests.
+    io_unknown: bool,
 }
 
 impl Fold {
@@ -44,6 +58,7 @@ impl Fold {
             released: false,
             done: vec![false; n],
             failures: Vec::new(),
+            io_unknown: false,
         }
     }
 
@@ -77,50 +92,65 @@ impl Fold {
                 ms,
                 ok,
                 read,
-                conflict,
+                class,
                 err,
-            } => self.op(idx, i, ms, ok, read, conflict, err),
-            Event::Done { elapsed_ms } => {
+                io,
+            } => {
+                let op = Op {
+                    i,
+                    ms,
+                    ok,
+                    read,
+                    class,
+                    err,
+                    io,
+                };
+                self.op(idx, op)
+            }
+            Event::Done { elapsed_ms, io } => {
                 self.done[idx] = true;
                 self.m.window_ms = self.m.window_ms.max(elapsed_ms);
+                match io {
+                    Some(io) => self.m.io_workers += io,
+                    None => self.io_unknown = true,
+                }
             }
         }
         Action::Continue
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn op(
-        &mut self,
-        idx: usize,
-        i: u64,
-        ms: f64,
-        ok: bool,
-        read: bool,
-        conflict: bool,
-        err: Option<String>,
-    ) {
+    fn op(&mut self, idx: usize, op: Op) {
         let m = &mut self.m;
-        if read {
+        if op.io.is_none() {
+            self.io_unknown = true;
+        }
+        let io = op.io.unwrap_or_default();
+        if op.read {
             m.reads.attempts += 1;
-            if ok {
-                self.per_worker_reads[idx].record(ms);
+            if op.ok {
+                self.per_worker_reads[idx].record(op.ms);
+                m.reads.io += io;
             } else {
                 m.reads.errors += 1;
-                m.reads.first_error = m.reads.first_error.take().or(err);
+                m.reads.first_error = m.reads.first_error.take().or(op.err);
             }
             return;
         }
         m.attempts += 1;
-        if ok {
-            self.per_worker[idx].record(ms);
-            m.committed.push((self.worker_ids[idx], i));
-        } else if conflict {
-            m.conflicts += 1;
-            m.first_conflict = m.first_conflict.take().or(err);
-        } else {
-            m.other_errors += 1;
-            m.first_other_error = m.first_other_error.take().or(err);
+        if op.ok {
+            self.per_worker[idx].record(op.ms);
+            m.committed.push((self.worker_ids[idx], op.i));
+            m.io += io;
+            return;
         }
+        let (count, first) = match op.class.unwrap_or(ErrorClass::Other) {
+            ErrorClass::Conflict => (&mut m.conflicts, &mut m.first_conflict),
+            ErrorClass::Throttled => (&mut m.throttled, &mut m.first_throttled),
+            ErrorClass::Network => (&mut m.network_errors, &mut m.first_network_error),
+            ErrorClass::Other => (&mut m.other_errors, &mut m.first_other_error),
+        };
+        *count += 1;
+        *first = first.take().or(op.err);
     }
 
     /// Worker `idx` printed something that is not an event.
@@ -168,6 +198,7 @@ impl Fold {
             self.m.latencies.merge(w);
             self.m.reads.latencies.merge(r);
         }
+        self.m.io_known = !self.io_unknown;
         Ok(self.m)
     }
 }
@@ -184,13 +215,40 @@ mod tests {
     }
 
     fn op(i: u64, ms: f64, ok: bool) -> Event {
+        failed(i, ms, ok, false, None, None)
+    }
+
+    /// An operation event with one get of 100 bytes.
+    fn failed(
+        i: u64,
+        ms: f64,
+        ok: bool,
+        read: bool,
+        class: Option<ErrorClass>,
+        err: Option<&str>,
+    ) -> Event {
         Event::Op {
             i,
             ms,
             ok,
-            read: false,
-            conflict: false,
-            err: None,
+            read,
+            class,
+            err: err.map(str::to_string),
+            io: Some(IoCounts {
+                get: 1,
+                read_bytes: 100,
+                ..IoCounts::default()
+            }),
+        }
+    }
+
+    fn done(elapsed_ms: f64) -> Event {
+        Event::Done {
+            elapsed_ms,
+            io: Some(IoCounts {
+                list: 1,
+                ..IoCounts::default()
+            }),
         }
     }
 
@@ -201,10 +259,7 @@ mod tests {
         assert_eq!(f.event(0, ready(1)), Action::Release);
         assert_eq!(f.event(0, ready(0)), Action::Continue);
         for idx in 0..2 {
-            assert_eq!(
-                f.event(idx, Event::Done { elapsed_ms: 1.0 }),
-                Action::Continue
-            );
+            assert_eq!(f.event(idx, done(1.0)), Action::Continue);
             assert_eq!(
                 f.exited(idx, true, "exit 0".into(), String::new()),
                 Action::Continue
@@ -220,68 +275,52 @@ mod tests {
         f.event(1, ready(0));
         f.event(0, op(0, 2.0, true));
         f.event(1, op(0, 4.0, true));
+        let conflict = Some(ErrorClass::Conflict);
+        f.event(1, failed(1, 9.0, false, false, conflict, Some("c1")));
+        f.event(1, failed(2, 9.0, false, false, conflict, Some("c2")));
         f.event(
-            1,
-            Event::Op {
-                i: 1,
-                ms: 9.0,
-                ok: false,
-                read: false,
-                conflict: true,
-                err: Some("c1".into()),
-            },
-        );
-        f.event(
-            1,
-            Event::Op {
-                i: 2,
-                ms: 9.0,
-                ok: false,
-                read: false,
-                conflict: true,
-                err: Some("c2".into()),
-            },
+            0,
+            failed(1, 9.0, false, false, Some(ErrorClass::Other), Some("boom")),
         );
         f.event(
             0,
-            Event::Op {
-                i: 1,
-                ms: 9.0,
-                ok: false,
-                read: false,
-                conflict: false,
-                err: Some("boom".into()),
-            },
+            failed(
+                2,
+                9.0,
+                false,
+                false,
+                Some(ErrorClass::Throttled),
+                Some("503"),
+            ),
         );
         f.event(
             0,
-            Event::Op {
-                i: 0,
-                ms: 0.5,
-                ok: true,
-                read: true,
-                conflict: false,
-                err: None,
-            },
+            failed(
+                3,
+                9.0,
+                false,
+                false,
+                Some(ErrorClass::Network),
+                Some("reset"),
+            ),
         );
-        f.event(
-            0,
-            Event::Op {
-                i: 1,
-                ms: 0.7,
-                ok: false,
-                read: true,
-                conflict: false,
-                err: Some("r".into()),
-            },
-        );
-        f.event(0, Event::Done { elapsed_ms: 30.0 });
-        f.event(1, Event::Done { elapsed_ms: 45.0 });
+        f.event(0, failed(0, 0.5, true, true, None, None));
+        f.event(0, failed(1, 0.7, false, true, None, Some("r")));
+        f.event(0, done(30.0));
+        f.event(1, done(45.0));
         f.set_setup_ms(12.0);
         let m = f.finish().unwrap();
-        assert_eq!((m.attempts, m.conflicts, m.other_errors), (5, 2, 1));
+        assert_eq!((m.attempts, m.conflicts, m.other_errors), (7, 2, 1));
+        assert_eq!((m.throttled, m.network_errors), (1, 1));
         assert_eq!(m.first_conflict.as_deref(), Some("c1"));
         assert_eq!(m.first_other_error.as_deref(), Some("boom"));
+        assert_eq!(m.first_throttled.as_deref(), Some("503"));
+        assert_eq!(m.first_network_error.as_deref(), Some("reset"));
+        // Requests of the successful operations only; the workers' whole lives apart.
+        assert_eq!((m.io.get, m.io.read_bytes), (2, 200));
+        assert_eq!(m.reads.io.get, 1);
+        assert_eq!(m.io_workers.list, 2);
+        assert!(m.io_known);
         assert_eq!(m.committed, [(7, 0), (9, 0)], "worker ids, not indices");
         assert_eq!(m.latencies.summary().count, 2);
         assert_eq!(m.latencies.summary().max, 4.0);

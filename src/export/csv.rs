@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 46;
+pub const WIDTH: usize = 59;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -18,7 +18,9 @@ pub const NOISY_CV: f64 = 0.10;
 /// is the median across them, and `*_min` / `*_max` give the spread of the main ones.
 /// The `read_*` columns describe the interleaved reads of mixed cells (empty for others).
 /// The `*_ci_*`, `*_cv`, `ci_level` and `noisy` columns give the main figures' spread over
-/// repetitions (empty with one); `arm` is the arm of an A/B results set.
+/// repetitions (empty with one); `arm` is the arm of an A/B results set. Then the network
+/// error classes, how far a timed cell's window ran past its deadline, and the requests
+/// and bytes per successful operation (empty where not measured).
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -66,6 +68,19 @@ pub const COLUMNS: [&str; WIDTH] = [
     "ci_level",
     "noisy",
     "arm",
+    "throttled",
+    "network_errors",
+    "window_overrun_ms",
+    "io_requests_per_op",
+    "io_get_per_op",
+    "io_put_per_op",
+    "io_conditional_put_per_op",
+    "io_list_per_op",
+    "io_head_per_op",
+    "io_delete_per_op",
+    "io_copy_per_op",
+    "io_read_bytes_per_op",
+    "io_written_bytes_per_op",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -106,6 +121,12 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         spread(&cell.values(p50)),
         spread(&cell.values(p99)),
     );
+    // The median of a figure every repetition has; empty otherwise.
+    let opt = |f: &dyn Fn(&Record) -> Option<f64>, decimals: usize| {
+        let v: Option<Vec<f64>> = cell.reps.iter().map(|r| f(r)).collect();
+        v.map(|v| format!("{:.decimals$}", crate::stats::median(v)))
+            .unwrap_or_default()
+    };
     // Medians of the reads; empty unless every repetition is a mixed record.
     let read = |f: fn(&ReadFigures) -> f64, fmt: fn(f64) -> String| {
         cell.read_med(f).map(fmt).unwrap_or_default()
@@ -163,6 +184,19 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
             .map(|c| (c > NOISY_CV).to_string())
             .unwrap_or_default(),
         r.arm.clone().unwrap_or_default(),
+        count(med(|r| r.throttled_errors as f64)),
+        count(med(|r| r.network_errors as f64)),
+        opt(&|r| r.window_overrun_ms, 1),
+        opt(&|r| r.io_per_op.map(|io| io.requests()), 2),
+        opt(&|r| r.io_per_op.map(|io| io.get), 2),
+        opt(&|r| r.io_per_op.map(|io| io.put), 2),
+        opt(&|r| r.io_per_op.map(|io| io.conditional_put), 2),
+        opt(&|r| r.io_per_op.map(|io| io.list), 2),
+        opt(&|r| r.io_per_op.map(|io| io.head), 2),
+        opt(&|r| r.io_per_op.map(|io| io.delete), 2),
+        opt(&|r| r.io_per_op.map(|io| io.copy), 2),
+        opt(&|r| r.io_per_op.map(|io| io.read_bytes), 0),
+        opt(&|r| r.io_per_op.map(|io| io.written_bytes), 0),
     ]
 }
 
@@ -225,7 +259,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,"
         );
     }
 
@@ -264,6 +298,8 @@ mod tests {
                     p999_latency_ms: p50 * 2.0,
                     min_latency_ms: 0.1,
                     max_latency_ms: p50 * 3.0,
+                    io_per_op: None,
+                    io_total: None,
                 });
                 r
             })

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{Cell, ModeKind, Operation, Variant};
-use crate::stats::{LatencySummary, Measured, ReadMeasured, throughput};
+use crate::stats::{IoCounts, IoPerOp, LatencySummary, Measured, ReadMeasured, throughput};
 use crate::worker::protocol::Versions;
 
 /// One finished cell. The first block keeps the reference's `BenchResult` field names and
@@ -69,6 +69,26 @@ pub struct Record {
     /// fields above describe). `null` for other cells.
     #[serde(default)]
     pub reads: Option<ReadFigures>,
+    /// Failed operations the store throttled (503 SlowDown, 429) past the client's retries.
+    #[serde(default)]
+    pub throttled_errors: u64,
+    /// Failed operations whose connection broke (reset, closed, timed out) past the
+    /// client's retries.
+    #[serde(default)]
+    pub network_errors: u64,
+    #[serde(default)]
+    pub first_throttled_error: Option<String>,
+    #[serde(default)]
+    pub first_network_error: Option<String>,
+    /// Concurrent and mixed cells: how far past `duration_secs` the window ran (the last
+    /// operations started before the deadline finish after it); `null` for continuous cells.
+    #[serde(default)]
+    pub window_overrun_ms: Option<f64>,
+    /// Requests by kind and bytes per successful operation (means), and in all.
+    #[serde(default)]
+    pub io_per_op: Option<IoPerOp>,
+    #[serde(default)]
+    pub io_total: Option<IoCounts>,
     /// `bench ab` only: which arm's workers measured this record, `A` (the baseline) or
     /// `B` (the candidate); absent from the records of `bench run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,6 +113,10 @@ pub struct ReadFigures {
     pub p999_latency_ms: f64,
     pub min_latency_ms: f64,
     pub max_latency_ms: f64,
+    #[serde(default)]
+    pub io_per_op: Option<IoPerOp>,
+    #[serde(default)]
+    pub io_total: Option<IoCounts>,
 }
 
 /// The names of `bench ab`'s arms: A runs the baseline's workers, B the candidate's.
@@ -124,7 +148,13 @@ pub struct Verification {
 }
 
 impl ReadFigures {
-    fn new(operation: Operation, reads_per_write: u64, m: &ReadMeasured, window_ms: f64) -> Self {
+    fn new(
+        operation: Operation,
+        reads_per_write: u64,
+        m: &ReadMeasured,
+        window_ms: f64,
+        io_known: bool,
+    ) -> Self {
         let l = m.latencies.summary();
         ReadFigures {
             operation,
@@ -141,6 +171,8 @@ impl ReadFigures {
             p999_latency_ms: l.p999,
             min_latency_ms: l.min,
             max_latency_ms: l.max,
+            io_per_op: io_known.then(|| m.io.per_op(l.count)).flatten(),
+            io_total: io_known.then_some(m.io),
         }
     }
 }
@@ -172,7 +204,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         p99_latency_ms: p99,
         min_latency_ms: min,
         max_latency_ms: max,
-        errors: m.conflicts + m.other_errors,
+        errors: m.conflicts + m.other_errors + m.throttled + m.network_errors,
         manifest_shard_count: 0,
         bench_tag: cell.id(),
         mode: cell.mode.kind(),
@@ -202,7 +234,18 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         reads: cell
             .mode
             .mixed_reads()
-            .map(|(op, r)| ReadFigures::new(op, r, &m.reads, m.window_ms)),
+            .map(|(op, r)| ReadFigures::new(op, r, &m.reads, m.window_ms, m.io_known)),
+        throttled_errors: m.throttled,
+        network_errors: m.network_errors,
+        first_throttled_error: m.first_throttled.clone(),
+        first_network_error: m.first_network_error.clone(),
+        window_overrun_ms: cell
+            .mode
+            .operations()
+            .is_none()
+            .then(|| m.window_ms - cell.mode.duration_secs() as f64 * 1000.0),
+        io_per_op: m.io_known.then(|| m.io.per_op(count)).flatten(),
+        io_total: m.io_known.then_some(m.io),
         arm: p.arm.map(str::to_string),
     }
 }
@@ -264,6 +307,13 @@ pub(crate) mod tests {
             verified: true,
             verify_error: None,
             reads: None,
+            throttled_errors: 0,
+            network_errors: 0,
+            first_throttled_error: None,
+            first_network_error: None,
+            window_overrun_ms: None,
+            io_per_op: None,
+            io_total: None,
             arm: None,
         }
     }
@@ -287,9 +337,8 @@ pub(crate) mod tests {
                 let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
                 (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
             }
-            (Object(x), Object(y)) => {
-                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-            }
+            // Every field of the old record, unchanged (new fields may follow).
+            (Object(x), Object(y)) => x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w))),
             _ => a == b,
         }
     }
@@ -303,7 +352,9 @@ pub(crate) mod tests {
         for line in text.lines() {
             let r: Record = serde_json::from_str(line).unwrap();
             let back = serde_json::to_string(&r).unwrap();
-            assert_eq!(keys(&back), keys(line), "the fields in the same order");
+            // The fields in the same order; fields added since come after them.
+            let (old, new) = (keys(line), keys(&back));
+            assert_eq!(new[..old.len()], old[..], "{line}\n{back}");
             let (x, y): (serde_json::Value, serde_json::Value) = (
                 serde_json::from_str(line).unwrap(),
                 serde_json::from_str(&back).unwrap(),

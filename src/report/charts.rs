@@ -92,6 +92,7 @@ pub fn charts(cells: &[CellRecords<'_>]) -> Vec<Chart> {
     let op = ops.into_iter().collect::<Vec<_>>().join(", ");
     let per_sec = per_sec(cells);
     let mut out = continuous(&by_mode(ModeKind::Continuous), &op, per_sec);
+    out.extend(io(&by_mode(ModeKind::Continuous), &op));
     out.extend(concurrent(&by_mode(ModeKind::Concurrent), per_sec));
     out.extend(mixed(&by_mode(ModeKind::Mixed)));
     out
@@ -141,6 +142,59 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
         })
         .collect();
     vec![throughput, latency]
+}
+
+/// Requests and bytes per operation of the continuous cells, against rows (where measured).
+fn io(cont: &[&CellRecords<'_>], op: &str) -> Vec<Chart> {
+    let mut requests: BTreeMap<Key, Points> = BTreeMap::new();
+    let mut bytes: BTreeMap<Key, (Points, Points)> = BTreeMap::new();
+    for c in cont {
+        let per: Option<Vec<crate::stats::IoPerOp>> = c.reps.iter().map(|r| r.io_per_op).collect();
+        let Some(per) = per else { continue };
+        let med = |f: fn(&crate::stats::IoPerOp) -> f64| {
+            crate::stats::median(per.iter().map(f).collect())
+        };
+        let x = c.first().initial_entries as f64;
+        requests
+            .entry(key(c))
+            .or_default()
+            .push((x, med(|p| p.requests())));
+        let b = bytes.entry(key(c)).or_default();
+        b.0.push((x, med(|p| p.read_bytes) / 1024.0));
+        b.1.push((x, med(|p| p.written_bytes) / 1024.0));
+    }
+    if requests.is_empty() {
+        return Vec::new();
+    }
+    let mut req = Chart::log_log(
+        "continuous_io_requests.svg",
+        "Continuous: object-store requests per operation against catalog size".into(),
+        format!("One writer ({op}): requests per operation vs catalog size"),
+        ROWS_AXIS,
+        "requests per operation (log scale)".into(),
+    );
+    req.series = requests
+        .into_iter()
+        .map(|(k, points)| Series::line(key_name(&k), points, key_color(&k)))
+        .collect();
+    let mut kb = Chart::log_log(
+        "continuous_io_bytes.svg",
+        "Continuous: KiB read and written per operation against catalog size".into(),
+        format!("One writer ({op}): bytes per operation vs catalog size"),
+        ROWS_AXIS,
+        "KiB per operation (log scale)".into(),
+    );
+    kb.legend_left = true;
+    kb.series = bytes
+        .into_iter()
+        .flat_map(|(k, (read, written))| {
+            [
+                Series::line(format!("{} read", key_name(&k)), read, key_color(&k)),
+                Series::dashed(format!("{} written", key_name(&k)), written, key_color(&k)),
+            ]
+        })
+        .collect();
+    vec![req, kb]
 }
 
 fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {

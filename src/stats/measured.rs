@@ -1,6 +1,6 @@
 //! What one run of a cell measured, as the coordinator folds it from its workers' events.
 
-use super::Latencies;
+use super::{IoCounts, Latencies};
 
 /// The figures of one run of a cell (one repetition).
 #[derive(Debug, Clone, Default)]
@@ -16,8 +16,20 @@ pub struct Measured {
     pub conflicts: u64,
     /// Failed operations with any other lance or storage error.
     pub other_errors: u64,
+    /// Failed operations the store throttled (503 SlowDown, 429) past the client's retries.
+    pub throttled: u64,
+    /// Failed operations whose connection broke (reset, timeout) past the client's retries.
+    pub network_errors: u64,
     pub first_conflict: Option<String>,
     pub first_other_error: Option<String>,
+    pub first_throttled: Option<String>,
+    pub first_network_error: Option<String>,
+    /// Requests and bytes of the successful operations (the commits of a mixed cell).
+    pub io: IoCounts,
+    /// Requests and bytes of the workers' whole lives (opening, warm-up, every operation).
+    pub io_workers: IoCounts,
+    /// Whether every worker reported its requests (workers of an older protocol do not).
+    pub io_known: bool,
     /// Warm-up commits that succeeded before release (all workers); 0 for reads.
     pub warmup_committed: u64,
     /// (worker id, operation index) of every successful operation.
@@ -33,4 +45,6 @@ pub struct ReadMeasured {
     pub attempts: u64,
     pub errors: u64,
     pub first_error: Option<String>,
+    /// Requests and bytes of the successful reads.
+    pub io: IoCounts,
 }

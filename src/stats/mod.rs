@@ -2,11 +2,13 @@
 //! repetitions, and what repetitions can tell (spread, significance).
 
 mod inference;
+mod io;
 mod latency;
 mod measured;
 mod summary;
 
 pub use inference::{RatioTest, Spread, paired_log, spread, welch_log};
+pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, ReadMeasured};
 pub use summary::{extremes, latest_groups, median};

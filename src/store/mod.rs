@@ -1,10 +1,8 @@
 //! Where goldens and per-cell copies live: local disk or S3 (and S3-compatible stores),
 //! through lance's own object store, so credentials, region and endpoint resolve exactly as
 //! they do for lance and the workers. Copies on S3 are server-side (CopyObject). An S3
-//! root is checked by the [`preflight`] before anything is written; [`fault`] tells what
-//! kind of failure a store error is.
+//! root is checked by the [`preflight`] before anything is written.
 
-pub mod fault;
 mod preflight;
 
 use std::collections::BTreeMap;
@@ -35,6 +33,8 @@ pub enum Scheme {
 #[derive(Debug, Clone)]
 pub struct Store {
     scheme: Scheme,
+    /// The storage options it was opened with (to open it again).
+    storage: BTreeMap<String, String>,
     /// `/abs/path` or `s3://bucket/prefix`, without a trailing slash.
     root: String,
     os: Arc<ObjectStore>,
@@ -97,10 +97,17 @@ impl Store {
         })?;
         Ok(Store {
             scheme,
+            storage: storage.clone(),
             root,
             os,
             base,
         })
+    }
+
+    /// The same store opened anew: credentials resolved again through the AWS chain (a
+    /// profile whose keys were rotated, say), as a new process would.
+    pub async fn reopen(&self) -> Result<Store, BenchError> {
+        Store::open(&self.root, &self.storage).await
     }
 
     /// `file` or `s3`, for provenance.
@@ -149,8 +156,8 @@ impl Store {
         }
     }
 
-    /// Read a small object, `None` when it does not exist.
-    pub async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, BenchError> {
+    /// One try of [`Store::read`].
+    async fn read_once(&self, rel: &str) -> Result<Option<Vec<u8>>, BenchError> {
         let what = || format!("cannot read {}", self.uri(rel));
         match self.os.inner.get(&self.path(rel)).await {
             Ok(r) => Ok(Some(
@@ -164,14 +171,39 @@ impl Store {
         }
     }
 
-    /// Write a small object (a whole-object PUT: readers see all of it or nothing).
-    pub async fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), BenchError> {
+    /// One try of [`Store::write`].
+    async fn write_once(&self, rel: &str, bytes: &[u8]) -> Result<(), BenchError> {
         self.os
             .inner
             .put(&self.path(rel), PutPayload::from(bytes.to_vec()))
             .await
             .map(|_| ())
             .map_err(|e| BenchError::store_source(format!("cannot write {}", self.uri(rel)), e))
+    }
+
+    /// Read a small object, `None` when it does not exist.
+    pub async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, BenchError> {
+        retrying(|| self.read_once(rel)).await
+    }
+
+    /// Write a small object (a whole-object PUT: readers see all of it or nothing).
+    pub async fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), BenchError> {
+        retrying(|| self.write_once(rel, bytes)).await
+    }
+
+    /// Copy one object, server-side on S3.
+    pub async fn copy(&self, from: &str, to: &str) -> Result<(), BenchError> {
+        retrying(|| self.copy_once(from, to)).await
+    }
+
+    /// Delete one object.
+    pub async fn delete(&self, rel: &str) -> Result<(), BenchError> {
+        retrying(|| self.delete_once(rel)).await
+    }
+
+    /// Every object under `rel`, by path relative to `rel`, with its size.
+    pub async fn list(&self, rel: &str) -> Result<Listing, BenchError> {
+        retrying(|| self.list_once(rel)).await
     }
 
     /// Write `rel` only if it does not exist (`If-None-Match: *` on S3). `Ok(false)` when it
@@ -196,8 +228,8 @@ impl Store {
         }
     }
 
-    /// Copy one object, server-side on S3.
-    pub async fn copy(&self, from: &str, to: &str) -> Result<(), BenchError> {
+    /// One try of [`Store::copy`].
+    async fn copy_once(&self, from: &str, to: &str) -> Result<(), BenchError> {
         self.os
             .copy(&self.path(from), &self.path(to))
             .await
@@ -208,16 +240,16 @@ impl Store {
             )))
     }
 
-    /// Delete one object.
-    pub async fn delete(&self, rel: &str) -> Result<(), BenchError> {
+    /// One try of [`Store::delete`].
+    async fn delete_once(&self, rel: &str) -> Result<(), BenchError> {
         self.os
             .delete(&self.path(rel))
             .await
             .map_err(err(format!("cannot delete {}", self.uri(rel))))
     }
 
-    /// Every object under `rel`, by path relative to `rel`, with its size.
-    pub async fn list(&self, rel: &str) -> Result<Listing, BenchError> {
+    /// One try of [`Store::list`].
+    async fn list_once(&self, rel: &str) -> Result<Listing, BenchError> {
         let prefix = self.path(rel);
         let what = format!("cannot list {}", self.uri(rel));
         let metas: Vec<_> = self
@@ -339,6 +371,39 @@ fn check_http(storage: &BTreeMap<String, String>) -> Result<(), BenchError> {
         }
         _ => Ok(()),
     }
+}
+
+/// How many times bench's own store calls (copies, listings, deletes, markers) are tried
+/// when the store throttles them or a connection breaks: the object store client retries
+/// only what it deems idempotent, and a batch delete is not. Conditional writes are never
+/// retried here (a second try could meet the first one's object).
+const ATTEMPTS: u32 = 5;
+
+async fn retrying<T, F, Fut>(mut op: F) -> Result<T, BenchError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BenchError>>,
+{
+    let mut wait = std::time::Duration::from_millis(100);
+    let mut attempt = 1;
+    loop {
+        match op().await {
+            Err(e) if attempt < ATTEMPTS && transient(&e) => {
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A throttle or a broken connection: worth another try.
+fn transient(e: &BenchError) -> bool {
+    matches!(
+        crate::failure::classify(e),
+        crate::failure::Fault::Throttled | crate::failure::Fault::Network
+    )
 }
 
 fn local_root(path: &str) -> Result<String, BenchError> {

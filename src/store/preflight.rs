@@ -5,8 +5,8 @@
 use std::error::Error;
 
 use super::Store;
-use super::fault::{Fault, classify};
 use crate::error::BenchError;
+use crate::failure::{Fault, classify};
 
 /// Turn a failed step into what is wrong and what to do.
 fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchError {
@@ -32,9 +32,13 @@ fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchErr
              AWS_SECRET_ACCESS_KEY, choose a profile with AWS_PROFILE, or run where an instance \
              or container role is available"
             .to_string(),
-        Fault::Unreachable => format!(
+        Fault::Unreachable | Fault::Network => format!(
             "cannot reach the S3 endpoint for {root}; check `aws_endpoint` (and \
              `aws_allow_http` for http://), the network, and that the server is running"
+        ),
+        Fault::Throttled => format!(
+            "the store is throttling requests to {step} under {root} (503 SlowDown); wait and \
+             try again, or ask for a higher request rate on the bucket"
         ),
         Fault::NotFound | Fault::Other => format!("cannot {step} under {root}"),
     };

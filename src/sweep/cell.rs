@@ -97,7 +97,9 @@ pub(super) async fn run_one(
     } = job;
     let (id, key) = (cell.id(), cell.key());
     let run_rel = format!("runs/{id}");
-    let store = &sweep.store;
+    // Opened anew for every run, as the workers are: credentials that changed since the
+    // sweep started (rotated keys in a profile) are picked up here too.
+    let store = &sweep.store.reopen().await?;
     state.set(&id, &key, Status::Running, None);
     state.save(&sweep.out)?;
     if let Err(e) = store.copy_prefix(&golden.rel, &run_rel).await {

@@ -7,6 +7,7 @@ pub mod protocol;
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lance_namespace_impls::DirectoryNamespace;
@@ -15,6 +16,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use protocol::Versions;
 pub use protocol::{EXIT_ORPHANED, Event, STORAGE_ENV, WorkerArgs};
 
+use crate::catalog::counting::Counters;
 use crate::catalog::{self, CatalogConfig};
 use crate::plan::Operation;
 
@@ -59,6 +61,8 @@ struct Session {
     args: WorkerArgs,
     cfg: CatalogConfig,
     ns: DirectoryNamespace,
+    /// Every request of this worker's namespaces, counted.
+    counters: Arc<Counters>,
     table_data: bytes::Bytes,
     /// The planted slowdown of every timed operation ([`OP_DELAY_ENV`]).
     op_delay: Option<Duration>,
@@ -88,7 +92,7 @@ impl Session {
     /// Run one operation; a cold read opens a fresh namespace for it (timed with it).
     async fn perform(&self, op: Operation, target: String) -> lance_core::Result<()> {
         if op.is_cold() {
-            let fresh = catalog::open(&self.cfg).await?;
+            let fresh = catalog::open_counted(&self.cfg, &self.counters).await?;
             catalog::execute(&fresh, op, target, &self.table_data).await
         } else {
             catalog::execute(&self.ns, op, target, &self.table_data).await
@@ -137,6 +141,7 @@ impl Session {
             let i = counts[usize::from(read)];
             counts[usize::from(read)] += 1;
             let target = self.target(op, i, false);
+            let io_before = self.counters.snapshot();
             let start = Instant::now();
             if let Some(d) = self.op_delay {
                 // The thread's own sleep: tokio's timer has a resolution of 1 ms, too coarse
@@ -146,15 +151,18 @@ impl Session {
             let result = self.perform(op, target).await;
             last_end = Instant::now();
             let ms = (last_end - start).as_secs_f64() * 1000.0;
-            let conflict = result.as_ref().is_err_and(catalog::is_conflict);
+            let io = self.counters.snapshot() - io_before;
+            self.counters.operation_over();
+            let class = result.as_ref().err().map(catalog::error_class);
             let err = result.err().map(|e| truncate(e.to_string()));
             emit(&Event::Op {
                 i,
                 ms,
                 ok: err.is_none(),
                 read,
-                conflict,
+                class,
                 err,
+                io: Some(io),
             });
         }
         last_end
@@ -196,8 +204,10 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
         commit_retries: args.commit_retries,
         storage,
     };
+    let counters = Arc::new(Counters::default());
     let session = Session {
-        ns: catalog::open(&cfg).await?,
+        ns: catalog::open_counted(&cfg, &counters).await?,
+        counters: counters.clone(),
         cfg,
         args,
         table_data: catalog::table_ipc(),
@@ -214,6 +224,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let last_end = session.measure(release).await;
     emit(&Event::Done {
         elapsed_ms: (last_end - release).as_secs_f64() * 1000.0,
+        io: Some(counters.snapshot()),
     });
     Ok(())
 }

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::ErrorClass;
 use crate::plan::Operation;
+use crate::stats::IoCounts;
 
 /// Environment variable carrying the storage options (JSON) to workers, so that secrets
 /// never appear on a command line.
@@ -14,7 +16,7 @@ pub const EXIT_ORPHANED: i32 = 75;
 
 /// The version of this protocol: arguments, events and environment. A coordinator runs
 /// only workers that speak its protocol (`bench ab` may run another build's workers).
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// What a worker binary is: its protocol and the versions it measures with. Printed by
 /// `bench worker-info` and carried by every `ready` event.
@@ -67,14 +69,22 @@ pub enum Event {
         /// A read interleaved by a mixed cell (not the cell's committed operation).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         read: bool,
-        /// A failed operation was a commit conflict past the retry budget.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        conflict: bool,
+        /// What kind of failure a failed operation was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        class: Option<ErrorClass>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         err: Option<String>,
+        /// The requests and bytes of this operation.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        io: Option<IoCounts>,
     },
     /// All operations are finished; `elapsed_ms` runs from release to the end of the last.
-    Done { elapsed_ms: f64 },
+    /// `io`: every request of the worker's life (opening, warm-up, operations).
+    Done {
+        elapsed_ms: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        io: Option<IoCounts>,
+    },
 }
 
 /// What a worker does; the coordinator builds it and passes it as arguments.
@@ -171,18 +181,27 @@ mod tests {
                 ms: 12.5,
                 ok: false,
                 read: false,
-                conflict: true,
+                class: Some(ErrorClass::Conflict),
                 err: Some("conflict\nline".into()),
+                io: None,
             },
             Event::Op {
                 i: 4,
                 ms: 1.0,
                 ok: true,
                 read: true,
-                conflict: false,
+                class: None,
                 err: None,
+                io: Some(IoCounts {
+                    get: 2,
+                    read_bytes: 512,
+                    ..IoCounts::default()
+                }),
             },
-            Event::Done { elapsed_ms: 99.0 },
+            Event::Done {
+                elapsed_ms: 99.0,
+                io: Some(IoCounts::default()),
+            },
         ];
         for e in events {
             let line = serde_json::to_string(&e).unwrap();

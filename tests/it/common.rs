@@ -156,6 +156,33 @@ impl S3Server {
     }
 }
 
+impl S3Server {
+    /// The server's own count of the requests it served, by kind (and of the faults).
+    pub fn counts(&self) -> serde_json::Value {
+        self.counts_request("GET")
+    }
+
+    /// The counts so far, then zero.
+    pub fn take_counts(&self) -> serde_json::Value {
+        self.counts_request("DELETE")
+    }
+
+    fn counts_request(&self, method: &str) -> serde_json::Value {
+        use std::io::{Read, Write};
+        let addr = self.endpoint.trim_start_matches("http://");
+        let mut conn = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            conn,
+            "{method} /_bench/counts HTTP/1.0\r\nHost: {addr}\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        conn.read_to_string(&mut response).unwrap();
+        let body = response.split("\r\n\r\n").nth(1).unwrap();
+        serde_json::from_str(body).unwrap()
+    }
+}
+
 impl Drop for S3Server {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -59,7 +59,7 @@ fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
 
 const OPS: &str = r#"read go
 echo '{"ev":"op","i":0,"ms":1.5,"ok":true}'
-echo '{"ev":"op","i":1,"ms":2.5,"ok":false,"conflict":true,"err":"disk on fire"}'
+echo '{"ev":"op","i":1,"ms":2.5,"ok":false,"class":"conflict","err":"disk on fire"}'
 echo '{"ev":"done","elapsed_ms":4.0}'"#;
 
 #[test]

@@ -104,6 +104,8 @@ fn check_record(r: &Value) {
         "warmup_operations",
         "warmup_committed",
         "repetition",
+        "throttled_errors",
+        "network_errors",
     ];
     let strings = [
         "variant",
@@ -129,14 +131,47 @@ fn check_record(r: &Value) {
         assert!(obj[k].is_string(), "{k} in {r}");
     }
     assert!(obj["verified"].is_boolean());
-    for k in ["first_conflict_error", "first_other_error"] {
+    let nullable = [
+        "first_conflict_error",
+        "first_other_error",
+        "first_throttled_error",
+        "first_network_error",
+    ];
+    for k in nullable {
         assert!(obj[k].is_null() || obj[k].is_string(), "{k} in {r}");
     }
     assert!(obj["verify_error"].is_null() || obj["verify_error"].is_string());
     assert!(obj["reads"].is_null(), "reads only in mixed cells: {r}");
+    // Concurrent cells say how far the window ran past the deadline; continuous ones not.
+    let overrun = &obj["window_overrun_ms"];
+    assert_eq!(overrun.is_null(), obj["mode"] == "continuous", "{r}");
+    // The requests and bytes of the commits, in all and per commit.
+    let ops = obj["total_operations"].as_u64().unwrap() as f64;
+    for k in [
+        "get",
+        "put",
+        "conditional_put",
+        "list",
+        "head",
+        "delete",
+        "copy",
+        "read_bytes",
+        "written_bytes",
+    ] {
+        let total = obj["io_total"][k].as_u64().unwrap() as f64;
+        let per = obj["io_per_op"][k].as_f64().unwrap();
+        assert!(
+            (per * ops - total).abs() < 1e-6 * total.max(1.0),
+            "{k} in {r}"
+        );
+    }
+    assert!(
+        obj["io_per_op"]["put"].as_f64().unwrap() >= 1.0,
+        "a commit writes: {r}"
+    );
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + 5,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 6,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);

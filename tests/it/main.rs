@@ -3,8 +3,8 @@
 mod common;
 mod coordinator;
 mod local;
+mod network;
 mod numbers;
 mod recovery;
 mod report;
 mod s3;
-mod verdicts;

@@ -1,5 +1,8 @@
 //! The real catalog: `DirectoryNamespace` in manifest mode, the committed operations the
-//! benchmark measures, and the `__manifest` schema and row count.
+//! benchmark measures, what class a failed one is, and the `__manifest` schema and row
+//! count. [`counting`] counts the requests a worker's namespace makes.
+
+pub mod counting;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -33,12 +36,26 @@ pub struct CatalogConfig {
 /// Open `DirectoryNamespace` exactly as the reference does: manifest mode, directory listing
 /// off, inline optimisation per variant; plus the plan's commit retry budget.
 pub async fn open(cfg: &CatalogConfig) -> lance_core::Result<DirectoryNamespace> {
+    builder(cfg).build().await
+}
+
+fn builder(cfg: &CatalogConfig) -> DirectoryNamespaceBuilder {
     DirectoryNamespaceBuilder::new(cfg.root.clone())
         .manifest_enabled(true)
         .dir_listing_enabled(false)
         .inline_optimization_enabled(cfg.inline)
         .commit_retries(cfg.commit_retries)
         .storage_options(to_hash_map(&cfg.storage))
+}
+
+/// [`open`], with every request of the namespace counted into `counters` (a session of its
+/// own, with fresh caches, as without counting).
+pub async fn open_counted(
+    cfg: &CatalogConfig,
+    counters: &std::sync::Arc<counting::Counters>,
+) -> lance_core::Result<DirectoryNamespace> {
+    builder(cfg)
+        .session(counting::session(counters))
         .build()
         .await
 }
@@ -84,6 +101,32 @@ pub fn is_conflict(e: &lance_core::Error) -> bool {
             Some(NamespaceError::Throttling { .. } | NamespaceError::ConcurrentModification { .. })
         ),
         _ => false,
+    }
+}
+
+/// The class of a failed operation, as records count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// A commit conflict past lance's retry budget: the contention ceiling.
+    Conflict,
+    /// The store asked to slow down (503 SlowDown, 429) past the client's retries.
+    Throttled,
+    /// The connection broke (reset, closed, timed out) past the client's retries.
+    Network,
+    /// Any other lance or storage error.
+    Other,
+}
+
+/// What class of failure `e` is.
+pub fn error_class(e: &lance_core::Error) -> ErrorClass {
+    if is_conflict(e) {
+        return ErrorClass::Conflict;
+    }
+    match crate::failure::classify(e) {
+        crate::failure::Fault::Throttled => ErrorClass::Throttled,
+        crate::failure::Fault::Network | crate::failure::Fault::Unreachable => ErrorClass::Network,
+        _ => ErrorClass::Other,
     }
 }
 

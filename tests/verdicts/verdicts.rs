@@ -31,6 +31,7 @@ fn row<'a>(text: &'a str, cell: &str) -> &'a str {
 
 #[test]
 fn identical_runs_are_within_noise_and_a_planted_slowdown_is_a_significant_regression() {
+    let _alone = crate::alone();
     let (dir, plan, out_a) = plan_dir(PLAN);
     let (out_a2, out_slow) = (dir.path().join("again"), dir.path().join("slow"));
     for out in [&out_a, &out_a2] {
@@ -134,6 +135,7 @@ fn first_interval(row: &str) -> (f64, f64) {
 
 #[test]
 fn ab_finds_no_difference_between_a_build_and_itself() {
+    let _alone = crate::alone();
     let (_dir, plan, out) = plan_dir(PLAN);
     let own = PathBuf::from(env!("CARGO_BIN_EXE_bench"));
     let o = ab(&plan, &out, &own, &["--fail-on-regression"]);
@@ -165,6 +167,7 @@ fn ab_finds_no_difference_between_a_build_and_itself() {
 
 #[test]
 fn ab_finds_a_planted_slowdown_with_its_ratio_in_the_interval() {
+    let _alone = crate::alone();
     let (dir, plan, out) = plan_dir(PLAN);
     let candidate = delayed_candidate(dir.path(), DELAY_MS);
     let o = ab(&plan, &out, &candidate, &["--fail-on-regression"]);
@@ -198,6 +201,7 @@ fn ab_finds_a_planted_slowdown_with_its_ratio_in_the_interval() {
 
 #[test]
 fn an_incompatible_candidate_is_refused_before_any_cell() {
+    let _alone = crate::alone();
     let (dir, plan, out) = plan_dir(PLAN);
     let garbage = dir.path().join("garbage.sh");
     std::fs::write(&garbage, "#!/bin/sh\necho 'hello, I am not bench'\n").unwrap();

@@ -1,6 +1,7 @@
-//! What kind of failure a store error is, read from its chain of sources: object_store's
-//! error variants and HTTP error kinds, and lance's own. Where the libraries expose no kind
-//! (S3 error codes, missing credentials), the S3 code in the message decides.
+//! What kind of failure an error from lance or the object store is, read from its chain of
+//! sources: object_store's error variants and HTTP error kinds, and lance's own. Where the
+//! libraries expose no kind (S3 error codes and statuses, missing credentials), the S3 code
+//! in the message decides. The S3 preflight and the workers' error classes both ask here.
 
 use std::error::Error;
 
@@ -17,6 +18,10 @@ pub enum Fault {
     NoCredentials,
     /// The endpoint could not be reached (connect error, timeout).
     Unreachable,
+    /// The store asked to slow down (503 SlowDown, 429 Too Many Requests).
+    Throttled,
+    /// The connection broke while a request was under way (reset, closed, timed out).
+    Network,
     Other,
 }
 
@@ -49,7 +54,10 @@ fn by_kind(e: &(dyn Error + 'static)) -> Option<Fault> {
     }
     if let Some(e) = e.downcast_ref::<object_store::client::HttpError>() {
         return match e.kind() {
-            HttpErrorKind::Connect | HttpErrorKind::Timeout => Some(Fault::Unreachable),
+            HttpErrorKind::Connect => Some(Fault::Unreachable),
+            HttpErrorKind::Timeout | HttpErrorKind::Request | HttpErrorKind::Interrupted => {
+                Some(Fault::Network)
+            }
             _ => None,
         };
     }
@@ -68,6 +76,14 @@ fn by_text(text: &str) -> Fault {
     ]) {
         Fault::Denied
     } else if has(&[
+        "SlowDown",
+        "Slow Down",
+        "503 Service",
+        "429",
+        "Too Many Requests",
+    ]) {
+        Fault::Throttled
+    } else if has(&[
         "credential",
         "Credential",
         "NoCredentials",
@@ -81,6 +97,17 @@ fn by_text(text: &str) -> Fault {
         "tcp connect",
     ]) {
         Fault::Unreachable
+    } else if has(&[
+        "connection reset",
+        "Connection reset",
+        "connection closed",
+        "broken pipe",
+        "Broken pipe",
+        "error sending request",
+        "timed out",
+        "IncompleteMessage",
+    ]) {
+        Fault::Network
     } else {
         Fault::Other
     }
@@ -141,5 +168,15 @@ mod tests {
             Fault::NoCredentials
         );
         assert_eq!(classify(&generic("something else")), Fault::Other);
+        assert_eq!(
+            classify(&generic(
+                "Error performing PUT in 3s, after 10 retries: Server returned non-2xx status code: 503 Service Unavailable: <Code>SlowDown</Code>"
+            )),
+            Fault::Throttled
+        );
+        assert_eq!(
+            classify(&generic("error sending request: connection reset by peer")),
+            Fault::Network
+        );
     }
 }

@@ -1,0 +1,275 @@
+//! S3 as it behaves over a network: the requests each operation costs (against the
+//! server's own count), throttling and resets, and the window over a slow store. Against
+//! `scripts/s3-server.py` on 127.0.0.1 with its latency and faults.
+
+use std::time::Duration;
+
+use bench::coordinator::{CellRun, Outcome, run_cell};
+use bench::golden::{self, GoldenConfig};
+use bench::plan::{GoldenSpec, Operation};
+use bench::store::Store;
+use bench::worker::WorkerArgs;
+
+use crate::common::*;
+
+const ROOT: &str = "s3://bench/net";
+
+fn run_s3(
+    server: &S3Server,
+    text: &str,
+) -> (
+    tempfile::TempDir,
+    std::process::Output,
+    Vec<serde_json::Value>,
+) {
+    let (dir, plan, out) = plan_dir(text);
+    let mut args = vec!["--root", ROOT];
+    let options = server.options();
+    args.extend(options.iter().map(String::as_str));
+    let o = run_with(bench_s3(), &plan, &out, &args);
+    let records = lines(&out.join("results.jsonl"));
+    (dir, o, records)
+}
+
+#[test]
+fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
+    let server = S3Server::start(&[]);
+    let storage = server.storage();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (root, counted) = rt.block_on(async {
+        let store = Store::open(ROOT, &storage).await.unwrap();
+        let spec = GoldenSpec {
+            rows: 100,
+            inline: true,
+        };
+        let cfg = GoldenConfig {
+            storage: &storage,
+            commit_retries: 20,
+        };
+        let (g, _) = golden::ensure(&store, spec, &cfg).await.unwrap();
+        store.copy_prefix(&g.rel, "runs/io").await.unwrap();
+        let root = store.uri("runs/io");
+        // From here on only the workers talk to the server.
+        server.take_counts();
+        let workers = (0..2)
+            .map(|worker_id| WorkerArgs {
+                root: root.clone(),
+                operation: Operation::CreateNamespace,
+                inline: true,
+                commit_retries: 20,
+                worker_id,
+                operations: Some(8),
+                duration_secs: None,
+                warmup: 1,
+                tables: 66,
+                reads_per_write: None,
+                read_operation: None,
+            })
+            .collect();
+        let (_tx, mut rx) = tokio::sync::watch::channel(false);
+        let exe = std::path::Path::new(env!("CARGO_BIN_EXE_bench"));
+        let run = CellRun {
+            exe,
+            workers,
+            storage: &storage,
+            timeout: Duration::from_secs(120),
+            versions: None,
+        };
+        match run_cell(run, &(), &mut rx).await {
+            Outcome::Finished(m) => (root, *m),
+            other => panic!("{other:?}"),
+        }
+    });
+    let server_counts = server.counts();
+    let mine = serde_json::to_value(counted.io_workers).unwrap();
+    for kind in [
+        "get",
+        "put",
+        "conditional_put",
+        "list",
+        "head",
+        "delete",
+        "copy",
+        "read_bytes",
+        "written_bytes",
+    ] {
+        assert_eq!(
+            mine[kind], server_counts[kind],
+            "{kind}: workers {mine}, server {server_counts}"
+        );
+    }
+    // The measured commits are a part of it: every one wrote and read something.
+    let io = counted.io;
+    assert!(io.put >= 16 && io.conditional_put >= 16, "{io:?}");
+    assert!(
+        io.get > 0 && io.written_bytes > 0 && io.read_bytes > 0,
+        "{io:?}"
+    );
+    assert!(
+        io.requests() < counted.io_workers.requests(),
+        "opening and warm-up are apart"
+    );
+    assert!(root.ends_with("runs/io"));
+}
+
+#[test]
+fn records_carry_the_requests_and_bytes_of_each_commit() {
+    let server = S3Server::start(&[]);
+    let (_dir, o, records) = run_s3(
+        &server,
+        "name = 'io'\n[matrix]\nsizes = [100]\ninline = [false]\n[continuous]\noperations = 5\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    let (per, total) = (&r["io_per_op"], &r["io_total"]);
+    for k in [
+        "get",
+        "put",
+        "conditional_put",
+        "list",
+        "head",
+        "delete",
+        "copy",
+        "read_bytes",
+        "written_bytes",
+    ] {
+        let (p, t) = (per[k].as_f64().unwrap(), total[k].as_f64().unwrap());
+        assert!(
+            (p * 5.0 - t).abs() < 1e-9,
+            "{k}: {p} per op, {t} in all: {r}"
+        );
+    }
+    assert!(
+        per["conditional_put"].as_f64().unwrap() >= 1.0,
+        "a commit is a conditional PUT: {r}"
+    );
+}
+
+#[test]
+fn throttling_and_resets_cost_time_but_no_commit() {
+    // One request in fifty is refused with 503 SlowDown, one in fifty has its connection
+    // reset; the faults' sequence is fixed.
+    let server = S3Server::start(&[
+        "--throttle-rate",
+        "0.02",
+        "--reset-rate",
+        "0.02",
+        "--seed",
+        "11",
+    ]);
+    let (_dir, o, records) = run_s3(
+        &server,
+        "name = 'faults'\n[matrix]\nsizes = [100]\ninline = [false]\n[continuous]\noperations = 10\n\
+         [concurrent]\nconcurrency = [2]\nduration_secs = 2\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let faults = server.counts();
+    assert!(
+        faults["throttled"].as_u64().unwrap() > 0 && faults["reset"].as_u64().unwrap() > 0,
+        "the server injected both: {faults}"
+    );
+    for r in &records {
+        // No commit lost, no phantom: the manifest holds exactly the reported commits.
+        assert_eq!(r["verified"], true, "{r}");
+        let classes: u64 = [
+            "conflict_errors",
+            "other_errors",
+            "throttled_errors",
+            "network_errors",
+        ]
+        .iter()
+        .map(|k| r[*k].as_u64().unwrap())
+        .sum();
+        assert_eq!(r["errors"].as_u64().unwrap(), classes, "{r}");
+        assert_eq!(r["other_errors"], 0, "no unclassified error: {r}");
+    }
+}
+
+#[test]
+fn over_a_slow_store_the_window_ends_with_the_last_operation_and_says_its_overrun() {
+    // 200 ms per request: a commit takes seconds, so the last ones started before the
+    // 1-second deadline finish well after it.
+    let server = S3Server::start(&["--latency-ms", "200"]);
+    let (_dir, o, records) = run_s3(
+        &server,
+        "name = 'slow'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+         [concurrent]\nconcurrency = [2]\nduration_secs = 1\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    let window = r["total_duration_ms"].as_f64().unwrap();
+    let overrun = r["window_overrun_ms"].as_f64().unwrap();
+    assert!(window > 1000.0 + 400.0, "{r}");
+    assert!((overrun - (window - 1000.0)).abs() < 1e-6, "{r}");
+    // Each commit took at least two requests' latency, and every one started in time.
+    assert!(r["min_latency_ms"].as_f64().unwrap() >= 400.0, "{r}");
+    assert!(r["attempts"].as_u64().unwrap() >= 2, "{r}");
+    assert!(r["max_latency_ms"].as_f64().unwrap() <= window, "{r}");
+    assert_eq!(r["verified"], true, "{r}");
+}
+
+#[test]
+fn keys_rotated_in_a_profile_during_a_sweep_are_used_from_the_next_cell_on() {
+    let server = S3Server::start(&[]);
+    let (dir, plan, out) = plan_dir(
+        "name = 'rotate'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+         [concurrent]\nconcurrency = [1, 2]\nduration_secs = 3\n",
+    );
+    let credentials = dir.path().join("credentials");
+    let profile = |key: &str| {
+        std::fs::write(
+            &credentials,
+            format!("[bench]\naws_access_key_id = {key}\naws_secret_access_key = secret-{key}\n"),
+        )
+        .unwrap()
+    };
+    profile("KEYONE");
+    std::fs::write(
+        dir.path().join("config"),
+        "[profile bench]\nregion = us-east-1\n",
+    )
+    .unwrap();
+    let mut cmd = bench();
+    cmd.env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env_remove("AWS_SESSION_TOKEN")
+        .env("AWS_PROFILE", "bench")
+        .env("AWS_SHARED_CREDENTIALS_FILE", &credentials)
+        .env("AWS_CONFIG_FILE", dir.path().join("config"))
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args(["--root", ROOT, "--progress", "lines"])
+        .args(server.options())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // While the first cell's writer commits with the first key, the key is rotated.
+    let committing = |key: &str| {
+        server.counts()["by_access_key"][key]["conditional_put"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while committing("KEYONE") == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the first cell never committed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    profile("KEYTWO");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let counts = server.counts();
+    let by_key = &counts["by_access_key"];
+    // The second cell: the coordinator copied its golden and its writers committed, both
+    // with the rotated key.
+    assert!(
+        by_key["KEYTWO"]["copy"].as_u64().unwrap_or(0) > 0,
+        "{counts}"
+    );
+    assert!(committing("KEYTWO") > 0, "{counts}");
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
+}

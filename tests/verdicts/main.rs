@@ -1,0 +1,15 @@
+//! Verdicts on real runs: a test binary of its own, run after the `it` binary (cargo runs
+//! test binaries one after another), its tests one at a time, so that the load of other
+//! tests does not fall on one arm of an A/B more than on the other.
+
+#[path = "../it/common.rs"]
+#[allow(dead_code)]
+mod common;
+mod verdicts;
+
+/// Held by every test here: they run one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
