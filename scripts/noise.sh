@@ -50,9 +50,10 @@ for p in $(seq 1 "$PAIRS"); do
       --progress lines >/dev/null 2>"$WORK/log" || { cat "$WORK/log"; exit 1; }
   done
   "$BENCH" compare "$WORK/id-$p-a" "$WORK/id-$p-b" > "$WORK/cmp-$p.txt" 2>/dev/null
-  # Cells of the main table: their rows start with the cell id.
-  n=$(grep -cE '^(cont|conc)_' "$WORK/cmp-$p.txt")
-  f=$(grep -E '^(cont|conc)_' "$WORK/cmp-$p.txt" | grep -cE 'REGRESSION|improved' || true)
+  # Cells of the main table (before the table of requests): their rows start with the id.
+  main=$(sed '/^requests and bytes/,$d' "$WORK/cmp-$p.txt")
+  n=$(echo "$main" | grep -cE '^(cont|conc)_')
+  f=$(echo "$main" | grep -E '^(cont|conc)_' | grep -cE 'REGRESSION|improved' || true)
   # Without the test: a median moved beyond ±10 % (any of ops/s, p50, p99).
   b=$(python3 - "$WORK/id-$p-a/summary.csv" "$WORK/id-$p-b/summary.csv" <<'PY'
 import csv, sys
@@ -95,7 +96,7 @@ EOF
     printf '#!/bin/sh\nBENCH_OP_DELAY_MS=%s exec %s "$@"\n' "$delay" "$(realpath "$BENCH")" > "$cand"
     chmod +x "$cand"
     out=$("$BENCH" ab "$WORK/one-$rows.toml" --candidate "$cand" --out "$WORK/ab-$rows-$pct" \
-      --root "$WORK/store" --progress lines 2>/dev/null | grep -E '^cont_' || true)
+      --root "$WORK/store" --progress lines 2>/dev/null | grep -E '^cont_' | head -1 || true)
     # cell, A, ±cv, B, ±cv, B/A, [interval], ...
     ratio=$(echo "$out" | awk '{print $6, $7}')
     # The ratio the delay is due to give, from arm A's own commit latencies in this run:
@@ -110,7 +111,7 @@ PY
     # Seen: the interval excludes 1 (significant), whether or not beyond the threshold.
     hi=$(echo "$ratio" | sed -E 's/.*–([0-9.]+)\].*/\1/')
     seen=$(python3 -c "print('yes' if float('$hi') < 1 else 'no')")
-    verdict=$(echo "$out" | sed -E 's/.*(REGRESSION \(ops\/s [^,]*).*/\1)/; s/.*(within noise|improved.*)$/\1/')
+    verdict=$(echo "$out" | grep -oE 'REGRESSION \([^)]*\)|improved \([^)]*\)|within noise' | head -1)
     printf '%-7s %7s%% %9s %8s  %-19s %-5s %s\n' "$rows" "$pct" "$delay" "$due" "$ratio" "$seen" "$verdict"
   done
 done

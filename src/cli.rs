@@ -67,6 +67,16 @@ pub enum Command {
         /// A results directory holding results.jsonl.
         results: PathBuf,
     },
+    /// Combine the results directories of a sweep's shards (`bench run --shard`) into one:
+    /// each planned cell once, duplicates checked, missing cells listed (exit 6); then
+    /// summary.csv and the report. Run it again when a late shard finishes.
+    Merge {
+        /// The merged results directory (new, empty, or an earlier merge).
+        out: PathBuf,
+        /// The shards' results directories.
+        #[arg(required = true, value_name = "SHARD_DIR")]
+        shards: Vec<PathBuf>,
+    },
     /// Compare two result sets cell by cell (or the arms of an A/B results directory):
     /// throughput, p50 and p99 with ratios B/A and verdicts that survive noise.
     Compare(CompareArgs),
@@ -107,6 +117,15 @@ pub struct OverrideArgs {
     /// aws_endpoint=http://127.0.0.1:9000. Prefer the environment or a profile for secrets.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
     pub storage_option: Vec<(String, String)>,
+    /// Only shard K of N of the cells (K from 1), e.g. 2/8; `auto` takes K and N from a
+    /// Slurm or AWS Batch array job, `auto/N` K from a Kubernetes Indexed Job. Merge the
+    /// shards' results directories with `bench merge`.
+    #[arg(long, value_name = "K/N|auto|auto/N")]
+    pub shard: Option<crate::sweep::shard::ShardArg>,
+    /// Start each cell's writers through this command, replacing the plan's
+    /// `run.launcher`, e.g. "srun --ntasks={workers} --input=all --kill-on-bad-exit=1".
+    #[arg(long, value_name = "COMMAND")]
+    pub launcher: Option<String>,
 }
 
 impl From<OverrideArgs> for crate::sweep::Overrides {
@@ -116,6 +135,8 @@ impl From<OverrideArgs> for crate::sweep::Overrides {
             root: o.root,
             storage: o.storage_option,
             ab: false,
+            shard: o.shard,
+            launcher: o.launcher,
         }
     }
 }

@@ -18,6 +18,8 @@ pub mod exit {
     pub const OUTPUT: u8 = 4;
     /// `bench compare --fail-on-regression` found a regression.
     pub const REGRESSION: u8 = 5;
+    /// `bench merge`: some planned cells are in none of the merged directories.
+    pub const INCOMPLETE: u8 = 6;
     /// Interrupted by Ctrl-C or SIGTERM; the running cell is pending again.
     pub const INTERRUPTED: u8 = 130;
 }

@@ -17,6 +17,7 @@ mod fault;
 mod files;
 pub mod golden;
 mod lock;
+mod merge;
 pub mod plan;
 mod progress;
 mod report;
@@ -71,6 +72,7 @@ async fn dispatch(command: Command) -> u8 {
         Command::Report { results } => report::regenerate(&results, false).map(print),
         Command::Summarize { results } => report::regenerate(&results, true).map(print),
         Command::Compare(args) => compare::run(&args),
+        Command::Merge { out, shards } => merge::run(&out, &shards),
         Command::Run { plan, run } => run_cmd(&plan, run, None).await,
         Command::Ab {
             plan,

@@ -31,11 +31,25 @@ pub struct CellState {
     pub updated_at: String,
 }
 
+/// What sweep a results directory holds: every cell of the plan (whichever shard runs it),
+/// the repetitions per cell, and the shard this directory runs, if any. `bench merge`
+/// checks shards against it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepInfo {
+    pub planned: Vec<String>,
+    pub repetitions: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::sweep::shard::Shard>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct State {
     pub version: u32,
     pub plan: String,
+    /// Written by `bench run` from this version on; older checkpoints have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepInfo>,
     pub cells: BTreeMap<String, CellState>,
 }
 
@@ -44,6 +58,7 @@ impl State {
         State {
             version: FORMAT_VERSION,
             plan: plan.to_string(),
+            sweep: None,
             cells: BTreeMap::new(),
         }
     }
@@ -54,12 +69,26 @@ impl State {
 
     /// Load the checkpoint of `out`, or a new one if there is none.
     pub fn load(out: &Path, plan: &str) -> Result<State, BenchError> {
+        if !State::path(out).exists() {
+            return Ok(State::new(plan));
+        }
+        let state = State::load_any(out)?;
+        if state.plan != plan {
+            return Err(BenchError::output(format!(
+                "results directory {} belongs to plan `{}`, not `{plan}`; use another --out",
+                out.display(),
+                state.plan
+            )));
+        }
+        Ok(state)
+    }
+
+    /// Load the checkpoint of `out`, whatever plan it belongs to; a missing, unreadable or
+    /// corrupt one is an error that says what to do.
+    pub fn load_any(out: &Path) -> Result<State, BenchError> {
         let path = State::path(out);
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::new(plan)),
-            Err(e) => return Err(BenchError::io("read checkpoint", &path, e)),
-        };
+        let text =
+            fs::read_to_string(&path).map_err(|e| BenchError::io("read checkpoint", &path, e))?;
         #[derive(Deserialize)]
         struct Version {
             version: Option<u32>,
@@ -81,13 +110,6 @@ impl State {
         }
         let state: State =
             serde_json::from_str(&text).map_err(|e| corrupt(format!("malformed: {e}")))?;
-        if state.plan != plan {
-            return Err(BenchError::output(format!(
-                "results directory {} belongs to plan `{}`, not `{plan}`; use another --out",
-                out.display(),
-                state.plan
-            )));
-        }
         Ok(state)
     }
 

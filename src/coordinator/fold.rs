@@ -38,6 +38,7 @@ pub(super) struct Fold {
     per_worker: Vec<Latencies>,
     per_worker_reads: Vec<Latencies>,
     ready: usize,
+    ready_seen: Vec<bool>,
     released: bool,
     done: Vec<bool>,
     failures: Vec<String>,
@@ -55,6 +56,7 @@ impl Fold {
             per_worker: vec![Latencies::default(); n],
             per_worker_reads: vec![Latencies::default(); n],
             ready: 0,
+            ready_seen: vec![false; n],
             released: false,
             done: vec![false; n],
             failures: Vec::new(),
@@ -68,7 +70,19 @@ impl Fold {
             Event::Ready {
                 warmup_ok,
                 versions,
+                host,
             } => {
+                if std::mem::replace(&mut self.ready_seen[idx], true) {
+                    self.failures.push(format!(
+                        "worker {idx} reported ready twice: does the launcher give every task \
+                         its own rank ({})?",
+                        crate::worker::protocol::RANK_VARS.join(", ")
+                    ));
+                    return Action::Abort;
+                }
+                if let Some(h) = host {
+                    self.m.hosts.insert(h);
+                }
                 if let Some(want) = &self.expected
                     && versions.as_ref() != Some(want)
                 {
@@ -211,7 +225,45 @@ mod tests {
         Event::Ready {
             warmup_ok,
             versions: None,
+            host: None,
         }
+    }
+
+    fn ready_on(host: &str) -> Event {
+        Event::Ready {
+            warmup_ok: 0,
+            versions: None,
+            host: Some(host.into()),
+        }
+    }
+
+    #[test]
+    fn hosts_are_collected_and_a_rank_given_twice_stops_the_cell() {
+        let mut f = Fold::new(vec![0, 1, 2], None);
+        assert_eq!(f.event(0, ready_on("n1")), Action::Continue);
+        assert_eq!(f.event(1, ready_on("n2")), Action::Continue);
+        assert_eq!(f.event(2, ready_on("n1")), Action::Release);
+        for w in 0..3 {
+            f.event(w, op(0, 1.0, true));
+            f.event(
+                w,
+                Event::Done {
+                    elapsed_ms: 2.0,
+                    io: None,
+                },
+            );
+        }
+        let m = f.finish().unwrap();
+        assert_eq!(m.hosts.into_iter().collect::<Vec<_>>(), ["n1", "n2"]);
+        // Two tasks with the same rank: one worker never reports, the other twice.
+        let mut f = Fold::new(vec![0, 1], None);
+        assert_eq!(f.event(0, ready_on("n1")), Action::Continue);
+        assert_eq!(f.event(0, ready_on("n2")), Action::Abort);
+        let err = f.finish().unwrap_err();
+        assert!(
+            err.contains("ready twice") && err.contains("SLURM_PROCID"),
+            "{err}"
+        );
     }
 
     fn op(i: u64, ms: f64, ok: bool) -> Event {
@@ -257,7 +309,6 @@ mod tests {
         let mut f = Fold::new(vec![0, 1], None);
         assert_eq!(f.event(1, ready(2)), Action::Continue);
         assert_eq!(f.event(0, ready(1)), Action::Release);
-        assert_eq!(f.event(0, ready(0)), Action::Continue);
         for idx in 0..2 {
             assert_eq!(f.event(idx, done(1.0)), Action::Continue);
             assert_eq!(
@@ -366,6 +417,7 @@ mod tests {
         let ok = Event::Ready {
             warmup_ok: 0,
             versions: Some(own.clone()),
+            host: None,
         };
         assert_eq!(f.event(0, ok), Action::Continue);
         let other = Versions {
@@ -375,6 +427,7 @@ mod tests {
         let stranger = Event::Ready {
             warmup_ok: 0,
             versions: Some(other),
+            host: None,
         };
         assert_eq!(f.event(1, stranger), Action::Abort);
         let err = f.finish().unwrap_err();

@@ -45,6 +45,9 @@ pub struct CellRun<'a> {
     pub timeout: Duration,
     /// What every worker must report being (from [`handshake`]); `None` checks nothing.
     pub versions: Option<&'a Versions>,
+    /// Start the workers as the tasks of this command (a launcher such as srun, with the
+    /// task count filled in) instead of as children; they take their ids from their ranks.
+    pub launcher: Option<String>,
 }
 
 /// How long a worker binary may take to say what it is.
@@ -106,18 +109,31 @@ pub async fn run_cell(
     let deadline = now
         .checked_add(run.timeout)
         .unwrap_or(now + Duration::from_secs(86_400 * 365));
-    for (idx, args) in run.workers.iter().enumerate() {
-        if let Err(e) = w.spawn(run.exe, args, run.storage) {
-            w.all_spawned();
-            w.stop().await;
-            return Outcome::Failed(format!("cannot start worker {idx}: {e}"));
+    let started = match (&run.launcher, run.workers.first()) {
+        (Some(command), Some(first)) => {
+            // Ids are the ranks 0..n: one command line for all, the rank added by each task.
+            let args = WorkerArgs {
+                worker_id: 0,
+                rank_from_env: true,
+                ..first.clone()
+            };
+            w.spawn_launcher(command, run.exe, &args, run.workers.len(), run.storage)
+                .map_err(|e| format!("cannot start the launcher `{command}`: {e}"))
         }
-    }
+        _ => run.workers.iter().enumerate().try_for_each(|(idx, args)| {
+            w.spawn(run.exe, args, run.storage)
+                .map_err(|e| format!("cannot start worker {idx}: {e}"))
+        }),
+    };
     w.all_spawned();
+    if let Err(e) = started {
+        w.stop().await;
+        return Outcome::Failed(e);
+    }
     let ids = run.workers.iter().map(|a| a.worker_id).collect();
     let mut fold = Fold::new(ids, run.versions.cloned());
     let mut exited = 0;
-    while exited < w.count() {
+    while exited < w.proc_count() {
         let msg = tokio::select! {
             msg = w.rx.recv() => msg,
             _ = tokio::time::sleep_until(deadline) => {
@@ -151,13 +167,20 @@ pub async fn run_cell(
             }
             Msg::Exited(idx, status) => {
                 exited += 1;
-                w.mark_exited(idx);
                 let success = matches!(&status, Ok(s) if s.success());
                 let status = match status {
                     Ok(s) => s.to_string(),
                     Err(e) => format!("unknown status ({e})"),
                 };
-                fold.exited(idx, success, status, w.tail(idx))
+                let tail = w.tail(idx);
+                let mut action = Action::Continue;
+                for worker in w.mark_exited(idx) {
+                    let a = fold.exited(worker, success, status.clone(), tail.clone());
+                    if a == Action::Abort {
+                        action = a;
+                    }
+                }
+                action
             }
         };
         match action {

@@ -1,6 +1,8 @@
-//! A cell's worker processes: each in its own process group, its stdout read line by line
-//! and its stderr's tail kept, all concurrently, so no worker ever blocks on a full pipe.
-//! Stopping is SIGTERM to every group, a grace period, then SIGKILL.
+//! A cell's worker processes: each worker a child, or all of them tasks of one launcher
+//! (`run.launcher`, e.g. srun). Every process in its own process group, its stdout read
+//! line by line and its stderr's tail kept, all concurrently, so no worker ever blocks on a
+//! full pipe. Stopping is SIGTERM to every group, a grace period, then SIGKILL; a launcher
+//! passes the signals on to its tasks (srun does, on every node).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -12,20 +14,21 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::mpsc;
 
+use crate::worker::protocol::Line;
 use crate::worker::{Event, STORAGE_ENV, WorkerArgs};
 
 /// Time between SIGTERM and SIGKILL when stopping a cell's workers.
 const GRACE: Duration = Duration::from_secs(3);
 const STDERR_TAIL_LINES: usize = 15;
 
-/// What the pipe readers report, by worker index.
+/// What the pipe readers report: events by worker index, exits by process index.
 pub(super) enum Msg {
     Event(usize, Event),
     Garbage(usize, String),
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
-/// Send `sig` to the process group led by `pid` (every worker leads its own group).
+/// Send `sig` to the process group led by `pid` (every process leads its own group).
 fn signal_group(pid: u32, sig: libc::c_int) {
     // SAFETY: kill(2) has no memory-safety preconditions; a stale group id only yields ESRCH.
     unsafe {
@@ -33,40 +36,92 @@ fn signal_group(pid: u32, sig: libc::c_int) {
     }
 }
 
-/// The live workers of a cell and the channel their readers report on.
+/// One started process: a worker, or a launcher running all of a cell's workers.
+struct Proc {
+    pid: u32,
+    stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    exited: bool,
+    /// The workers it runs (indices).
+    workers: Vec<usize>,
+}
+
+/// The live processes of a cell and the channel their readers report on.
 pub(super) struct Workers {
-    pids: Vec<u32>,
-    stdins: Vec<Option<ChildStdin>>,
-    stderr: Vec<Arc<Mutex<VecDeque<String>>>>,
-    exited: Vec<bool>,
+    procs: Vec<Proc>,
     tx: Option<mpsc::UnboundedSender<Msg>>,
     pub(super) rx: mpsc::UnboundedReceiver<Msg>,
+}
+
+/// How a process's stdout lines map to workers.
+#[derive(Clone, Copy)]
+enum Lines {
+    /// One worker: every line is its (whatever id it carries).
+    Worker(usize),
+    /// A launcher of `n` workers: each line names its worker (`w`), maybe after a label.
+    Launcher(usize),
 }
 
 impl Workers {
     pub(super) fn new() -> Workers {
         let (tx, rx) = mpsc::unbounded_channel();
         Workers {
-            pids: Vec::new(),
-            stdins: Vec::new(),
-            stderr: Vec::new(),
-            exited: Vec::new(),
+            procs: Vec::new(),
             tx: Some(tx),
             rx,
         }
     }
 
-    /// Start one worker; its index is the number started before it.
+    /// Start one worker; its index is the number of workers started before it.
     pub(super) fn spawn(
         &mut self,
         exe: &Path,
         args: &WorkerArgs,
         storage: &BTreeMap<String, String>,
     ) -> std::io::Result<()> {
-        let idx = self.pids.len();
+        let idx = self.worker_count();
+        let mut cmd = Command::new(exe);
+        cmd.args(args.to_args());
+        self.start(cmd, storage, vec![idx], Lines::Worker(idx))
+    }
+
+    /// Start `n` workers through a launcher `command` (a shell command line, run by
+    /// `sh -c`), which runs the worker's command line `args` as `n` tasks; each task takes
+    /// its id from its rank (`--rank-from-env`). Storage options travel in the environment,
+    /// which launchers pass on to their tasks, never on a command line.
+    pub(super) fn spawn_launcher(
+        &mut self,
+        command: &str,
+        exe: &Path,
+        args: &WorkerArgs,
+        n: usize,
+        storage: &BTreeMap<String, String>,
+    ) -> std::io::Result<()> {
+        let first = self.worker_count();
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("exec {command} \"$@\""))
+            .arg("bench-launcher")
+            .arg(exe)
+            .args(args.to_args());
+        self.start(
+            cmd,
+            storage,
+            (first..first + n).collect(),
+            Lines::Launcher(n),
+        )
+    }
+
+    fn start(
+        &mut self,
+        mut cmd: Command,
+        storage: &BTreeMap<String, String>,
+        workers: Vec<usize>,
+        lines: Lines,
+    ) -> std::io::Result<()> {
+        let proc_idx = self.procs.len();
         let storage_json = serde_json::to_string(storage).expect("storage options serialise");
-        let mut child = Command::new(exe)
-            .args(args.to_args())
+        let mut child = cmd
             .env(STORAGE_ENV, storage_json)
             .env_remove(crate::fault::ENV)
             .stdin(Stdio::piped())
@@ -75,12 +130,14 @@ impl Workers {
             .process_group(0)
             .kill_on_drop(true)
             .spawn()?;
-        self.pids
-            .push(child.id().expect("a just-spawned child has a pid"));
-        self.stdins.push(child.stdin.take());
-        self.exited.push(false);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
-        self.stderr.push(tail.clone());
+        self.procs.push(Proc {
+            pid: child.id().expect("a just-spawned child has a pid"),
+            stdin: child.stdin.take(),
+            stderr: tail.clone(),
+            exited: false,
+            workers,
+        });
         let stderr = child.stderr.take().expect("stderr is piped");
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
@@ -95,17 +152,21 @@ impl Workers {
         let stdout = child.stdout.take().expect("stdout is piped");
         let tx = self.tx.clone().expect("spawn before all_spawned");
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let msg = match serde_json::from_str::<Event>(&line) {
-                    Ok(ev) => Msg::Event(idx, ev),
-                    Err(_) => Msg::Garbage(idx, line),
+            let mut reader = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                let msg = match (Line::parse(&line), lines) {
+                    (Some(l), Lines::Worker(idx)) => Msg::Event(idx, l.event),
+                    (Some(Line { w: Some(w), event }), Lines::Launcher(n)) if (w as usize) < n => {
+                        Msg::Event(w as usize, event)
+                    }
+                    (_, Lines::Worker(idx)) => Msg::Garbage(idx, line),
+                    (_, Lines::Launcher(_)) => Msg::Garbage(0, line),
                 };
                 if tx.send(msg).is_err() {
                     break;
                 }
             }
-            let _ = tx.send(Msg::Exited(idx, child.wait().await));
+            let _ = tx.send(Msg::Exited(proc_idx, child.wait().await));
         });
         Ok(())
     }
@@ -115,47 +176,53 @@ impl Workers {
         self.tx = None;
     }
 
-    pub(super) fn count(&self) -> usize {
-        self.pids.len()
+    /// Workers started so far.
+    pub(super) fn worker_count(&self) -> usize {
+        self.procs.iter().map(|p| p.workers.len()).sum()
+    }
+
+    /// Processes started so far.
+    pub(super) fn proc_count(&self) -> usize {
+        self.procs.len()
     }
 
     /// Release every worker at once (a worker that died meanwhile shows up as exited).
     pub(super) async fn release(&mut self) {
-        for stdin in self.stdins.iter_mut().flatten() {
+        for stdin in self.procs.iter_mut().filter_map(|p| p.stdin.as_mut()) {
             let _ = stdin.write_all(b"go\n").await;
             let _ = stdin.flush().await;
         }
     }
 
-    /// Record that worker `idx` exited.
-    pub(super) fn mark_exited(&mut self, idx: usize) {
-        self.exited[idx] = true;
-        self.stdins[idx] = None;
+    /// Record that process `idx` exited; returns the workers it ran.
+    pub(super) fn mark_exited(&mut self, idx: usize) -> Vec<usize> {
+        let p = &mut self.procs[idx];
+        p.exited = true;
+        p.stdin = None;
+        p.workers.clone()
     }
 
-    /// The last lines worker `idx` wrote to stderr.
+    /// The last lines process `idx` wrote to stderr.
     pub(super) fn tail(&self, idx: usize) -> String {
-        let lines = self.stderr[idx].lock().expect("stderr tail lock");
+        let lines = self.procs[idx].stderr.lock().expect("stderr tail lock");
         lines.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 
     fn signal_all(&self, sig: libc::c_int) {
-        for (i, &pid) in self.pids.iter().enumerate() {
-            if !self.exited[i] {
-                signal_group(pid, sig);
-            }
+        for p in self.procs.iter().filter(|p| !p.exited) {
+            signal_group(p.pid, sig);
         }
     }
 
     fn running(&self) -> bool {
-        self.exited.iter().any(|e| !e)
+        self.procs.iter().any(|p| !p.exited)
     }
 
     /// Wait until `until` for exits; false if some worker is still running then.
     async fn reap(&mut self, until: tokio::time::Instant) -> bool {
         while self.running() {
             match tokio::time::timeout_at(until, self.rx.recv()).await {
-                Ok(Some(Msg::Exited(idx, _))) => self.exited[idx] = true,
+                Ok(Some(Msg::Exited(idx, _))) => self.procs[idx].exited = true,
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => break,
             }
@@ -166,7 +233,9 @@ impl Workers {
     /// Stop every live worker: SIGTERM to its group, a grace period, then SIGKILL, and
     /// reap them, so nothing of the cell still runs when its copy is removed.
     pub(super) async fn stop(&mut self) {
-        self.stdins.clear();
+        for p in &mut self.procs {
+            p.stdin = None;
+        }
         self.signal_all(libc::SIGTERM);
         if !self.reap(tokio::time::Instant::now() + GRACE).await {
             self.signal_all(libc::SIGKILL);

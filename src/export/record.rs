@@ -89,6 +89,9 @@ pub struct Record {
     pub io_per_op: Option<IoPerOp>,
     #[serde(default)]
     pub io_total: Option<IoCounts>,
+    /// The hosts the cell's writers ran on, sorted (one unless a launcher spread them).
+    #[serde(default)]
+    pub hosts: Vec<String>,
     /// `bench ab` only: which arm's workers measured this record, `A` (the baseline) or
     /// `B` (the candidate); absent from the records of `bench run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -246,6 +249,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
             .then(|| m.window_ms - cell.mode.duration_secs() as f64 * 1000.0),
         io_per_op: m.io_known.then(|| m.io.per_op(count)).flatten(),
         io_total: m.io_known.then_some(m.io),
+        hosts: m.hosts.iter().cloned().collect(),
         arm: p.arm.map(str::to_string),
     }
 }
@@ -314,6 +318,7 @@ pub(crate) mod tests {
             window_overrun_ms: None,
             io_per_op: None,
             io_total: None,
+            hosts: vec!["h".into()],
             arm: None,
         }
     }

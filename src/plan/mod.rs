@@ -79,6 +79,53 @@ pub struct RunSettings {
     /// How many times each cell runs, each time on a fresh copy of its golden.
     pub repetitions: u32,
     pub order: Order,
+    /// Start each cell's writers through this command (`run.launcher`), not as children.
+    pub launcher: Option<Launcher>,
+}
+
+/// A command that starts a cell's C writers as C tasks, possibly on other hosts
+/// (`run.launcher`, `--launcher`), e.g. `srun --ntasks={workers} --input=all ...`; the
+/// worker's command line follows it. `{workers}` is replaced by C.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher(String);
+
+impl Launcher {
+    /// Check a template: not empty, `{workers}` present, no other placeholder.
+    pub fn parse(template: &str) -> Result<Launcher, String> {
+        let t = template.trim();
+        if t.is_empty() {
+            return Err("is empty; give a command such as \
+                 \"srun --ntasks={workers} --input=all --kill-on-bad-exit=1\", or leave it out"
+                .into());
+        }
+        let rest = t.replace("{workers}", "");
+        if rest.len() == t.len() {
+            return Err(format!(
+                "`{t}` does not say how many tasks to start: put {{workers}} where the task \
+                 count goes (e.g. srun --ntasks={{workers}}); bench replaces it with the cell's \
+                 writers"
+            ));
+        }
+        if let Some(i) = rest.find('{') {
+            let end = rest[i..].find('}').map_or(rest.len(), |j| i + j + 1);
+            return Err(format!(
+                "`{}` is not a placeholder bench knows; the only one is {{workers}}",
+                &rest[i..end]
+            ));
+        }
+        Ok(Launcher(t.to_string()))
+    }
+
+    /// The command for a cell of `workers` writers.
+    pub fn command(&self, workers: u32) -> String {
+        self.0.replace("{workers}", &workers.to_string())
+    }
+}
+
+impl std::fmt::Display for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// A validated plan: every field already has the type and range the runner needs.
@@ -222,6 +269,26 @@ duration_secs = 2
         assert!(err.to_string().contains("line 3"), "{err}");
         let err = Plan::parse("name = 'x\n").unwrap_err();
         assert!(err.to_string().contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn launcher_templates_are_checked() {
+        let l = Launcher::parse(" srun --ntasks={workers} --label ").unwrap();
+        assert_eq!(l.command(6), "srun --ntasks=6 --label");
+        for (t, needle) in [
+            ("", "is empty"),
+            ("srun --ntasks=4", "put {workers}"),
+            (
+                "srun -n {workers} -N {nodes}",
+                "`{nodes}` is not a placeholder",
+            ),
+            ("srun -n {workers} {", "`{` is not a placeholder"),
+        ] {
+            let err = Launcher::parse(t).unwrap_err();
+            assert!(err.contains(needle), "{t}: {err}");
+        }
+        let plan = Plan::parse(&format!("{TINY}[run]\nlauncher = \"srun -n 2\"\n")).unwrap_err();
+        assert!(plan.to_string().contains("run.launcher"), "{plan}");
     }
 
     #[test]

@@ -59,4 +59,5 @@ pub(super) struct RawRun {
     pub warmup_operations: Option<u64>,
     pub repetitions: Option<u32>,
     pub order: Option<String>,
+    pub launcher: Option<String>,
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::raw::{RawConcurrent, RawMixed, RawPlan, RawRun};
 use super::{
     Cleanup, Concurrent, Continuous, DEFAULT_CELL_TIMEOUT_SECS, DEFAULT_COMMIT_RETRIES,
-    DEFAULT_MIXED_READ, Mixed, Operation, Order, Plan, RunSettings,
+    DEFAULT_MIXED_READ, Launcher, Mixed, Operation, Order, Plan, RunSettings,
 };
 use crate::error::PlanError;
 
@@ -233,6 +233,10 @@ fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
         warmup_operations,
         repetitions,
         order: order(run.order.as_deref())?,
+        launcher: run
+            .launcher
+            .map(|l| Launcher::parse(&l).map_err(|m| invalid("run.launcher", m)))
+            .transpose()?,
     })
 }
 

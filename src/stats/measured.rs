@@ -36,6 +36,8 @@ pub struct Measured {
     pub committed: Vec<(u32, u64)>,
     /// The reads a mixed cell interleaves, counted apart from its commits.
     pub reads: ReadMeasured,
+    /// The hosts the workers ran on (Slurm's node name where a launcher sets one).
+    pub hosts: std::collections::BTreeSet<String>,
 }
 
 /// What the interleaved reads of a mixed cell measured.

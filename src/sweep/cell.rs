@@ -48,6 +48,7 @@ fn worker_args(cell: &Cell, root: &str) -> Vec<WorkerArgs> {
             inline: cell.golden.inline,
             commit_retries: cell.commit_retries,
             worker_id,
+            rank_from_env: false,
             warmup: cell.warmup,
             tables: cell.golden.rows - cell.golden.rows / 3,
             operations: cell.mode.operations(),
@@ -130,6 +131,12 @@ pub(super) async fn run_one(
         storage: &cell.storage,
         timeout: sweep.plan.run.cell_timeout,
         versions: Some(&arm.versions),
+        launcher: sweep
+            .plan
+            .run
+            .launcher
+            .as_ref()
+            .map(|l| l.command(cell.mode.workers())),
     };
     let outcome = coordinator::run_cell(run, &bar, interrupt).await;
     bar.finish();

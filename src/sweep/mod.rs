@@ -7,6 +7,7 @@ mod cell;
 mod estimate;
 pub mod resume;
 mod run;
+pub mod shard;
 mod views;
 
 use std::collections::BTreeSet;
@@ -31,6 +32,10 @@ pub struct Overrides {
     pub storage: Vec<(String, String)>,
     /// An A/B sweep: its results go to `results/<plan name>-ab/` by default.
     pub ab: bool,
+    /// Run only this shard's share of the cells.
+    pub shard: Option<shard::ShardArg>,
+    /// `--launcher`: replaces the plan's `run.launcher`.
+    pub launcher: Option<String>,
 }
 
 /// A plan resolved against its results directory and store.
@@ -38,8 +43,13 @@ pub struct Sweep {
     pub plan: Plan,
     pub plan_path: PathBuf,
     pub out: PathBuf,
+    /// Where this sweep's goldens and copies live: the root, or a shard's prefix under it.
     pub store: Store,
+    /// The steps this process runs: all of the plan's, or a shard's share.
     pub steps: Vec<Step>,
+    pub shard: Option<shard::Shard>,
+    /// Every cell of the plan, in order, whichever shard runs it (for `bench merge`).
+    pub planned: Vec<String>,
 }
 
 impl Sweep {
@@ -48,6 +58,12 @@ impl Sweep {
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
         let mut plan = Plan::load(plan_path)?;
         plan.override_with(over.root.as_deref(), &over.storage);
+        if let Some(l) = &over.launcher {
+            plan.run.launcher = Some(
+                crate::plan::Launcher::parse(l)
+                    .map_err(|m| BenchError::Usage(format!("--launcher {m}")))?,
+            );
+        }
         let out = over.out.clone().unwrap_or_else(|| {
             let dir = if over.ab {
                 format!("{}-ab", plan.name)
@@ -61,15 +77,38 @@ impl Sweep {
             Some(r) => r.clone(),
             None => out.join("store").display().to_string(),
         };
-        let store = Store::open(&root, &plan.storage).await?;
-        let steps = expand(&plan, &store.root_uri());
+        let shard = match over.shard {
+            None => None,
+            Some(arg) => {
+                Some(shard::resolve(arg, &|k| std::env::var(k).ok()).map_err(BenchError::Usage)?)
+            }
+        };
+        let mut store = Store::open(&root, &plan.storage).await?;
+        // Keys come from the sweep's root, so a cell has the same key sharded or not.
+        let mut steps = expand(&plan, &store.root_uri());
+        let planned = crate::plan::cells(&steps).iter().map(|c| c.id()).collect();
+        if let Some(s) = shard {
+            steps = shard_steps(&steps, plan.run.repetitions, s);
+            store = Store::open(&store.uri(&s.prefix()), &plan.storage).await?;
+        }
         Ok(Sweep {
             plan,
             plan_path: plan_path.to_path_buf(),
             out,
             store,
             steps,
+            shard,
+            planned,
         })
+    }
+
+    /// What this sweep is, for the checkpoint: the whole plan's cells and this shard.
+    fn info(&self) -> crate::state::SweepInfo {
+        crate::state::SweepInfo {
+            planned: self.planned.clone(),
+            repetitions: self.plan.run.repetitions,
+            shard: self.shard,
+        }
     }
 
     fn cells(&self) -> Vec<&Cell> {
@@ -131,6 +170,26 @@ impl Sweep {
         }
         total
     }
+}
+
+/// A shard's share of the steps: its cells, and the goldens they need, in plan order.
+fn shard_steps(steps: &[Step], repetitions: u32, s: shard::Shard) -> Vec<Step> {
+    let cells = crate::plan::cells(steps);
+    let of = shard::partition(&cells, repetitions, s.count);
+    let mine: Vec<&Cell> = cells
+        .iter()
+        .zip(&of)
+        .filter(|&(_, &k)| k + 1 == s.index)
+        .map(|(c, _)| *c)
+        .collect();
+    steps
+        .iter()
+        .filter(|step| match step {
+            Step::Golden(g) => mine.iter().any(|c| c.golden == *g),
+            Step::Cell(c) => mine.contains(&c),
+        })
+        .cloned()
+        .collect()
 }
 
 /// The arms whose records a results directory holds: A and B for a `bench ab` directory,

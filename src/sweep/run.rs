@@ -169,6 +169,24 @@ async fn open(
         ));
     }
     let mut state = sweep.state()?;
+    let had = state.sweep.as_ref().map(|i| i.shard);
+    if let Some(had) = had
+        && had != sweep.shard
+        && !state.cells.is_empty()
+    {
+        let name = |s: Option<crate::sweep::shard::Shard>| match s {
+            Some(s) => format!("shard {s}"),
+            None => "the whole sweep (no --shard)".to_string(),
+        };
+        return Err(BenchError::Usage(format!(
+            "{} holds {} of plan `{}`, not {}; give each shard its own --out",
+            out.display(),
+            name(had),
+            sweep.plan.name,
+            name(sweep.shard)
+        )));
+    }
+    state.sweep = Some(sweep.info());
     let results = sweep.results_path();
     if jsonl::repair_tail(&results).map_err(io_err("repair", &results))? {
         notices.push(format!(

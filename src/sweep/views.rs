@@ -17,6 +17,14 @@ fn records_for_display(sweep: &Sweep) -> Vec<Record> {
     })
 }
 
+/// ` (shard 2/3 of 12)` when the sweep is a shard.
+fn shard_note(sweep: &Sweep) -> String {
+    match sweep.shard {
+        Some(s) => format!(" (shard {s} of {} cells)", sweep.planned.len()),
+        None => String::new(),
+    }
+}
+
 /// `bench plan`: print the cells in order with their status. Runs and writes nothing.
 pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
@@ -30,14 +38,18 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         None => String::new(),
     };
     let mut s = format!(
-        "plan `{}` ({}): {} cells, operation {}{mixed}\n  results: {}\n  store:   {}\n\n",
+        "plan `{}` ({}): {} cells{}, operation {}{mixed}\n  results: {}\n  store:   {}\n\n",
         plan.name,
         sweep.plan_path.display(),
         sweep.cells().len(),
+        shard_note(sweep),
         plan.operation,
         sweep.out.display(),
         sweep.store.root_uri(),
     );
+    if let Some(l) = &plan.run.launcher {
+        s.push_str(&format!("  writers start through: {l}\n\n"));
+    }
     s.push_str(&format!(
         "{:>4}  {:<40} {:<18} {}\n",
         "#", "cell", "key", "status"
@@ -105,8 +117,9 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     }
     let n = |st: CellStatus| count.get(&st).copied().unwrap_or(0);
     let mut s = format!(
-        "plan `{}`: {} cells: {} done, {} failed, {} pending, {} stale (plan changed since they ran), {} interrupted{}\n",
+        "plan `{}`{}: {} cells: {} done, {} failed, {} pending, {} stale (plan changed since they ran), {} interrupted{}\n",
         sweep.plan.name,
+        shard_note(sweep),
         cells.len(),
         n(CellStatus::Done),
         n(CellStatus::Failed),

@@ -36,9 +36,11 @@ fn env_ms(name: &str) -> Option<Duration> {
     (ms.is_finite() && ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
 }
 
-fn emit(event: &Event) {
+/// Print one event of worker `w` as a line for the coordinator.
+fn emit(w: u32, event: Event) {
     let mut out = std::io::stdout().lock();
-    let line = serde_json::to_string(event).expect("event serialises");
+    let line =
+        serde_json::to_string(&protocol::Line { w: Some(w), event }).expect("event serialises");
     // A closed stdout means the coordinator is gone.
     if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
         std::process::exit(EXIT_ORPHANED);
@@ -155,15 +157,18 @@ impl Session {
             self.counters.operation_over();
             let class = result.as_ref().err().map(catalog::error_class);
             let err = result.err().map(|e| truncate(e.to_string()));
-            emit(&Event::Op {
-                i,
-                ms,
-                ok: err.is_none(),
-                read,
-                class,
-                err,
-                io: Some(io),
-            });
+            emit(
+                self.args.worker_id,
+                Event::Op {
+                    i,
+                    ms,
+                    ok: err.is_none(),
+                    read,
+                    class,
+                    err,
+                    io: Some(io),
+                },
+            );
         }
         last_end
     }
@@ -190,7 +195,12 @@ fn await_release() -> tokio::sync::oneshot::Receiver<()> {
     go_rx
 }
 
-pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
+    let env = |k: &str| std::env::var(k).ok();
+    if args.rank_from_env {
+        args.worker_id += protocol::rank_from(&env).map_err(anyhow::Error::msg)?;
+    }
+    let w = args.worker_id;
     if let Some(d) = env_ms(START_DELAY_ENV) {
         tokio::time::sleep(d).await;
     }
@@ -215,16 +225,23 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     };
     let go = await_release();
     let warmup_ok = session.warm_up().await;
-    emit(&Event::Ready {
-        warmup_ok,
-        versions: Some(Versions::own()),
-    });
+    emit(
+        w,
+        Event::Ready {
+            warmup_ok,
+            versions: Some(Versions::own()),
+            host: Some(protocol::host_name(&env)),
+        },
+    );
     go.await?;
     let release = Instant::now();
     let last_end = session.measure(release).await;
-    emit(&Event::Done {
-        elapsed_ms: (last_end - release).as_secs_f64() * 1000.0,
-        io: Some(counters.snapshot()),
-    });
+    emit(
+        w,
+        Event::Done {
+            elapsed_ms: (last_end - release).as_secs_f64() * 1000.0,
+            io: Some(counters.snapshot()),
+        },
+    );
     Ok(())
 }

@@ -16,7 +16,67 @@ pub const EXIT_ORPHANED: i32 = 75;
 
 /// The version of this protocol: arguments, events and environment. A coordinator runs
 /// only workers that speak its protocol (`bench ab` may run another build's workers).
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
+
+/// The environment variables a launcher (`run.launcher`) sets to each task's rank, in the
+/// order a worker started with `--rank-from-env` looks for them.
+pub const RANK_VARS: [&str; 4] = [
+    "SLURM_PROCID",
+    "OMPI_COMM_WORLD_RANK",
+    "PMIX_RANK",
+    "PMI_RANK",
+];
+
+/// This worker's rank among a launcher's tasks, from the first of [`RANK_VARS`] set.
+pub fn rank_from(env: &dyn Fn(&str) -> Option<String>) -> Result<u32, String> {
+    for var in RANK_VARS {
+        if let Some(v) = env(var) {
+            return v
+                .trim()
+                .parse()
+                .map_err(|_| format!("{var}={v:?} is not a rank (a whole number)"));
+        }
+    }
+    Err(format!(
+        "started by a launcher (--rank-from-env) but none of {} is set; the launcher must give          every task its rank (srun and mpirun do)",
+        RANK_VARS.join(", ")
+    ))
+}
+
+/// The host a worker runs on, as records name it: the Slurm node (`SLURMD_NODENAME`, which
+/// tells apart nodes that share a machine), else the hostname.
+pub fn host_name(env: &dyn Fn(&str) -> Option<String>) -> String {
+    env("SLURMD_NODENAME")
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(crate::export::record::hostname)
+}
+
+/// One line of a worker's stdout: an event and the id of the worker that sent it (which
+/// tells the workers apart when a launcher merges their output into one stream).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// Absent from the lines of a worker that is the only one on its pipe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w: Option<u32>,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+impl Line {
+    /// Parse a line as a launcher prints it: `srun --label` puts `N: ` before it.
+    pub fn parse(line: &str) -> Option<Line> {
+        let json = match line.find('{') {
+            Some(0) => line,
+            Some(i) => {
+                let label = line[..i].trim().strip_suffix(':')?;
+                label.trim().parse::<u64>().ok()?;
+                &line[i..]
+            }
+            None => return None,
+        };
+        serde_json::from_str(json).ok()
+    }
+}
 
 /// What a worker binary is: its protocol and the versions it measures with. Printed by
 /// `bench worker-info` and carried by every `ready` event.
@@ -59,6 +119,9 @@ pub enum Event {
         warmup_ok: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         versions: Option<Versions>,
+        /// Where the worker runs ([`host_name`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// One operation finished. `i` is its index within this worker among operations of its
     /// kind (the commits, or in a mixed cell the interleaved reads).
@@ -98,8 +161,13 @@ pub struct WorkerArgs {
     pub inline: bool,
     #[arg(long)]
     pub commit_retries: u32,
+    /// This worker's id; with `--rank-from-env`, the id of rank 0 (the others add their
+    /// rank).
     #[arg(long)]
     pub worker_id: u32,
+    /// Started through a launcher: add the task's rank ([`RANK_VARS`]) to `--worker-id`.
+    #[arg(long)]
+    pub rank_from_env: bool,
     /// Fixed number of operations (continuous cells).
     #[arg(long, conflicts_with = "duration_secs")]
     pub operations: Option<u64>,
@@ -140,6 +208,9 @@ impl WorkerArgs {
         if self.inline {
             v.push("--inline".into());
         }
+        if self.rank_from_env {
+            v.push("--rank-from-env".into());
+        }
         if let Some(n) = self.operations {
             v.extend(["--operations".into(), n.to_string()]);
         }
@@ -175,6 +246,7 @@ mod tests {
             Event::Ready {
                 warmup_ok: 2,
                 versions: Some(Versions::own()),
+                host: Some("n1".into()),
             },
             Event::Op {
                 i: 3,
@@ -203,11 +275,47 @@ mod tests {
                 io: Some(IoCounts::default()),
             },
         ];
-        for e in events {
-            let line = serde_json::to_string(&e).unwrap();
-            assert!(!line.contains('\n'));
-            assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), e);
+        for (w, event) in events.into_iter().enumerate() {
+            let line = Line {
+                w: Some(w as u32),
+                event,
+            };
+            let text = serde_json::to_string(&line).unwrap();
+            assert!(!text.contains('\n'));
+            assert_eq!(Line::parse(&text), Some(line.clone()));
+            // As `srun --label` prints it, with the task number (and padding) before it.
+            assert_eq!(Line::parse(&format!("{w}: {text}")), Some(line.clone()));
+            assert_eq!(Line::parse(&format!(" 12: {text}")), Some(line));
         }
+        let alone = Line::parse(r#"{"ev":"done","elapsed_ms":1.0}"#).unwrap();
+        assert_eq!(alone.w, None);
+        for garbage in ["", "hello", "srun: error: x {", "a: {\"w\":0}", "{not json"] {
+            assert_eq!(Line::parse(garbage), None, "{garbage}");
+        }
+    }
+
+    #[test]
+    fn ranks_come_from_the_launcher_s_variable() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(rank_from(&env(&[("SLURM_PROCID", "5")])), Ok(5));
+        assert_eq!(rank_from(&env(&[("OMPI_COMM_WORLD_RANK", "2")])), Ok(2));
+        assert_eq!(
+            rank_from(&env(&[("PMI_RANK", "1"), ("SLURM_PROCID", "3")])),
+            Ok(3),
+            "Slurm's own variable first"
+        );
+        let err = rank_from(&env(&[])).unwrap_err();
+        assert!(err.contains("SLURM_PROCID"), "{err}");
+        let err = rank_from(&env(&[("SLURM_PROCID", "x")])).unwrap_err();
+        assert!(err.contains("not a rank"), "{err}");
+        assert_eq!(host_name(&env(&[("SLURMD_NODENAME", "n2")])), "n2");
+        assert_eq!(host_name(&env(&[])), crate::export::record::hostname());
     }
 
     #[derive(Debug, Parser)]
@@ -228,6 +336,7 @@ mod tests {
             inline: true,
             commit_retries: 3,
             worker_id: 7,
+            rank_from_env: true,
             operations: None,
             duration_secs: Some(5),
             warmup: 2,

@@ -26,6 +26,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             inline: false,
             commit_retries: 0,
             worker_id,
+            rank_from_env: false,
             operations: Some(2),
             duration_secs: None,
             warmup: 0,
@@ -49,6 +50,7 @@ fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
                 timeout,
                 // Shell scripts speaking the protocol, not bench builds: nothing to check.
                 versions: None,
+                launcher: None,
             },
             &(),
             &mut rx,

@@ -169,9 +169,11 @@ fn check_record(r: &Value) {
         obj["io_per_op"]["put"].as_f64().unwrap() >= 1.0,
         "a commit writes: {r}"
     );
+    // The writers ran here, as children: the one host is this machine.
+    assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 6,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 7,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);

@@ -8,3 +8,4 @@ mod numbers;
 mod recovery;
 mod report;
 mod s3;
+mod shards;

@@ -58,6 +58,7 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
                 inline: true,
                 commit_retries: 20,
                 worker_id,
+                rank_from_env: false,
                 operations: Some(8),
                 duration_secs: None,
                 warmup: 1,
@@ -74,6 +75,7 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
             storage: &storage,
             timeout: Duration::from_secs(120),
             versions: None,
+            launcher: None,
         };
         match run_cell(run, &(), &mut rx).await {
             Outcome::Finished(m) => (root, *m),

@@ -1,0 +1,344 @@
+//! `bench merge OUT SHARD_DIR...`: the results directories of a sweep's shards (or of any
+//! runs of the same plan) combined into one, as if one machine had run the sweep.
+//!
+//! What it checks: every input is a results directory of the same plan (same name, same
+//! planned cells, same repetitions); each planned cell is taken exactly once, with all its
+//! repetitions, from the input whose checkpoint says it is done; a cell done in two inputs
+//! with different records is refused (identical copies are fine: the same directory given
+//! twice, or an earlier merge); cells done nowhere are listed as failed (with the shard's
+//! reason) or missing, and the exit code says the sweep is incomplete. `OUT` gets
+//! `results.jsonl`, `state.json`, `summary.csv`, the report and `merge.json` (where each
+//! cell came from), each replaced whole; merging again after a late shard finishes
+//! rewrites them. `OUT` must be new, empty or an earlier merge: a run's own results are
+//! never overwritten.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{BenchError, exit, io_err};
+use crate::export::{Record, csv, jsonl};
+use crate::files::write_atomic;
+use crate::state::{STATE_FILE, State, Status, SweepInfo};
+
+pub const MERGE_FILE: &str = "merge.json";
+
+/// Exit code of a merge that lacks some planned cells.
+pub use exit::INCOMPLETE;
+
+/// One input directory, read.
+struct Input {
+    dir: PathBuf,
+    state: State,
+    info: SweepInfo,
+    records: Vec<Record>,
+}
+
+fn read_input(dir: &Path) -> Result<Input, BenchError> {
+    if !dir.join(STATE_FILE).is_file() {
+        return Err(BenchError::output(format!(
+            "{} has no {STATE_FILE}: give the results directories (--out) of `bench run \
+             --shard` runs",
+            dir.display()
+        )));
+    }
+    let state = State::load_any(dir)?;
+    let Some(info) = state.sweep.clone() else {
+        return Err(BenchError::output(format!(
+            "{}'s checkpoint does not say which cells its sweep planned (written by an older \
+             bench); run `bench run` on it again with the same plan and options (it resumes \
+             and records them), then merge",
+            dir.display()
+        )));
+    };
+    let path = dir.join(jsonl::RESULTS_FILE);
+    let records = jsonl::read_all(&path).map_err(BenchError::output)?;
+    Ok(Input {
+        dir: dir.to_path_buf(),
+        state,
+        info,
+        records,
+    })
+}
+
+/// Where one planned cell stands in one input.
+enum Found<'a> {
+    Done(Vec<&'a Record>),
+    Failed(String),
+    /// Started or partly recorded, not finished.
+    Unfinished,
+}
+
+fn find<'a>(input: &'a Input, id: &str) -> Option<Found<'a>> {
+    let cell = input.state.cells.get(id)?;
+    let mine: Vec<&Record> = input
+        .records
+        .iter()
+        .filter(|r| r.bench_tag == id && r.cell_key == cell.key)
+        .collect();
+    let reps = input.info.repetitions;
+    let arms: Vec<Option<&str>> = if mine.iter().any(|r| r.arm.is_some()) {
+        vec![Some(crate::sweep::ARM_A), Some(crate::sweep::ARM_B)]
+    } else {
+        vec![None]
+    };
+    let complete = arms
+        .iter()
+        .all(|&a| crate::sweep::resume::recorded(&input.records, id, &cell.key, a) >= reps);
+    Some(match cell.status {
+        Status::Done if complete => Found::Done(mine),
+        Status::Failed => Found::Failed(cell.reason.clone().unwrap_or_default()),
+        _ => Found::Unfinished,
+    })
+}
+
+/// Where a merged cell came from, for `merge.json`.
+#[derive(Debug, Serialize)]
+struct Source {
+    cell: String,
+    status: &'static str,
+    from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct MergeFile {
+    plan: String,
+    merged_at: String,
+    inputs: Vec<String>,
+    cells: Vec<Source>,
+}
+
+/// The outcome, for the summary line and the exit code.
+#[derive(Debug, Default)]
+struct Tally {
+    done: usize,
+    failed: Vec<String>,
+    missing: Vec<String>,
+}
+
+/// `bench merge OUT INPUT...`. Returns the exit code: 0 when every planned cell is done,
+/// [`exit::CELLS_FAILED`] when some failed, [`INCOMPLETE`] when some are missing.
+pub fn run(out: &Path, inputs: &[PathBuf]) -> Result<u8, BenchError> {
+    let out_abs = std::path::absolute(out).map_err(io_err("resolve", out))?;
+    let mut read = Vec::new();
+    for dir in inputs {
+        let abs = std::path::absolute(dir).map_err(io_err("resolve", dir))?;
+        if abs == out_abs {
+            eprintln!(
+                "note: {} is the output; its earlier merge is replaced, not read",
+                dir.display()
+            );
+            continue;
+        }
+        read.push(read_input(dir)?);
+    }
+    let Some(first) = read.first() else {
+        return Err(BenchError::Usage(
+            "give at least one results directory to merge besides OUT".into(),
+        ));
+    };
+    for i in &read[1..] {
+        let same = i.state.plan == first.state.plan
+            && i.info.planned == first.info.planned
+            && i.info.repetitions == first.info.repetitions;
+        if !same {
+            return Err(BenchError::output(format!(
+                "{} and {} come from different sweeps (plan `{}` with {} cells and {} \
+                 repetitions, plan `{}` with {} cells and {} repetitions); merge only the \
+                 shards of one plan, run with the same plan file",
+                first.dir.display(),
+                i.dir.display(),
+                first.state.plan,
+                first.info.planned.len(),
+                first.info.repetitions,
+                i.state.plan,
+                i.info.planned.len(),
+                i.info.repetitions
+            )));
+        }
+    }
+    for i in &read {
+        if let Some(pid) = crate::lock::holder(&i.dir) {
+            eprintln!(
+                "warning: {} is still being run (bench pid {pid}); its unfinished cells are \
+                 missing from this merge: merge again when it ends",
+                i.dir.display()
+            );
+        }
+    }
+
+    let mut records: Vec<Record> = Vec::new();
+    let mut state = State::new(&first.state.plan);
+    state.sweep = Some(SweepInfo {
+        shard: None,
+        ..first.info.clone()
+    });
+    let mut sources = Vec::new();
+    let mut tally = Tally::default();
+    for id in &first.info.planned {
+        let mut done: Option<(&Input, Vec<&Record>)> = None;
+        let mut failed: Option<(&Input, String)> = None;
+        for input in &read {
+            match find(input, id) {
+                Some(Found::Done(recs)) => {
+                    if let Some((other, theirs)) = &done
+                        && !same_records(theirs, &recs)
+                    {
+                        return Err(BenchError::output(format!(
+                            "cell {id} is done in both {} and {} with different results (run \
+                             twice); keep one: leave the other directory out of the merge",
+                            other.dir.display(),
+                            input.dir.display()
+                        )));
+                    }
+                    if done.is_none() {
+                        done = Some((input, recs));
+                    }
+                }
+                Some(Found::Failed(reason)) => failed = failed.or(Some((input, reason))),
+                Some(Found::Unfinished) | None => {}
+            }
+        }
+        let (status, from, reason) = match (done, failed) {
+            (Some((input, recs)), _) => {
+                let key = &recs[0].cell_key;
+                state.set(id, key, Status::Done, None);
+                records.extend(recs.into_iter().cloned());
+                tally.done += 1;
+                ("done", Some(input.dir.display().to_string()), None)
+            }
+            (None, Some((input, reason))) => {
+                let key = &input.state.cells[id].key;
+                state.set(id, key, Status::Failed, Some(reason.clone()));
+                tally.failed.push(id.clone());
+                (
+                    "failed",
+                    Some(input.dir.display().to_string()),
+                    Some(reason),
+                )
+            }
+            (None, None) => {
+                tally.missing.push(id.clone());
+                ("missing", None, None)
+            }
+        };
+        sources.push(Source {
+            cell: id.clone(),
+            status,
+            from,
+            reason,
+        });
+    }
+
+    write_out(&out_abs, &records, &state, sources, &read)?;
+    println!(
+        "{}",
+        summary_line(out, &first.state.plan, &tally, read.len())
+    );
+    Ok(if !tally.missing.is_empty() {
+        INCOMPLETE
+    } else if !tally.failed.is_empty() {
+        exit::CELLS_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+fn same_records(a: &[&Record], b: &[&Record]) -> bool {
+    let lines = |rs: &[&Record]| -> Vec<String> {
+        let mut v: Vec<String> = rs
+            .iter()
+            .map(|r| serde_json::to_string(r).expect("record serialises"))
+            .collect();
+        v.sort();
+        v
+    };
+    lines(a) == lines(b)
+}
+
+/// Write OUT's files, each replaced whole. Refuses a directory that holds a run's results.
+fn write_out(
+    out: &Path,
+    records: &[Record],
+    state: &State,
+    sources: Vec<Source>,
+    inputs: &[Input],
+) -> Result<(), BenchError> {
+    let earlier_run = [STATE_FILE, jsonl::RESULTS_FILE]
+        .iter()
+        .any(|f| out.join(f).exists());
+    if earlier_run && !out.join(MERGE_FILE).is_file() {
+        return Err(BenchError::output(format!(
+            "{} holds the results of a run, not of a merge; merge into a new or empty \
+             directory",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(io_err("create", out))?;
+    let _lock = crate::lock::acquire(out)?;
+    let mut lines = Vec::new();
+    for r in records {
+        serde_json::to_writer(&mut lines, r).expect("record serialises");
+        lines.push(b'\n');
+    }
+    let results = out.join(jsonl::RESULTS_FILE);
+    write_atomic(&results, &lines).map_err(io_err("write", &results))?;
+    state.save(out)?;
+    let merge = MergeFile {
+        plan: state.plan.clone(),
+        merged_at: crate::clock::now_utc(),
+        inputs: inputs.iter().map(|i| i.dir.display().to_string()).collect(),
+        cells: sources,
+    };
+    let path = out.join(MERGE_FILE);
+    let mut bytes = serde_json::to_vec_pretty(&merge).expect("merge file serialises");
+    bytes.push(b'\n');
+    write_atomic(&path, &bytes).map_err(io_err("write", &path))?;
+    let summary = out.join(csv::SUMMARY_FILE);
+    csv::write(&summary, records).map_err(io_err("write", &summary))?;
+    if let Err(e) = crate::report::write(out, records) {
+        eprintln!(
+            "warning: the report was not written: {e}; retry with `bench report {}`",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+fn summary_line(out: &Path, plan: &str, t: &Tally, inputs: usize) -> String {
+    let total = t.done + t.failed.len() + t.missing.len();
+    let mut s = format!(
+        "merged {inputs} results directories of plan `{plan}` into {}: {} of {total} cells done",
+        out.display(),
+        t.done
+    );
+    let list = |v: &[String]| {
+        let shown: Vec<&str> = v.iter().take(20).map(String::as_str).collect();
+        let more = v.len().saturating_sub(shown.len());
+        let more = if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join(", "))
+    };
+    if !t.failed.is_empty() {
+        s.push_str(&format!(
+            "\n  FAILED ({}; the report has their reasons; re-run their shard with \
+             --retry-failed, then merge again): {}",
+            t.failed.len(),
+            list(&t.failed)
+        ));
+    }
+    if !t.missing.is_empty() {
+        s.push_str(&format!(
+            "\n  INCOMPLETE: {} cells are in no results directory given (a shard not given, \
+             not finished or interrupted; resume it, then merge again): {}",
+            t.missing.len(),
+            list(&t.missing)
+        ));
+    }
+    s
+}
