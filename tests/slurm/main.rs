@@ -383,7 +383,14 @@ fn ctrl_c_during_an_srun_cell_stops_every_writer_and_leaves_the_cell_pending() {
     let root = format!("s3://bench/interrupted-{}", std::process::id());
     let child = bench_s3()
         .env("SLURM_CONF", conf)
-        .args(["run", plan.to_str().unwrap(), "--progress", "lines", "--root", &root])
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--progress",
+            "lines",
+            "--root",
+            &root,
+        ])
         .args(s3.options())
         .arg("--out")
         .arg(&out)
