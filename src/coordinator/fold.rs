@@ -184,14 +184,44 @@ impl Fold {
         if success && self.done[idx] {
             return Action::Continue;
         }
-        self.failures.push(format!(
-            "worker {idx} exited with {status} before finishing{}",
-            if tail.is_empty() {
-                String::new()
-            } else {
-                format!("; its stderr ends with:\n{tail}")
-            }
-        ));
+        self.lost(
+            format!("worker {idx} exited with {status} before finishing"),
+            &tail,
+        )
+    }
+
+    /// The launcher that ran all the workers exited: one failure for all of them, unless it
+    /// succeeded after every worker finished.
+    pub(super) fn launcher_exited(
+        &mut self,
+        success: bool,
+        status: String,
+        tail: String,
+    ) -> Action {
+        let unfinished: Vec<String> = (0..self.done.len())
+            .filter(|&w| !self.done[w])
+            .map(|w| w.to_string())
+            .collect();
+        if success && unfinished.is_empty() {
+            return Action::Continue;
+        }
+        let which = if unfinished.is_empty() {
+            String::new()
+        } else if unfinished.len() == self.done.len() {
+            " before any worker finished".to_string()
+        } else {
+            format!(" before workers {} finished", unfinished.join(", "))
+        };
+        self.lost(format!("the launcher exited with {status}{which}"), &tail)
+    }
+
+    /// Record a failure with the end of the process's stderr; before release, stop the cell.
+    fn lost(&mut self, what: String, tail: &str) -> Action {
+        self.failures.push(if tail.is_empty() {
+            what
+        } else {
+            format!("{what}; its stderr ends with:\n{tail}")
+        });
         if self.released {
             Action::Continue
         } else {
@@ -235,6 +265,46 @@ mod tests {
             versions: None,
             host: Some(host.into()),
         }
+    }
+
+    #[test]
+    fn a_launcher_s_exit_is_one_failure_naming_the_unfinished_workers() {
+        // It fails before anything starts.
+        let mut f = Fold::new(vec![0, 1, 2], None);
+        let a = f.launcher_exited(
+            false,
+            "exit status: 1".into(),
+            "srun: error: no nodes".into(),
+        );
+        assert_eq!(a, Action::Abort);
+        let err = f.finish().unwrap_err();
+        assert_eq!(
+            err,
+            "the launcher exited with exit status: 1 before any worker finished; its stderr \
+             ends with:\nsrun: error: no nodes"
+        );
+        // It dies after release with one worker done.
+        let mut f = Fold::new(vec![0, 1], None);
+        f.event(0, ready(0));
+        f.event(1, ready(0));
+        f.event(0, done(1.0));
+        let a = f.launcher_exited(false, "signal: 9 (SIGKILL)".into(), String::new());
+        assert_eq!(a, Action::Continue);
+        let err = f.finish().unwrap_err();
+        assert!(err.contains("before workers 1 finished"), "{err}");
+        // It ends well after every worker is done.
+        let mut f = Fold::new(vec![0, 1], None);
+        for w in 0..2 {
+            f.event(w, ready(0));
+        }
+        for w in 0..2 {
+            f.event(w, done(1.0));
+        }
+        assert_eq!(
+            f.launcher_exited(true, "exit status: 0".into(), String::new()),
+            Action::Continue
+        );
+        assert!(f.finish().is_ok());
     }
 
     #[test]

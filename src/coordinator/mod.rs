@@ -173,14 +173,19 @@ pub async fn run_cell(
                     Err(e) => format!("unknown status ({e})"),
                 };
                 let tail = w.tail(idx);
-                let mut action = Action::Continue;
-                for worker in w.mark_exited(idx) {
-                    let a = fold.exited(worker, success, status.clone(), tail.clone());
-                    if a == Action::Abort {
-                        action = a;
-                    }
+                let workers = w.mark_exited(idx);
+                if run.launcher.is_some() {
+                    fold.launcher_exited(success, status, tail)
+                } else {
+                    workers
+                        .into_iter()
+                        .fold(Action::Continue, |action, worker| {
+                            match fold.exited(worker, success, status.clone(), tail.clone()) {
+                                Action::Abort => Action::Abort,
+                                _ => action,
+                            }
+                        })
                 }
-                action
             }
         };
         match action {

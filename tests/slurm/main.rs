@@ -285,24 +285,7 @@ fn sigkill_of_the_coordinator_during_an_srun_cell_leaves_no_writer_and_resume_re
     let s3 = S3Server::start(&[]);
     let (_d, plan, out) = plan_dir(&srun_plan(15));
     let root = format!("s3://bench/killed-{}", std::process::id());
-    let mut cmd = bench_s3();
-    let mut child = cmd
-        .env("SLURM_CONF", conf)
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--progress",
-            "lines",
-            "--root",
-            &root,
-        ])
-        .args(s3.options())
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start_run(conf, &s3, &plan, &out, &root);
     let workers = six_writers(&root);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -320,6 +303,29 @@ fn sigkill_of_the_coordinator_during_an_srun_cell_leaves_no_writer_and_resume_re
     assert_eq!(recs.len(), 1, "exactly one record for the cell");
     assert_eq!(recs[0]["verified"], true, "{}", recs[0]);
     assert_eq!(recs[0]["hosts"], serde_json::json!(["n1", "n2", "n3"]));
+}
+
+/// `bench run PLAN --root ROOT --out OUT` against the test server and the cluster, started
+/// and not waited for (stderr piped).
+fn start_run(
+    conf: &Path,
+    s3: &S3Server,
+    plan: &Path,
+    out: &Path,
+    root: &str,
+) -> std::process::Child {
+    bench_s3()
+        .env("SLURM_CONF", conf)
+        .arg("run")
+        .arg(plan)
+        .args(["--progress", "lines", "--root", root])
+        .args(s3.options())
+        .arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Wait until the six writers of a cell under `root` run; returns the pids of its writers
@@ -381,23 +387,7 @@ fn ctrl_c_during_an_srun_cell_stops_every_writer_and_leaves_the_cell_pending() {
     let s3 = S3Server::start(&[]);
     let (_d, plan, out) = plan_dir(&srun_plan(15));
     let root = format!("s3://bench/interrupted-{}", std::process::id());
-    let child = bench_s3()
-        .env("SLURM_CONF", conf)
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--progress",
-            "lines",
-            "--root",
-            &root,
-        ])
-        .args(s3.options())
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start_run(conf, &s3, &plan, &out, &root);
     let workers = six_writers(&root);
     // SAFETY: kill(2) on our own child's pid.
     unsafe {
