@@ -223,6 +223,13 @@ pub struct Logger {
     multi: Option<MultiProgress>,
 }
 
+/// Write a line with its time to stderr. A reader that went away (`bench run | head`)
+/// must not stop the sweep: the results are in files, so a failed write is ignored.
+fn stamped(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{} {line}", now_utc());
+}
+
 impl Logger {
     pub fn log(&self, msg: impl AsRef<str>) {
         match &self.multi {
@@ -231,7 +238,7 @@ impl Logger {
             }
             None => {
                 for line in msg.as_ref().lines() {
-                    eprintln!("{} {line}", now_utc());
+                    stamped(line);
                 }
             }
         }
@@ -393,7 +400,7 @@ impl CellBar {
         if last.elapsed() >= LINE_EVERY {
             *last = Instant::now();
             let line = cell_line(&self.view.lock().expect("view"), Instant::now());
-            eprintln!("{} {}", now_utc(), line.trim_start());
+            stamped(line.trim_start());
         }
     }
 

@@ -289,8 +289,12 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunRe
     };
     r.write_derived()?;
     r.progress.log(format!(
-        "sweep `{}`: {} cells, {done_before} already done; results in {}; {} to run (estimated)",
+        "sweep `{}`{}: {} cells, {done_before} already done; results in {}; {} to run (estimated)",
         sweep.plan.name,
+        match sweep.shard {
+            Some(s) => format!(" shard {s}"),
+            None => String::new(),
+        },
         cells.len(),
         sweep.out.display(),
         super::estimate::about(predicted)
