@@ -2,8 +2,9 @@
 //! what the cell measured, and deciding when to release them. No processes, no clock.
 
 use crate::catalog::ErrorClass;
-use crate::stats::{IoCounts, Latencies, Measured};
+use crate::stats::{Latencies, Measured};
 use crate::worker::Event;
+use crate::worker::protocol::OpReport;
 use crate::worker::protocol::Versions;
 
 /// What the driver must do after an event.
@@ -14,17 +15,6 @@ pub(super) enum Action {
     Release,
     /// A worker died before release: the cell can never start; stop the others.
     Abort,
-}
-
-/// One operation's event, unpacked.
-struct Op {
-    i: u64,
-    ms: f64,
-    ok: bool,
-    read: bool,
-    class: Option<ErrorClass>,
-    err: Option<String>,
-    io: Option<IoCounts>,
 }
 
 /// The state of a running cell as its workers' events arrive.
@@ -101,26 +91,7 @@ impl Fold {
                     return Action::Release;
                 }
             }
-            Event::Op {
-                i,
-                ms,
-                ok,
-                read,
-                class,
-                err,
-                io,
-            } => {
-                let op = Op {
-                    i,
-                    ms,
-                    ok,
-                    read,
-                    class,
-                    err,
-                    io,
-                };
-                self.op(idx, op)
-            }
+            Event::Op(op) => self.op(idx, op),
             Event::Done { elapsed_ms, io } => {
                 self.done[idx] = true;
                 self.m.window_ms = self.m.window_ms.max(elapsed_ms);
@@ -133,7 +104,7 @@ impl Fold {
         Action::Continue
     }
 
-    fn op(&mut self, idx: usize, op: Op) {
+    fn op(&mut self, idx: usize, op: OpReport) {
         let m = &mut self.m;
         if op.io.is_none() {
             self.io_unknown = true;
@@ -250,6 +221,7 @@ impl Fold {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::IoCounts;
 
     fn ready(warmup_ok: u64) -> Event {
         Event::Ready {
@@ -349,7 +321,7 @@ mod tests {
         class: Option<ErrorClass>,
         err: Option<&str>,
     ) -> Event {
-        Event::Op {
+        Event::Op(OpReport {
             i,
             ms,
             ok,
@@ -361,7 +333,7 @@ mod tests {
                 read_bytes: 100,
                 ..IoCounts::default()
             }),
-        }
+        })
     }
 
     fn done(elapsed_ms: f64) -> Event {

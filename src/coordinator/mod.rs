@@ -152,8 +152,8 @@ pub async fn run_cell(
         let action = match msg {
             Msg::Event(idx, event) => {
                 match &event {
-                    Event::Op { ok, read, .. } => {
-                        observer.op(*ok, *read);
+                    Event::Op(op) => {
+                        observer.op(op.ok, op.read);
                         crate::fault::point("cell");
                     }
                     Event::Done { .. } => observer.worker_done(),

@@ -159,7 +159,7 @@ impl Session {
             let err = result.err().map(|e| truncate(e.to_string()));
             emit(
                 self.args.worker_id,
-                Event::Op {
+                Event::Op(protocol::OpReport {
                     i,
                     ms,
                     ok: err.is_none(),
@@ -167,7 +167,7 @@ impl Session {
                     class,
                     err,
                     io: Some(io),
-                },
+                }),
             );
         }
         last_end

@@ -123,24 +123,8 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<String>,
     },
-    /// One operation finished. `i` is its index within this worker among operations of its
-    /// kind (the commits, or in a mixed cell the interleaved reads).
-    Op {
-        i: u64,
-        ms: f64,
-        ok: bool,
-        /// A read interleaved by a mixed cell (not the cell's committed operation).
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        read: bool,
-        /// What kind of failure a failed operation was.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        class: Option<ErrorClass>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        err: Option<String>,
-        /// The requests and bytes of this operation.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        io: Option<IoCounts>,
-    },
+    /// One operation finished.
+    Op(OpReport),
     /// All operations are finished; `elapsed_ms` runs from release to the end of the last.
     /// `io`: every request of the worker's life (opening, warm-up, operations).
     Done {
@@ -148,6 +132,26 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         io: Option<IoCounts>,
     },
+}
+
+/// One finished operation, as a worker reports it. `i` is its index within this worker
+/// among operations of its kind (the commits, or in a mixed cell the interleaved reads).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpReport {
+    pub i: u64,
+    pub ms: f64,
+    pub ok: bool,
+    /// A read interleaved by a mixed cell (not the cell's committed operation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read: bool,
+    /// What kind of failure a failed operation was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ErrorClass>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub err: Option<String>,
+    /// The requests and bytes of this operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoCounts>,
 }
 
 /// What a worker does; the coordinator builds it and passes it as arguments.
@@ -248,7 +252,7 @@ mod tests {
                 versions: Some(Versions::own()),
                 host: Some("n1".into()),
             },
-            Event::Op {
+            Event::Op(OpReport {
                 i: 3,
                 ms: 12.5,
                 ok: false,
@@ -256,8 +260,8 @@ mod tests {
                 class: Some(ErrorClass::Conflict),
                 err: Some("conflict\nline".into()),
                 io: None,
-            },
-            Event::Op {
+            }),
+            Event::Op(OpReport {
                 i: 4,
                 ms: 1.0,
                 ok: true,
@@ -269,7 +273,7 @@ mod tests {
                     read_bytes: 512,
                     ..IoCounts::default()
                 }),
-            },
+            }),
             Event::Done {
                 elapsed_ms: 99.0,
                 io: Some(IoCounts::default()),
@@ -288,6 +292,20 @@ mod tests {
             assert_eq!(Line::parse(&format!(" 12: {text}")), Some(line));
         }
         let alone = Line::parse(r#"{"ev":"done","elapsed_ms":1.0}"#).unwrap();
+        // An operation's fields sit beside its tag, as before the report had a name.
+        let op = Line::parse(r#"{"w":2,"ev":"op","i":7,"ms":1.5,"ok":true}"#).unwrap();
+        assert_eq!(
+            op.event,
+            Event::Op(OpReport {
+                i: 7,
+                ms: 1.5,
+                ok: true,
+                read: false,
+                class: None,
+                err: None,
+                io: None,
+            })
+        );
         assert_eq!(alone.w, None);
         for garbage in ["", "hello", "srun: error: x {", "a: {\"w\":0}", "{not json"] {
             assert_eq!(Line::parse(garbage), None, "{garbage}");

@@ -3,6 +3,19 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The keys of a record's `io_per_op` and `io_total`: request counts by kind, then bytes.
+pub const IO_KEYS: [&str; 9] = [
+    "get",
+    "put",
+    "conditional_put",
+    "list",
+    "head",
+    "delete",
+    "copy",
+    "read_bytes",
+    "written_bytes",
+];
+
 pub fn bench() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench"));
     cmd.env_remove("CI");

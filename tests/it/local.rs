@@ -147,17 +147,7 @@ fn check_record(r: &Value) {
     assert_eq!(overrun.is_null(), obj["mode"] == "continuous", "{r}");
     // The requests and bytes of the commits, in all and per commit.
     let ops = obj["total_operations"].as_u64().unwrap() as f64;
-    for k in [
-        "get",
-        "put",
-        "conditional_put",
-        "list",
-        "head",
-        "delete",
-        "copy",
-        "read_bytes",
-        "written_bytes",
-    ] {
+    for k in IO_KEYS {
         let total = obj["io_total"][k].as_u64().unwrap() as f64;
         let per = obj["io_per_op"][k].as_f64().unwrap();
         assert!(

@@ -84,17 +84,7 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
     });
     let server_counts = server.counts();
     let mine = serde_json::to_value(counted.io_workers).unwrap();
-    for kind in [
-        "get",
-        "put",
-        "conditional_put",
-        "list",
-        "head",
-        "delete",
-        "copy",
-        "read_bytes",
-        "written_bytes",
-    ] {
+    for kind in IO_KEYS {
         assert_eq!(
             mine[kind], server_counts[kind],
             "{kind}: workers {mine}, server {server_counts}"
@@ -124,17 +114,7 @@ fn records_carry_the_requests_and_bytes_of_each_commit() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &records[0];
     let (per, total) = (&r["io_per_op"], &r["io_total"]);
-    for k in [
-        "get",
-        "put",
-        "conditional_put",
-        "list",
-        "head",
-        "delete",
-        "copy",
-        "read_bytes",
-        "written_bytes",
-    ] {
+    for k in IO_KEYS {
         let (p, t) = (per[k].as_f64().unwrap(), total[k].as_f64().unwrap());
         assert!(
             (p * 5.0 - t).abs() < 1e-9,
