@@ -103,11 +103,11 @@ struct Source {
 }
 
 #[derive(Debug, Serialize)]
-struct MergeFile {
-    plan: String,
+struct MergeFile<'a> {
+    plan: &'a str,
     merged_at: String,
     inputs: Vec<String>,
-    cells: Vec<Source>,
+    cells: &'a [Source],
 }
 
 /// The outcome, for the summary line and the exit code.
@@ -122,10 +122,26 @@ struct Tally {
 /// [`exit::CELLS_FAILED`] when some failed, [`INCOMPLETE`] when some are missing.
 pub fn run(out: &Path, inputs: &[PathBuf]) -> Result<u8, BenchError> {
     let out_abs = std::path::absolute(out).map_err(io_err("resolve", out))?;
+    let read = read_inputs(&out_abs, inputs)?;
+    let merged = combine(&read)?;
+    let plan = &read[0].state.plan;
+    write_out(&out_abs, &merged, &read)?;
+    println!("{}", summary_line(out, plan, &merged.tally, read.len()));
+    Ok(if !merged.tally.missing.is_empty() {
+        INCOMPLETE
+    } else if !merged.tally.failed.is_empty() {
+        exit::CELLS_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+/// Read the inputs (leaving out OUT itself) and check that they are of one sweep.
+fn read_inputs(out: &Path, inputs: &[PathBuf]) -> Result<Vec<Input>, BenchError> {
     let mut read = Vec::new();
     for dir in inputs {
         let abs = std::path::absolute(dir).map_err(io_err("resolve", dir))?;
-        if abs == out_abs {
+        if abs == out {
             eprintln!(
                 "note: {} is the output; its earlier merge is replaced, not read",
                 dir.display()
@@ -168,19 +184,35 @@ pub fn run(out: &Path, inputs: &[PathBuf]) -> Result<u8, BenchError> {
             );
         }
     }
+    Ok(read)
+}
 
-    let mut records: Vec<Record> = Vec::new();
-    let mut state = State::new(&first.state.plan);
-    state.sweep = Some(SweepInfo {
+/// The merged sweep: its records, checkpoint, where each cell came from, and the tally.
+struct Merged {
+    records: Vec<Record>,
+    state: State,
+    sources: Vec<Source>,
+    tally: Tally,
+}
+
+/// Take every planned cell once: done somewhere (duplicates must agree), else failed
+/// somewhere, else missing.
+fn combine(read: &[Input]) -> Result<Merged, BenchError> {
+    let first = &read[0];
+    let mut m = Merged {
+        records: Vec::new(),
+        state: State::new(&first.state.plan),
+        sources: Vec::new(),
+        tally: Tally::default(),
+    };
+    m.state.sweep = Some(SweepInfo {
         shard: None,
         ..first.info.clone()
     });
-    let mut sources = Vec::new();
-    let mut tally = Tally::default();
     for id in &first.info.planned {
         let mut done: Option<(&Input, Vec<&Record>)> = None;
         let mut failed: Option<(&Input, String)> = None;
-        for input in &read {
+        for input in read {
             match find(input, id) {
                 Some(Found::Done(recs)) => {
                     if let Some((other, theirs)) = &done
@@ -193,9 +225,7 @@ pub fn run(out: &Path, inputs: &[PathBuf]) -> Result<u8, BenchError> {
                             input.dir.display()
                         )));
                     }
-                    if done.is_none() {
-                        done = Some((input, recs));
-                    }
+                    done = done.or(Some((input, recs)));
                 }
                 Some(Found::Failed(reason)) => failed = failed.or(Some((input, reason))),
                 Some(Found::Unfinished) | None => {}
@@ -203,47 +233,30 @@ pub fn run(out: &Path, inputs: &[PathBuf]) -> Result<u8, BenchError> {
         }
         let (status, from, reason) = match (done, failed) {
             (Some((input, recs)), _) => {
-                let key = &recs[0].cell_key;
-                state.set(id, key, Status::Done, None);
-                records.extend(recs.into_iter().cloned());
-                tally.done += 1;
-                ("done", Some(input.dir.display().to_string()), None)
+                m.state.set(id, &recs[0].cell_key, Status::Done, None);
+                m.records.extend(recs.into_iter().cloned());
+                m.tally.done += 1;
+                ("done", Some(input), None)
             }
             (None, Some((input, reason))) => {
                 let key = &input.state.cells[id].key;
-                state.set(id, key, Status::Failed, Some(reason.clone()));
-                tally.failed.push(id.clone());
-                (
-                    "failed",
-                    Some(input.dir.display().to_string()),
-                    Some(reason),
-                )
+                m.state.set(id, key, Status::Failed, Some(reason.clone()));
+                m.tally.failed.push(id.clone());
+                ("failed", Some(input), Some(reason))
             }
             (None, None) => {
-                tally.missing.push(id.clone());
+                m.tally.missing.push(id.clone());
                 ("missing", None, None)
             }
         };
-        sources.push(Source {
+        m.sources.push(Source {
             cell: id.clone(),
             status,
-            from,
+            from: from.map(|i| i.dir.display().to_string()),
             reason,
         });
     }
-
-    write_out(&out_abs, &records, &state, sources, &read)?;
-    println!(
-        "{}",
-        summary_line(out, &first.state.plan, &tally, read.len())
-    );
-    Ok(if !tally.missing.is_empty() {
-        INCOMPLETE
-    } else if !tally.failed.is_empty() {
-        exit::CELLS_FAILED
-    } else {
-        exit::OK
-    })
+    Ok(m)
 }
 
 fn same_records(a: &[&Record], b: &[&Record]) -> bool {
@@ -259,13 +272,13 @@ fn same_records(a: &[&Record], b: &[&Record]) -> bool {
 }
 
 /// Write OUT's files, each replaced whole. Refuses a directory that holds a run's results.
-fn write_out(
-    out: &Path,
-    records: &[Record],
-    state: &State,
-    sources: Vec<Source>,
-    inputs: &[Input],
-) -> Result<(), BenchError> {
+fn write_out(out: &Path, merged: &Merged, inputs: &[Input]) -> Result<(), BenchError> {
+    let Merged {
+        records,
+        state,
+        sources,
+        ..
+    } = merged;
     let earlier_run = [STATE_FILE, jsonl::RESULTS_FILE]
         .iter()
         .any(|f| out.join(f).exists());
@@ -287,7 +300,7 @@ fn write_out(
     write_atomic(&results, &lines).map_err(io_err("write", &results))?;
     state.save(out)?;
     let merge = MergeFile {
-        plan: state.plan.clone(),
+        plan: &state.plan,
         merged_at: crate::clock::now_utc(),
         inputs: inputs.iter().map(|i| i.dir.display().to_string()).collect(),
         cells: sources,

@@ -96,20 +96,37 @@ pub async fn handshake(exe: &Path) -> Result<Versions, String> {
     }
 }
 
-/// Run the cell's workers to the end, a timeout or an interrupt.
-pub async fn run_cell(
-    run: CellRun<'_>,
-    observer: &dyn Observer,
-    interrupt: &mut watch::Receiver<bool>,
-) -> Outcome {
-    let mut w = Workers::new();
-    let spawn_start = Instant::now();
-    // The plan bounds the timeout; saturate rather than overflow all the same.
-    let now = tokio::time::Instant::now();
-    let deadline = now
-        .checked_add(run.timeout)
-        .unwrap_or(now + Duration::from_secs(86_400 * 365));
-    let started = match (&run.launcher, run.workers.first()) {
+/// Process `idx` exited: its workers are done or lost (a launcher's, all at once).
+fn process_exited(
+    w: &mut Workers,
+    fold: &mut Fold,
+    launcher: bool,
+    idx: usize,
+    status: std::io::Result<std::process::ExitStatus>,
+) -> Action {
+    let success = matches!(&status, Ok(s) if s.success());
+    let status = match status {
+        Ok(s) => s.to_string(),
+        Err(e) => format!("unknown status ({e})"),
+    };
+    let tail = w.tail(idx);
+    let workers = w.mark_exited(idx);
+    if launcher {
+        return fold.launcher_exited(success, status, tail);
+    }
+    workers
+        .into_iter()
+        .fold(Action::Continue, |action, worker| {
+            match fold.exited(worker, success, status.clone(), tail.clone()) {
+                Action::Abort => Action::Abort,
+                _ => action,
+            }
+        })
+}
+
+/// Start the cell's workers: as children, or as the tasks of its launcher.
+fn start(w: &mut Workers, run: &CellRun<'_>) -> Result<(), String> {
+    match (&run.launcher, run.workers.first()) {
         (Some(command), Some(first)) => {
             // Ids are the ranks 0..n: one command line for all, the rank added by each task.
             let args = WorkerArgs {
@@ -124,7 +141,23 @@ pub async fn run_cell(
             w.spawn(run.exe, args, run.storage)
                 .map_err(|e| format!("cannot start worker {idx}: {e}"))
         }),
-    };
+    }
+}
+
+/// Run the cell's workers to the end, a timeout or an interrupt.
+pub async fn run_cell(
+    run: CellRun<'_>,
+    observer: &dyn Observer,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Outcome {
+    let mut w = Workers::new();
+    let spawn_start = Instant::now();
+    // The plan bounds the timeout; saturate rather than overflow all the same.
+    let now = tokio::time::Instant::now();
+    let deadline = now
+        .checked_add(run.timeout)
+        .unwrap_or(now + Duration::from_secs(86_400 * 365));
+    let started = start(&mut w, &run);
     w.all_spawned();
     if let Err(e) = started {
         w.stop().await;
@@ -167,25 +200,7 @@ pub async fn run_cell(
             }
             Msg::Exited(idx, status) => {
                 exited += 1;
-                let success = matches!(&status, Ok(s) if s.success());
-                let status = match status {
-                    Ok(s) => s.to_string(),
-                    Err(e) => format!("unknown status ({e})"),
-                };
-                let tail = w.tail(idx);
-                let workers = w.mark_exited(idx);
-                if run.launcher.is_some() {
-                    fold.launcher_exited(success, status, tail)
-                } else {
-                    workers
-                        .into_iter()
-                        .fold(Action::Continue, |action, worker| {
-                            match fold.exited(worker, success, status.clone(), tail.clone()) {
-                                Action::Abort => Action::Abort,
-                                _ => action,
-                            }
-                        })
-                }
+                process_exited(&mut w, &mut fold, run.launcher.is_some(), idx, status)
             }
         };
         match action {
