@@ -20,6 +20,7 @@ use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
 use crate::files::write_atomic;
 use crate::state::{STATE_FILE, State, Status, SweepInfo};
+use crate::sweep::resume::{self, CellStatus};
 
 pub const MERGE_FILE: &str = "merge.json";
 
@@ -69,25 +70,27 @@ enum Found<'a> {
     Unfinished,
 }
 
+/// Where cell `id` stands in `input`, by the resume rule `bench run` and `bench status`
+/// apply there (under the key its checkpoint holds: that of its last run).
 fn find<'a>(input: &'a Input, id: &str) -> Option<Found<'a>> {
     let cell = input.state.cells.get(id)?;
-    let mine: Vec<&Record> = input
-        .records
-        .iter()
-        .filter(|r| r.bench_tag == id && r.cell_key == cell.key)
-        .collect();
-    let reps = input.info.repetitions;
-    let arms: Vec<Option<&str>> = if mine.iter().any(|r| r.arm.is_some()) {
-        vec![Some(crate::sweep::ARM_A), Some(crate::sweep::ARM_B)]
-    } else {
-        vec![None]
-    };
-    let complete = arms
-        .iter()
-        .all(|&a| crate::sweep::resume::recorded(&input.records, id, &cell.key, a) >= reps);
-    Some(match cell.status {
-        Status::Done if complete => Found::Done(mine),
-        Status::Failed => Found::Failed(cell.reason.clone().unwrap_or_default()),
+    let standing = resume::standing_of(
+        &input.state,
+        &input.records,
+        (id, &cell.key),
+        input.info.repetitions,
+        &crate::sweep::arms_in(&input.records),
+        false,
+    );
+    Some(match standing.status {
+        CellStatus::Done => Found::Done(
+            input
+                .records
+                .iter()
+                .filter(|r| r.bench_tag == id && r.cell_key == cell.key)
+                .collect(),
+        ),
+        CellStatus::Failed => Found::Failed(cell.reason.clone().unwrap_or_default()),
         _ => Found::Unfinished,
     })
 }

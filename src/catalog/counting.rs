@@ -91,6 +91,25 @@ fn load(a: &AtomicU64) -> u64 {
 }
 
 impl Counters {
+    /// Bytes read by a call through a counting store (on local disk, also one of the reads
+    /// lance's tracker sees).
+    fn read(&self, local: bool, bytes: u64) {
+        add(&self.read_bytes, bytes);
+        if local {
+            add(&self.api_reads, 1);
+            add(&self.api_read_bytes, bytes);
+        }
+    }
+
+    /// Bytes written by a call through a counting store (as [`Counters::read`]).
+    fn write(&self, local: bool, bytes: u64) {
+        add(&self.written_bytes, bytes);
+        if local {
+            add(&self.api_writes, 1);
+            add(&self.api_written_bytes, bytes);
+        }
+    }
+
     /// An operation is over: the stores built for it are done, their trackers folded.
     pub fn operation_over(&self) {
         let mut t = self.trackers.lock().expect("trackers");
@@ -212,19 +231,11 @@ impl fmt::Display for CountingStore {
 
 impl CountingStore {
     fn read(&self, bytes: u64) {
-        add(&self.counters.read_bytes, bytes);
-        if self.local {
-            add(&self.counters.api_reads, 1);
-            add(&self.counters.api_read_bytes, bytes);
-        }
+        self.counters.read(self.local, bytes);
     }
 
     fn write(&self, bytes: u64) {
-        add(&self.counters.written_bytes, bytes);
-        if self.local {
-            add(&self.counters.api_writes, 1);
-            add(&self.counters.api_written_bytes, bytes);
-        }
+        self.counters.write(self.local, bytes);
     }
 
     /// A listing: one request, and one more for every page after the first.
@@ -386,12 +397,8 @@ struct CountingUpload {
 impl MultipartUpload for CountingUpload {
     fn put_part(&mut self, payload: PutPayload) -> UploadPart {
         add(&self.counters.put, 1);
-        let bytes = payload.content_length() as u64;
-        add(&self.counters.written_bytes, bytes);
-        if self.local {
-            add(&self.counters.api_writes, 1);
-            add(&self.counters.api_written_bytes, bytes);
-        }
+        self.counters
+            .write(self.local, payload.content_length() as u64);
         self.inner.put_part(payload)
     }
 

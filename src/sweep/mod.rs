@@ -194,7 +194,7 @@ fn shard_steps(steps: &[Step], repetitions: u32, s: shard::Shard) -> Vec<Step> {
 
 /// The arms whose records a results directory holds: A and B for a `bench ab` directory,
 /// the one unnamed arm of `bench run` otherwise.
-fn arms_in(records: &[Record]) -> Vec<Option<&'static str>> {
+pub(crate) fn arms_in(records: &[Record]) -> Vec<Option<&'static str>> {
     if records.iter().any(|r| r.arm.is_some()) {
         vec![Some(ARM_A), Some(ARM_B)]
     } else {

@@ -89,16 +89,34 @@ pub fn standing(
     arms: &[Option<&str>],
     live: bool,
 ) -> Standing {
-    let (id, key) = (cell.id(), cell.key());
+    standing_of(
+        state,
+        records,
+        (&cell.id(), &cell.key()),
+        repetitions,
+        arms,
+        live,
+    )
+}
+
+/// The rule for a cell known by its id and key (`bench merge`, which has no plan).
+pub fn standing_of(
+    state: &State,
+    records: &[Record],
+    (id, key): (&str, &str),
+    repetitions: u32,
+    arms: &[Option<&str>],
+    live: bool,
+) -> Standing {
     let recorded = arms
         .iter()
-        .map(|&arm| recorded(records, &id, &key, arm))
+        .map(|&arm| recorded(records, id, key, arm))
         .min()
         .unwrap_or(0);
     let status = if recorded >= repetitions {
         CellStatus::Done
     } else {
-        match state.cells.get(&id) {
+        match state.cells.get(id) {
             None => CellStatus::Pending,
             Some(c) if c.key != key => CellStatus::Stale,
             Some(c) => match c.status {

@@ -134,6 +134,19 @@ fn shards_run_apart_and_merge_into_the_whole_sweep() {
         serde_json::from_slice(&std::fs::read(merged.join("merge.json")).unwrap()).unwrap();
     assert_eq!(sources["cells"].as_array().unwrap().len(), 8);
 
+    // A shard that crashed between appending a cell's record and checkpointing it: its
+    // records are the truth, as for `bench run` and `bench status` there.
+    let state_path = shard(3).join("state.json");
+    let saved = std::fs::read_to_string(&state_path).unwrap();
+    let mut state: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    for cell in state["cells"].as_object_mut().unwrap().values_mut() {
+        cell["status"] = "running".into();
+    }
+    std::fs::write(&state_path, state.to_string()).unwrap();
+    let o = merge(&merged, &[&shard(1), &shard(2), &shard(3)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    std::fs::write(&state_path, saved).unwrap();
+
     // The same directory twice, or an earlier merge beside the shards: identical copies.
     let again = dir.path().join("again");
     let o = merge(&again, &[&shard(1), &shard(1), &merged, &shard(3)]);
