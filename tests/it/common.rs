@@ -55,9 +55,14 @@ pub fn run(plan: &Path, out: &Path, extra: &[&str]) -> Output {
 }
 
 /// `bench run PLAN --out OUT --progress lines EXTRA...` with `cmd` (e.g. with an environment).
-pub fn run_with(mut cmd: Command, plan: &Path, out: &Path, extra: &[&str]) -> Output {
+pub fn run_with(cmd: Command, plan: &Path, out: &Path, extra: &[&str]) -> Output {
+    sweep_with(cmd, "run", plan, out, extra)
+}
+
+/// `bench SUB PLAN --out OUT --progress lines EXTRA...` (`run` or `ab`), its stderr shown.
+pub fn sweep_with(mut cmd: Command, sub: &str, plan: &Path, out: &Path, extra: &[&str]) -> Output {
     let output = cmd
-        .arg("run")
+        .arg(sub)
         .arg(plan)
         .arg("--out")
         .arg(out)
@@ -66,7 +71,7 @@ pub fn run_with(mut cmd: Command, plan: &Path, out: &Path, extra: &[&str]) -> Ou
         .output()
         .unwrap();
     eprintln!(
-        "--- bench run stderr ---\n{}",
+        "--- bench {sub} stderr ---\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
     output

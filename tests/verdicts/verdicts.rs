@@ -107,19 +107,9 @@ fn delayed_candidate(dir: &Path, delay_ms: f64) -> PathBuf {
 }
 
 fn ab(plan: &Path, out: &Path, candidate: &Path, extra: &[&str]) -> std::process::Output {
-    let o = bench()
-        .arg("ab")
-        .arg(plan)
-        .arg("--candidate")
-        .arg(candidate)
-        .arg("--out")
-        .arg(out)
-        .args(["--progress", "lines"])
-        .args(extra)
-        .output()
-        .unwrap();
-    eprintln!("--- bench ab stderr ---\n{}", stderr(&o));
-    o
+    let candidate = candidate.to_str().unwrap();
+    let args = [&["--candidate", candidate], extra].concat();
+    sweep_with(bench(), "ab", plan, out, &args)
 }
 
 /// The interval `[lo–hi]` printed after the first ratio (throughput's) of a row.
