@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::compare::{CompareArgs, VerdictArgs};
 use crate::progress::Display;
+use crate::sweep::Pairing;
 use crate::worker::WorkerArgs;
 
 /// Run the Lance `__manifest` commit benchmark as a declarative sweep.
@@ -32,11 +33,11 @@ pub enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Interleaved A/B of two builds: every cell run by the baseline's workers and the
-    /// candidate's alternately (A B B A ...), then per cell the ratio B/A with its
-    /// confidence interval and a verdict.
+    /// A/B of two builds: every cell run by the baseline's workers and the candidate's,
+    /// paired inside each run (operation by operation, or slice by slice), then per cell
+    /// the ratio B/A with its confidence interval and a verdict.
     Ab {
-        /// The plan file (TOML); `run.repetitions` is the number of A/B pairs per cell.
+        /// The plan file (TOML); each of a cell's `run.repetitions` runs both arms.
         plan: PathBuf,
         /// The candidate's bench binary (B), e.g. built against another lance.
         #[arg(long, value_name = "EXE")]
@@ -46,6 +47,8 @@ pub enum Command {
         baseline: Option<PathBuf>,
         #[command(flatten)]
         run: RunArgs,
+        #[command(flatten)]
+        pairs: PairArgs,
         #[command(flatten)]
         verdict: VerdictArgs,
     },
@@ -102,6 +105,56 @@ pub struct RunArgs {
     /// How to show progress.
     #[arg(long, value_enum, default_value_t = Display::Auto)]
     pub progress: Display,
+}
+
+/// How `bench ab` pairs its arms.
+#[derive(Debug, Clone, Args)]
+pub struct PairArgs {
+    /// How the arms form pairs: `alternate` takes turns inside every run of a cell
+    /// (operation by operation in continuous cells, time slice by slice in concurrent and
+    /// mixed cells); `duet` runs both arms at once; `runs` pairs whole runs (A B, B A, ...).
+    #[arg(long, value_enum, default_value_t = Pairing::Alternate)]
+    pub pairing: Pairing,
+    /// The length of a time slice (and of a duet's bucket of time), in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    pub slice_ms: u64,
+    /// Run each cell until the 95 % interval of its throughput ratio is within ±PCT
+    /// (Stein's two-stage rule: a pilot fixes the count), or its budget runs out.
+    #[arg(long, value_name = "PCT", value_parser = parse_precision)]
+    pub precision: Option<f64>,
+    /// The most time one cell may take with --precision, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub budget_secs: u64,
+}
+
+impl PairArgs {
+    /// The options, checked: `--precision` needs pairs inside the runs.
+    pub fn options(&self) -> Result<crate::sweep::PairOptions, String> {
+        if self.precision.is_some() && self.pairing == Pairing::Runs {
+            return Err(
+                "--precision needs pairs inside each run of a cell: use --pairing alternate \
+                 (the default) or duet"
+                    .into(),
+            );
+        }
+        Ok(crate::sweep::PairOptions {
+            pairing: self.pairing,
+            slice: std::time::Duration::from_millis(self.slice_ms),
+            precision: self.precision.map(|p| p / 100.0),
+            budget: std::time::Duration::from_secs(self.budget_secs),
+        })
+    }
+}
+
+fn parse_precision(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p.is_finite() && p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "`{s}` is not a precision in percent (e.g. 2 for ±2 %, above 0 and at most 100)"
+        )),
+    }
 }
 
 /// Options that change where a plan runs.

@@ -79,8 +79,12 @@ async fn dispatch(command: Command) -> u8 {
             candidate,
             baseline,
             run,
+            pairs,
             verdict,
-        } => run_cmd(&plan, run, Some((baseline, candidate, verdict))).await,
+        } => match pairs.options() {
+            Ok(p) => run_cmd(&plan, run, Some((baseline, candidate, p, verdict))).await,
+            Err(e) => Err(BenchError::Usage(e)),
+        },
     };
     finish(result)
 }
@@ -92,6 +96,7 @@ async fn run_cmd(
     ab: Option<(
         Option<std::path::PathBuf>,
         std::path::PathBuf,
+        sweep::PairOptions,
         compare::VerdictArgs,
     )>,
 ) -> Result<u8, BenchError> {
@@ -99,6 +104,7 @@ async fn run_cmd(
         fresh: args.fresh,
         retry_failed: args.retry_failed,
         display: args.progress,
+        pairs: ab.as_ref().map(|(_, _, p, _)| *p),
     };
     let mut over: sweep::Overrides = args.over.into();
     over.ab = ab.is_some();
@@ -110,7 +116,7 @@ async fn run_cmd(
             let s = sweep::Sweep::prepare(plan, &over).await?;
             Ok(sweep::run(&s, &opts, &[arm]).await?.exit_code())
         }
-        Some((baseline, candidate, verdict)) => {
+        Some((baseline, candidate, _, verdict)) => {
             let s = sweep::Sweep::prepare(plan, &over).await?;
             sweep::ab(&s, &opts, baseline.unwrap_or(own), candidate, &verdict).await
         }

@@ -29,6 +29,18 @@ pub struct CellState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub updated_at: String,
+    /// `bench ab --precision`: the repetitions this cell runs in all, fixed after a pilot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Decided>,
+}
+
+/// What `bench ab --precision` fixed for a cell after its pilot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decided {
+    /// The pilot's repetitions.
+    pub pilot: u32,
+    /// The repetitions the cell runs in all.
+    pub repetitions: u32,
 }
 
 /// What sweep a results directory holds: every cell of the plan (whichever shard runs it),
@@ -40,6 +52,9 @@ pub struct SweepInfo {
     pub repetitions: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::sweep::shard::Shard>,
+    /// `bench ab`: how its arms form their pairs (`alternate`, `duet` or `runs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,7 +144,13 @@ impl State {
             .map_err(|e| BenchError::io("write checkpoint", &path, e))
     }
 
+    /// Set a cell's status; what `--precision` fixed for it stays while its key does.
     pub fn set(&mut self, id: &str, key: &str, status: Status, reason: Option<String>) {
+        let precision = self
+            .cells
+            .get(id)
+            .filter(|c| c.key == key)
+            .and_then(|c| c.precision);
         self.cells.insert(
             id.to_string(),
             CellState {
@@ -137,8 +158,18 @@ impl State {
                 status,
                 reason,
                 updated_at: crate::clock::now_utc(),
+                precision,
             },
         );
+    }
+
+    /// `bench ab --precision` fixed a cell's repetitions after a pilot.
+    pub fn decide(&mut self, id: &str, key: &str, pilot: u32, repetitions: u32) {
+        if self.cells.get(id).is_none_or(|c| c.key != key) {
+            self.set(id, key, Status::Running, None);
+        }
+        let c = self.cells.get_mut(id).expect("just set");
+        c.precision = Some(Decided { pilot, repetitions });
     }
 }
 

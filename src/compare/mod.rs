@@ -17,7 +17,10 @@ use crate::error::{BenchError, exit, io_err};
 use crate::export::record::{ARM_A, ARM_B};
 use crate::export::{CellRecords, ReadFigures, Record, cells, jsonl};
 use crate::plan::ModeKind;
-use crate::stats::{RatioTest, Spread, paired_log, spread, welch_log};
+use crate::stats::paired::{
+    Batch, OPS_PER_BATCH, PairingKind, batches, median_ratio, throughput_ratio,
+};
+use crate::stats::{RatioTest, Spread, Unit, paired_log, spread, welch_log};
 
 /// Repetitions each side needs before a change can be a verdict.
 pub const MIN_REPETITIONS: usize = 3;
@@ -191,6 +194,18 @@ pub struct Row {
     pub changes: [Change; METRICS],
     /// What the throughput counts: `ops/s`, or `reads/s` for the reads of a mixed cell.
     pub per_sec: &'static str,
+    /// An A/B comparison: how many pairs, formed how, and the time they took.
+    pub pairs: Option<PairInfo>,
+}
+
+/// The pairs behind a paired row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairInfo {
+    /// `runs`, `lockstep`, `slices` or `duet`.
+    pub pairing: &'static str,
+    pub pairs: usize,
+    /// Wall time of the cell's runs, both arms (copies and verification included).
+    pub secs: f64,
 }
 
 impl Row {
@@ -199,7 +214,10 @@ impl Row {
     }
 
     fn tested(&self) -> bool {
-        self.a.repetitions() >= MIN_REPETITIONS && self.b.repetitions() >= MIN_REPETITIONS
+        self.tests[0].is_some()
+            || (self.pairs.is_none()
+                && self.a.repetitions() >= MIN_REPETITIONS
+                && self.b.repetitions() >= MIN_REPETITIONS)
     }
 
     pub fn verdict(&self) -> String {
@@ -224,6 +242,9 @@ impl Row {
         };
         let (worse, better) = (moved(Change::Worse), moved(Change::Better));
         match (worse.is_empty(), better.is_empty()) {
+            (true, true) if !self.tested() && self.pairs.is_some() => {
+                "no verdict (too few pairs)".to_string()
+            }
             (true, true) if !self.tested() => format!(
                 "no verdict ({}/{} repetitions)",
                 self.a.repetitions(),
@@ -387,16 +408,16 @@ fn change(ratio: Option<f64>, test: Option<&RatioTest>, t: f64, higher_is_better
     }
 }
 
-/// A row from both sides' figures and the tests between them.
+/// A row from both sides' figures, the tests between them, and the ratios shown (`None`
+/// where A's figure is 0).
 fn row(
     cell: &str,
-    a: Figures,
-    b: Figures,
+    (a, b): (Figures, Figures),
     tests: [Option<RatioTest>; METRICS],
+    ratios: [Option<f64>; METRICS],
     t: f64,
     per_sec: &'static str,
 ) -> Row {
-    let ratios: [Option<f64>; METRICS] = std::array::from_fn(|i| ratio(a.median(i), b.median(i)));
     let changes = std::array::from_fn(|i| change(ratios[i], tests[i].as_ref(), t, i == 0));
     Row {
         per_sec,
@@ -406,18 +427,35 @@ fn row(
         ratios,
         tests,
         changes,
+        pairs: None,
     }
 }
 
-/// Unpaired: Welch's test on each metric, when both sides have enough repetitions.
+/// The ratios of the medians B/A.
+fn median_ratios(a: &Figures, b: &Figures) -> [Option<f64>; METRICS] {
+    std::array::from_fn(|i| ratio(a.median(i), b.median(i)))
+}
+
+/// A paired row's ratios: each test's own estimate, so that it lies inside its interval;
+/// without a test, `fallback`'s.
+fn estimates(
+    tests: &[Option<RatioTest>; METRICS],
+    fallback: [Option<f64>; METRICS],
+) -> [Option<f64>; METRICS] {
+    std::array::from_fn(|i| tests[i].map(|t| t.ratio).or(fallback[i]))
+}
+
+/// Unpaired: Welch's test on each metric, when both sides have enough repetitions; the
+/// ratio shown is of the medians shown beside it.
 fn unpaired_row(cell: &str, a: Figures, b: Figures, t: f64, per_sec: &'static str) -> Row {
     let enough = a.repetitions() >= MIN_REPETITIONS && b.repetitions() >= MIN_REPETITIONS;
-    let tests = std::array::from_fn(|i| {
+    let tests: [Option<RatioTest>; METRICS] = std::array::from_fn(|i| {
         (enough && a.testable(i) && b.testable(i))
             .then(|| welch_log(&a.values[i], &b.values[i]))
             .flatten()
     });
-    row(cell, a, b, tests, t, per_sec)
+    let ratios = median_ratios(&a, &b);
+    row(cell, (a, b), tests, ratios, t, per_sec)
 }
 
 /// The parameter differences of two cells, if any.
@@ -482,8 +520,11 @@ pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
     c
 }
 
-/// Compare arm A with arm B of an A/B results set, pair by pair: repetition `i` of A with
-/// repetition `i` of B (run back to back, on fresh copies of the same golden).
+/// Compare arm A with arm B of an A/B results set, pair by pair. Pairs of whole runs
+/// (repetition `i` of A with repetition `i` of B, run back to back on fresh copies of the
+/// same golden) by the paired t-test on log ratios; pairs formed inside each run
+/// (lockstep, slices, duet: the records' `paired` units) by the ratio estimator with batch
+/// means (see `stats::paired`).
 pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
     let t = threshold_pct / 100.0;
     let mut c = Comparison {
@@ -506,17 +547,7 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             c.only_a.push(tag.to_string());
             continue;
         };
-        // The pairs: the repetitions both arms have.
-        let (pa, pb): (Vec<&Record>, Vec<&Record>) = xa
-            .reps
-            .iter()
-            .filter_map(|ra| {
-                xb.reps
-                    .iter()
-                    .find(|rb| rb.repetition == ra.repetition)
-                    .map(|rb| (*ra, *rb))
-            })
-            .unzip();
+        let (pa, pb) = pairs_of(&xa.reps, &xb.reps);
         for (reads, rows, per_sec) in [
             (false, &mut c.rows, "ops/s"),
             (true, &mut c.read_rows, "reads/s"),
@@ -524,17 +555,7 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             let (Some(fa), Some(fb)) = (figures(&pa, reads), figures(&pb, reads)) else {
                 continue;
             };
-            let enough = pa.len() >= MIN_REPETITIONS;
-            let tests = std::array::from_fn(|i| {
-                let enough = enough && fa.testable(i) && fb.testable(i);
-                let pairs: Vec<(f64, f64)> = fa.values[i]
-                    .iter()
-                    .copied()
-                    .zip(fb.values[i].iter().copied())
-                    .collect();
-                enough.then(|| paired_log(&pairs)).flatten()
-            });
-            rows.push(row(tag, fa, fb, tests, t, per_sec));
+            rows.push(paired_row(tag, (fa, fb), (&pa, &pb), reads, t, per_sec));
         }
         if let (Some(a), Some(b)) = (io_figures(&pa), io_figures(&pb)) {
             c.io_rows.push(IoRow {
@@ -552,8 +573,138 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
     c
 }
 
+/// The pairs of records: the repetitions both arms have, the last record of each (a
+/// repetition recorded twice, e.g. after a lone half of a pair was kept, counts once).
+pub fn pairs_of<'a>(a: &[&'a Record], b: &[&'a Record]) -> (Vec<&'a Record>, Vec<&'a Record>) {
+    let last = |v: &[&'a Record]| -> BTreeMap<u32, &'a Record> {
+        v.iter().map(|r| (r.repetition, *r)).collect()
+    };
+    let (la, lb) = (last(a), last(b));
+    la.iter()
+        .filter_map(|(rep, ra)| lb.get(rep).map(|rb| (*ra, *rb)))
+        .unzip()
+}
+
+/// Wall seconds of a record's run.
+pub fn run_secs(r: &Record) -> f64 {
+    let t = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
+    match (t(&r.started_at), t(&r.finished_at)) {
+        (Some(a), Some(b)) => (b - a).num_milliseconds().max(0) as f64 / 1000.0,
+        _ => 0.0,
+    }
+}
+
+/// The batches of pairs formed inside the runs of a cell (records in pairs, A's and B's of
+/// each repetition), of its operations or of a mixed cell's reads; with the pilot's
+/// batches apart when `--precision` fixed the count after a pilot. `None` unless every
+/// record carries its units.
+pub fn inside_batches(
+    pa: &[&Record],
+    pb: &[&Record],
+    reads: bool,
+) -> Option<(Vec<Batch>, Option<Vec<Batch>>, usize)> {
+    let (first, _) = (pa.first()?, pb.first()?);
+    let kind = first.paired.as_ref()?.pairing;
+    let size = kind.batch_size(first.mode == ModeKind::Continuous);
+    let pilot = pa
+        .iter()
+        .chain(pb)
+        .filter_map(|r| r.paired.as_ref()?.pilot_repetitions)
+        .max();
+    let (mut all, mut before, mut pairs) = (Vec::new(), Vec::new(), 0);
+    for (ra, rb) in pa.iter().zip(pb) {
+        let (ua, ub) = (ra.paired.as_ref()?, rb.paired.as_ref()?);
+        let (ua, ub) = if reads {
+            (ua.reads(), ub.reads())
+        } else {
+            (ua.ops(), ub.ops())
+        };
+        pairs += ua.len().min(ub.len());
+        let bs = batches(&ua, &ub, size);
+        if pilot.is_some_and(|p| ra.repetition <= p) {
+            before.extend(bs.iter().copied());
+        }
+        all.extend(bs);
+    }
+    Some((all, pilot.map(|_| before), pairs))
+}
+
+/// A row of an A/B comparison: from pairs inside the runs when the records carry them,
+/// else from pairs of whole runs.
+fn paired_row(
+    cell: &str,
+    (fa, fb): (Figures, Figures),
+    (pa, pb): (&[&Record], &[&Record]),
+    reads: bool,
+    t: f64,
+    per_sec: &'static str,
+) -> Row {
+    let secs: f64 = pa.iter().chain(pb).map(|r| run_secs(r)).sum();
+    if let Some((all, pilot, pairs)) = inside_batches(pa, pb, reads) {
+        let kind = pa[0].paired.as_ref().map(|p| p.pairing);
+        let per_op = kind.is_some_and(|k| k.per_operation(pa[0].mode == ModeKind::Continuous));
+        // Paired runs run both arms at once: their records share one wall time.
+        let secs: f64 = pa.iter().map(|r| run_secs(r)).sum();
+        // A test needs as many batches as an unpaired one needs repetitions.
+        let enough = all.len() >= MIN_REPETITIONS;
+        let throughput = enough
+            .then(|| throughput_ratio(&all, pilot.as_deref()))
+            .flatten();
+        // Medians batch by batch where a unit is one operation; p99 has no paired test.
+        let p50 = (enough && per_op && !reads)
+            .then(|| {
+                let runs: Vec<(Vec<Unit>, Vec<Unit>)> = pa
+                    .iter()
+                    .zip(pb)
+                    .filter_map(|(a, b)| Some((a.paired.as_ref()?.ops(), b.paired.as_ref()?.ops())))
+                    .collect();
+                let refs: Vec<(&[Unit], &[Unit])> =
+                    runs.iter().map(|(a, b)| (&a[..], &b[..])).collect();
+                median_ratio(&refs, OPS_PER_BATCH)
+            })
+            .flatten();
+        let tests = [throughput, p50, None];
+        let ratios = estimates(&tests, median_ratios(&fa, &fb));
+        let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
+        r.pairs = Some(PairInfo {
+            pairing: kind.map_or("inside", PairingKind::as_str),
+            pairs,
+            secs,
+        });
+        return r;
+    }
+    let enough = pa.len() >= MIN_REPETITIONS;
+    let tests = std::array::from_fn(|i| {
+        let enough = enough && fa.testable(i) && fb.testable(i);
+        let pairs: Vec<(f64, f64)> = fa.values[i]
+            .iter()
+            .copied()
+            .zip(fb.values[i].iter().copied())
+            .collect();
+        enough.then(|| paired_log(&pairs)).flatten()
+    });
+    // Untested, the geometric mean of the pairs' ratios all the same (as a test would).
+    let untested = std::array::from_fn(|i| {
+        let logs: Option<Vec<f64>> = fa.values[i]
+            .iter()
+            .zip(&fb.values[i])
+            .map(|(&x, &y)| (x > 0.0 && y > 0.0).then(|| (y / x).ln()))
+            .collect();
+        logs.filter(|l| !l.is_empty())
+            .map(|l| (l.iter().sum::<f64>() / l.len() as f64).exp())
+    });
+    let ratios = estimates(&tests, untested);
+    let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
+    r.pairs = Some(PairInfo {
+        pairing: "runs",
+        pairs: pa.len(),
+        secs,
+    });
+    r
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::export::record::tests::record;
     use crate::plan::Variant;
@@ -664,5 +815,105 @@ mod tests {
         let t = c.rows[0].tests[0].unwrap();
         assert!(t.ci.0 < 0.8 && 0.8 < t.ci.1 && t.ci.1 < 0.9, "{t:?}");
         assert_eq!(c.regressions(), 1);
+    }
+
+    /// Lockstep records of a cell: `reps` repetitions of `n` operation pairs, B's latency
+    /// `ratio` times A's, with ±2 % of noise of its own.
+    pub(crate) fn lockstep(reps: u32, n: usize, ratio: f64) -> Vec<Record> {
+        use crate::stats::paired::{ArmUnits, PairingKind};
+        let mut out = Vec::new();
+        for rep in 1..=reps {
+            for (arm, f) in [("A", 1.0), ("B", ratio)] {
+                let mut r = reps_one(arm);
+                let units: Vec<Unit> = (0..n)
+                    .map(|i| {
+                        let own = if arm == "B" {
+                            1.0 + 0.02 * (((i * 3 + rep as usize) % 3) as f64 - 1.0)
+                        } else {
+                            1.0
+                        };
+                        Unit {
+                            ms: f * own * (10.0 + ((i * 7 + rep as usize * 3) % 5) as f64),
+                            ops: 1.0,
+                        }
+                    })
+                    .collect();
+                let window: f64 = units.iter().map(|u| u.ms).sum();
+                r.repetition = rep;
+                r.total_operations = n as u64;
+                r.total_duration_ms = window;
+                r.throughput_ops_per_sec = n as f64 * 1000.0 / window;
+                r.p50_latency_ms = 12.0 * f;
+                r.paired = Some(crate::export::record::PairUnits::new(
+                    PairingKind::Lockstep,
+                    &ArmUnits {
+                        ops: units,
+                        reads: Vec::new(),
+                    },
+                    None,
+                ));
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    fn reps_one(arm: &str) -> Record {
+        let mut r = record(
+            ModeKind::Continuous,
+            Variant::NoIndex,
+            100,
+            1,
+            "cont_inline_false_rows_100",
+        );
+        r.arm = Some(arm.to_string());
+        r
+    }
+
+    #[test]
+    fn pairs_inside_runs_give_the_pooled_ratio_inside_its_interval() {
+        // B 8 % slower on every operation: throughput ratio 1/1.08, p50 ratio 1.08.
+        let records = lockstep(3, 60, 1.08);
+        let c = paired(&records, 5.0);
+        let r = &c.rows[0];
+        let t = r.tests[0].unwrap();
+        assert!((t.ratio - 1.0 / 1.08).abs() < 0.002, "{t:?}");
+        assert_eq!(
+            r.ratios[0],
+            Some(t.ratio),
+            "the printed ratio is the estimate"
+        );
+        assert!(t.ci.0 <= t.ratio && t.ratio <= t.ci.1);
+        let p50 = r.tests[1].unwrap();
+        assert!((p50.ratio - 1.08).abs() < 0.03, "{p50:?}");
+        assert!(r.tests[2].is_none(), "p99 has no paired test");
+        assert_eq!(r.changes[0], Change::Worse);
+        let p = r.pairs.as_ref().unwrap();
+        assert_eq!((p.pairing, p.pairs), ("lockstep", 180));
+        assert!(
+            r.verdict().starts_with("REGRESSION (ops/s -7.4%"),
+            "{}",
+            r.verdict()
+        );
+        // Identical arms but for B's own noise: within noise.
+        let c = paired(&lockstep(3, 60, 1.0), 5.0);
+        assert_eq!(c.rows[0].verdict(), "within noise");
+        // Too few pairs for a test: no verdict, said so.
+        let c = paired(&lockstep(1, 30, 1.5), 5.0);
+        assert_eq!(c.rows[0].verdict(), "no verdict (too few pairs)");
+    }
+
+    #[test]
+    fn paired_runs_print_their_own_estimate() {
+        // Pairs of runs whose ratio of medians (0.97) differs from the pairs' geometric mean.
+        let a = reps(&[100.0, 50.0, 80.0, 120.0, 90.0], Some("A"));
+        let b = reps(&[110.0, 60.0, 78.0, 116.0, 100.0], Some("B"));
+        let records: Vec<Record> = a.into_iter().chain(b).collect();
+        let c = paired(&records, 10.0);
+        let r = &c.rows[0];
+        let t = r.tests[0].unwrap();
+        assert_eq!(r.ratios[0], Some(t.ratio));
+        assert!(t.ci.0 <= t.ratio && t.ratio <= t.ci.1);
+        assert_eq!(r.pairs.as_ref().unwrap().pairing, "runs");
     }
 }

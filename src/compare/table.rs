@@ -41,8 +41,12 @@ const HEADER: [&str; 11] = [
     "B/A", "verdict",
 ];
 
-fn cells(r: &Row) -> [String; 11] {
-    [
+/// The columns an A/B comparison adds before the verdict: the pairs and their time.
+const PAIR_HEADER: [&str; 2] = ["pairs", "time"];
+
+/// A row's cells: the figures, then (paired) its pairs and time, then the verdict.
+fn cells(r: &Row, paired: bool) -> Vec<String> {
+    let mut v = vec![
         r.cell.clone(),
         fmt_value(&r.a, 0, 3),
         fmt_value(&r.b, 0, 3),
@@ -53,8 +57,27 @@ fn cells(r: &Row) -> [String; 11] {
         fmt_value(&r.a, 2, 2),
         fmt_value(&r.b, 2, 2),
         fmt_ratio(r, 2),
-        r.verdict(),
-    ]
+    ];
+    if paired {
+        match &r.pairs {
+            Some(p) => v.extend([
+                format!("{} {}", p.pairs, p.pairing),
+                crate::progress::short(std::time::Duration::from_secs_f64(p.secs)),
+            ]),
+            None => v.extend([String::new(), String::new()]),
+        }
+    }
+    v.push(r.verdict());
+    v
+}
+
+fn header(base: &[&str; 11], paired: bool) -> Vec<String> {
+    let mut h: Vec<String> = base[..10].iter().map(|s| s.to_string()).collect();
+    if paired {
+        h.extend(PAIR_HEADER.map(String::from));
+    }
+    h.push(base[10].to_string());
+    h
 }
 
 fn notes(c: &Comparison, a: &str, b: &str) -> Vec<String> {
@@ -159,10 +182,10 @@ fn io_text(c: &Comparison) -> String {
 /// The comparison as an aligned text table (and one for the reads of mixed cells, one for
 /// the requests and bytes per operation), then a line of totals.
 pub fn text(c: &Comparison) -> String {
-    let mut s = table_text(&c.rows, &HEADER);
+    let mut s = table_text(&c.rows, &HEADER, c.paired);
     if !c.read_rows.is_empty() {
         s.push_str("\nreads of mixed cells:\n");
-        s.push_str(&table_text(&c.read_rows, &READ_HEADER));
+        s.push_str(&table_text(&c.read_rows, &READ_HEADER, c.paired));
     }
     if !c.io_rows.is_empty() {
         s.push_str(&io_text(c));
@@ -171,9 +194,9 @@ pub fn text(c: &Comparison) -> String {
     s
 }
 
-fn table_text(rows: &[Row], header: &[&str; 11]) -> String {
-    let mut all = vec![header.map(String::from).to_vec()];
-    all.extend(rows.iter().map(|r| cells(r).to_vec()));
+fn table_text(rows: &[Row], base: &[&str; 11], paired: bool) -> String {
+    let mut all = vec![header(base, paired)];
+    all.extend(rows.iter().map(|r| cells(r, paired)));
     aligned(&all, true)
 }
 
@@ -190,10 +213,17 @@ fn summary_line(c: &Comparison) -> String {
         .map(|r| r.cell.as_str())
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    let test = if c.paired {
-        "the paired t-test on log ratios"
-    } else {
-        "Welch's t-test on logarithms"
+    let inside = c
+        .rows
+        .iter()
+        .any(|r| r.pairs.as_ref().is_some_and(|p| p.pairing != "runs"));
+    let test = match (c.paired, inside) {
+        (true, true) => {
+            "the ratio of the arms' pooled throughputs with batch means over the pairs (p50: \
+             medians batch by batch; p99 not tested)"
+        }
+        (true, false) => "the paired t-test on log ratios",
+        (false, _) => "Welch's t-test on logarithms",
     };
     let untested = c.untested();
     let mut s = format!(
@@ -242,10 +272,10 @@ pub fn markdown(c: &Comparison, a: &str, b: &str) -> String {
 
 /// The tables and the totals as Markdown (for the comparison's file and the report).
 pub fn tables_markdown(c: &Comparison) -> String {
-    let mut s = table_md(&c.rows, &HEADER);
+    let mut s = table_md(&c.rows, &HEADER, c.paired);
     if !c.read_rows.is_empty() {
         s.push_str("\nReads of mixed cells:\n\n");
-        s.push_str(&table_md(&c.read_rows, &READ_HEADER));
+        s.push_str(&table_md(&c.read_rows, &READ_HEADER, c.paired));
     }
     if !c.io_rows.is_empty() {
         s.push_str("\nRequests and bytes per successful operation (medians):\n\n");
@@ -265,17 +295,19 @@ pub fn tables_markdown(c: &Comparison) -> String {
     s
 }
 
-fn table_md(rows: &[Row], header: &[&str; 11]) -> String {
+fn table_md(rows: &[Row], base: &[&str; 11], paired: bool) -> String {
+    let h = header(base, paired);
     let mut s = format!(
         "| {} |\n|:---|{}\n",
-        header.join(" | "),
-        "---:|".repeat(9) + ":---|"
+        h.join(" | "),
+        "---:|".repeat(h.len() - 2) + ":---|"
     );
     for r in rows {
-        let mut v = cells(r).to_vec();
+        let mut v = cells(r, paired);
         v[0] = format!("`{}`", v[0]);
         if r.regressed() {
-            v[10] = format!("**{}**", v[10]);
+            let last = v.len() - 1;
+            v[last] = format!("**{}**", v[last]);
         }
         s.push_str(&format!("| {} |\n", v.join(" | ")));
     }

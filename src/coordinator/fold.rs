@@ -92,6 +92,7 @@ impl Fold {
                 }
             }
             Event::Op(op) => self.op(idx, op),
+            Event::Paused => {}
             Event::Done { elapsed_ms, io } => {
                 self.done[idx] = true;
                 self.m.window_ms = self.m.window_ms.max(elapsed_ms);
@@ -136,6 +137,16 @@ impl Fold {
         };
         *count += 1;
         *first = first.take().or(op.err);
+    }
+
+    /// The pair's pacing found something wrong with this arm's workers.
+    pub(super) fn fail(&mut self, reason: String) {
+        self.failures.push(reason);
+    }
+
+    /// Whether a failure was recorded.
+    pub(super) fn failed(&self) -> bool {
+        !self.failures.is_empty()
     }
 
     /// Worker `idx` printed something that is not an event.

@@ -4,6 +4,7 @@
 //! [`Observer`] interface.
 
 mod fold;
+pub mod pace;
 mod process;
 
 use std::collections::BTreeMap;
@@ -13,9 +14,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::stats::Measured;
-use crate::worker::protocol::{PROTOCOL_VERSION, Versions};
+use crate::worker::protocol::{Command, PROTOCOL_VERSION, Versions};
 use crate::worker::{Event, WorkerArgs};
 use fold::{Action, Fold};
+pub use pace::{ArmUnits, Pace, PairingKind};
 use process::{Msg, Workers};
 
 /// What a display learns of a running cell.
@@ -96,49 +98,83 @@ pub async fn handshake(exe: &Path) -> Result<Versions, String> {
     }
 }
 
-/// Process `idx` exited: its workers are done or lost (a launcher's, all at once).
-fn process_exited(
-    w: &mut Workers,
-    fold: &mut Fold,
-    launcher: bool,
-    idx: usize,
-    status: std::io::Result<std::process::ExitStatus>,
-) -> Action {
-    let success = matches!(&status, Ok(s) if s.success());
-    let status = match status {
-        Ok(s) => s.to_string(),
-        Err(e) => format!("unknown status ({e})"),
-    };
-    let tail = w.tail(idx);
-    let workers = w.mark_exited(idx);
-    if launcher {
-        return fold.launcher_exited(success, status, tail);
-    }
-    workers
-        .into_iter()
-        .fold(Action::Continue, |action, worker| {
-            match fold.exited(worker, success, status.clone(), tail.clone()) {
-                Action::Abort => Action::Abort,
-                _ => action,
-            }
-        })
+/// The arms of a run: whose workers and processes are whose, and what each measured.
+struct Arms {
+    folds: Vec<Fold>,
+    /// The global index of each arm's first worker.
+    first_worker: Vec<usize>,
+    /// Each arm's processes (a launcher is one process for all its workers).
+    procs: Vec<std::ops::Range<usize>>,
+    launcher: Vec<bool>,
+    ready: Vec<bool>,
 }
 
-/// Start the cell's workers: as children, or as the tasks of its launcher.
-fn start(w: &mut Workers, run: &CellRun<'_>) -> Result<(), String> {
+impl Arms {
+    /// The arm of worker `idx` and its index within the arm.
+    fn of_worker(&self, idx: usize) -> (usize, usize) {
+        let arm = self
+            .first_worker
+            .iter()
+            .rposition(|&f| f <= idx)
+            .unwrap_or(0);
+        (arm, idx - self.first_worker[arm])
+    }
+
+    fn of_proc(&self, idx: usize) -> usize {
+        self.procs
+            .iter()
+            .position(|r| r.contains(&idx))
+            .unwrap_or(0)
+    }
+
+    /// Process `idx` exited: its workers are done or lost (a launcher's, all at once).
+    fn exited(
+        &mut self,
+        w: &mut Workers,
+        idx: usize,
+        status: std::io::Result<std::process::ExitStatus>,
+    ) -> (usize, Action) {
+        let arm = self.of_proc(idx);
+        let success = matches!(&status, Ok(s) if s.success());
+        let status = match status {
+            Ok(s) => s.to_string(),
+            Err(e) => format!("unknown status ({e})"),
+        };
+        let tail = w.tail(idx);
+        let workers = w.mark_exited(idx);
+        let fold = &mut self.folds[arm];
+        if self.launcher[arm] {
+            return (arm, fold.launcher_exited(success, status, tail));
+        }
+        let first = self.first_worker[arm];
+        let action = workers
+            .into_iter()
+            .fold(Action::Continue, |action, worker| {
+                match fold.exited(worker - first, success, status.clone(), tail.clone()) {
+                    Action::Abort => Action::Abort,
+                    _ => action,
+                }
+            });
+        (arm, action)
+    }
+}
+
+/// Start one arm's workers: as children, or as the tasks of its launcher.
+fn start(w: &mut Workers, run: &CellRun<'_>, paced: bool) -> Result<(), String> {
+    let paced_args = |a: &WorkerArgs| WorkerArgs { paced, ..a.clone() };
     match (&run.launcher, run.workers.first()) {
         (Some(command), Some(first)) => {
             // Ids are the ranks 0..n: one command line for all, the rank added by each task.
             let args = WorkerArgs {
                 worker_id: 0,
                 rank_from_env: true,
-                ..first.clone()
+                ..paced_args(first)
             };
             w.spawn_launcher(command, run.exe, &args, run.workers.len(), run.storage)
                 .map_err(|e| format!("cannot start the launcher `{command}`: {e}"))
         }
         _ => run.workers.iter().enumerate().try_for_each(|(idx, args)| {
-            w.spawn(run.exe, args, run.storage)
+            w.spawn(run.exe, &paced_args(args), run.storage)
                 .map_err(|e| format!("cannot start worker {idx}: {e}"))
         }),
     }
@@ -150,65 +186,186 @@ pub async fn run_cell(
     observer: &dyn Observer,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Outcome {
+    let timeout = run.timeout;
+    match drive(vec![run], None, timeout, observer, interrupt).await {
+        Driven::Finished(mut m, _) => Outcome::Finished(Box::new(m.remove(0))),
+        Driven::Failed(reason) => Outcome::Failed(reason),
+        Driven::Interrupted => Outcome::Interrupted,
+    }
+}
+
+/// What a paired run of a cell measured: each arm's figures, and the units of its pairs.
+#[derive(Debug)]
+pub enum PairOutcome {
+    Finished {
+        measured: Box<[Measured; 2]>,
+        units: [ArmUnits; 2],
+        pairing: PairingKind,
+    },
+    Failed(String),
+    Interrupted,
+}
+
+/// Run both arms of a cell at once, each on its own copy, paced by `pace` (lockstep,
+/// slices) or side by side (duet). A failure of either arm fails the pair: both arms'
+/// workers are stopped and the reason names the arm. `timeout` covers the whole pair.
+pub async fn run_pair(
+    runs: [CellRun<'_>; 2],
+    pace: Pace,
+    timeout: Duration,
+    observer: &dyn Observer,
+    interrupt: &mut watch::Receiver<bool>,
+) -> PairOutcome {
+    let pairing = pace.kind();
+    match drive(runs.into(), Some(pace), timeout, observer, interrupt).await {
+        Driven::Finished(m, units) => {
+            let two: [Measured; 2] = m.try_into().expect("two arms, two results");
+            PairOutcome::Finished {
+                measured: Box::new(two),
+                units: units.expect("a paired run has units"),
+                pairing,
+            }
+        }
+        Driven::Failed(reason) => PairOutcome::Failed(reason),
+        Driven::Interrupted => PairOutcome::Interrupted,
+    }
+}
+
+enum Driven {
+    Finished(Vec<Measured>, Option<[ArmUnits; 2]>),
+    Failed(String),
+    Interrupted,
+}
+
+/// The driver of one or two arms: spawn, release when every worker of every arm is ready,
+/// pace (when paired), collect, and enforce the timeout and interrupts.
+async fn drive(
+    runs: Vec<CellRun<'_>>,
+    mut pace: Option<Pace>,
+    timeout: Duration,
+    observer: &dyn Observer,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Driven {
+    let paired = runs.len() > 1;
+    let paced = pace.as_ref().is_some_and(Pace::paced);
     let mut w = Workers::new();
     let spawn_start = Instant::now();
     // The plan bounds the timeout; saturate rather than overflow all the same.
     let now = tokio::time::Instant::now();
     let deadline = now
-        .checked_add(run.timeout)
+        .checked_add(timeout)
         .unwrap_or(now + Duration::from_secs(86_400 * 365));
-    let started = start(&mut w, &run);
-    w.all_spawned();
-    if let Err(e) = started {
-        w.stop().await;
-        return Outcome::Failed(e);
+    let mut arms = Arms {
+        folds: Vec::new(),
+        first_worker: Vec::new(),
+        procs: Vec::new(),
+        launcher: Vec::new(),
+        ready: vec![false; runs.len()],
+    };
+    for run in &runs {
+        let (first, p0) = (w.worker_count(), w.proc_count());
+        arms.first_worker.push(first);
+        arms.launcher.push(run.launcher.is_some());
+        let ids = run.workers.iter().map(|a| a.worker_id).collect();
+        arms.folds.push(Fold::new(ids, run.versions.cloned()));
+        let started = start(&mut w, run, paced);
+        arms.procs.push(p0..w.proc_count());
+        if let Err(e) = started {
+            w.all_spawned();
+            w.stop().await;
+            return Driven::Failed(name_arm(paired, arms.folds.len() - 1, e));
+        }
     }
-    let ids = run.workers.iter().map(|a| a.worker_id).collect();
-    let mut fold = Fold::new(ids, run.versions.cloned());
+    w.all_spawned();
     let mut exited = 0;
+    let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
     while exited < w.proc_count() {
+        let tick = pace.as_ref().and_then(Pace::next_tick);
         let msg = tokio::select! {
             msg = w.rx.recv() => msg,
             _ = tokio::time::sleep_until(deadline) => {
                 w.stop().await;
-                return Outcome::Failed(format!(
-                    "timeout: the cell did not finish within cell_timeout_secs = {}",
-                    run.timeout.as_secs()
+                return Driven::Failed(format!(
+                    "timeout: the cell did not finish within {}s{}",
+                    timeout.as_secs(),
+                    if paired { " (both arms; twice cell_timeout_secs)" } else { " (cell_timeout_secs)" }
                 ));
             }
             _ = interrupt.changed() => {
                 w.stop().await;
-                return Outcome::Interrupted;
+                return Driven::Interrupted;
+            }
+            _ = tokio::time::sleep_until(tick.map_or(far, tokio::time::Instant::from_std)),
+                if tick.is_some() => {
+                let sends = pace.as_mut().map(|p| p.tick(Instant::now())).unwrap_or_default();
+                send(&mut w, &arms, sends).await;
+                continue;
             }
         };
         let Some(msg) = msg else { break };
-        let action = match msg {
+        let (arm, action) = match msg {
             Msg::Event(idx, event) => {
-                match &event {
-                    Event::Op(op) => {
+                let (arm, local) = arms.of_worker(idx);
+                let paced_reply = match (&event, pace.as_mut()) {
+                    (Event::Op(op), p) => {
                         observer.op(op.ok, op.read);
                         crate::fault::point("cell");
+                        p.map(|p| p.op(arm, op, Instant::now()))
                     }
-                    Event::Done { .. } => observer.worker_done(),
-                    Event::Ready { .. } => {}
-                }
-                fold.event(idx, event)
+                    (Event::Paused, Some(p)) => Some(p.paused(arm, Instant::now())),
+                    (Event::Paused, None) => Some(Err(format!(
+                        "worker {local} reported a pause it was not asked for"
+                    ))),
+                    (Event::Done { .. }, _) => {
+                        observer.worker_done();
+                        None
+                    }
+                    (Event::Ready { .. }, _) => None,
+                };
+                let action = match paced_reply {
+                    Some(Ok(sends)) => {
+                        send(&mut w, &arms, sends).await;
+                        arms.folds[arm].event(local, event)
+                    }
+                    Some(Err(e)) => {
+                        arms.folds[arm].fail(e);
+                        Action::Abort
+                    }
+                    None if matches!(event, Event::Paused) => Action::Continue,
+                    None => arms.folds[arm].event(local, event),
+                };
+                (arm, action)
             }
             Msg::Garbage(idx, line) => {
-                fold.garbage(idx, line);
-                Action::Continue
+                let (arm, local) = arms.of_worker(idx);
+                arms.folds[arm].garbage(local, line);
+                (arm, Action::Continue)
             }
             Msg::Exited(idx, status) => {
                 exited += 1;
-                process_exited(&mut w, &mut fold, run.launcher.is_some(), idx, status)
+                arms.exited(&mut w, idx, status)
             }
+        };
+        // Paired, a lost worker stops both arms: the pair can never complete.
+        let action = if paired && arms.folds[arm].failed() {
+            Action::Abort
+        } else {
+            action
         };
         match action {
             Action::Continue => {}
             Action::Release => {
-                w.release().await;
-                fold.set_setup_ms(spawn_start.elapsed().as_secs_f64() * 1000.0);
-                observer.released();
+                arms.ready[arm] = true;
+                if arms.ready.iter().all(|&r| r) {
+                    w.send(0..w.proc_count(), Command::Go).await;
+                    let setup_ms = spawn_start.elapsed().as_secs_f64() * 1000.0;
+                    for f in &mut arms.folds {
+                        f.set_setup_ms(setup_ms);
+                    }
+                    observer.released();
+                    let sends = pace.as_mut().map(|p| p.start(Instant::now()));
+                    send(&mut w, &arms, sends.unwrap_or_default()).await;
+                }
             }
             Action::Abort => {
                 w.stop().await;
@@ -216,8 +373,40 @@ pub async fn run_cell(
             }
         }
     }
-    match fold.finish() {
-        Ok(m) => Outcome::Finished(Box::new(m)),
-        Err(reason) => Outcome::Failed(reason),
+    let units = pace.map(Pace::units);
+    let mut measured = Vec::new();
+    let mut failures = Vec::new();
+    for (arm, fold) in arms.folds.into_iter().enumerate() {
+        match fold.finish() {
+            Ok(mut m) => {
+                if let (true, Some(u)) = (paced, &units) {
+                    // Paced, an arm's window is the time it was let run: its units.
+                    m.window_ms = u[arm].ops.iter().map(|x| x.ms).sum();
+                }
+                measured.push(m);
+            }
+            Err(reason) => failures.push(name_arm(paired, arm, reason)),
+        }
+    }
+    if failures.is_empty() {
+        Driven::Finished(measured, units)
+    } else {
+        Driven::Failed(failures.join("\n"))
+    }
+}
+
+/// A reason, naming its arm when there are two.
+fn name_arm(paired: bool, arm: usize, reason: String) -> String {
+    if paired {
+        format!("arm {}: {reason}", pace::arm_name(arm))
+    } else {
+        reason
+    }
+}
+
+/// Send the pacer's commands to the arms' processes.
+async fn send(w: &mut Workers, arms: &Arms, sends: Vec<pace::Send>) {
+    for s in sends {
+        w.send(arms.procs[s.arm].clone(), s.cmd).await;
     }
 }

@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::mpsc;
 
-use crate::worker::protocol::Line;
+use crate::worker::protocol::{Command as Order, Line};
 use crate::worker::{Event, STORAGE_ENV, WorkerArgs};
 
 /// Time between SIGTERM and SIGKILL when stopping a cell's workers.
@@ -58,8 +58,9 @@ pub(super) struct Workers {
 enum Lines {
     /// One worker: every line is its (whatever id it carries).
     Worker(usize),
-    /// A launcher of `n` workers: each line names its worker (`w`), maybe after a label.
-    Launcher(usize),
+    /// A launcher of `n` workers, the first of which has index `first`: each line names its
+    /// worker (`w`, its rank), maybe after a label.
+    Launcher { first: usize, n: usize },
 }
 
 impl Workers {
@@ -108,7 +109,7 @@ impl Workers {
             cmd,
             storage,
             (first..first + n).collect(),
-            Lines::Launcher(n),
+            Lines::Launcher { first, n },
         )
     }
 
@@ -156,11 +157,13 @@ impl Workers {
             while let Ok(Some(line)) = reader.next_line().await {
                 let msg = match (Line::parse(&line), lines) {
                     (Some(l), Lines::Worker(idx)) => Msg::Event(idx, l.event),
-                    (Some(Line { w: Some(w), event }), Lines::Launcher(n)) if (w as usize) < n => {
-                        Msg::Event(w as usize, event)
+                    (Some(Line { w: Some(w), event }), Lines::Launcher { first, n })
+                        if (w as usize) < n =>
+                    {
+                        Msg::Event(first + w as usize, event)
                     }
                     (_, Lines::Worker(idx)) => Msg::Garbage(idx, line),
-                    (_, Lines::Launcher(_)) => Msg::Garbage(0, line),
+                    (_, Lines::Launcher { first, .. }) => Msg::Garbage(first, line),
                 };
                 if tx.send(msg).is_err() {
                     break;
@@ -186,10 +189,15 @@ impl Workers {
         self.procs.len()
     }
 
-    /// Release every worker at once (a worker that died meanwhile shows up as exited).
-    pub(super) async fn release(&mut self) {
-        for stdin in self.procs.iter_mut().filter_map(|p| p.stdin.as_mut()) {
-            let _ = stdin.write_all(b"go\n").await;
+    /// Send a command to processes `procs` (a launcher passes it on to all its tasks); a
+    /// process that died meanwhile shows up as exited.
+    pub(super) async fn send(&mut self, procs: std::ops::Range<usize>, cmd: Order) {
+        let line = format!("{}\n", cmd.word());
+        for stdin in self.procs[procs]
+            .iter_mut()
+            .filter_map(|p| p.stdin.as_mut())
+        {
+            let _ = stdin.write_all(line.as_bytes()).await;
             let _ = stdin.flush().await;
         }
     }

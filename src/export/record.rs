@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{Cell, ModeKind, Operation, Variant};
-use crate::stats::{IoCounts, IoPerOp, LatencySummary, Measured, ReadMeasured, throughput};
+use crate::stats::paired::{ArmUnits, PairingKind};
+use crate::stats::{IoCounts, IoPerOp, LatencySummary, Measured, ReadMeasured, Unit, throughput};
 use crate::worker::protocol::Versions;
 
 /// One finished cell. The first block keeps the reference's `BenchResult` field names and
@@ -96,6 +97,65 @@ pub struct Record {
     /// `B` (the candidate); absent from the records of `bench run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arm: Option<String>,
+    /// `bench ab` with pairs inside the cell: this arm's units of the pairs (unit `i` here
+    /// and unit `i` of the other arm's record of the same repetition are pair `i`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairUnits>,
+}
+
+/// One arm's units of the pairs formed inside a run of a cell (see `stats::paired`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairUnits {
+    pub pairing: PairingKind,
+    /// Each unit's time: a lockstep (or duet) operation's latency, or a slice's (or duet
+    /// bucket's) wall time, in ms.
+    pub unit_ms: Vec<f64>,
+    /// Successful operations of the cell (commits, for a commit operation) in each unit.
+    pub unit_ops: Vec<u64>,
+    /// Mixed cells: successful interleaved reads in each unit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unit_reads: Vec<u64>,
+    /// `bench ab --precision`: the repetitions of the pilot that fixed how many this cell
+    /// runs (on the records after the pilot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pilot_repetitions: Option<u32>,
+}
+
+impl PairUnits {
+    pub fn new(pairing: PairingKind, u: &ArmUnits, pilot: Option<u32>) -> PairUnits {
+        // Microseconds are all a unit's time can resolve.
+        let ms = |x: f64| (x * 1000.0).round() / 1000.0;
+        let reads: Vec<u64> = u.reads.iter().map(|x| x.ops as u64).collect();
+        PairUnits {
+            pairing,
+            unit_ms: u.ops.iter().map(|x| ms(x.ms)).collect(),
+            unit_ops: u.ops.iter().map(|x| x.ops as u64).collect(),
+            unit_reads: if reads.iter().any(|&r| r > 0) {
+                reads
+            } else {
+                Vec::new()
+            },
+            pilot_repetitions: pilot,
+        }
+    }
+
+    /// The units of the cell's operations (commits).
+    pub fn ops(&self) -> Vec<Unit> {
+        self.units(&self.unit_ops)
+    }
+
+    /// The units of a mixed cell's reads (empty otherwise).
+    pub fn reads(&self) -> Vec<Unit> {
+        self.units(&self.unit_reads)
+    }
+
+    fn units(&self, counts: &[u64]) -> Vec<Unit> {
+        self.unit_ms
+            .iter()
+            .zip(counts)
+            .map(|(&ms, &n)| Unit { ms, ops: n as f64 })
+            .collect()
+    }
 }
 
 /// The reads of a mixed cell, with the same meanings as the commit fields of a [`Record`].
@@ -251,6 +311,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_total: m.io_known.then_some(m.io),
         hosts: m.hosts.iter().cloned().collect(),
         arm: p.arm.map(str::to_string),
+        paired: None,
     }
 }
 
@@ -320,6 +381,7 @@ pub(crate) mod tests {
             io_total: None,
             hosts: vec!["h".into()],
             arm: None,
+            paired: None,
         }
     }
 

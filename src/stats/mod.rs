@@ -1,14 +1,17 @@
 //! Statistics: latency histograms, what one run of a cell measured, figures over a cell's
-//! repetitions, and what repetitions can tell (spread, significance).
+//! repetitions, and what repetitions can tell (spread, significance), and what pairs formed
+//! inside a cell tell ([`paired`]).
 
 mod inference;
 mod io;
 mod latency;
 mod measured;
+pub mod paired;
 mod summary;
 
 pub use inference::{RatioTest, Spread, paired_log, spread, welch_log};
 pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, ReadMeasured};
+pub use paired::Unit;
 pub use summary::{extremes, latest_groups, median};

@@ -1,34 +1,38 @@
 //! One run (repetition) of one cell: a fresh copy of its golden, its workers run by the
 //! coordinator, the copy's `__manifest` verified, and the record assembled.
 
+use std::time::Duration;
+
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::run::Arm;
+use super::run::{ARM_A, Arm};
 use crate::catalog;
-use crate::clock::now_utc;
-use crate::coordinator::{self, CellRun, Outcome};
+use crate::clock::now_utc_ms;
+use crate::coordinator::{self, ArmUnits, CellRun, Outcome, Pace, PairOutcome, PairingKind};
 use crate::error::BenchError;
 use crate::export::Record;
 use crate::export::record::{self, Provenance, Verification};
 use crate::golden::Golden;
 use crate::plan::Cell;
-use crate::progress::{CellView, Progress};
+use crate::progress::{CellBar, CellView, Progress};
 use crate::state::{State, Status};
 use crate::stats::Measured;
 use crate::verify;
 use crate::worker::WorkerArgs;
 
-/// One repetition of one cell, on a copy of this golden, by the workers of this arm.
+/// One repetition of one cell, on a copy of this golden, by the workers of this arm (or of
+/// both arms of `bench ab`, as pairs).
 pub(super) struct Job<'a> {
     pub cell: &'a Cell,
     pub repetition: u32,
     pub golden: &'a Golden,
-    pub arm: &'a Arm,
+    pub arms: &'a [&'a Arm],
 }
 
 pub(super) enum CellResult {
-    Recorded(Box<Record>),
+    /// One record per arm that ran, in arm order.
+    Recorded(Vec<Record>),
     Failed(String),
     Interrupted,
 }
@@ -49,6 +53,7 @@ fn worker_args(cell: &Cell, root: &str) -> Vec<WorkerArgs> {
             commit_retries: cell.commit_retries,
             worker_id,
             rank_from_env: false,
+            paced: false,
             warmup: cell.warmup,
             tables: cell.golden.rows - cell.golden.rows / 3,
             operations: cell.mode.operations(),
@@ -81,11 +86,108 @@ async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) ->
     }
 }
 
-/// Isolate, run and verify one repetition of a cell; its copy is removed afterwards
-/// unless `keep_runs`.
+/// How the two arms of `bench ab` form their pairs inside one run of a cell (not with
+/// [`Pairing::Runs`], whose arms run one after the other).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PairSpec {
+    pub pairing: Pairing,
+    /// Slices and duet buckets.
+    pub slice: Duration,
+    /// Precision mode, after its pilot: the pilot's repetitions (recorded with the units).
+    pub pilot: Option<u32>,
+}
+
+/// `bench ab --pairing`: how the arms form their pairs.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairing {
+    /// Inside each run of a cell, the arms take turns: operation by operation in continuous
+    /// cells (lockstep), slice by slice in concurrent and mixed cells.
+    Alternate,
+    /// Both arms run each cell at the same moment, on their own copies (for stores where
+    /// the machine is not the bottleneck).
+    Duet,
+    /// Whole runs of a cell, one arm after the other (A B, B A, …).
+    Runs,
+}
+
+impl Pairing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pairing::Alternate => "alternate",
+            Pairing::Duet => "duet",
+            Pairing::Runs => "runs",
+        }
+    }
+}
+
+impl PairSpec {
+    /// The pacing of one repetition: the arm that leads alternates between repetitions.
+    fn pace(&self, cell: &Cell, repetition: u32) -> Pace {
+        let lead = ((repetition + 1) % 2) as usize;
+        let continuous = cell.mode.operations();
+        match (self.pairing, continuous) {
+            (Pairing::Duet, _) => Pace::duet(continuous.is_some(), self.slice),
+            (_, Some(ops)) => Pace::lockstep(ops, lead),
+            (_, None) => {
+                let w = cell.mode.workers() as usize;
+                let per_arm = Duration::from_secs(cell.mode.duration_secs());
+                Pace::slices(self.slice, per_arm, [w, w], lead)
+            }
+        }
+    }
+}
+
+/// What the workers of a run measured: one figure set per arm (and with pairs, the units
+/// of both arms, their pairing and the pilot's repetitions in precision mode).
+enum Ran {
+    Measured(Vec<Measured>, Option<([ArmUnits; 2], PairingKind)>),
+    Failed(String),
+    Interrupted,
+}
+
+/// Run the workers of one arm, or of both arms together as pairs.
+async fn run_workers(
+    runs: Vec<CellRun<'_>>,
+    pace: Option<Pace>,
+    timeout: Duration,
+    bar: &CellBar,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Ran {
+    match (pace, <[CellRun<'_>; 2]>::try_from(runs)) {
+        (Some(pace), Ok(two)) => {
+            // The pair's timeout covers both arms.
+            match coordinator::run_pair(two, pace, timeout * 2, bar, interrupt).await {
+                PairOutcome::Finished {
+                    measured,
+                    units,
+                    pairing,
+                } => Ran::Measured(Vec::from(*measured), Some((units, pairing))),
+                PairOutcome::Failed(r) => Ran::Failed(r),
+                PairOutcome::Interrupted => Ran::Interrupted,
+            }
+        }
+        (None, Err(mut one)) if one.len() == 1 => {
+            match coordinator::run_cell(one.remove(0), bar, interrupt).await {
+                Outcome::Finished(m) => Ran::Measured(vec![*m], None),
+                Outcome::Failed(r) => Ran::Failed(r),
+                Outcome::Interrupted => Ran::Interrupted,
+            }
+        }
+        _ => unreachable!("one arm alone, or two arms as pairs"),
+    }
+}
+
+/// Isolate, run and verify one repetition of a cell by one arm's workers, or by both
+/// arms' together (`pair`: each arm on its own copy); the copies are removed afterwards
+/// unless `keep_runs`. A failed removal is a warning: the measurement is kept, and what is
+/// left is removed by the sweep's cleanup or by the next run of the cell.
 pub(super) async fn run_one(
     sweep: &Sweep,
     job: Job<'_>,
+    pair: Option<PairSpec>,
     progress: &Progress,
     state: &mut State,
     interrupt: &mut watch::Receiver<bool>,
@@ -94,7 +196,7 @@ pub(super) async fn run_one(
         cell,
         repetition,
         golden,
-        arm,
+        arms,
     } = job;
     let (id, key) = (cell.id(), cell.key());
     let run_rel = format!("runs/{id}");
@@ -103,63 +205,96 @@ pub(super) async fn run_one(
     let store = &sweep.store.reopen().await?;
     state.set(&id, &key, Status::Running, None);
     state.save(&sweep.out)?;
-    if let Err(e) = store.copy_prefix(&golden.rel, &run_rel).await {
-        let _ = store.remove_prefix(&run_rel).await;
-        return Ok(CellResult::Failed(format!(
-            "cannot copy golden {} to {run_rel}: {e}; make room or fix the store, then re-run \
-             with --retry-failed",
-            golden.rel
-        )));
+    let pace = pair
+        .filter(|_| arms.len() == 2)
+        .map(|p| p.pace(cell, repetition));
+    // Paired, each arm has its own copy under the cell's prefix.
+    let rels: Vec<String> = if pace.is_some() {
+        arms.iter()
+            .map(|a| format!("{run_rel}/{}", a.name.unwrap_or(ARM_A)))
+            .collect()
+    } else {
+        vec![run_rel.clone()]
+    };
+    for rel in &rels {
+        if let Err(e) = store.copy_prefix(&golden.rel, rel).await {
+            let _ = store.remove_prefix(&run_rel).await;
+            return Ok(CellResult::Failed(format!(
+                "cannot copy golden {} to {rel}: {e}; make room or fix the store, then re-run \
+                 with --retry-failed",
+                golden.rel
+            )));
+        }
     }
-    let root = store.uri(&run_rel);
+    let roots: Vec<String> = rels.iter().map(|r| store.uri(r)).collect();
+    let arms = &arms[..roots.len()];
+    let timed = cell.mode.operations().is_none();
+    let duration = Duration::from_secs(cell.mode.duration_secs());
     let bar = progress.cell(CellView {
-        id: id.clone(),
-        workers: cell.mode.workers(),
+        id: if pace.is_some() {
+            format!("{id} [A+B]")
+        } else {
+            id.clone()
+        },
+        workers: cell.mode.workers() * roots.len() as u32,
         expected_ops: cell.mode.operations(),
-        duration: cell
-            .mode
-            .operations()
-            .is_none()
-            .then(|| std::time::Duration::from_secs(cell.mode.duration_secs())),
+        // Slices give each arm the cell's duration in turn.
+        duration: timed.then(|| match &pace {
+            Some(p) if p.paced() => duration * 2,
+            _ => duration,
+        }),
         mixed: cell.mode.mixed_reads().is_some(),
         ..CellView::default()
     });
-    let started_at = now_utc();
-    let run = CellRun {
-        exe: &arm.exe,
-        workers: worker_args(cell, &root),
-        storage: &cell.storage,
-        timeout: sweep.plan.run.cell_timeout,
-        versions: Some(&arm.versions),
-        launcher: sweep
-            .plan
-            .run
-            .launcher
-            .as_ref()
-            .map(|l| l.command(cell.mode.workers())),
-    };
-    let outcome = coordinator::run_cell(run, &bar, interrupt).await;
+    let started_at = now_utc_ms();
+    let launcher = (sweep.plan.run.launcher.as_ref()).map(|l| l.command(cell.mode.workers()));
+    let runs: Vec<CellRun<'_>> = arms
+        .iter()
+        .zip(&roots)
+        .map(|(arm, root)| CellRun {
+            exe: &arm.exe,
+            workers: worker_args(cell, root),
+            storage: &cell.storage,
+            timeout: sweep.plan.run.cell_timeout,
+            versions: Some(&arm.versions),
+            launcher: launcher.clone(),
+        })
+        .collect();
+    let ran = run_workers(runs, pace, sweep.plan.run.cell_timeout, &bar, interrupt).await;
     bar.finish();
 
-    let result = match outcome {
-        Outcome::Interrupted => CellResult::Interrupted,
-        Outcome::Failed(reason) => CellResult::Failed(reason),
-        Outcome::Finished(m) => {
-            let v = verification(cell, &root, golden, &m).await;
-            let p = Provenance {
-                plan: &sweep.plan.name,
-                arm: arm.name,
-                versions: &arm.versions,
-                repetition,
-                started_at,
-                finished_at: now_utc(),
-                storage_scheme: store.scheme(),
-            };
-            CellResult::Recorded(Box::new(record::assemble(cell, &m, v, p)))
+    let result = match ran {
+        Ran::Interrupted => CellResult::Interrupted,
+        Ran::Failed(reason) => CellResult::Failed(reason),
+        Ran::Measured(measured, units) => {
+            let mut records = Vec::new();
+            for (k, (m, root)) in measured.iter().zip(&roots).enumerate() {
+                let v = verification(cell, root, golden, m).await;
+                let p = Provenance {
+                    plan: &sweep.plan.name,
+                    arm: arms[k].name,
+                    versions: &arms[k].versions,
+                    repetition,
+                    started_at: started_at.clone(),
+                    finished_at: now_utc_ms(),
+                    storage_scheme: store.scheme(),
+                };
+                let mut r = record::assemble(cell, m, v, p);
+                r.paired = units.as_ref().map(|(u, kind)| {
+                    record::PairUnits::new(*kind, &u[k], pair.and_then(|p| p.pilot))
+                });
+                records.push(r);
+            }
+            CellResult::Recorded(records)
         }
     };
-    if !sweep.plan.run.keep_runs {
-        store.remove_prefix(&run_rel).await?;
+    if !sweep.plan.run.keep_runs
+        && let Err(e) = store.remove_prefix(&run_rel).await
+    {
+        progress.log(format!(
+            "warning: {id}: its copy {run_rel} was not removed ({e}); its results are kept, \
+             and the sweep's cleanup (run.cleanup) or its next run removes it"
+        ));
     }
     Ok(result)
 }

@@ -5,6 +5,7 @@
 mod ab;
 mod cell;
 mod estimate;
+mod precision;
 pub mod resume;
 mod run;
 pub mod shard;
@@ -15,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use ab::ab;
-pub use run::{ARM_A, ARM_B, Arm, RunOptions, run};
+pub use cell::Pairing;
+pub use run::{ARM_A, ARM_B, Arm, PairOptions, RunOptions, run};
 pub use views::{show_plan, show_status};
 
 use crate::error::BenchError;
@@ -108,6 +110,7 @@ impl Sweep {
             planned: self.planned.clone(),
             repetitions: self.plan.run.repetitions,
             shard: self.shard,
+            pairing: None,
         }
     }
 

@@ -99,6 +99,21 @@ pub fn standing(
     )
 }
 
+/// The repetitions a cell runs: the plan's, or more when `bench ab --precision` fixed a
+/// larger count for it (under its current key).
+pub fn repetitions_of(state: &State, cell: &Cell, plan: u32) -> u32 {
+    repetitions_for(state, (&cell.id(), &cell.key()), plan)
+}
+
+fn repetitions_for(state: &State, (id, key): (&str, &str), plan: u32) -> u32 {
+    state
+        .cells
+        .get(id)
+        .filter(|c| c.key == key)
+        .and_then(|c| c.precision)
+        .map_or(plan, |p| p.repetitions.max(plan))
+}
+
 /// The rule for a cell known by its id and key (`bench merge`, which has no plan).
 pub fn standing_of(
     state: &State,
@@ -108,6 +123,7 @@ pub fn standing_of(
     arms: &[Option<&str>],
     live: bool,
 ) -> Standing {
+    let repetitions = repetitions_for(state, (id, key), repetitions);
     let recorded = arms
         .iter()
         .map(|&arm| recorded(records, id, key, arm))

@@ -3,11 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::cell::{self, CellResult, Job};
+use super::cell::{self, CellResult, Job, PairSpec, Pairing};
 use super::resume::{self, CellStatus};
 use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
@@ -50,6 +51,28 @@ pub struct RunOptions {
     pub fresh: bool,
     pub retry_failed: bool,
     pub display: Display,
+    /// `bench ab`: how its two arms form their pairs.
+    pub pairs: Option<PairOptions>,
+}
+
+/// How `bench ab` pairs its arms, and how long it goes on.
+#[derive(Debug, Clone, Copy)]
+pub struct PairOptions {
+    pub pairing: Pairing,
+    /// The length of a time slice (and of a duet's bucket).
+    pub slice: Duration,
+    /// `--precision`: run each cell until its throughput ratio's interval is within ±this
+    /// fraction (Stein's two-stage rule), or its budget runs out.
+    pub precision: Option<f64>,
+    /// The time a cell may take in precision mode.
+    pub budget: Duration,
+}
+
+impl PairOptions {
+    /// Pairs inside a cell (lockstep, slices, duet), not whole runs one after the other.
+    fn inside(&self) -> bool {
+        self.pairing != Pairing::Runs
+    }
 }
 
 /// Totals of a `bench run`, mapped to an exit code.
@@ -186,7 +209,6 @@ async fn open(
             name(sweep.shard)
         )));
     }
-    state.sweep = Some(sweep.info());
     let results = sweep.results_path();
     if jsonl::repair_tail(&results).map_err(io_err("repair", &results))? {
         notices.push(format!(
@@ -194,7 +216,34 @@ async fn open(
             results.display()
         ));
     }
+    if jsonl::cut_lone_half(&results).map_err(io_err("repair", &results))? {
+        notices.push(format!(
+            "{}: removed the lone half of a pair left by a crash; the pair runs again",
+            results.display()
+        ));
+    }
     let records = jsonl::read_all(&results).map_err(BenchError::output)?;
+    // An A/B directory keeps the pairing it was started with.
+    let pairing = opts.pairs.map(|p| p.pairing.as_str().to_string());
+    let before = (state.sweep.as_ref().and_then(|i| i.pairing.clone())).or_else(|| {
+        records
+            .iter()
+            .any(|r| r.arm.is_some())
+            .then(|| "runs".into())
+    });
+    if let (Some(was), Some(now)) = (&before, &pairing)
+        && was != now
+    {
+        return Err(BenchError::Usage(format!(
+            "{} holds A/B pairs formed with --pairing {was}; resume it with --pairing {was}, \
+             or give another --out (or --fresh) for --pairing {now}",
+            out.display()
+        )));
+    }
+    state.sweep = Some(crate::state::SweepInfo {
+        pairing: pairing.or(before),
+        ..sweep.info()
+    });
     for (id, c) in &state.cells {
         if c.status == Status::Running {
             sweep.store.remove_prefix(&format!("runs/{id}")).await?;
@@ -329,7 +378,16 @@ impl Runner<'_> {
         let standing = self
             .sweep
             .standing(&self.state, &self.records, cell, &self.names(), false);
+        // With --precision, a cell is done once its count is fixed and reached; one whose
+        // pilot ended just before the count was fixed goes on to fix it.
+        let undecided = self.opts.pairs.is_some_and(|p| p.precision.is_some())
+            && self
+                .state
+                .cells
+                .get(&id)
+                .is_none_or(|c| c.precision.is_none());
         match standing.status {
+            CellStatus::Done if undecided => return false,
             CellStatus::Done => self.report.skipped_done += 1,
             CellStatus::Failed if !self.opts.retry_failed => {
                 self.report.failed_not_retried += 1;
@@ -362,53 +420,43 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
-        let reps = self.sweep.plan.run.repetitions;
         let arms = self.arms;
-        for arm in arm_order(arms, repetition) {
-            if resume::recorded(&self.records, &id, &key, arm.name) >= repetition {
+        let together = self.opts.pairs.filter(|p| p.inside() && arms.len() == 2);
+        let groups: Vec<Vec<&Arm>> = match together {
+            // Both arms in one run, as pairs inside it.
+            Some(_) => vec![arms.iter().collect()],
+            None => arm_order(arms, repetition)
+                .into_iter()
+                .map(|a| vec![a])
+                .collect(),
+        };
+        for group in groups {
+            let missing = group
+                .iter()
+                .any(|a| resume::recorded(&self.records, &id, &key, a.name) < repetition);
+            if !missing {
                 continue;
             }
             let job = Job {
                 cell,
                 repetition,
                 golden: &golden,
-                arm,
+                arms: &group,
             };
-            self.progress.unit_started(super::estimate::cell_run(cell));
-            let result = cell::run_one(
-                self.sweep,
-                job,
-                &self.progress,
-                &mut self.state,
-                &mut self.interrupt,
-            )
-            .await?;
-            self.progress.unit_finished();
-            let mut label = id.clone();
-            if reps > 1 {
-                label.push_str(&format!(" (repetition {repetition}/{reps})"));
+            let pair = together.map(|p| PairSpec {
+                pairing: p.pairing,
+                slice: p.slice,
+                pilot: self.pilot_of(&id),
+            });
+            if !self.run_job(cell, job, pair).await? {
+                return Ok(());
             }
-            if let Some(name) = arm.name {
-                label.push_str(&format!(" [arm {name}]"));
-            }
-            match result {
-                CellResult::Recorded(record) => self.record(*record, &label)?,
-                CellResult::Failed(reason) => {
-                    self.progress.log(format!("FAILED {label}: {reason}"));
-                    self.fail(&id, &key, reason)?;
-                    self.give_up(cell, repetition);
-                    return Ok(());
-                }
-                CellResult::Interrupted => {
-                    self.state.cells.remove(&id);
-                    self.state.save(&self.sweep.out)?;
-                    self.report.interrupted = true;
-                    self.progress.log(format!(
-                        "interrupted: {label} is pending again; re-run the same command to resume"
-                    ));
-                    return Ok(());
-                }
-            }
+        }
+        if together.is_some_and(|p| p.precision.is_some())
+            && repetition == self.sweep.plan.run.repetitions
+            && !self.extend(cell, &golden).await?
+        {
+            return Ok(());
         }
         let standing = self
             .sweep
@@ -419,6 +467,151 @@ impl Runner<'_> {
             self.progress.cell_finished();
         }
         Ok(())
+    }
+
+    /// Run one job (a repetition of a cell by one arm, or by both as pairs) and record what
+    /// it gives. Returns whether the cell goes on (false: it failed, or the sweep was
+    /// interrupted).
+    async fn run_job(
+        &mut self,
+        cell: &Cell,
+        job: Job<'_>,
+        pair: Option<PairSpec>,
+    ) -> Result<bool, BenchError> {
+        let (id, key) = (cell.id(), cell.key());
+        let repetition = job.repetition;
+        let reps = self.repetitions_of(cell);
+        let mut label = id.clone();
+        if reps > 1 {
+            label.push_str(&format!(" (repetition {repetition}/{reps})"));
+        }
+        match job.arms {
+            [one] => {
+                if let Some(name) = one.name {
+                    label.push_str(&format!(" [arm {name}]"));
+                }
+            }
+            _ => label.push_str(" [arms A and B]"),
+        }
+        let units = job.arms.len() as u32;
+        self.progress
+            .unit_started(super::estimate::cell_run(cell) * units);
+        let result = cell::run_one(
+            self.sweep,
+            job,
+            pair,
+            &self.progress,
+            &mut self.state,
+            &mut self.interrupt,
+        )
+        .await?;
+        self.progress.unit_finished();
+        match result {
+            CellResult::Recorded(records) => {
+                self.record(records, &label)?;
+                Ok(true)
+            }
+            CellResult::Failed(reason) => {
+                self.progress.log(format!("FAILED {label}: {reason}"));
+                self.fail(&id, &key, reason)?;
+                self.give_up(cell, repetition);
+                Ok(false)
+            }
+            CellResult::Interrupted => {
+                self.state.cells.remove(&id);
+                self.state.save(&self.sweep.out)?;
+                self.report.interrupted = true;
+                self.progress.log(format!(
+                    "interrupted: {label} is pending again; re-run the same command to resume"
+                ));
+                Ok(false)
+            }
+        }
+    }
+
+    /// The repetitions a cell runs: the plan's, or more when `--precision` decided so.
+    fn repetitions_of(&self, cell: &Cell) -> u32 {
+        resume::repetitions_of(&self.state, cell, self.sweep.plan.run.repetitions)
+    }
+
+    /// The pilot's repetitions, once `--precision` has fixed a cell's count.
+    fn pilot_of(&self, id: &str) -> Option<u32> {
+        self.state.cells.get(id)?.precision.map(|p| p.pilot)
+    }
+
+    /// `bench ab --precision`: after the plan's repetitions of a cell, run more until the
+    /// pilot holds enough batches, fix the count by Stein's rule, and run the rest, within
+    /// the cell's time budget. Returns whether the cell goes on.
+    async fn extend(&mut self, cell: &Cell, golden: &Golden) -> Result<bool, BenchError> {
+        let opts = self.opts.pairs.expect("precision is an option of bench ab");
+        let precision = opts.precision.expect("precision mode");
+        let (id, key) = (cell.id(), cell.key());
+        loop {
+            let recorded = self.recorded_pairs(cell);
+            let decided = self.state.cells.get(&id).and_then(|c| c.precision);
+            let target = match decided {
+                Some(d) => Some(d.repetitions),
+                None => match super::precision::decide(cell, &self.records, precision) {
+                    super::precision::Decision::MorePilot => None,
+                    super::precision::Decision::Total(total) => {
+                        let total = total.max(recorded);
+                        self.state.decide(&id, &key, recorded, total);
+                        self.state.save(&self.sweep.out)?;
+                        self.progress.log(format!(
+                            "{id}: its pilot of {recorded} repetitions needs {total} in all \
+                             for ±{:.1} % (Stein's rule)",
+                            precision * 100.0
+                        ));
+                        Some(total)
+                    }
+                },
+            };
+            if target.is_some_and(|t| recorded >= t) {
+                return Ok(true);
+            }
+            let spent = super::precision::spent(&self.records, &id, &key);
+            if spent >= opts.budget {
+                let pilot = self.pilot_of(&id).unwrap_or(recorded);
+                self.state.decide(&id, &key, pilot, recorded);
+                self.state.save(&self.sweep.out)?;
+                let when = match target {
+                    Some(t) => format!("after {recorded} of {t} repetitions"),
+                    None => format!("during its pilot, after {recorded} repetitions"),
+                };
+                self.progress.log(format!(
+                    "{id}: its budget of {}s ran out {when}; its interval may be wider than \
+                     ±{:.1} %",
+                    opts.budget.as_secs(),
+                    precision * 100.0
+                ));
+                return Ok(true);
+            }
+            let arms: Vec<&Arm> = self.arms.iter().collect();
+            let job = Job {
+                cell,
+                repetition: recorded + 1,
+                golden,
+                arms: &arms,
+            };
+            let pair = PairSpec {
+                pairing: opts.pairing,
+                slice: opts.slice,
+                pilot: self.pilot_of(&id),
+            };
+            if !self.run_job(cell, job, Some(pair)).await? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Repetitions of a cell that both arms have recorded (under its current key).
+    fn recorded_pairs(&self, cell: &Cell) -> u32 {
+        let (id, key) = (cell.id(), cell.key());
+        self.arms
+            .iter()
+            .map(|a| resume::recorded(&self.records, &id, &key, a.name))
+            .min()
+            .unwrap_or(0)
     }
 
     /// Reuse or build a cell's golden (once per sweep), logging which.
@@ -480,22 +673,29 @@ impl Runner<'_> {
         self.write_derived()
     }
 
-    /// Append a repetition's record, checkpoint its cell (done with this many records:
-    /// the rule says pending until all are there), log it, and bring the derived outputs up
-    /// to date.
-    fn record(&mut self, record: Record, label: &str) -> Result<(), BenchError> {
+    /// Append a repetition's records (one per arm that ran it; a pair's two in one write),
+    /// checkpoint its cell (done with this many records: the rule says pending until all
+    /// are there), log them, and bring the derived outputs up to date.
+    fn record(&mut self, records: Vec<Record>, label: &str) -> Result<(), BenchError> {
         let results = self.sweep.results_path();
-        jsonl::append(&results, &record).map_err(io_err("append to", &results))?;
+        jsonl::append_all(&results, &records).map_err(io_err("append to", &results))?;
         crate::fault::point("append");
+        let first = &records[0];
         self.state
-            .set(&record.bench_tag, &record.cell_key, Status::Done, None);
+            .set(&first.bench_tag, &first.cell_key, Status::Done, None);
         self.state.save(&self.sweep.out)?;
-        if !record.verified {
-            self.report.unverified += 1;
+        for record in &records {
+            if !record.verified {
+                self.report.unverified += 1;
+            }
+            let arm = match (&record.arm, records.len()) {
+                (Some(a), 2..) => format!(" arm {a}"),
+                _ => String::new(),
+            };
+            self.progress
+                .log(format!("done {label}{arm}: {}", done_line(record)));
         }
-        self.progress
-            .log(format!("done {label}: {}", done_line(&record)));
-        self.records.push(record);
+        self.records.extend(records);
         self.write_derived()
     }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use lance_namespace_impls::DirectoryNamespace;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use protocol::Versions;
+use protocol::{Command, Versions};
 pub use protocol::{EXIT_ORPHANED, Event, STORAGE_ENV, WorkerArgs};
 
 use crate::catalog::counting::Counters;
@@ -29,6 +29,13 @@ pub const START_DELAY_ENV: &str = "BENCH_WORKER_START_DELAY_MS";
 /// Test hook: a worker adds this many milliseconds (a decimal number) inside every timed
 /// operation: a known slowdown, planted.
 pub const OP_DELAY_ENV: &str = "BENCH_OP_DELAY_MS";
+
+/// Test hook: a worker exits with [`EXIT_TEST_CRASH`] right after its N-th measured
+/// operation, as a worker that crashes mid-cell.
+pub const EXIT_AFTER_ENV: &str = "BENCH_WORKER_EXIT_AFTER";
+
+/// The exit code of a worker stopped by [`EXIT_AFTER_ENV`].
+pub const EXIT_TEST_CRASH: i32 = 86;
 
 /// A duration in milliseconds from the environment, if set and valid.
 fn env_ms(name: &str) -> Option<Duration> {
@@ -68,6 +75,8 @@ struct Session {
     table_data: bytes::Bytes,
     /// The planted slowdown of every timed operation ([`OP_DELAY_ENV`]).
     op_delay: Option<Duration>,
+    /// Test hook: exit after this many measured operations ([`EXIT_AFTER_ENV`]).
+    exit_after: Option<u64>,
 }
 
 impl Session {
@@ -129,70 +138,140 @@ impl Session {
                 .unwrap_or(release + Duration::from_secs(86_400 * 365))
         });
         let mut last_end = release;
-        let mut counts = [0u64; 2];
-        for k in 0.. {
+        let mut next = Next::default();
+        loop {
             let more = match (deadline, self.args.operations) {
                 (Some(d), _) => Instant::now() < d,
-                (None, Some(n)) => k < n,
+                (None, Some(n)) => next.k < n,
                 (None, None) => false,
             };
             if !more {
                 break;
             }
-            let (op, read) = self.kind(k);
-            let i = counts[usize::from(read)];
-            counts[usize::from(read)] += 1;
-            let target = self.target(op, i, false);
-            let io_before = self.counters.snapshot();
-            let start = Instant::now();
-            if let Some(d) = self.op_delay {
-                // The thread's own sleep: tokio's timer has a resolution of 1 ms, too coarse
-                // to plant a fraction of a millisecond. One operation at a time runs here.
-                std::thread::sleep(d);
-            }
-            let result = self.perform(op, target).await;
-            last_end = Instant::now();
-            let ms = (last_end - start).as_secs_f64() * 1000.0;
-            let io = self.counters.snapshot() - io_before;
-            self.counters.operation_over();
-            let class = result.as_ref().err().map(catalog::error_class);
-            let err = result.err().map(|e| truncate(e.to_string()));
-            emit(
-                self.args.worker_id,
-                Event::Op(protocol::OpReport {
-                    i,
-                    ms,
-                    ok: err.is_none(),
-                    read,
-                    class,
-                    err,
-                    io: Some(io),
-                }),
-            );
+            last_end = self.one(&mut next).await;
         }
         last_end
     }
-}
 
-/// Release arrives as a line on stdin; EOF at any time means the coordinator is gone.
-fn await_release() -> tokio::sync::oneshot::Receiver<()> {
-    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        let mut go = Some(go_tx);
-        loop {
-            match lines.next_line().await {
-                Ok(Some(l)) if l.trim() == "go" => {
-                    if let Some(tx) = go.take() {
-                        let _ = tx.send(());
+    /// A paced worker's operations: only when the coordinator says (see
+    /// [`protocol::Command`]), until `end`. Returns the time it was let run: from each
+    /// `step` or `resume` to the end of the operations it ran then.
+    async fn paced(&self, commands: &mut Commands) -> Duration {
+        let mut next = Next::default();
+        let mut active = Duration::ZERO;
+        while let Some(cmd) = commands.recv().await {
+            match cmd {
+                Command::Step => {
+                    let t = Instant::now();
+                    active += self.one(&mut next).await - t;
+                }
+                Command::Resume => {
+                    let t = Instant::now();
+                    let mut end = t;
+                    let stop = loop {
+                        match commands.try_recv() {
+                            Ok(Command::Pause) => break None,
+                            Ok(Command::End) => break Some(()),
+                            _ => {}
+                        }
+                        end = self.one(&mut next).await;
+                    };
+                    active += end - t;
+                    emit(self.args.worker_id, Event::Paused);
+                    if stop.is_some() {
+                        break;
                     }
                 }
-                Ok(Some(_)) => {}
+                Command::Pause => emit(self.args.worker_id, Event::Paused),
+                Command::End => break,
+                Command::Go => {}
+            }
+        }
+        active
+    }
+
+    /// Run and report the next operation of this worker's pattern; returns its end.
+    async fn one(&self, next: &mut Next) -> Instant {
+        let (op, read) = self.kind(next.k);
+        next.k += 1;
+        let i = next.counts[usize::from(read)];
+        next.counts[usize::from(read)] += 1;
+        let target = self.target(op, i, false);
+        let io_before = self.counters.snapshot();
+        let start = Instant::now();
+        if let Some(d) = self.op_delay {
+            // The thread's own sleep: tokio's timer has a resolution of 1 ms, too coarse
+            // to plant a fraction of a millisecond. One operation at a time runs here.
+            std::thread::sleep(d);
+        }
+        let result = self.perform(op, target).await;
+        let end = Instant::now();
+        let ms = (end - start).as_secs_f64() * 1000.0;
+        let io = self.counters.snapshot() - io_before;
+        self.counters.operation_over();
+        let class = result.as_ref().err().map(catalog::error_class);
+        let err = result.err().map(|e| truncate(e.to_string()));
+        emit(
+            self.args.worker_id,
+            Event::Op(protocol::OpReport {
+                i,
+                ms,
+                ok: err.is_none(),
+                read,
+                class,
+                err,
+                io: Some(io),
+            }),
+        );
+        if let Some(n) = self.exit_after
+            && next.k >= n
+        {
+            // Test hook: die mid-cell, as a crashed worker would.
+            std::process::exit(EXIT_TEST_CRASH);
+        }
+        end
+    }
+}
+
+/// Where a worker is in its pattern: operations started, and of each kind (commits,
+/// interleaved reads).
+#[derive(Default)]
+struct Next {
+    k: u64,
+    counts: [u64; 2],
+}
+
+/// The coordinator's commands, as they arrive on stdin.
+type Commands = tokio::sync::mpsc::UnboundedReceiver<Command>;
+
+/// Read the coordinator's commands from stdin; EOF at any time means the coordinator is
+/// gone, and the worker exits.
+fn read_commands() -> Commands {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        loop {
+            match lines.next_line().await {
+                Ok(Some(l)) => {
+                    if let Some(c) = Command::parse(&l) {
+                        let _ = tx.send(c);
+                    }
+                }
                 Ok(None) | Err(_) => std::process::exit(EXIT_ORPHANED),
             }
         }
     });
-    go_rx
+    rx
+}
+
+/// Wait for `go`: the release.
+async fn released(commands: &mut Commands) -> anyhow::Result<()> {
+    while let Some(c) = commands.recv().await {
+        if c == Command::Go {
+            return Ok(());
+        }
+    }
+    anyhow::bail!("the coordinator closed the command channel before release")
 }
 
 pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
@@ -222,8 +301,11 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         args,
         table_data: catalog::table_ipc(),
         op_delay: env_ms(OP_DELAY_ENV),
+        exit_after: std::env::var(EXIT_AFTER_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse().ok()),
     };
-    let go = await_release();
+    let mut commands = read_commands();
     let warmup_ok = session.warm_up().await;
     emit(
         w,
@@ -233,13 +315,17 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             host: Some(protocol::host_name(&env)),
         },
     );
-    go.await?;
+    released(&mut commands).await?;
     let release = Instant::now();
-    let last_end = session.measure(release).await;
+    let elapsed = if session.args.paced {
+        session.paced(&mut commands).await
+    } else {
+        session.measure(release).await - release
+    };
     emit(
         w,
         Event::Done {
-            elapsed_ms: (last_end - release).as_secs_f64() * 1000.0,
+            elapsed_ms: elapsed.as_secs_f64() * 1000.0,
             io: Some(counters.snapshot()),
         },
     );

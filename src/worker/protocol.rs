@@ -16,7 +16,7 @@ pub const EXIT_ORPHANED: i32 = 75;
 
 /// The version of this protocol: arguments, events and environment. A coordinator runs
 /// only workers that speak its protocol (`bench ab` may run another build's workers).
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The environment variables a launcher (`run.launcher`) sets to each task's rank, in the
 /// order a worker started with `--rank-from-env` looks for them.
@@ -125,13 +125,57 @@ pub enum Event {
     },
     /// One operation finished.
     Op(OpReport),
-    /// All operations are finished; `elapsed_ms` runs from release to the end of the last.
-    /// `io`: every request of the worker's life (opening, warm-up, operations).
+    /// A paced worker stopped after `pause` (its operation in flight finished first).
+    Paused,
+    /// All operations are finished; `elapsed_ms` runs from release to the end of the last
+    /// (a paced worker: the time it was let run, from each `step` or `resume` to the end of
+    /// the operations it ran then). `io`: every request of the worker's life (opening,
+    /// warm-up, operations).
     Done {
         elapsed_ms: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         io: Option<IoCounts>,
     },
+}
+
+/// What the coordinator writes to a worker's stdin, one per line. `go` releases every
+/// worker; a paced worker (`--paced`) then runs only when told: `step` runs one operation,
+/// `resume` runs operations until `pause` (the one in flight finishes, then `paused` is
+/// reported), `end` ends it (it reports `done` and exits). An unpaced worker ignores all
+/// but `go`. A closed stdin means the coordinator is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Go,
+    Step,
+    Resume,
+    Pause,
+    End,
+}
+
+impl Command {
+    const ALL: [Command; 5] = [
+        Command::Go,
+        Command::Step,
+        Command::Resume,
+        Command::Pause,
+        Command::End,
+    ];
+
+    /// The line that carries it (without the newline).
+    pub fn word(self) -> &'static str {
+        match self {
+            Command::Go => "go",
+            Command::Step => "step",
+            Command::Resume => "resume",
+            Command::Pause => "pause",
+            Command::End => "end",
+        }
+    }
+
+    pub fn parse(line: &str) -> Option<Command> {
+        let line = line.trim();
+        Command::ALL.into_iter().find(|c| c.word() == line)
+    }
 }
 
 /// One finished operation, as a worker reports it. `i` is its index within this worker
@@ -172,6 +216,11 @@ pub struct WorkerArgs {
     /// Started through a launcher: add the task's rank ([`RANK_VARS`]) to `--worker-id`.
     #[arg(long)]
     pub rank_from_env: bool,
+    /// Run operations only when the coordinator says (`step`, `resume` … `pause`, `end`:
+    /// see [`Command`]), for pairs formed inside a cell; `--operations` and
+    /// `--duration-secs` are then not used.
+    #[arg(long)]
+    pub paced: bool,
     /// Fixed number of operations (continuous cells).
     #[arg(long, conflicts_with = "duration_secs")]
     pub operations: Option<u64>,
@@ -214,6 +263,9 @@ impl WorkerArgs {
         }
         if self.rank_from_env {
             v.push("--rank-from-env".into());
+        }
+        if self.paced {
+            v.push("--paced".into());
         }
         if let Some(n) = self.operations {
             v.extend(["--operations".into(), n.to_string()]);
@@ -274,6 +326,7 @@ mod tests {
                     ..IoCounts::default()
                 }),
             }),
+            Event::Paused,
             Event::Done {
                 elapsed_ms: 99.0,
                 io: Some(IoCounts::default()),
@@ -310,6 +363,14 @@ mod tests {
         for garbage in ["", "hello", "srun: error: x {", "a: {\"w\":0}", "{not json"] {
             assert_eq!(Line::parse(garbage), None, "{garbage}");
         }
+    }
+
+    #[test]
+    fn commands_are_single_words() {
+        for c in Command::ALL {
+            assert_eq!(Command::parse(&format!(" {}\n", c.word())), Some(c));
+        }
+        assert_eq!(Command::parse("stop"), None);
     }
 
     #[test]
@@ -355,6 +416,7 @@ mod tests {
             commit_retries: 3,
             worker_id: 7,
             rank_from_env: true,
+            paced: true,
             operations: None,
             duration_secs: Some(5),
             warmup: 2,

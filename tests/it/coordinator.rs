@@ -27,6 +27,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             commit_retries: 0,
             worker_id,
             rank_from_env: false,
+            paced: false,
             operations: Some(2),
             duration_secs: None,
             warmup: 0,

@@ -59,6 +59,7 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
                 commit_retries: 20,
                 worker_id,
                 rank_from_env: false,
+                paced: false,
                 operations: Some(8),
                 duration_secs: None,
                 warmup: 1,

@@ -5,6 +5,7 @@
 #[path = "../it/common.rs"]
 #[allow(dead_code)]
 mod common;
+mod pairs;
 mod verdicts;
 
 /// Held by every test here: they run one at a time.

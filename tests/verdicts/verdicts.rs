@@ -1,7 +1,6 @@
 //! Verdicts that survive noise: identical runs give none, a planted slowdown gives one,
 //! and `bench ab` compares two builds pair by pair. Real runs of the real binary.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::common::*;
@@ -91,25 +90,16 @@ fn identical_runs_are_within_noise_and_a_planted_slowdown_is_a_significant_regre
     assert!(col("tps_cv").parse::<f64>().unwrap() > 0.0);
 }
 
-/// A candidate build that is this bench with a planted delay: a wrapper script.
 fn delayed_candidate(dir: &Path, delay_ms: f64) -> PathBuf {
-    let path = dir.join("candidate.sh");
-    std::fs::write(
-        &path,
-        format!(
-            "#!/bin/sh\nBENCH_OP_DELAY_MS={delay_ms} exec {} \"$@\"\n",
-            env!("CARGO_BIN_EXE_bench")
-        ),
+    crate::pairs::candidate(
+        dir,
+        "candidate.sh",
+        &format!("BENCH_OP_DELAY_MS={delay_ms}"),
     )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
 }
 
 fn ab(plan: &Path, out: &Path, candidate: &Path, extra: &[&str]) -> std::process::Output {
-    let candidate = candidate.to_str().unwrap();
-    let args = [&["--candidate", candidate], extra].concat();
-    sweep_with(bench(), "ab", plan, out, &args)
+    crate::pairs::ab(plan, out, candidate, extra)
 }
 
 /// The interval `[lo–hi]` printed after the first ratio (throughput's) of a row.
@@ -128,13 +118,22 @@ fn ab_finds_no_difference_between_a_build_and_itself() {
     let _alone = crate::alone();
     let (_dir, plan, out) = plan_dir(PLAN);
     let own = PathBuf::from(env!("CARGO_BIN_EXE_bench"));
-    let o = ab(&plan, &out, &own, &["--fail-on-regression"]);
+    // Whole runs as pairs, one arm after the other.
+    let o = ab(
+        &plan,
+        &out,
+        &own,
+        &["--fail-on-regression", "--pairing", "runs"],
+    );
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
-    assert!(
-        row(&text, "cont_inline_false_rows_100").ends_with("within noise"),
-        "{text}"
-    );
+    let r = row(&text, "cont_inline_false_rows_100");
+    assert!(r.ends_with("within noise"), "{text}");
+    // The ratio printed is the pairs' own estimate, inside its interval.
+    let ratio: f64 = r.split_whitespace().nth(5).unwrap().parse().unwrap();
+    let (lo, hi) = first_interval(r);
+    assert!(lo <= ratio && ratio <= hi, "{r}");
+    assert!(r.contains("5 runs"), "five pairs of runs: {r}");
     let records = lines(&out.join("results.jsonl"));
     assert_eq!(records.len(), 10, "five pairs");
     let arms: Vec<&str> = records.iter().map(|r| r["arm"].as_str().unwrap()).collect();
@@ -165,22 +164,17 @@ fn ab_finds_a_planted_slowdown_with_its_ratio_in_the_interval() {
     assert_eq!(o.status.code(), Some(5), "{text}");
     let r = row(&text, "cont_inline_false_rows_100");
     assert!(r.contains("REGRESSION (ops/s -"), "{r}");
-    // The planted ratio of throughput, pair by pair: A's commits took avg ms each, B's
-    // took the delay more (the window is its commits back to back).
+    // The planted ratio of throughput over the lockstep pairs: A's commits took avg ms each
+    // on average, B's the delay more.
     let records = lines(&out.join("results.jsonl"));
-    let arm = |name: &str| -> Vec<&serde_json::Value> {
-        let mut v: Vec<_> = records.iter().filter(|r| r["arm"] == name).collect();
-        v.sort_by_key(|r| r["repetition"].as_u64());
-        v
-    };
-    let logs: Vec<f64> = arm("A")
+    let a: Vec<f64> = records
         .iter()
-        .map(|a| {
-            let avg = a["avg_latency_ms"].as_f64().unwrap();
-            (avg / (avg + DELAY_MS)).ln()
-        })
+        .filter(|r| r["arm"] == "A")
+        .map(|r| r["avg_latency_ms"].as_f64().unwrap())
         .collect();
-    let planted = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+    assert!(records.iter().all(|r| r["paired"]["pairing"] == "lockstep"));
+    let mean = a.iter().sum::<f64>() / a.len() as f64;
+    let planted = mean / (mean + DELAY_MS);
     let (lo, hi) = first_interval(r);
     // The delay is a thread sleep inside B's timed operation, which wakes late on a busy
     // machine (seen here: 1.6 ms late on 2 cores), so B is a little slower than planted and
@@ -198,7 +192,9 @@ fn an_incompatible_candidate_is_refused_before_any_cell() {
     let (dir, plan, out) = plan_dir(PLAN);
     let garbage = dir.path().join("garbage.sh");
     std::fs::write(&garbage, "#!/bin/sh\necho 'hello, I am not bench'\n").unwrap();
-    std::fs::set_permissions(&garbage, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut perms = std::fs::metadata(&garbage).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&garbage, perms).unwrap();
     let o = ab(&plan, &out, &garbage, &[]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");

@@ -1,0 +1,314 @@
+//! `bench ab` with pairs inside a cell: lockstep operations, time slices and a duet, on the
+//! real binary and lance. Each arm's catalog must be verified, and every operation a worker
+//! reported must be in exactly one unit of the pairs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+/// A candidate build: this bench with extra environment (a planted delay, a crash).
+pub fn candidate(dir: &Path, name: &str, env: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n{env} exec {} \"$@\"\n",
+            env!("CARGO_BIN_EXE_bench")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+pub fn ab(plan: &Path, out: &Path, candidate: &Path, extra: &[&str]) -> std::process::Output {
+    let candidate = candidate.to_str().unwrap();
+    let args = [&["--candidate", candidate], extra].concat();
+    sweep_with(bench(), "ab", plan, out, &args)
+}
+
+fn own() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_bench"))
+}
+
+/// The records of one arm, in repetition order.
+fn arm<'a>(records: &'a [serde_json::Value], tag: &str, name: &str) -> Vec<&'a serde_json::Value> {
+    let mut v: Vec<_> = records
+        .iter()
+        .filter(|r| r["arm"] == name && r["bench_tag"] == tag)
+        .collect();
+    v.sort_by_key(|r| r["repetition"].as_u64());
+    v
+}
+
+fn nums(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .map(|a| a.iter().map(|x| x.as_f64().unwrap()).collect())
+        .unwrap_or_default()
+}
+
+/// Every record verified, its units' operations summing to its successful operations (and
+/// reads), its window the sum of its units' times.
+fn check_units(r: &serde_json::Value, pairing: &str) {
+    assert_eq!(r["verified"], true, "{r}");
+    let p = &r["paired"];
+    assert_eq!(p["pairing"], pairing, "{r}");
+    let ops: f64 = nums(&p["unit_ops"]).iter().sum();
+    assert_eq!(ops, r["total_operations"].as_f64().unwrap(), "{r}");
+    if r["reads"].is_object() {
+        let reads: f64 = nums(&p["unit_reads"]).iter().sum();
+        assert_eq!(
+            reads,
+            r["reads"]["total_operations"].as_f64().unwrap(),
+            "{r}"
+        );
+    }
+    if pairing != "duet" {
+        let ms: f64 = nums(&p["unit_ms"]).iter().sum();
+        let window = r["total_duration_ms"].as_f64().unwrap();
+        assert!(
+            (ms - window).abs() < 1.0,
+            "window {window} vs units {ms}: {r}"
+        );
+    }
+}
+
+/// The row of a cell in `bench ab`'s table, and its first ratio with its interval.
+fn ratio_row(text: &str, cell: &str) -> (String, f64, f64, f64) {
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(cell))
+        .unwrap_or_else(|| panic!("no row for {cell} in\n{text}"))
+        .to_string();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // cell, A, [±cv,] B, [±cv,] ratio, [lo–hi], ...: the first interval and its ratio.
+    let at = cols.iter().position(|c| c.starts_with('[')).unwrap();
+    let ratio: f64 = cols[at - 1].parse().unwrap();
+    let inside = cols[at].trim_start_matches('[').trim_end_matches(']');
+    let (lo, hi) = inside.split_once('–').unwrap();
+    let (lo, hi) = (lo.parse().unwrap(), hi.parse().unwrap());
+    (row, ratio, lo, hi)
+}
+
+const LOCKSTEP: &str = "name = 'lockstep'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                        [continuous]\noperations = 40\n[run]\nrepetitions = 2\n";
+
+#[test]
+fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
+    let _alone = crate::alone();
+    let (_dir, plan, out) = plan_dir(LOCKSTEP);
+    let o = ab(&plan, &out, &own(), &["--fail-on-regression"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(
+        records.len(),
+        4,
+        "two repetitions, an A and a B record each"
+    );
+    let tag = "cont_inline_false_rows_100";
+    for name in ["A", "B"] {
+        let reps = arm(&records, tag, name);
+        assert_eq!(reps.len(), 2);
+        for r in reps {
+            check_units(r, "lockstep");
+            assert_eq!(
+                nums(&r["paired"]["unit_ops"]).len(),
+                40,
+                "one unit per commit"
+            );
+        }
+    }
+    // Both records of a repetition were appended together, A then B.
+    let arms: Vec<&str> = records.iter().map(|r| r["arm"].as_str().unwrap()).collect();
+    assert_eq!(arms, ["A", "B", "A", "B"]);
+    let (row, ratio, lo, hi) = ratio_row(&text, tag);
+    assert!(
+        lo <= ratio && ratio <= hi,
+        "the ratio inside its interval: {row}"
+    );
+    assert!(row.contains("80 lockstep"), "the pairs: {row}");
+    assert!(!row.contains("REGRESSION"), "{row}");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["sweep"]["pairing"], "alternate");
+    // Resuming with another pairing is refused, nothing changed.
+    let o = ab(&plan, &out, &own(), &["--pairing", "runs"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--pairing alternate"), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 4);
+}
+
+#[test]
+fn slices_pause_slow_operations_and_lose_none() {
+    let _alone = crate::alone();
+    // Operations of 150 ms against slices of 200 ms: most pauses arrive mid-operation.
+    let plan = "name = 'slices'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [concurrent]\nconcurrency = [2]\nduration_secs = 2\n\
+                [mixed]\nclients = [2]\nreads_per_write = 2\nduration_secs = 2\n";
+    let (dir, plan, out) = plan_dir(plan);
+    let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=150");
+    let o = ab(&plan, &out, &slow, &["--slice-ms", "200"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let records = lines(&out.join("results.jsonl"));
+    for tag in [
+        "conc_inline_false_rows_100_c_2",
+        "mixed_inline_false_rows_100_c_2",
+    ] {
+        let (a, b) = (arm(&records, tag, "A"), arm(&records, tag, "B"));
+        assert_eq!((a.len(), b.len()), (1, 1), "{tag}");
+        for r in [a[0], b[0]] {
+            check_units(r, "slices");
+            // Each arm ran for about the duration in slices of at least 200 ms.
+            for ms in nums(&r["paired"]["unit_ms"]) {
+                assert!(ms >= 200.0, "a slice lasts its length at least: {ms}");
+            }
+            let window = r["total_duration_ms"].as_f64().unwrap();
+            assert!((2000.0..6000.0).contains(&window), "{window}");
+        }
+        let (na, nb) = (
+            nums(&a[0]["paired"]["unit_ms"]).len(),
+            nums(&b[0]["paired"]["unit_ms"]).len(),
+        );
+        assert_eq!(na, nb, "a slice of each arm per pair");
+        // B sleeps 150 ms in every operation: far slower, and the interval says so.
+        let (row, ratio, lo, hi) = ratio_row(&text, tag);
+        assert!(lo <= ratio && ratio <= hi && hi < 1.0, "{row}");
+    }
+}
+
+#[test]
+fn a_worker_dying_mid_cell_fails_the_cell_for_both_arms() {
+    let _alone = crate::alone();
+    let (dir, plan, out) = plan_dir(LOCKSTEP);
+    let crash = candidate(dir.path(), "crash.sh", "BENCH_WORKER_EXIT_AFTER=5");
+    let o = ab(&plan, &out, &crash, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("arm B: worker 0 exited with exit status: 86"),
+        "the reason names the arm: {err}"
+    );
+    assert!(
+        lines(&out.join("results.jsonl")).is_empty(),
+        "no half pair kept"
+    );
+    let state = std::fs::read_to_string(out.join("state.json")).unwrap();
+    assert!(
+        state.contains("\"failed\"") && state.contains("arm B"),
+        "{state}"
+    );
+    let left = processes_mentioning(out.to_str().unwrap());
+    assert!(left.is_empty(), "no worker left: {left:?}");
+}
+
+#[test]
+fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
+    let _alone = crate::alone();
+    let plan = "name = 'resume'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [continuous]\noperations = 200\n[run]\nrepetitions = 3\n";
+    let (dir, plan, out) = plan_dir(plan);
+    // B takes 5 ms more a commit: a repetition lasts a few seconds.
+    let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=5");
+    let mut child = bench()
+        .args(["ab", plan.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(["--candidate", slow.to_str().unwrap(), "--progress", "lines"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first pair's records, then interrupt during the second pair.
+    let results = out.join("results.jsonl");
+    let until = Instant::now() + Duration::from_secs(120);
+    while lines(&results).len() < 2 {
+        assert!(Instant::now() < until, "no pair recorded");
+        assert!(child.try_wait().unwrap().is_none(), "bench ab ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let kept = lines(&results).len();
+    assert!(
+        kept >= 2 && kept.is_multiple_of(2),
+        "whole pairs only: {kept}"
+    );
+    let o = ab(&plan, &out, &slow, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&results);
+    assert_eq!(records.len(), 6, "three pairs, each once");
+    for name in ["A", "B"] {
+        let reps: Vec<u64> = arm(&records, "cont_inline_false_rows_100", name)
+            .iter()
+            .map(|r| r["repetition"].as_u64().unwrap())
+            .collect();
+        assert_eq!(reps, [1, 2, 3], "arm {name}");
+    }
+}
+
+#[test]
+fn precision_mode_fixes_the_count_after_a_pilot_and_says_when_the_budget_ends_it() {
+    let _alone = crate::alone();
+    // 200 commits a repetition are 10 batches of 20 pairs: a pilot of one repetition fixes
+    // the count. ±0.1 % needs far more than the budget of 1 s allows.
+    let plan = "name = 'precision'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [continuous]\noperations = 200\n";
+    let (_dir, plan, out) = plan_dir(plan);
+    let args = ["--precision", "0.1", "--budget-secs", "1"];
+    let o = ab(&plan, &out, &own(), &args);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{err}");
+    assert!(err.contains("its pilot of 1 repetitions needs"), "{err}");
+    assert!(err.contains("budget of 1s ran out after 1 of"), "{err}");
+    assert!(text.contains("not ±0.1 %"), "{text}");
+    assert_eq!(
+        lines(&out.join("results.jsonl")).len(),
+        2,
+        "the pilot's pair of runs"
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
+    let decided = &state["cells"]["cont_inline_false_rows_100"]["precision"];
+    assert_eq!(decided["repetitions"], 1, "{state}");
+    // Done: a second run adds nothing.
+    let o = ab(&plan, &out, &own(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
+    // --precision needs pairs inside the runs.
+    let o = ab(
+        &plan,
+        &out,
+        &own(),
+        &["--precision", "2", "--pairing", "runs"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--precision needs pairs inside"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
+    let _alone = crate::alone();
+    let (dir, plan, out) = plan_dir(LOCKSTEP);
+    let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=20");
+    let o = ab(&plan, &out, &slow, &["--pairing", "duet"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        check_units(r, "duet");
+    }
+    let (row, ratio, lo, hi) = ratio_row(&text, "cont_inline_false_rows_100");
+    assert!(lo <= ratio && ratio <= hi && hi < 0.9, "{row}");
+}
