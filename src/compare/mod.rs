@@ -17,9 +17,7 @@ use crate::error::{BenchError, exit, io_err};
 use crate::export::record::{ARM_A, ARM_B};
 use crate::export::{CellRecords, ReadFigures, Record, cells, jsonl};
 use crate::plan::ModeKind;
-use crate::stats::paired::{
-    Batch, OPS_PER_BATCH, PairingKind, batches, median_ratio, throughput_ratio,
-};
+use crate::stats::paired::{Batch, PairingKind, median_ratio, run_batch, throughput_ratio};
 use crate::stats::{RatioTest, Spread, Unit, paired_log, spread, welch_log};
 
 /// Repetitions each side needs before a change can be a verdict.
@@ -204,6 +202,8 @@ pub struct PairInfo {
     /// `runs`, `lockstep`, `slices` or `duet`.
     pub pairing: &'static str,
     pub pairs: usize,
+    /// The runs they came from (each a repetition of the cell, both arms).
+    pub runs: usize,
     /// Wall time of the cell's runs, both arms (copies and verification included).
     pub secs: f64,
 }
@@ -229,7 +229,7 @@ impl Row {
                     let pct = (self.ratios[i].unwrap_or(1.0) - 1.0) * 100.0;
                     match &self.tests[i] {
                         Some(t) => format!(
-                            "{} {pct:+.1}%, CI {:+.0}%..{:+.0}%",
+                            "{} {pct:+.1}%, CI {:+.1}%..{:+.1}%",
                             names[i],
                             (t.ci.0 - 1.0) * 100.0,
                             (t.ci.1 - 1.0) * 100.0
@@ -242,9 +242,10 @@ impl Row {
         };
         let (worse, better) = (moved(Change::Worse), moved(Change::Better));
         match (worse.is_empty(), better.is_empty()) {
-            (true, true) if !self.tested() && self.pairs.is_some() => {
-                "no verdict (too few pairs)".to_string()
-            }
+            (true, true) if !self.tested() && self.pairs.is_some() => format!(
+                "no verdict ({} runs; a test needs {MIN_REPETITIONS})",
+                self.pairs.as_ref().map_or(0, |p| p.runs)
+            ),
             (true, true) if !self.tested() => format!(
                 "no verdict ({}/{} repetitions)",
                 self.a.repetitions(),
@@ -594,18 +595,16 @@ pub fn run_secs(r: &Record) -> f64 {
     }
 }
 
-/// The batches of pairs formed inside the runs of a cell (records in pairs, A's and B's of
-/// each repetition), of its operations or of a mixed cell's reads; with the pilot's
-/// batches apart when `--precision` fixed the count after a pilot. `None` unless every
-/// record carries its units.
+/// The runs of a cell whose pairs formed inside them (records in pairs, A's and B's of each
+/// repetition), summed: of its operations or of a mixed cell's reads; with the pilot's runs
+/// apart when `--precision` fixed the count after a pilot; and the number of pairs. `None`
+/// unless every record carries its units.
 pub fn inside_batches(
     pa: &[&Record],
     pb: &[&Record],
     reads: bool,
 ) -> Option<(Vec<Batch>, Option<Vec<Batch>>, usize)> {
-    let (first, _) = (pa.first()?, pb.first()?);
-    let kind = first.paired.as_ref()?.pairing;
-    let size = kind.batch_size(first.mode == ModeKind::Continuous);
+    pa.first()?.paired.as_ref()?;
     let pilot = pa
         .iter()
         .chain(pb)
@@ -619,12 +618,15 @@ pub fn inside_batches(
         } else {
             (ua.ops(), ub.ops())
         };
-        pairs += ua.len().min(ub.len());
-        let bs = batches(&ua, &ub, size);
-        if pilot.is_some_and(|p| ra.repetition <= p) {
-            before.extend(bs.iter().copied());
+        if ua.is_empty() || ub.is_empty() {
+            continue;
         }
-        all.extend(bs);
+        pairs += ua.len().min(ub.len());
+        let run = run_batch(&ua, &ub);
+        if pilot.is_some_and(|p| ra.repetition <= p) {
+            before.push(run);
+        }
+        all.push(run);
     }
     Some((all, pilot.map(|_| before), pairs))
 }
@@ -645,12 +647,12 @@ fn paired_row(
         let per_op = kind.is_some_and(|k| k.per_operation(pa[0].mode == ModeKind::Continuous));
         // Paired runs run both arms at once: their records share one wall time.
         let secs: f64 = pa.iter().map(|r| run_secs(r)).sum();
-        // A test needs as many batches as an unpaired one needs repetitions.
+        // A test needs as many runs as an unpaired one needs repetitions.
         let enough = all.len() >= MIN_REPETITIONS;
         let throughput = enough
             .then(|| throughput_ratio(&all, pilot.as_deref()))
             .flatten();
-        // Medians batch by batch where a unit is one operation; p99 has no paired test.
+        // Medians run by run where a unit is one operation; p99 has no paired test.
         let p50 = (enough && per_op && !reads)
             .then(|| {
                 let runs: Vec<(Vec<Unit>, Vec<Unit>)> = pa
@@ -660,7 +662,7 @@ fn paired_row(
                     .collect();
                 let refs: Vec<(&[Unit], &[Unit])> =
                     runs.iter().map(|(a, b)| (&a[..], &b[..])).collect();
-                median_ratio(&refs, OPS_PER_BATCH)
+                median_ratio(&refs)
             })
             .flatten();
         let tests = [throughput, p50, None];
@@ -669,6 +671,7 @@ fn paired_row(
         r.pairs = Some(PairInfo {
             pairing: kind.map_or("inside", PairingKind::as_str),
             pairs,
+            runs: all.len(),
             secs,
         });
         return r;
@@ -698,6 +701,7 @@ fn paired_row(
     r.pairs = Some(PairInfo {
         pairing: "runs",
         pairs: pa.len(),
+        runs: pa.len(),
         secs,
     });
     r
@@ -873,7 +877,7 @@ pub(crate) mod tests {
     #[test]
     fn pairs_inside_runs_give_the_pooled_ratio_inside_its_interval() {
         // B 8 % slower on every operation: throughput ratio 1/1.08, p50 ratio 1.08.
-        let records = lockstep(3, 60, 1.08);
+        let records = lockstep(6, 60, 1.08);
         let c = paired(&records, 5.0);
         let r = &c.rows[0];
         let t = r.tests[0].unwrap();
@@ -889,18 +893,18 @@ pub(crate) mod tests {
         assert!(r.tests[2].is_none(), "p99 has no paired test");
         assert_eq!(r.changes[0], Change::Worse);
         let p = r.pairs.as_ref().unwrap();
-        assert_eq!((p.pairing, p.pairs), ("lockstep", 180));
+        assert_eq!((p.pairing, p.pairs, p.runs), ("lockstep", 360, 6));
         assert!(
             r.verdict().starts_with("REGRESSION (ops/s -7.4%"),
             "{}",
             r.verdict()
         );
         // Identical arms but for B's own noise: within noise.
-        let c = paired(&lockstep(3, 60, 1.0), 5.0);
+        let c = paired(&lockstep(6, 60, 1.0), 5.0);
         assert_eq!(c.rows[0].verdict(), "within noise");
         // Too few pairs for a test: no verdict, said so.
-        let c = paired(&lockstep(1, 30, 1.5), 5.0);
-        assert_eq!(c.rows[0].verdict(), "no verdict (too few pairs)");
+        let c = paired(&lockstep(2, 30, 1.5), 5.0);
+        assert_eq!(c.rows[0].verdict(), "no verdict (2 runs; a test needs 3)");
     }
 
     #[test]

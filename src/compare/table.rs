@@ -2,13 +2,13 @@
 
 use super::{Change, Comparison, Figures, IoRow, MIN_REPETITIONS, Row};
 
-/// A ratio with its confidence interval, when tested: `0.800 [0.74–0.86]`.
+/// A ratio with its confidence interval, when tested: `0.800 [0.742–0.862]`.
 fn fmt_ratio(r: &Row, i: usize) -> String {
     let Some(ratio) = r.ratios[i] else {
         return "n/a".into();
     };
     match &r.tests[i] {
-        Some(t) => format!("{ratio:.3} [{:.2}–{:.2}]", t.ci.0, t.ci.1),
+        Some(t) => format!("{ratio:.3} [{:.3}–{:.3}]", t.ci.0, t.ci.1),
         None => format!("{ratio:.3}"),
     }
 }
@@ -41,8 +41,9 @@ const HEADER: [&str; 11] = [
     "B/A", "verdict",
 ];
 
-/// The columns an A/B comparison adds before the verdict: the pairs and their time.
-const PAIR_HEADER: [&str; 2] = ["pairs", "time"];
+/// The columns an A/B comparison adds before the verdict: the pairs, the runs they came
+/// from, and their time.
+const PAIR_HEADER: [&str; 3] = ["pairs", "runs", "time"];
 
 /// A row's cells: the figures, then (paired) its pairs and time, then the verdict.
 fn cells(r: &Row, paired: bool) -> Vec<String> {
@@ -62,9 +63,10 @@ fn cells(r: &Row, paired: bool) -> Vec<String> {
         match &r.pairs {
             Some(p) => v.extend([
                 format!("{} {}", p.pairs, p.pairing),
+                p.runs.to_string(),
                 crate::progress::short(std::time::Duration::from_secs_f64(p.secs)),
             ]),
-            None => v.extend([String::new(), String::new()]),
+            None => v.extend([String::new(), String::new(), String::new()]),
         }
     }
     v.push(r.verdict());

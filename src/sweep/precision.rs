@@ -9,9 +9,9 @@ use crate::export::record::{ARM_A, ARM_B};
 use crate::plan::Cell;
 use crate::stats::paired::stein_batches;
 
-/// Batches the pilot must hold before it can fix the count: Stein's count uses the t of
-/// the pilot's degrees of freedom, and fewer than 10 batches make it large.
-pub const PILOT_BATCHES: usize = 10;
+/// Runs the pilot must hold before it can fix the count: Stein's count uses the t of the
+/// pilot's degrees of freedom (t(4) = 2.78 for 5 runs; fewer make it larger still).
+pub const PILOT_RUNS: usize = 5;
 
 /// What the pilot says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,25 +36,19 @@ fn of_arm<'a>(records: &'a [Record], cell: &Cell, arm: &str) -> Vec<&'a Record> 
 /// a mixed cell, reads alike.
 pub fn decide(cell: &Cell, records: &[Record], precision: f64) -> Decision {
     let (pa, pb) = pairs_of(&of_arm(records, cell, ARM_A), &of_arm(records, cell, ARM_B));
-    let reps = pa.len().max(1);
-    let mut need = 0usize;
+    let runs = pa.len();
+    if runs < PILOT_RUNS {
+        return Decision::MorePilot;
+    }
+    let mut need = runs;
     for reads in [false, true] {
-        let Some((batches, _, _)) = inside_batches(&pa, &pb, reads) else {
-            continue;
-        };
-        if batches.is_empty() {
-            continue;
-        }
-        if !reads && batches.len() < PILOT_BATCHES {
-            return Decision::MorePilot;
-        }
-        if let Some(k) = stein_batches(&batches, precision) {
-            // Every repetition has the same batches: as many repetitions as that takes.
-            let per_rep = batches.len().div_ceil(reps).max(1);
-            need = need.max(k.div_ceil(per_rep));
+        if let Some((batches, _, _)) = inside_batches(&pa, &pb, reads)
+            && let Some(k) = stein_batches(&batches, precision)
+        {
+            need = need.max(k);
         }
     }
-    Decision::Total(need.max(reps) as u32)
+    Decision::Total(need as u32)
 }
 
 /// The wall time a cell's paired runs have taken (both arms run together).
@@ -100,14 +94,13 @@ mod tests {
     }
 
     #[test]
-    fn the_pilot_needs_ten_batches_then_stein_fixes_the_count() {
-        // 60 pairs a repetition are 3 batches: 3 repetitions are 9, not yet a pilot.
-        assert_eq!(decide(&cell(), &records(3), 0.02), Decision::MorePilot);
-        // 4 repetitions, 12 batches: the count is fixed; these units have little noise, so
-        // ±2 % needs no more than the pilot, ±0.01 % far more.
-        assert_eq!(decide(&cell(), &records(4), 0.02), Decision::Total(4));
-        match decide(&cell(), &records(4), 0.0001) {
-            Decision::Total(n) => assert!(n > 4, "{n}"),
+    fn the_pilot_needs_five_runs_then_stein_fixes_the_count() {
+        assert_eq!(decide(&cell(), &records(4), 0.02), Decision::MorePilot);
+        // 5 runs: the count is fixed; these runs differ by about 1 %, so ±5 % needs no more
+        // than the pilot, ±0.01 % far more.
+        assert_eq!(decide(&cell(), &records(5), 0.05), Decision::Total(5));
+        match decide(&cell(), &records(5), 0.0001) {
+            Decision::Total(n) => assert!(n > 5, "{n}"),
             d => panic!("{d:?}"),
         }
         // 4 runs of 2.5 s, both arms together.

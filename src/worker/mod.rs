@@ -26,8 +26,8 @@ const MAX_ERR_CHARS: usize = 500;
 /// Test hook: a worker delays its start by this many milliseconds (a slow process start).
 pub const START_DELAY_ENV: &str = "BENCH_WORKER_START_DELAY_MS";
 
-/// Test hook: a worker adds this many milliseconds (a decimal number) inside every timed
-/// operation: a known slowdown, planted.
+/// Test hook: a worker adds this many milliseconds (a decimal number) of busy CPU inside
+/// every timed operation: a known slowdown, planted.
 pub const OP_DELAY_ENV: &str = "BENCH_OP_DELAY_MS";
 
 /// Test hook: a worker exits with [`EXIT_TEST_CRASH`] right after its N-th measured
@@ -199,12 +199,16 @@ impl Session {
         let target = self.target(op, i, false);
         let io_before = self.counters.snapshot();
         let start = Instant::now();
-        if let Some(d) = self.op_delay {
-            // The thread's own sleep: tokio's timer has a resolution of 1 ms, too coarse
-            // to plant a fraction of a millisecond. One operation at a time runs here.
-            std::thread::sleep(d);
-        }
         let result = self.perform(op, target).await;
+        if let Some(d) = self.op_delay {
+            // Busy CPU at the end of the operation, as more work in the commit would be:
+            // exact to a microsecond on a free core (a sleep wakes late by a scheduler's
+            // tick, and tokio's timer has a resolution of 1 ms).
+            let done = Instant::now();
+            while done.elapsed() < d {
+                std::hint::spin_loop();
+            }
+        }
         let end = Instant::now();
         let ms = (end - start).as_secs_f64() * 1000.0;
         let io = self.counters.snapshot() - io_before;
@@ -245,7 +249,7 @@ struct Next {
 type Commands = tokio::sync::mpsc::UnboundedReceiver<Command>;
 
 /// Read the coordinator's commands from stdin; EOF at any time means the coordinator is
-/// gone, and the worker exits.
+/// gone, and the worker exits (with [`EXIT_ORPHANED`]).
 fn read_commands() -> Commands {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -257,7 +261,10 @@ fn read_commands() -> Commands {
                         let _ = tx.send(c);
                     }
                 }
-                Ok(None) | Err(_) => std::process::exit(EXIT_ORPHANED),
+                Ok(None) => std::process::exit(EXIT_ORPHANED),
+                // Not the coordinator's going: the runtime shutting down as the worker
+                // ends cancels this read. Stop reading; the worker ends as it was.
+                Err(_) => return,
             }
         }
     });

@@ -93,7 +93,7 @@ fn ratio_row(text: &str, cell: &str) -> (String, f64, f64, f64) {
 }
 
 const LOCKSTEP: &str = "name = 'lockstep'\n[matrix]\nsizes = [100]\ninline = [false]\n\
-                        [continuous]\noperations = 40\n[run]\nrepetitions = 2\n";
+                        [continuous]\noperations = 20\n[run]\nrepetitions = 3\n";
 
 #[test]
 fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
@@ -105,31 +105,37 @@ fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
     let records = lines(&out.join("results.jsonl"));
     assert_eq!(
         records.len(),
-        4,
-        "two repetitions, an A and a B record each"
+        6,
+        "three repetitions, an A and a B record each"
     );
     let tag = "cont_inline_false_rows_100";
     for name in ["A", "B"] {
         let reps = arm(&records, tag, name);
-        assert_eq!(reps.len(), 2);
+        assert_eq!(reps.len(), 3);
         for r in reps {
             check_units(r, "lockstep");
             assert_eq!(
                 nums(&r["paired"]["unit_ops"]).len(),
-                40,
+                20,
                 "one unit per commit"
             );
         }
     }
     // Both records of a repetition were appended together, A then B.
     let arms: Vec<&str> = records.iter().map(|r| r["arm"].as_str().unwrap()).collect();
-    assert_eq!(arms, ["A", "B", "A", "B"]);
+    assert_eq!(arms, ["A", "B", "A", "B", "A", "B"]);
     let (row, ratio, lo, hi) = ratio_row(&text, tag);
     assert!(
         lo <= ratio && ratio <= hi,
         "the ratio inside its interval: {row}"
     );
-    assert!(row.contains("80 lockstep"), "the pairs: {row}");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    let at = cols.iter().position(|c| *c == "lockstep").unwrap();
+    assert_eq!(
+        (cols[at - 1], cols[at + 1]),
+        ("60", "3"),
+        "60 pairs from 3 runs: {row}"
+    );
     assert!(!row.contains("REGRESSION"), "{row}");
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
@@ -138,7 +144,7 @@ fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
     let o = ab(&plan, &out, &own(), &["--pairing", "runs"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--pairing alternate"), "{}", stderr(&o));
-    assert_eq!(lines(&out.join("results.jsonl")).len(), 4);
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 6);
 }
 
 #[test]
@@ -146,8 +152,9 @@ fn slices_pause_slow_operations_and_lose_none() {
     let _alone = crate::alone();
     // Operations of 150 ms against slices of 200 ms: most pauses arrive mid-operation.
     let plan = "name = 'slices'\n[matrix]\nsizes = [100]\ninline = [false]\n\
-                [concurrent]\nconcurrency = [2]\nduration_secs = 2\n\
-                [mixed]\nclients = [2]\nreads_per_write = 2\nduration_secs = 2\n";
+                [concurrent]\nconcurrency = [2]\nduration_secs = 1\n\
+                [mixed]\nclients = [2]\nreads_per_write = 2\nduration_secs = 1\n\
+                [run]\nrepetitions = 3\n";
     let (dir, plan, out) = plan_dir(plan);
     let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=150");
     let o = ab(&plan, &out, &slow, &["--slice-ms", "200"]);
@@ -159,21 +166,23 @@ fn slices_pause_slow_operations_and_lose_none() {
         "mixed_inline_false_rows_100_c_2",
     ] {
         let (a, b) = (arm(&records, tag, "A"), arm(&records, tag, "B"));
-        assert_eq!((a.len(), b.len()), (1, 1), "{tag}");
-        for r in [a[0], b[0]] {
-            check_units(r, "slices");
-            // Each arm ran for about the duration in slices of at least 200 ms.
-            for ms in nums(&r["paired"]["unit_ms"]) {
-                assert!(ms >= 200.0, "a slice lasts its length at least: {ms}");
+        assert_eq!((a.len(), b.len()), (3, 3), "{tag}");
+        for (ra, rb) in a.iter().zip(&b) {
+            for r in [ra, rb] {
+                check_units(r, "slices");
+                // Each arm ran for about the duration in slices of at least 200 ms.
+                for ms in nums(&r["paired"]["unit_ms"]) {
+                    assert!(ms >= 200.0, "a slice lasts its length at least: {ms}");
+                }
+                let window = r["total_duration_ms"].as_f64().unwrap();
+                assert!((1000.0..4000.0).contains(&window), "{window}");
             }
-            let window = r["total_duration_ms"].as_f64().unwrap();
-            assert!((2000.0..6000.0).contains(&window), "{window}");
+            let (na, nb) = (
+                nums(&ra["paired"]["unit_ms"]).len(),
+                nums(&rb["paired"]["unit_ms"]).len(),
+            );
+            assert_eq!(na, nb, "a slice of each arm per pair");
         }
-        let (na, nb) = (
-            nums(&a[0]["paired"]["unit_ms"]).len(),
-            nums(&b[0]["paired"]["unit_ms"]).len(),
-        );
-        assert_eq!(na, nb, "a slice of each arm per pair");
         // B sleeps 150 ms in every operation: far slower, and the interval says so.
         let (row, ratio, lo, hi) = ratio_row(&text, tag);
         assert!(lo <= ratio && ratio <= hi && hi < 1.0, "{row}");
@@ -255,32 +264,32 @@ fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
 #[test]
 fn precision_mode_fixes_the_count_after_a_pilot_and_says_when_the_budget_ends_it() {
     let _alone = crate::alone();
-    // 200 commits a repetition are 10 batches of 20 pairs: a pilot of one repetition fixes
-    // the count. ±0.1 % needs far more than the budget of 1 s allows.
+    // The plan's 5 runs are the pilot that fixes the count; ±0.1 % needs far more than a
+    // budget of 1 s allows (the pilot alone takes longer).
     let plan = "name = 'precision'\n[matrix]\nsizes = [100]\ninline = [false]\n\
-                [continuous]\noperations = 200\n";
+                [continuous]\noperations = 20\n[run]\nrepetitions = 5\n";
     let (_dir, plan, out) = plan_dir(plan);
     let args = ["--precision", "0.1", "--budget-secs", "1"];
     let o = ab(&plan, &out, &own(), &args);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{err}");
-    assert!(err.contains("its pilot of 1 repetitions needs"), "{err}");
-    assert!(err.contains("budget of 1s ran out after 1 of"), "{err}");
+    assert!(err.contains("its pilot of 5 repetitions needs"), "{err}");
+    assert!(err.contains("budget of 1s ran out after 5 of"), "{err}");
     assert!(text.contains("not ±0.1 %"), "{text}");
     assert_eq!(
         lines(&out.join("results.jsonl")).len(),
-        2,
-        "the pilot's pair of runs"
+        10,
+        "the pilot's runs"
     );
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
     let decided = &state["cells"]["cont_inline_false_rows_100"]["precision"];
-    assert_eq!(decided["repetitions"], 1, "{state}");
+    assert_eq!(decided["repetitions"], 5, "{state}");
     // Done: a second run adds nothing.
     let o = ab(&plan, &out, &own(), &args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 10);
     // --precision needs pairs inside the runs.
     let o = ab(
         &plan,
@@ -305,7 +314,7 @@ fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
     let records = lines(&out.join("results.jsonl"));
-    assert_eq!(records.len(), 4);
+    assert_eq!(records.len(), 6);
     for r in &records {
         check_units(r, "duet");
     }

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""How much the verdicts of `bench compare` and `bench ab` are worth on this machine.
+
+    scripts/noise.sh compare [PAIRS] [REPS]    false alarms of `bench compare` on identical runs
+    scripts/noise.sh pairs [SIZES...]          `bench ab` per pairing, size and planted slowdown
+    scripts/noise.sh neighbour                 `bench ab` beside a periodic CPU neighbour
+    scripts/noise.sh trials [N] [ROWS]         N identical and N planted-5 % `bench ab` runs
+
+Every `bench ab` here runs with `--threshold 5`; the pairs inside a cell (`alternate`, `duet`)
+with runs of 50 commits (a concurrent cell of 2 writers for 3 s at 1,000 rows), a pilot of 5
+runs and `--precision 2 --budget-secs 120`; the whole runs (`runs`) with 5 pairs of runs of
+30 commits each. A planted slowdown is a
+candidate that is this bench with BENCH_OP_DELAY_MS set to P % of the baseline's mean commit
+latency, measured by an A/B of the binary against itself just before, under the same pairing:
+"due" is the throughput ratio that delay gives against arm A's own latencies in the run
+(mean / (mean + delay)); "seen" means the interval excludes 1; a verdict needs the whole
+interval beyond ±5 %.
+
+Needs a release build (cargo build --release); uses $BENCH, else the build in
+$CARGO_TARGET_DIR or target/. Run it on a machine that does nothing else.
+"""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.environ.get("BENCH") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "bench"
+)
+WORK = tempfile.mkdtemp(prefix="bench-noise-")
+STORE = os.path.join(WORK, "store")
+THRESHOLD = "5"
+PRECISION = ["--precision", "2", "--budget-secs", "120"]
+
+
+def plan(name, rows, continuous_ops, concurrent=None, repetitions=1):
+    """A plan file of one size, inline indices on."""
+    text = f'name = "{name}"\n[matrix]\nsizes = [{rows}]\ninline = [true]\n'
+    text += f"[continuous]\noperations = {continuous_ops}\n"
+    if concurrent:
+        text += f"[concurrent]\nconcurrency = [{concurrent[0]}]\nduration_secs = {concurrent[1]}\n"
+    text += f"[run]\nrepetitions = {repetitions}\n"
+    path = os.path.join(WORK, f"{name}.toml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def candidate(delay_ms):
+    """This bench with a planted delay of busy CPU in every operation."""
+    path = os.path.join(WORK, f"cand-{delay_ms}.sh")
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\nBENCH_OP_DELAY_MS={delay_ms} exec {os.path.realpath(BENCH)} "$@"\n')
+    os.chmod(path, 0o755)
+    return path
+
+
+ROW = re.compile(
+    r"^(?P<cell>\S+)\s.*?(?P<ratio>[0-9.]+) \[(?P<lo>[0-9.]+)–(?P<hi>[0-9.]+)\].*?"
+    r"(?P<pairs>\d+) (?P<pairing>lockstep|slices|duet|runs)\s+(?P<runs>\d+)\s+(?P<time>\S+)\s+"
+    r"(?P<verdict>.*)$"
+)
+
+
+def ab(plan_path, cand, pairing, out):
+    """One `bench ab`; returns its exit code and, per cell of the main table, what it said."""
+    extra = PRECISION if pairing != "runs" else []
+    cmd = [BENCH, "ab", plan_path, "--candidate", cand, "--out", out, "--root", STORE,
+           "--pairing", pairing, "--threshold", THRESHOLD, "--fail-on-regression",
+           "--progress", "lines"] + extra
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    rows = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("reads of mixed") or line.startswith("requests and bytes"):
+            break
+        m = ROW.match(line)
+        if m:
+            rows[m["cell"]] = m.groupdict()
+    if p.returncode not in (0, 5):
+        sys.stderr.write(p.stderr[-3000:])
+        raise SystemExit(f"bench ab failed with {p.returncode}")
+    return p.returncode, rows
+
+
+def arm_latency(out, cell):
+    """Arm A's mean commit latency in an A/B results directory."""
+    v = [json.loads(l) for l in open(os.path.join(out, "results.jsonl"))]
+    v = [r["avg_latency_ms"] for r in v if r["arm"] == "A" and r["bench_tag"] == cell]
+    return sum(v) / len(v)
+
+
+def due(out, cell, delay):
+    a = arm_latency(out, cell)
+    return a / (a + delay)
+
+
+def verdict_word(v):
+    return "REGRESSION" if v.startswith("REGRESSION") else (
+        "improved" if v.startswith("improved") else v)
+
+
+HEADER = (f"{'rows':>7} {'cell':<6} {'pairing':<9} {'planted':>7} {'due':>6}  "
+          f"{'B/A [95% CI]':<22} {'pairs':>6} {'runs':>4} {'time':>6}  seen  verdict")
+
+
+def show(rows, kind, pairing, pct, d, r):
+    seen = "yes" if float(r["hi"]) < 1 or float(r["lo"]) > 1 else "no"
+    ratio = f"{r['ratio']} [{r['lo']}–{r['hi']}]"
+    dd = f"{d:.3f}" if d is not None else "-"
+    print(f"{rows:>7} {kind:<6} {pairing:<9} {pct:>6}% {dd:>6}  {ratio:<22} {r['pairs']:>6} "
+          f"{r['runs']:>4} {r['time']:>6}  {seen:<4}  {verdict_word(r['verdict'])}", flush=True)
+
+
+def part_pairs(sizes):
+    print("== bench ab: pairing x size x planted slowdown (--threshold 5) ==")
+    print(HEADER)
+    for rows in sizes:
+        conc = (2, 3) if rows <= 1000 else None
+        for pairing in ("alternate", "duet", "runs"):
+            if pairing == "runs":
+                p = plan(f"runs-{rows}", rows, 30, conc, repetitions=5)
+            else:
+                p = plan(f"in-{rows}", rows, 50, conc, repetitions=5)
+            same = os.path.join(WORK, f"same-{pairing}-{rows}")
+            _, res = ab(p, os.path.realpath(BENCH), pairing, same)
+            for cell, r in sorted(res.items()):
+                show(rows, cell.split("_")[0], pairing, 0, None, r)
+            cont = f"cont_inline_true_rows_{rows}"
+            base = arm_latency(same, cont)
+            for pct in (2, 5, 8):
+                delay = round(base * pct / 100, 3)
+                out = os.path.join(WORK, f"p{pct}-{pairing}-{rows}")
+                _, res = ab(p, candidate(delay), pairing, out)
+                for cell, r in sorted(res.items()):
+                    show(rows, cell.split("_")[0], pairing, pct, due(out, cell, delay), r)
+
+
+def neighbour():
+    return subprocess.Popen([os.path.join(ROOT, "scripts", "neighbour.sh"), "2.5", "2.5"])
+
+
+def part_neighbour():
+    print("== bench ab, continuous cells, planted 8 %, --threshold 5 --fail-on-regression "
+          "--precision 2 --budget-secs 120 ==")
+    print(f"{'rows':>7} {'beside':<10} {'planted':>7} {'due':>6}  {'B/A [95% CI]':<22} "
+          f"{'pairs':>6} {'runs':>4} {'time':>6}  exit  verdict")
+    for rows, busy in ((1000, False), (10000, True)):
+        p = plan(f"nb-{rows}", rows, 50, None, repetitions=5)
+        n = neighbour() if busy else None
+        try:
+            same = os.path.join(WORK, f"nb-same-{rows}-{busy}")
+            code, res = ab(p, os.path.realpath(BENCH), "alternate", same)
+            cell = f"cont_inline_true_rows_{rows}"
+            r = res[cell]
+            where = "neighbour" if busy else "idle"
+            print(f"{rows:>7} {where:<10} {0:>6}% {'-':>6}  "
+                  f"{r['ratio']} [{r['lo']}–{r['hi']}]".ljust(44)
+                  + f" {r['pairs']:>6} {r['runs']:>4} {r['time']:>6}  {code:>4}  "
+                  f"{verdict_word(r['verdict'])}", flush=True)
+            delay = round(arm_latency(same, cell) * 0.08, 3)
+            out = os.path.join(WORK, f"nb-p8-{rows}-{busy}")
+            code, res = ab(p, candidate(delay), "alternate", out)
+            r = res[cell]
+            d = due(out, cell, delay)
+            print(f"{rows:>7} {where:<10} {8:>6}% {d:>6.3f}  "
+                  f"{r['ratio']} [{r['lo']}–{r['hi']}]".ljust(44)
+                  + f" {r['pairs']:>6} {r['runs']:>4} {r['time']:>6}  {code:>4}  "
+                  f"{verdict_word(r['verdict'])}", flush=True)
+        finally:
+            if n:
+                n.kill()
+                n.wait()
+
+
+def part_trials(n, rows):
+    print(f"== {n} identical and {n} planted-5 % bench ab runs, {rows} rows, alternate "
+          f"(lockstep), --precision 2 ==")
+    p = plan(f"tr-{rows}", rows, 50, None, repetitions=5)
+    cell = f"cont_inline_true_rows_{rows}"
+    seen_same = verdict_same = seen_five = contained = 0
+    for i in range(n):
+        same = os.path.join(WORK, f"tr-same-{i}")
+        _, res = ab(p, os.path.realpath(BENCH), "alternate", same)
+        r = res[cell]
+        seen_same += float(r["hi"]) < 1 or float(r["lo"]) > 1
+        verdict_same += not r["verdict"].startswith("within")
+        delay = round(arm_latency(same, cell) * 0.05, 3)
+        out = os.path.join(WORK, f"tr-p5-{i}")
+        _, res2 = ab(p, candidate(delay), "alternate", out)
+        r2 = res2[cell]
+        d = due(out, cell, delay)
+        seen_five += float(r2["hi"]) < 1
+        contained += float(r2["lo"]) <= d <= float(r2["hi"])
+        print(f"run {i + 1}: same {r['ratio']} [{r['lo']}–{r['hi']}] {verdict_word(r['verdict'])}; "
+              f"5 % (due {d:.3f}) {r2['ratio']} [{r2['lo']}–{r2['hi']}] {r2['pairs']} pairs, "
+              f"{r2['runs']} runs, {r2['time']}", flush=True)
+    print(f"identical builds: {seen_same}/{n} intervals exclude 1, {verdict_same}/{n} verdicts; "
+          f"planted 5 %: seen in {seen_five}/{n}, due ratio inside the interval in {contained}/{n}")
+
+
+def part_compare(pairs, reps):
+    print(f"== bench compare on identical runs ({pairs} pairs, {reps} repetitions each) ==")
+    p = os.path.join(WORK, "panel.toml")
+    with open(p, "w") as f:
+        f.write('name = "noise"\n[matrix]\nsizes = [1000, 10000]\ninline = [true, false]\n'
+                '[continuous]\noperations = 30\n[concurrent]\nconcurrency = [2]\n'
+                f'duration_secs = 3\n[run]\nrepetitions = {reps}\norder = "interleaved"\n')
+    cells = flagged = bare = 0
+    for i in range(pairs):
+        outs = []
+        for side in "ab":
+            out = os.path.join(WORK, f"id-{i}-{side}")
+            subprocess.run([BENCH, "run", p, "--out", out, "--root", STORE, "--progress",
+                            "lines"], check=True, capture_output=True)
+            outs.append(out)
+        c = subprocess.run([BENCH, "compare", *outs], capture_output=True, text=True).stdout
+        main = c.split("requests and bytes")[0].split("reads of mixed")[0]
+        rows = [l for l in main.splitlines() if re.match(r"^(cont|conc)_", l)]
+        f = sum(1 for l in rows if "REGRESSION" in l or "improved" in l)
+        sums = [{r.split(",")[21]: r.split(",") for r in open(os.path.join(o, "summary.csv"))}
+                for o in outs]
+        b = 0
+        for tag, ra in sums[0].items():
+            rb = sums[1].get(tag)
+            if tag == "bench_tag" or not rb:
+                continue
+            # tps, p50_ms, p99_ms: columns 8, 10, 12
+            if any(float(ra[k]) > 0 and abs(float(rb[k]) / float(ra[k]) - 1) > 0.10
+                   for k in (8, 10, 12)):
+                b += 1
+        print(f"pair {i + 1}: {f} of {len(rows)} cells with a verdict; {b} beyond ±10 % on a "
+              f"median without the test", flush=True)
+        cells += len(rows)
+        flagged += f
+        bare += b
+    print(f"false positives: {flagged}/{cells} cells = {100 * flagged / cells:.1f} % with the "
+          f"test; {bare}/{cells} = {100 * bare / cells:.1f} % with the threshold alone")
+
+
+def main():
+    if not os.access(BENCH, os.X_OK):
+        raise SystemExit("build first: cargo build --release")
+    args = sys.argv[1:] or ["pairs"]
+    part, rest = args[0], args[1:]
+    started = time.monotonic()
+    try:
+        if part == "pairs":
+            part_pairs([int(x) for x in rest] or [1000, 10000, 100000])
+        elif part == "neighbour":
+            part_neighbour()
+        elif part == "trials":
+            part_trials(int(rest[0]) if rest else 10, int(rest[1]) if len(rest) > 1 else 1000)
+        elif part == "compare":
+            part_compare(int(rest[0]) if rest else 4, int(rest[1]) if len(rest) > 1 else 5)
+        else:
+            raise SystemExit(__doc__)
+    finally:
+        subprocess.run(["rm", "-rf", WORK])
+    print(f"({time.monotonic() - started:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
