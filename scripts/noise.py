@@ -110,6 +110,8 @@ HEADER = (f"{'rows':>7} {'cell':<6} {'pairing':<9} {'planted':>7} {'due':>6}  "
 
 
 def show(rows, kind, pairing, pct, d, r):
+    # A latency's ratio is a throughput's only for one writer: no "due" for timed cells.
+    d = d if kind == "cont" else None
     seen = "yes" if float(r["hi"]) < 1 or float(r["lo"]) > 1 else "no"
     ratio = f"{r['ratio']} [{r['lo']}–{r['hi']}]"
     dd = f"{d:.3f}" if d is not None else "-"
