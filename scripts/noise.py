@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How much the verdicts of `bench compare` and `bench ab` are worth on this machine.
 
-    scripts/noise.sh compare [PAIRS] [REPS]    false alarms of `bench compare` on identical runs
+    scripts/noise.sh compare [PAIRS]           `bench compare` of separate runs, identical or not
     scripts/noise.sh pairs [SIZES...]          `bench ab` per pairing, size and planted slowdown
     scripts/noise.sh neighbour                 `bench ab` beside a periodic CPU neighbour
     scripts/noise.sh trials [N] [ROWS]         N identical and N planted-5 % `bench ab` runs
@@ -206,43 +206,60 @@ def part_trials(n, rows):
           f"planted 5 %: seen in {seen_five}/{n}, due ratio inside the interval in {contained}/{n}")
 
 
-def part_compare(pairs, reps):
-    print(f"== bench compare on identical runs ({pairs} pairs, {reps} repetitions each) ==")
-    p = os.path.join(WORK, "panel.toml")
-    with open(p, "w") as f:
-        f.write('name = "noise"\n[matrix]\nsizes = [1000, 10000]\ninline = [true, false]\n'
-                '[continuous]\noperations = 30\n[concurrent]\nconcurrency = [2]\n'
-                f'duration_secs = 3\n[run]\nrepetitions = {reps}\norder = "interleaved"\n')
-    cells = flagged = bare = 0
-    for i in range(pairs):
-        outs = []
-        for side in "ab":
-            out = os.path.join(WORK, f"id-{i}-{side}")
+def part_compare(pairs):
+    print(f"== bench compare of separate sequential runs ({pairs} identical pairs at 3 and at 5 "
+          "repetitions, then a planted 25 ms slowdown) ==")
+    spreads = []
+    for reps in (3, 5):
+        p = os.path.join(WORK, f"panel-{reps}.toml")
+        with open(p, "w") as f:
+            f.write('name = "noise"\n[matrix]\nsizes = [1000, 10000]\ninline = [true, false]\n'
+                    '[continuous]\noperations = 30\n[concurrent]\nconcurrency = [2]\n'
+                    f'duration_secs = 3\n[run]\nrepetitions = {reps}\n')
+
+        def run(out, env=None):
             subprocess.run([BENCH, "run", p, "--out", out, "--root", STORE, "--progress",
-                            "lines"], check=True, capture_output=True)
-            outs.append(out)
-        c = subprocess.run([BENCH, "compare", *outs], capture_output=True, text=True).stdout
-        main = c.split("requests and bytes")[0].split("reads of mixed")[0]
-        rows = [l for l in main.splitlines() if re.match(r"^(cont|conc)_", l)]
-        f = sum(1 for l in rows if "REGRESSION" in l or "improved" in l)
-        sums = [{r.split(",")[21]: r.split(",") for r in open(os.path.join(o, "summary.csv"))}
-                for o in outs]
-        b = 0
-        for tag, ra in sums[0].items():
-            rb = sums[1].get(tag)
-            if tag == "bench_tag" or not rb:
-                continue
-            # tps, p50_ms, p99_ms: columns 8, 10, 12
-            if any(float(ra[k]) > 0 and abs(float(rb[k]) / float(ra[k]) - 1) > 0.10
-                   for k in (8, 10, 12)):
-                b += 1
-        print(f"pair {i + 1}: {f} of {len(rows)} cells with a verdict; {b} beyond ±10 % on a "
-              f"median without the test", flush=True)
-        cells += len(rows)
-        flagged += f
-        bare += b
-    print(f"false positives: {flagged}/{cells} cells = {100 * flagged / cells:.1f} % with the "
-          f"test; {bare}/{cells} = {100 * bare / cells:.1f} % with the threshold alone")
+                            "lines"], check=True, capture_output=True,
+                           env=dict(os.environ, **(env or {})))
+
+        def verdicts(a, b):
+            c = subprocess.run([BENCH, "compare", a, b], capture_output=True, text=True).stdout
+            main = c.split("requests and bytes")[0].split("reads of mixed")[0]
+            rows = [l for l in main.splitlines() if re.match(r"^(cont|conc)_", l)]
+            return len(rows), sum(1 for l in rows if "REGRESSION" in l or "improved" in l)
+
+        cells = flagged = 0
+        first = None
+        for i in range(pairs):
+            outs = [os.path.join(WORK, f"id-{reps}-{i}-{side}") for side in "ab"]
+            for o in outs:
+                run(o)
+            first = first or outs[0]
+            n, f = verdicts(*outs)
+            sums = [{r.split(",")[21]: r.split(",") for r in open(os.path.join(o, "summary.csv"))}
+                    for o in outs]
+            for tag, ra in sums[0].items():
+                rb = sums[1].get(tag)
+                if tag != "bench_tag" and rb:
+                    # tps, p50_ms: columns 8 and 10
+                    spreads += [abs(math.log(float(rb[k]) / float(ra[k]))) for k in (8, 10)
+                                if float(ra[k]) > 0 and float(rb[k]) > 0]
+            print(f"{reps} repetitions, pair {i + 1}: {f} of {n} cells with a verdict",
+                  flush=True)
+            cells += n
+            flagged += f
+        slow = os.path.join(WORK, f"slow-{reps}")
+        run(slow, {"BENCH_OP_DELAY_MS": "25"})
+        n, f = verdicts(first, slow)
+        print(f"{reps} repetitions: false alarms {flagged}/{cells} cells "
+              f"({100 * flagged / cells:.1f} %); planted 25 ms: {f} of {n} cells with a verdict",
+              flush=True)
+    spreads.sort()
+    q = spreads[min(len(spreads) - 1, int(0.95 * len(spreads)))]
+    print(f"spread between identical runs (throughput and p50 medians, {len(spreads)} ratios): "
+          f"95th percentile ±{100 * (math.exp(q) - 1):.0f} %, largest "
+          f"±{100 * (math.exp(spreads[-1]) - 1):.0f} % (bench compare --between-runs defaults "
+          "to 35)")
 
 
 def main():
@@ -259,7 +276,7 @@ def main():
         elif part == "trials":
             part_trials(int(rest[0]) if rest else 10, int(rest[1]) if len(rest) > 1 else 1000)
         elif part == "compare":
-            part_compare(int(rest[0]) if rest else 4, int(rest[1]) if len(rest) > 1 else 5)
+            part_compare(int(rest[0]) if rest else 3)
         else:
             raise SystemExit(__doc__)
     finally:

@@ -2,7 +2,7 @@
 # How much the verdicts of `bench compare` and `bench ab` are worth on this machine; see
 # scripts/noise.py for the parts and what they print:
 #
-#   scripts/noise.sh compare [PAIRS] [REPS]   false alarms of `bench compare` on identical runs
+#   scripts/noise.sh compare [PAIRS]          `bench compare` of separate runs, identical or not
 #   scripts/noise.sh pairs [SIZES...]         `bench ab` per pairing, size and planted slowdown
 #   scripts/noise.sh neighbour                `bench ab` beside a periodic CPU neighbour
 #   scripts/noise.sh trials [N] [ROWS]        N identical and N planted-5 % `bench ab` runs

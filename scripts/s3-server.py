@@ -46,16 +46,30 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from moto.s3.responses import S3Response
 from werkzeug.serving import make_server
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--port", type=int, default=9000)
-parser.add_argument("--bucket", action="append", default=[])
-parser.add_argument("--ignore-conditional-put", action="store_true")
-parser.add_argument("--auth", action="store_true")
-parser.add_argument("--latency-ms", type=float, default=0.0)
-parser.add_argument("--jitter-ms", type=float, default=0.0)
-parser.add_argument("--throttle-rate", type=float, default=0.0)
-parser.add_argument("--reset-rate", type=float, default=0.0)
-parser.add_argument("--seed", type=int, default=None)
+parser = argparse.ArgumentParser(
+    description="An S3-compatible test server (moto) on 127.0.0.1 for bench: PUTs serialised, "
+    "If-None-Match honoured, requests counted by kind (GET /_bench/counts; DELETE resets), "
+    "and optionally a network's latency and faults. Prints 'ready' when it serves.")
+parser.add_argument("--port", type=int, default=9000, help="port on 127.0.0.1 (default 9000)")
+parser.add_argument("--bucket", action="append", default=[],
+                    help="a bucket to create at start (repeatable)")
+parser.add_argument("--ignore-conditional-put", action="store_true",
+                    help="accept PUT with If-None-Match over an existing object (a store "
+                    "without conditional PUT, which bench's preflight must refuse)")
+parser.add_argument("--auth", action="store_true",
+                    help="check credentials: create an IAM user allowed s3:* and print its "
+                    "key pair after 'ready'; any other key is refused (by default any key "
+                    "is accepted)")
+parser.add_argument("--latency-ms", type=float, default=0.0,
+                    help="every request waits this long before it is served (the round trip)")
+parser.add_argument("--jitter-ms", type=float, default=0.0,
+                    help="plus a uniformly random 0 to this many ms")
+parser.add_argument("--throttle-rate", type=float, default=0.0,
+                    help="fraction of requests refused with 503 SlowDown, as S3 does")
+parser.add_argument("--reset-rate", type=float, default=0.0,
+                    help="fraction of connections reset (TCP RST) instead of answered")
+parser.add_argument("--seed", type=int, default=None,
+                    help="seed of the faults' random sequence (default: random)")
 args = parser.parse_args()
 for name in ("throttle_rate", "reset_rate"):
     if not 0.0 <= getattr(args, name) <= 1.0:

@@ -79,6 +79,10 @@ pub enum Command {
         /// The shards' results directories.
         #[arg(required = true, value_name = "SHARD_DIR")]
         shards: Vec<PathBuf>,
+        /// Merge directories run against different stores (`--root`, storage options) all
+        /// the same; by default that is refused.
+        #[arg(long)]
+        allow_mixed_roots: bool,
     },
     /// Compare two result sets cell by cell (or the arms of an A/B results directory):
     /// throughput, p50 and p99 with ratios B/A and verdicts that survive noise.

@@ -72,7 +72,11 @@ async fn dispatch(command: Command) -> u8 {
         Command::Report { results } => report::regenerate(&results, false).map(print),
         Command::Summarize { results } => report::regenerate(&results, true).map(print),
         Command::Compare(args) => compare::run(&args),
-        Command::Merge { out, shards } => merge::run(&out, &shards),
+        Command::Merge {
+            out,
+            shards,
+            allow_mixed_roots,
+        } => merge::run(&out, &shards, allow_mixed_roots),
         Command::Run { plan, run } => run_cmd(&plan, run, None).await,
         Command::Ab {
             plan,

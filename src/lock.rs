@@ -9,6 +9,10 @@ use crate::error::BenchError;
 
 pub const LOCK_FILE: &str = ".lock";
 
+/// How long a run waits for a lock held for an instant (by a `bench status`).
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+const LOCK_TRIES: u32 = 50;
+
 /// Held for as long as the value lives.
 #[derive(Debug)]
 pub struct RunLock {
@@ -24,23 +28,37 @@ pub fn acquire(out: &Path) -> Result<RunLock, BenchError> {
         .truncate(false)
         .open(&path)
         .map_err(|e| BenchError::io("open lock", &path, e))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            return Err(BenchError::output(format!(
-                "results directory {} is in use by another bench run (pid {}); wait for it to \
-                 finish or stop it, or use another --out",
-                out.display(),
-                holder.trim()
-            )));
-        }
-        Err(TryLockError::Error(e)) => {
-            return Err(BenchError::output(format!(
-                "cannot lock {}: {e}",
-                path.display()
-            )));
+    // `bench status` (and `bench plan`) look at the lock for an instant with a shared lock:
+    // a run that starts in that instant waits it out rather than fail. A run holds it for
+    // good, and is named.
+    let mut tries = 0;
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(TryLockError::WouldBlock) if tries < LOCK_TRIES => {
+                tries += 1;
+                std::thread::sleep(LOCK_RETRY);
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.rewind();
+                let _ = file.read_to_string(&mut holder);
+                let who = match holder.trim() {
+                    "" => "another bench process".to_string(),
+                    pid => format!("another bench run (pid {pid})"),
+                };
+                return Err(BenchError::output(format!(
+                    "results directory {} is in use by {who}; wait for it to finish or stop \
+                     it, or use another --out",
+                    out.display(),
+                )));
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(BenchError::output(format!(
+                    "cannot lock {}: {e}",
+                    path.display()
+                )));
+            }
         }
     }
     let write_pid = |f: &mut File| -> std::io::Result<()> {
@@ -84,5 +102,20 @@ mod tests {
         drop(held);
         assert_eq!(holder(dir.path()), None);
         acquire(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn a_run_waits_out_a_status_that_looks_at_the_lock() {
+        // `bench status` holds a shared lock for an instant; a run starting then waits.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(LOCK_FILE), "").unwrap();
+        let look = File::open(dir.path().join(LOCK_FILE)).unwrap();
+        look.try_lock_shared().unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(look);
+        });
+        acquire(dir.path()).expect("the run waited for the look to end");
+        release.join().unwrap();
     }
 }

@@ -123,9 +123,9 @@ struct Tally {
 
 /// `bench merge OUT INPUT...`. Returns the exit code: 0 when every planned cell is done,
 /// [`exit::CELLS_FAILED`] when some failed, [`INCOMPLETE`] when some are missing.
-pub fn run(out: &Path, inputs: &[PathBuf]) -> Result<u8, BenchError> {
+pub fn run(out: &Path, inputs: &[PathBuf], mixed_roots: bool) -> Result<u8, BenchError> {
     let out_abs = std::path::absolute(out).map_err(io_err("resolve", out))?;
-    let read = read_inputs(&out_abs, inputs)?;
+    let read = read_inputs(&out_abs, inputs, mixed_roots)?;
     let merged = combine(&read)?;
     let plan = &read[0].state.plan;
     write_out(&out_abs, &merged, &read)?;
@@ -139,8 +139,13 @@ pub fn run(out: &Path, inputs: &[PathBuf]) -> Result<u8, BenchError> {
     })
 }
 
-/// Read the inputs (leaving out OUT itself) and check that they are of one sweep.
-fn read_inputs(out: &Path, inputs: &[PathBuf]) -> Result<Vec<Input>, BenchError> {
+/// Read the inputs (leaving out OUT itself) and check that they are of one sweep, against
+/// one store unless `mixed_roots`.
+fn read_inputs(
+    out: &Path,
+    inputs: &[PathBuf],
+    mixed_roots: bool,
+) -> Result<Vec<Input>, BenchError> {
     let mut read = Vec::new();
     for dir in inputs {
         let abs = std::path::absolute(dir).map_err(io_err("resolve", dir))?;
@@ -178,6 +183,24 @@ fn read_inputs(out: &Path, inputs: &[PathBuf]) -> Result<Vec<Input>, BenchError>
             )));
         }
     }
+    // Shards merged as one sweep must have run against one store: records of another store
+    // (a shard resumed without its --root) measure something else.
+    let store_of = |i: &Input| (i.info.root.clone(), i.info.storage.clone());
+    if !mixed_roots
+        && let Some(i) = read[1..].iter().find(|i| {
+            i.info.root.is_some() && first.info.root.is_some() && store_of(i) != store_of(first)
+        })
+    {
+        return Err(BenchError::output(format!(
+            "{} ran with {} and {} with {}: their records come from different stores; merge \
+             the shards of one store (resume a shard with its own --root), or give \
+             --allow-mixed-roots to merge them all the same",
+            first.dir.display(),
+            first.info.store_args(),
+            i.dir.display(),
+            i.info.store_args()
+        )));
+    }
     for i in &read {
         if let Some(pid) = crate::lock::holder(&i.dir) {
             eprintln!(
@@ -212,6 +235,16 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
         shard: None,
         ..first.info.clone()
     });
+    let one_store = read
+        .iter()
+        .all(|i| i.info.root == first.info.root && i.info.storage == first.info.storage);
+    if !one_store {
+        // Merged across stores (--allow-mixed-roots): no one store to resume against.
+        if let Some(info) = m.state.sweep.as_mut() {
+            info.root = None;
+            info.storage.clear();
+        }
+    }
     for id in &first.info.planned {
         let mut done: Option<(&Input, Vec<&Record>)> = None;
         let mut failed: Option<(&Input, String)> = None;

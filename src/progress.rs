@@ -95,6 +95,8 @@ pub struct CellView {
     pub reads: u64,
     pub read_errors: u64,
     pub workers_done: u32,
+    /// Before release: what a launcher last said of the workers (e.g. queued).
+    pub waiting: Option<String>,
 }
 
 fn rate(n: u64, since: Duration) -> String {
@@ -127,7 +129,10 @@ fn fit_cell(id: &str, info: &str) -> String {
 /// The running cell's line at `now`.
 pub fn cell_line(v: &CellView, now: Instant) -> String {
     let Some(released) = v.released else {
-        return fit_cell(&v.id, &format!("starting {} workers", v.workers));
+        return match &v.waiting {
+            Some(said) => fit_cell(&v.id, &format!("waiting: {said}")),
+            None => fit_cell(&v.id, &format!("starting {} workers", v.workers)),
+        };
     };
     let since = now.saturating_duration_since(released);
     let what = if v.mixed { "commits" } else { "ops" };
@@ -158,44 +163,111 @@ pub fn cell_line(v: &CellView, now: Instant) -> String {
     fit_cell(&v.id, &s)
 }
 
+/// The two kinds of work a sweep predicts, learned apart: the model of one can be off
+/// by another factor than the other's (a golden of 1,000 rows builds in milliseconds, far
+/// faster than the model says, while its cells run as predicted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    Golden = 0,
+    Run = 1,
+}
+
+/// The model's prediction of the work left, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Predicted {
+    pub goldens: Duration,
+    pub runs: Duration,
+}
+
+impl Predicted {
+    pub fn total(&self) -> Duration {
+        self.goldens + self.runs
+    }
+}
+
+/// What the clock knows of one kind of work.
+#[derive(Debug, Clone, Copy, Default)]
+struct Learned {
+    /// Predicted cost of the work of this kind not yet finished, the current unit included.
+    left: Duration,
+    /// Actual and predicted seconds of the units of this kind finished so far.
+    actual: f64,
+    predicted: f64,
+}
+
+/// The unit of work under way.
+#[derive(Debug, Clone, Copy)]
+struct Unit {
+    work: Work,
+    started: Instant,
+    predicted: Duration,
+    /// Time it spent held (its workers queued by a launcher): not work, not counted.
+    held: Duration,
+    held_since: Option<Instant>,
+}
+
+impl Unit {
+    fn elapsed(&self, now: Instant) -> Duration {
+        let holding = self
+            .held_since
+            .map_or(Duration::ZERO, |h| now.saturating_duration_since(h));
+        now.saturating_duration_since(self.started)
+            .saturating_sub(self.held + holding)
+    }
+}
+
 /// The sweep's clock: cells done and the estimate of the time left, learned as it goes.
 #[derive(Debug)]
 struct SweepClock {
     started: Instant,
     total: u64,
     done: u64,
-    /// Predicted cost of the work not yet finished, the current unit included.
-    predicted_left: Duration,
-    /// The unit of work under way: when it started and its predicted cost.
-    unit: Option<(Instant, Duration)>,
-    /// Actual and predicted seconds of the units finished so far (their ratio scales the
-    /// prediction of what is left).
-    actual: f64,
-    predicted: f64,
+    kinds: [Learned; 2],
+    unit: Option<Unit>,
     interrupted: bool,
 }
 
 impl SweepClock {
-    /// How much the model is off on this machine: actual over predicted, within bounds.
-    fn scale(&self) -> f64 {
-        if self.predicted > 0.0 {
-            (self.actual / self.predicted).clamp(0.05, 50.0)
-        } else {
-            1.0
+    fn new(total: u64, done: u64, predicted: Predicted) -> SweepClock {
+        let learned = |left| Learned {
+            left,
+            ..Learned::default()
+        };
+        SweepClock {
+            started: Instant::now(),
+            total,
+            done,
+            kinds: [learned(predicted.goldens), learned(predicted.runs)],
+            unit: None,
+            interrupted: false,
         }
     }
 
+    /// How much the model of a kind of work is off on this machine: actual over predicted,
+    /// within bounds; before any unit of it finished, the other kind's factor, else 1.
+    fn scale(&self, work: Work) -> f64 {
+        let ratio = |k: &Learned| (k.predicted > 0.0).then(|| k.actual / k.predicted);
+        let other = &self.kinds[1 - work as usize];
+        ratio(&self.kinds[work as usize])
+            .or_else(|| ratio(other))
+            .unwrap_or(1.0)
+            .clamp(0.05, 50.0)
+    }
+
     fn left(&self, now: Instant) -> Duration {
-        let scale = self.scale();
-        let (unit_elapsed, unit_predicted) = match self.unit {
-            Some((t, p)) => (now.saturating_duration_since(t), p),
-            None => (Duration::ZERO, Duration::ZERO),
-        };
-        let after = self
-            .predicted_left
-            .saturating_sub(unit_predicted)
-            .mul_f64(scale);
-        after + unit_predicted.mul_f64(scale).saturating_sub(unit_elapsed)
+        let mut left = Duration::ZERO;
+        for work in [Work::Golden, Work::Run] {
+            let k = &self.kinds[work as usize];
+            let scale = self.scale(work);
+            match self.unit.filter(|u| u.work == work) {
+                Some(u) => {
+                    left += k.left.saturating_sub(u.predicted).mul_f64(scale);
+                    left += u.predicted.mul_f64(scale).saturating_sub(u.elapsed(now));
+                }
+                None => left += k.left.mul_f64(scale),
+            }
+        }
+        left
     }
 
     fn line(&self, now: Instant) -> String {
@@ -266,17 +338,8 @@ fn line_bar(
 
 impl Progress {
     /// `predicted`: the model's cost of all the work left (see `sweep::estimate`).
-    pub fn new(display: Display, total_cells: u64, done: u64, predicted: Duration) -> Progress {
-        let clock = Arc::new(Mutex::new(SweepClock {
-            started: Instant::now(),
-            total: total_cells,
-            done,
-            predicted_left: predicted,
-            unit: None,
-            actual: 0.0,
-            predicted: 0.0,
-            interrupted: false,
-        }));
+    pub fn new(display: Display, total_cells: u64, done: u64, predicted: Predicted) -> Progress {
+        let clock = Arc::new(Mutex::new(SweepClock::new(total_cells, done, predicted)));
         if display != Display::Bars {
             return Progress {
                 multi: None,
@@ -309,32 +372,57 @@ impl Progress {
 
     /// A unit of work (a run of a cell, a golden's bootstrap) starts; the model predicts it
     /// takes `predicted`.
-    pub fn unit_started(&self, predicted: Duration) {
-        self.clock.lock().expect("clock").unit = Some((Instant::now(), predicted));
+    pub fn unit_started(&self, work: Work, predicted: Duration) {
+        self.clock.lock().expect("clock").unit = Some(Unit {
+            work,
+            started: Instant::now(),
+            predicted,
+            held: Duration::ZERO,
+            held_since: None,
+        });
+    }
+
+    /// The unit under way is held (`true`: its workers wait in a launcher's queue) or goes
+    /// on (`false`); held time is not work, and the estimate does not count it down.
+    pub fn unit_held(&self, held: bool) {
+        let mut c = self.clock.lock().expect("clock");
+        if let Some(u) = c.unit.as_mut() {
+            match (held, u.held_since) {
+                (true, None) => u.held_since = Some(Instant::now()),
+                (false, Some(h)) => {
+                    u.held += h.elapsed();
+                    u.held_since = None;
+                }
+                _ => {}
+            }
+        }
     }
 
     /// The unit of work under way finished: what it took teaches the estimate.
     pub fn unit_finished(&self) {
         let mut c = self.clock.lock().expect("clock");
-        if let Some((t, p)) = c.unit.take() {
-            c.actual += t.elapsed().as_secs_f64();
-            c.predicted += p.as_secs_f64();
-            c.predicted_left = c.predicted_left.saturating_sub(p);
+        if let Some(u) = c.unit.take() {
+            let k = &mut c.kinds[u.work as usize];
+            k.actual += u.elapsed(Instant::now()).as_secs_f64();
+            k.predicted += u.predicted.as_secs_f64();
+            k.left = k.left.saturating_sub(u.predicted);
         }
     }
 
     /// The unit of work under way took no real work (a golden found ready): forget it.
     pub fn unit_skipped(&self) {
         let mut c = self.clock.lock().expect("clock");
-        if let Some((_, p)) = c.unit.take() {
-            c.predicted_left = c.predicted_left.saturating_sub(p);
+        if let Some(u) = c.unit.take() {
+            let k = &mut c.kinds[u.work as usize];
+            k.left = k.left.saturating_sub(u.predicted);
         }
     }
 
     /// Work that was predicted but will not run (a golden reused, a cell skipped or failed).
-    pub fn skip(&self, predicted: Duration) {
+    pub fn skip(&self, work: Work, predicted: Duration) {
         let mut c = self.clock.lock().expect("clock");
-        c.predicted_left = c.predicted_left.saturating_sub(predicted);
+        let k = &mut c.kinds[work as usize];
+        k.left = k.left.saturating_sub(predicted);
     }
 
     /// A cell finished (done, failed or skipped).
@@ -376,6 +464,11 @@ impl Progress {
             view,
             bar,
             last_line: Mutex::new(Instant::now()),
+            progress: Progress {
+                multi: self.multi.clone(),
+                overall: None,
+                clock: self.clock.clone(),
+            },
         }
     }
 }
@@ -385,6 +478,8 @@ pub struct CellBar {
     view: Arc<Mutex<CellView>>,
     bar: Option<ProgressBar>,
     last_line: Mutex<Instant>,
+    /// The sweep's progress (its log and clock), without its own line.
+    progress: Progress,
 }
 
 /// How often a plain-line display reports a running cell.
@@ -414,6 +509,22 @@ impl CellBar {
 impl Observer for CellBar {
     fn released(&self) {
         self.view.lock().expect("view").released = Some(Instant::now());
+        self.progress.unit_held(false);
+    }
+
+    /// A launcher's word before release: shown on the cell's line (and logged once), and
+    /// the sweep's clock stops counting the unit down while its workers wait.
+    fn waiting(&self, line: &str) {
+        let id = {
+            let mut v = self.view.lock().expect("view");
+            if v.waiting.as_deref() == Some(line) {
+                return;
+            }
+            v.waiting = Some(line.to_string());
+            v.id.clone()
+        };
+        self.progress.unit_held(true);
+        self.progress.log(format!("{id}: waiting: {line}"));
     }
 
     fn op(&self, ok: bool, read: bool) {
@@ -470,6 +581,7 @@ mod tests {
             reads: 40_120,
             read_errors: 0,
             workers_done: 1,
+            waiting: None,
         };
         (v, t0)
     }
@@ -498,6 +610,17 @@ mod tests {
             ..v
         };
         assert!(cell_line(&starting, t0).contains("starting 4 workers"));
+        // A launcher holds the workers in its queue: its words, within 80 columns.
+        let queued = CellView {
+            waiting: Some("srun: job 7 queued and waiting for resources".into()),
+            ..starting
+        };
+        let line = cell_line(&queued, t0);
+        assert!(
+            line.contains("waiting: srun: job 7 queued and waiting for resources"),
+            "{line}"
+        );
+        assert!(line.chars().count() <= WIDTH, "{line}");
         for (v, t) in [view(None, Some(30), true), view(Some(50), None, false)] {
             for later in [1, 29, 31, 4000] {
                 let line = cell_line(&v, t + s(later));
@@ -537,29 +660,56 @@ mod tests {
     }
 
     #[test]
-    fn the_estimate_learns_from_finished_work_and_counts_down() {
+    fn the_estimate_learns_each_kind_of_work_apart_and_counts_down() {
         let t0 = Instant::now();
         let s = Duration::from_secs;
-        let mut c = SweepClock {
-            started: t0,
-            total: 3,
-            done: 0,
-            predicted_left: s(300),
-            unit: Some((t0, s(100))),
-            actual: 0.0,
-            predicted: 0.0,
-            interrupted: false,
+        let unit = |work, started, predicted| {
+            Some(Unit {
+                work,
+                started,
+                predicted,
+                held: Duration::ZERO,
+                held_since: None,
+            })
         };
+        let mut c = SweepClock::new(
+            3,
+            0,
+            Predicted {
+                goldens: s(10),
+                runs: s(300),
+            },
+        );
+        c.unit = unit(Work::Run, t0, s(100));
         // Unlearned: the model's own figure, counting down within the unit.
-        assert_eq!(c.left(t0), s(300));
-        assert_eq!(c.left(t0 + s(40)), s(260));
+        assert_eq!(c.left(t0), s(310));
+        assert_eq!(c.left(t0 + s(40)), s(270));
         // The unit over-ran: it never counts below what comes after it.
-        assert_eq!(c.left(t0 + s(150)), s(200));
-        // It took twice the model's time: what is left is scaled by 2.
-        c.actual = 200.0;
-        c.predicted = 100.0;
-        c.predicted_left = s(200);
+        assert_eq!(c.left(t0 + s(150)), s(210));
+        // A golden the model thought 10 s long took 0.1 s: the goldens' factor is 0.01
+        // (0.05 at the floor), and the runs, until one finishes, take it from them ...
         c.unit = None;
-        assert_eq!(c.left(t0), s(400));
+        c.kinds[0] = Learned {
+            left: Duration::ZERO,
+            actual: 0.1,
+            predicted: 10.0,
+        };
+        assert_eq!(c.left(t0), s(15));
+        // ... but one run that took its model's time puts the runs back at 1, whatever
+        // the goldens did: what is left is the model's 200 s.
+        c.kinds[1] = Learned {
+            left: s(200),
+            actual: 100.0,
+            predicted: 100.0,
+        };
+        assert_eq!(c.left(t0), s(200));
+        // A run whose workers wait in a launcher's queue: the wait does not count down.
+        c.unit = unit(Work::Run, t0, s(100));
+        c.unit.as_mut().unwrap().held_since = Some(t0 + s(10));
+        assert_eq!(c.left(t0 + s(60)), s(190), "10 s ran, then held");
+        let u = c.unit.as_mut().unwrap();
+        u.held = s(50);
+        u.held_since = None;
+        assert_eq!(c.left(t0 + s(70)), s(180), "20 s ran in all");
     }
 }

@@ -55,6 +55,27 @@ pub struct SweepInfo {
     /// `bench ab`: how its arms form their pairs (`alternate`, `duet` or `runs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairing: Option<String>,
+    /// The store root the sweep runs against (`--root`, the plan's `root`, or the results
+    /// directory's `store/`), and its storage options but credentials: the cells' keys
+    /// depend on them, so a resume must give the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub storage: BTreeMap<String, String>,
+}
+
+impl SweepInfo {
+    /// How a command line gives this sweep's store: `--root R --storage-option K=V …`.
+    pub fn store_args(&self) -> String {
+        let mut s = match &self.root {
+            Some(r) => format!("--root {r}"),
+            None => String::new(),
+        };
+        for (k, v) in &self.storage {
+            s.push_str(&format!(" --storage-option {k}={v}"));
+        }
+        s.trim().to_string()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

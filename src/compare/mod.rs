@@ -33,6 +33,13 @@ pub struct CompareArgs {
     pub b: Option<PathBuf>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
+    /// How far two separate runs of the same build differ on this machine (the 95th
+    /// percentile of their ratios, as `scripts/noise.sh compare` measures it): added to
+    /// each interval, so that a machine's drift between runs is no verdict. 0 for a machine
+    /// known to hold still; not used for an A/B directory, whose pairs cancel it.
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_BETWEEN_RUNS_PCT,
+          value_parser = parse_threshold)]
+    pub between_runs: f64,
     /// Also write the comparison as a Markdown table to FILE.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
@@ -53,6 +60,10 @@ pub struct VerdictArgs {
 /// Default noise threshold, in percent.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 10.0;
 
+/// Default spread between separate runs of the same build, in percent: measured on a
+/// 2-core VM with local disk (README, "How noisy is this machine").
+pub const DEFAULT_BETWEEN_RUNS_PCT: f64 = 35.0;
+
 fn parse_threshold(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
@@ -69,7 +80,11 @@ pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
         Some(b) => {
             let (fb, rb) = jsonl::load(b).map_err(BenchError::output)?;
             let nb = fb.display().to_string();
-            (compare(&ra, &rb, args.verdict.threshold), na, nb)
+            (
+                compare(&ra, &rb, args.verdict.threshold, args.between_runs),
+                na,
+                nb,
+            )
         }
         None if ra.iter().any(|r| r.arm.is_some()) => (
             paired(&ra, args.verdict.threshold),
@@ -270,6 +285,8 @@ pub struct Comparison {
     /// Cells whose parameters differ: (cell, what differs).
     pub differing: Vec<(String, String)>,
     pub threshold_pct: f64,
+    /// Separate runs: the spread between runs added to every interval, in percent.
+    pub between_runs_pct: f64,
     /// Compared pair by pair (an A/B results directory).
     pub paired: bool,
     /// Requests and bytes per operation, where both sides measured them.
@@ -340,6 +357,8 @@ fn parameters(r: &Record) -> Vec<(&'static str, String)> {
         ("duration_secs", r.duration_secs.to_string()),
         ("commit_retries", r.commit_retries.to_string()),
         ("warmup_operations", r.warmup_operations.to_string()),
+        // Local disk and S3 differ by orders of magnitude: never compare them unsaid.
+        ("store", r.storage_scheme.clone()),
     ];
     if r.mode == ModeKind::Continuous {
         // A continuous cell starts exactly `operations` operations.
@@ -446,14 +465,36 @@ fn estimates(
     std::array::from_fn(|i| tests[i].map(|t| t.ratio).or(fallback[i]))
 }
 
-/// Unpaired: Welch's test on each metric, when both sides have enough repetitions; the
-/// ratio shown is of the medians shown beside it.
-fn unpaired_row(cell: &str, a: Figures, b: Figures, t: f64, per_sec: &'static str) -> Row {
+/// Widen an interval by the spread between separate runs (`between`, a fraction: the 95 %
+/// half-width of the ratio of two runs of the same build): the two half-widths, both at
+/// 95 %, add in quadrature on the log scale, as independent errors do.
+pub fn widened(t: RatioTest, between: f64) -> RatioTest {
+    if between <= 0.0 {
+        return t;
+    }
+    let c = t.ratio.ln();
+    let h = ((t.ci.1 / t.ci.0).ln() / 2.0).hypot((1.0 + between).ln());
+    RatioTest {
+        ratio: t.ratio,
+        ci: ((c - h).exp(), (c + h).exp()),
+    }
+}
+
+/// Unpaired: Welch's test on each metric, when both sides have enough repetitions, its
+/// interval widened by the spread between separate runs (`between`, a fraction); the ratio
+/// shown is of the medians shown beside it.
+fn unpaired_row(
+    cell: &str,
+    (a, b): (Figures, Figures),
+    (t, between): (f64, f64),
+    per_sec: &'static str,
+) -> Row {
     let enough = a.repetitions() >= MIN_REPETITIONS && b.repetitions() >= MIN_REPETITIONS;
     let tests: [Option<RatioTest>; METRICS] = std::array::from_fn(|i| {
         (enough && a.testable(i) && b.testable(i))
             .then(|| welch_log(&a.values[i], &b.values[i]))
             .flatten()
+            .map(|w| widened(w, between))
     });
     let ratios = median_ratios(&a, &b);
     row(cell, (a, b), tests, ratios, t, per_sec)
@@ -472,8 +513,14 @@ fn differences(a: &Record, b: &Record) -> Option<String> {
     (!diffs.is_empty()).then(|| diffs.join(", "))
 }
 
-/// Compare the latest records of each cell (by cell id) of A and B.
-pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
+/// Compare the latest records of each cell (by cell id) of A and B, two separate runs that
+/// differ by up to `between_runs_pct` percent between themselves.
+pub fn compare(
+    a: &[Record],
+    b: &[Record],
+    threshold_pct: f64,
+    between_runs_pct: f64,
+) -> Comparison {
     let (ca, cb) = (cells(a), cells(b));
     let by_tag = |cs: &[CellRecords<'_>]| -> BTreeMap<String, usize> {
         cs.iter()
@@ -483,8 +530,10 @@ pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
     };
     let (ia, ib) = (by_tag(&ca), by_tag(&cb));
     let t = threshold_pct / 100.0;
+    let between = between_runs_pct / 100.0;
     let mut c = Comparison {
         threshold_pct,
+        between_runs_pct,
         ..Comparison::default()
     };
     // In A's summary order, then B's cells that A lacks.
@@ -500,10 +549,12 @@ pub fn compare(a: &[Record], b: &[Record], threshold_pct: f64) -> Comparison {
         }
         let side = |x: &CellRecords<'_>, reads| figures(&x.reps, reads);
         if let (Some(fa), Some(fb)) = (side(xa, false), side(xb, false)) {
-            c.rows.push(unpaired_row(tag, fa, fb, t, "ops/s"));
+            c.rows
+                .push(unpaired_row(tag, (fa, fb), (t, between), "ops/s"));
         }
         if let (Some(fa), Some(fb)) = (side(xa, true), side(xb, true)) {
-            c.read_rows.push(unpaired_row(tag, fa, fb, t, "reads/s"));
+            c.read_rows
+                .push(unpaired_row(tag, (fa, fb), (t, between), "reads/s"));
         }
         if let (Some(a), Some(b)) = (io_figures(&xa.reps), io_figures(&xb.reps)) {
             c.io_rows.push(IoRow {
@@ -764,7 +815,7 @@ pub(crate) mod tests {
     fn a_significant_slowdown_is_a_regression_and_noise_is_not() {
         let a = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
         let slow = reps(&[80.0, 83.0, 78.0, 81.0, 79.0], None);
-        let c = compare(&a, &slow, 10.0);
+        let c = compare(&a, &slow, 10.0, 0.0);
         assert_eq!(c.regressions(), 1);
         assert!(
             c.rows[0]
@@ -775,13 +826,41 @@ pub(crate) mod tests {
         );
         // The same spread, but one outlier: beyond 10 % on the median, not significant.
         let wobbly = reps(&[88.0, 140.0, 60.0, 130.0, 85.0], None);
-        let c = compare(&a, &wobbly, 10.0);
+        let c = compare(&a, &wobbly, 10.0, 0.0);
         assert_eq!(c.rows[0].changes[0], Change::Noise, "{:?}", c.rows[0]);
         assert_eq!(c.rows[0].verdict(), "within noise");
         // Too few repetitions: no verdict, however large the change.
-        let c = compare(&a[..2], &slow[..2], 10.0);
+        let c = compare(&a[..2], &slow[..2], 10.0, 0.0);
         assert_eq!(c.regressions(), 0);
         assert_eq!(c.rows[0].verdict(), "no verdict (2/2 repetitions)");
+    }
+
+    #[test]
+    fn separate_runs_need_a_change_beyond_their_spread() {
+        // 20 % slower with little spread: a verdict without a spread between runs, none
+        // with the default 35 %; a halving is one either way.
+        let a = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
+        let slow = reps(&[80.0, 83.0, 78.0, 81.0, 79.0], None);
+        assert_eq!(compare(&a, &slow, 10.0, 0.0).regressions(), 1);
+        let c = compare(&a, &slow, 10.0, DEFAULT_BETWEEN_RUNS_PCT);
+        assert_eq!(c.regressions(), 0);
+        assert_eq!(c.rows[0].changes[0], Change::Noise);
+        let t = c.rows[0].tests[0].unwrap();
+        assert!(t.ci.0 < 0.65 && t.ci.1 > 1.0, "widened: {t:?}");
+        let half = reps(&[50.0, 52.0, 48.5, 50.5, 49.5], None);
+        assert_eq!(
+            compare(&a, &half, 10.0, DEFAULT_BETWEEN_RUNS_PCT).regressions(),
+            1
+        );
+        // Quadrature: a point interval widened by ±35 % is exactly ±35 % wide.
+        let w = widened(
+            RatioTest {
+                ratio: 1.0,
+                ci: (1.0, 1.0),
+            },
+            0.35,
+        );
+        assert!((w.ci.1 - 1.35).abs() < 1e-12 && (w.ci.0 - 1.0 / 1.35).abs() < 1e-12);
     }
 
     #[test]
@@ -789,16 +868,16 @@ pub(crate) mod tests {
         let a = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
         let slow = reps(&[80.0, 83.0, 78.0, 81.0, 79.0], None);
         // 10 operations a repetition: throughput is tested, p50 (which needs 20) not.
-        let c = compare(&a, &slow, 10.0);
+        let c = compare(&a, &slow, 10.0, 0.0);
         assert!(c.rows[0].tests[0].is_some() && c.rows[0].tests[1].is_none());
         let more = |mut v: Vec<Record>, n: u64| {
             v.iter_mut().for_each(|r| r.total_operations = n);
             v
         };
-        let c = compare(&more(a.clone(), 50), &more(slow.clone(), 50), 10.0);
+        let c = compare(&more(a.clone(), 50), &more(slow.clone(), 50), 10.0, 0.0);
         assert!(c.rows[0].tests[1].is_some(), "p50 on 50 operations");
         assert!(c.rows[0].tests[2].is_none(), "p99 needs 1,000");
-        let c = compare(&more(a, 1000), &more(slow, 1000), 10.0);
+        let c = compare(&more(a, 1000), &more(slow, 1000), 10.0, 0.0);
         assert!(c.rows[0].tests[2].is_some());
         assert!(
             c.rows[0].verdict().contains("p99 +25.0%"),

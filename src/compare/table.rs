@@ -109,11 +109,11 @@ const IO_HEADER: [&str; 10] = [
     "req/op A",
     "req/op B",
     "B/A",
-    "read KB/op A",
-    "read KB/op B",
+    "read KiB/op A",
+    "read KiB/op B",
     "B/A",
-    "written KB/op A",
-    "written KB/op B",
+    "written KiB/op A",
+    "written KiB/op B",
     "B/A",
 ];
 
@@ -221,20 +221,26 @@ fn summary_line(c: &Comparison) -> String {
         .any(|r| r.pairs.as_ref().is_some_and(|p| p.pairing != "runs"));
     let test = match (c.paired, inside) {
         (true, true) => {
-            "the ratio of the arms' pooled throughputs with batch means over the pairs (p50: \
-             medians batch by batch; p99 not tested)"
+            "the ratio of the arms' pooled throughputs, each run of a cell one observation \
+             (p50: the runs' median ratios; p99 not tested)"
+                .to_string()
         }
-        (true, false) => "the paired t-test on log ratios",
-        (false, _) => "Welch's t-test on logarithms",
+        (true, false) => "the paired t-test on log ratios".to_string(),
+        (false, _) if c.between_runs_pct > 0.0 => format!(
+            "Welch's t-test on logarithms, widened by the ±{}% two separate runs differ by \
+             (--between-runs)",
+            c.between_runs_pct
+        ),
+        (false, _) => "Welch's t-test on logarithms".to_string(),
     };
     let untested = c.untested();
     let mut s = format!(
-        "{} cells compared: {} regressed, {} improved, {} within noise{} (a verdict needs the \
+        "{} compared: {} regressed, {} improved, {} within noise{} (a verdict needs the \
          ratio's 95 % confidence interval [..], by {test}, to lie entirely beyond ±{}%, and p50 \
          and p99 are tested only with at least 20 and 1,000 operations a repetition; B/A above \
          1 is faster for ops/s, slower for latency; ±% is the coefficient of variation over \
          repetitions)\n",
-        c.rows.len(),
+        crate::plan::count(c.rows.len() as u64, "cell", "cells"),
         c.regressions(),
         improved,
         c.rows.len() - c.regressions() - improved - untested,
@@ -246,11 +252,27 @@ fn summary_line(c: &Comparison) -> String {
         c.threshold_pct
     );
     if untested > 0 {
+        let (cells, have) = if untested == 1 {
+            ("1 cell", "has")
+        } else {
+            ("cells", "have")
+        };
+        let cells = if untested == 1 {
+            cells.to_string()
+        } else {
+            format!("{untested} {cells}")
+        };
         s.push_str(&format!(
-            "{untested} cells have fewer than {MIN_REPETITIONS} repetitions on a side, too few \
-             to tell a change from noise: set `run.repetitions = 5` in the plan and run both \
-             sides again\n"
+            "{cells} {have} fewer than {MIN_REPETITIONS} repetitions (or runs) on a side, too \
+             few to tell a change from noise: set `run.repetitions = 5` in the plan and run \
+             both sides again\n"
         ));
+    }
+    if !c.paired {
+        s.push_str(
+            "separate runs differ by what the machine did between them; to decide between two \
+             builds, use `bench ab`, which pairs them inside each run\n",
+        );
     }
     s
 }

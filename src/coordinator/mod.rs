@@ -28,6 +28,8 @@ pub trait Observer {
     fn op(&self, _ok: bool, _read: bool) {}
     /// A worker finished its operations.
     fn worker_done(&self) {}
+    /// Before release, a launcher said something of its tasks (e.g. that they are queued).
+    fn waiting(&self, _line: &str) {}
 }
 
 /// Observes nothing.
@@ -279,17 +281,33 @@ async fn drive(
     w.all_spawned();
     let mut exited = 0;
     let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+    // Until release, what a launcher last said of its tasks (a queue, an allocation).
+    let mut released = false;
+    let mut waiting: Option<String> = None;
     while exited < w.proc_count() {
         let tick = pace.as_ref().and_then(Pace::next_tick);
         let msg = tokio::select! {
             msg = w.rx.recv() => msg,
             _ = tokio::time::sleep_until(deadline) => {
                 w.stop().await;
-                return Driven::Failed(format!(
-                    "timeout: the cell did not finish within {}s{}",
-                    timeout.as_secs(),
-                    if paired { " (both arms; twice cell_timeout_secs)" } else { " (cell_timeout_secs)" }
-                ));
+                let limit = if paired {
+                    " (both arms; twice cell_timeout_secs)"
+                } else {
+                    " (cell_timeout_secs)"
+                };
+                return Driven::Failed(match (released, waiting) {
+                    (false, Some(said)) => format!(
+                        "timeout: the cell's workers had not started within {}s{limit}: the \
+                         launcher still waited ({said}); give its tasks the CPUs they need \
+                         (e.g. --overcommit for srun, or more nodes), or a longer \
+                         cell_timeout_secs",
+                        timeout.as_secs()
+                    ),
+                    _ => format!(
+                        "timeout: the cell did not finish within {}s{limit}",
+                        timeout.as_secs()
+                    ),
+                });
             }
             _ = interrupt.changed() => {
                 w.stop().await;
@@ -341,6 +359,13 @@ async fn drive(
                 arms.folds[arm].garbage(local, line);
                 (arm, Action::Continue)
             }
+            Msg::Said(idx, line) => {
+                if !released && !line.trim().is_empty() {
+                    observer.waiting(&line);
+                    waiting = Some(line);
+                }
+                (arms.of_proc(idx), Action::Continue)
+            }
             Msg::Exited(idx, status) => {
                 exited += 1;
                 arms.exited(&mut w, idx, status)
@@ -357,6 +382,7 @@ async fn drive(
             Action::Release => {
                 arms.ready[arm] = true;
                 if arms.ready.iter().all(|&r| r) {
+                    released = true;
                     w.send(0..w.proc_count(), Command::Go).await;
                     let setup_ms = spawn_start.elapsed().as_secs_f64() * 1000.0;
                     for f in &mut arms.folds {

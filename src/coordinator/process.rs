@@ -21,10 +21,14 @@ use crate::worker::{Event, STORAGE_ENV, WorkerArgs};
 const GRACE: Duration = Duration::from_secs(3);
 const STDERR_TAIL_LINES: usize = 15;
 
-/// What the pipe readers report: events by worker index, exits by process index.
+/// What the pipe readers report: events by worker index, a launcher's stderr lines and
+/// exits by process index.
 pub(super) enum Msg {
     Event(usize, Event),
     Garbage(usize, String),
+    /// A line a launcher wrote to stderr (e.g. srun's "job 7 queued and waiting for
+    /// resources"), as it comes.
+    Said(usize, String),
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
@@ -140,9 +144,18 @@ impl Workers {
             workers,
         });
         let stderr = child.stderr.take().expect("stderr is piped");
-        tokio::spawn(async move {
+        // A launcher's stderr is what it says of its tasks (queued, allocated, failed): the
+        // display shows it as it comes.
+        let said = match lines {
+            Lines::Launcher { .. } => self.tx.clone(),
+            Lines::Worker(_) => None,
+        };
+        let stderr_read = tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(tx) = &said {
+                    let _ = tx.send(Msg::Said(proc_idx, line.clone()));
+                }
                 let mut t = tail.lock().expect("stderr tail lock");
                 if t.len() == STDERR_TAIL_LINES {
                     t.pop_front();
@@ -169,7 +182,12 @@ impl Workers {
                     break;
                 }
             }
-            let _ = tx.send(Msg::Exited(proc_idx, child.wait().await));
+            let status = child.wait().await;
+            // Its last words first: the exit is reported with the end of its stderr, which
+            // its reader may not have taken in yet (a grandchild holding the pipe open
+            // cannot hold the exit up for long).
+            let _ = tokio::time::timeout(Duration::from_secs(1), stderr_read).await;
+            let _ = tx.send(Msg::Exited(proc_idx, status));
         });
         Ok(())
     }

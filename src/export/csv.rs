@@ -15,7 +15,9 @@ pub const WIDTH: usize = 59;
 pub const NOISY_CV: f64 = 0.10;
 
 /// The reference's columns, in its order, then bench's own. With repetitions, every figure
-/// is the median across them, and `*_min` / `*_max` give the spread of the main ones.
+/// is the median across them (but failures: `errors`, `conflicts`, `other_errors`,
+/// `read_errors`, `throttled` and `network_errors` are summed over them), and `*_min` /
+/// `*_max` give the spread of the main ones.
 /// The `read_*` columns describe the interleaved reads of mixed cells (empty for others).
 /// The `*_ci_*`, `*_cv`, `ci_level` and `noisy` columns give the main figures' spread over
 /// repetitions (empty with one); `arm` is the arm of an A/B results set. Then the network
@@ -111,6 +113,9 @@ fn cv(s: &Spread) -> String {
 fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     let r = cell.first();
     let med = |f: fn(&Record) -> f64| cell.med(f);
+    // Failures are events, not a noisy figure: summed over the repetitions, so that one
+    // repetition's failure is never hidden by a median.
+    let sum = |f: fn(&Record) -> u64| cell.reps.iter().map(|r| f(r)).sum::<u64>().to_string();
     let lo = |f: fn(&Record) -> f64| extremes(&cell.values(f)).0;
     let hi = |f: fn(&Record) -> f64| extremes(&cell.values(f)).1;
     let tps: fn(&Record) -> f64 = |r| r.throughput_ops_per_sec;
@@ -139,7 +144,7 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         r.concurrency.to_string(),
         r.duration_secs.to_string(),
         count(med(|r| r.total_operations as f64)),
-        count(med(|r| r.errors as f64)),
+        sum(|r| r.errors),
         format!("{:.3}", med(tps)),
         format!("{:.2}", med(|r| r.avg_latency_ms)),
         format!("{:.2}", med(p50)),
@@ -148,8 +153,8 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         format!("{:.2}", med(|r| r.min_latency_ms)),
         format!("{:.2}", med(|r| r.max_latency_ms)),
         format!("{:.2}", med(|r| r.p999_latency_ms)),
-        count(med(|r| r.conflict_errors as f64)),
-        count(med(|r| r.other_errors as f64)),
+        sum(|r| r.conflict_errors),
+        sum(|r| r.other_errors),
         count(med(|r| r.attempts as f64)),
         format!("{:.1}", med(|r| r.setup_ms)),
         cell.reps.iter().all(|r| r.verified).to_string(),
@@ -162,7 +167,12 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         format!("{:.2}", lo(p99)),
         format!("{:.2}", hi(p99)),
         read(|r| r.total_operations as f64, count),
-        read(|r| r.errors as f64, count),
+        cell.reps
+            .iter()
+            .map(|r| r.reads.as_ref().map(|x| x.errors))
+            .sum::<Option<u64>>()
+            .map(|n| n.to_string())
+            .unwrap_or_default(),
         read(|r| r.throughput_ops_per_sec, |x| format!("{x:.3}")),
         read(|r| r.p50_latency_ms, |x| format!("{x:.2}")),
         read(|r| r.p99_latency_ms, |x| format!("{x:.2}")),
@@ -184,8 +194,8 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
             .map(|c| (c > NOISY_CV).to_string())
             .unwrap_or_default(),
         r.arm.clone().unwrap_or_default(),
-        count(med(|r| r.throttled_errors as f64)),
-        count(med(|r| r.network_errors as f64)),
+        sum(|r| r.throttled_errors),
+        sum(|r| r.network_errors),
         opt(&|r| r.window_overrun_ms, 1),
         opt(&|r| r.io_per_op.map(|io| io.requests()), 2),
         opt(&|r| r.io_per_op.map(|io| io.get), 2),
@@ -278,6 +288,42 @@ mod tests {
     }
 
     #[test]
+    fn failures_are_summed_over_repetitions_never_hidden_by_a_median() {
+        // Repetition 3 of 3 had one conflict past the retries: the median would say 0.
+        let reps: Vec<Record> = (1..=3)
+            .map(|i| {
+                let mut r = record(
+                    Concurrent,
+                    NoIndex,
+                    100,
+                    4,
+                    "conc_inline_false_rows_100_c_4",
+                );
+                r.repetition = i;
+                if i == 3 {
+                    r.errors = 1;
+                    r.conflict_errors = 1;
+                }
+                if i == 2 {
+                    r.errors = 2;
+                    r.throttled_errors = 2;
+                }
+                r
+            })
+            .collect();
+        let rows = table(&reps);
+        let col = |name: &str| {
+            let i = COLUMNS.iter().position(|c| *c == name).unwrap();
+            rows[0][i].clone()
+        };
+        assert_eq!(col("errors"), "3");
+        assert_eq!(col("conflicts"), "1");
+        assert_eq!(col("throttled"), "2");
+        assert_eq!(col("other_errors"), "0");
+        assert_eq!(col("ops"), "10", "counts of work stay medians");
+    }
+
+    #[test]
     fn mixed_records_fill_the_read_columns() {
         let reps: Vec<Record> = [(100, 50.0, 2.0), (300, 150.0, 4.0)]
             .into_iter()
@@ -313,7 +359,7 @@ mod tests {
             "the commits stay in the reference columns"
         );
         assert_eq!(col("read_ops"), "200");
-        assert_eq!(col("read_errors"), "1");
+        assert_eq!(col("read_errors"), "2", "one a repetition, summed");
         assert_eq!(col("read_tps"), "100.000");
         assert_eq!((col("read_p50_ms"), col("read_p99_ms")), ("3.00", "6.00"));
     }

@@ -16,6 +16,48 @@ fn strip_indices(key: &str) -> String {
     out
 }
 
+/// A TOML syntax error is found where the parser gave up, often the line after the real
+/// mistake (an unclosed list runs into the next key). When a list or inline table opened
+/// before the error is still open there, name the line it opened on.
+pub fn unclosed(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let end = span.map_or(text.len(), |s| s.start.min(text.len()));
+    // Open brackets outside strings and comments, with the line each opened on.
+    let mut open: Vec<(char, usize)> = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut line = 1;
+    let mut comment = false;
+    for c in text[..end].chars() {
+        match (c, quote) {
+            ('\n', _) => {
+                line += 1;
+                comment = false;
+            }
+            _ if comment => {}
+            ('"' | '\'', None) => quote = Some(c),
+            (q, Some(open_q)) if q == open_q => quote = None,
+            (_, Some(_)) => {}
+            ('#', None) => comment = true,
+            ('[' | '{', None) => open.push((c, line)),
+            (']' | '}', None) => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    // A `[table]` header opens and closes on its line; what is open at the error is a value.
+    match open.last() {
+        Some(&('[', at)) if at < line => {
+            let text_at = text.lines().nth(at - 1).unwrap_or("").trim();
+            format!("\n(the list opened at line {at}, `{text_at}`, is not closed: add its `]`)")
+        }
+        Some(&('{', at)) if at < line => {
+            let text_at = text.lines().nth(at - 1).unwrap_or("").trim();
+            format!("\n(the table opened at line {at}, `{text_at}`, is not closed: add its `}}`)")
+        }
+        _ => String::new(),
+    }
+}
+
 /// The line (1-based) where `key` (e.g. `concurrent.duration_secs`, or a table such as
 /// `mixed`) is set in the plan text, if it is there.
 pub(super) fn locate(text: &str, key: &str) -> Option<usize> {
@@ -150,6 +192,24 @@ mod tests {
             locate("[storage]\naws_region = ''\n", "storage.aws_region"),
             Some(2)
         );
+    }
+
+    #[test]
+    fn an_unclosed_list_is_named_where_it_opened() {
+        let text = "name = \"x\" # [not a list\n[matrix]\nsizes = [100, 1000\ninline = [true]\n";
+        let err = crate::plan::Plan::parse(text).unwrap_err().to_string();
+        assert!(
+            err.contains("the list opened at line 3, `sizes = [100, 1000`, is not closed"),
+            "{err}"
+        );
+        let text = "name = \"x\"\n[storage]\nx = { a = \"]\"\ny = 1\n";
+        let err = crate::plan::Plan::parse(text).unwrap_err().to_string();
+        assert!(err.contains("the table opened at line 3"), "{err}");
+        // A mistake on its own line gets no such note.
+        let err = crate::plan::Plan::parse("name = = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("opened at"), "{err}");
     }
 
     #[test]

@@ -161,7 +161,7 @@ impl Plan {
     pub fn parse(text: &str) -> Result<Plan, PlanError> {
         let de = toml::de::Deserializer::parse(text).map_err(|e| PlanError::Syntax {
             file: None,
-            message: e.to_string(),
+            message: e.to_string() + &messages::unclosed(text, e.span()),
         })?;
         let raw: raw::RawPlan = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
@@ -208,6 +208,11 @@ impl Plan {
 
 /// Whether a storage option holds a credential. Credentials are never part of a cell's
 /// key (rotating them must not re-run a sweep), never printed and never written.
+/// `1 repetition`, `5 repetitions`: a count with its noun.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 pub fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     [

@@ -111,7 +111,7 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
             .push(x, c, |r| r.throughput_ops_per_sec);
         let l = lat.entry(key(c)).or_default();
         l.0.push(x, c, |r| r.p50_latency_ms);
-        l.1.points.push((x, c.med(|r| r.p99_latency_ms)));
+        l.1.push(x, c, |r| r.p99_latency_ms);
     }
     let mut throughput = Chart::log_log(
         "continuous_throughput.svg",
@@ -221,7 +221,7 @@ fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {
             errs.entry(k)
                 .or_default()
                 .points
-                .push((x, c.med(|r| r.errors as f64)));
+                .push((x, c.reps.iter().map(|r| r.errors as f64).sum()));
         }
         let by_size = |m: BTreeMap<(u64, Option<String>), Line>| -> Vec<Series> {
             m.into_iter()
@@ -249,7 +249,7 @@ fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {
             format!("Concurrent ({v}): errors against writers"),
             format!("Concurrent writers, {v}: errors vs writers"),
             WRITERS_AXIS,
-            "failed operations per cell (count)".into(),
+            "failed operations, all repetitions (count)".into(),
         );
         errors.x_ticks = Some(writers);
         errors.y_log = false;

@@ -253,6 +253,18 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
         }
         s.push('\n');
     }
+    let with_errors = with_failed_operations(records);
+    if !with_errors.is_empty() {
+        s.push_str(
+            "**Cells with failed operations** (summed over their repetitions, as in \
+             `summary.csv`; a failed operation is a commit or read that returned an error, \
+             e.g. a conflict past the retries):\n\n",
+        );
+        for line in with_errors {
+            s.push_str(&format!("- {line}\n"));
+        }
+        s.push('\n');
+    }
     let empty = crate::export::without_operations(records);
     if !empty.is_empty() {
         s.push_str(
@@ -266,6 +278,47 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// One line per cell (and arm) with a failed operation in any repetition: how many, of
+/// which classes, in how many repetitions.
+fn with_failed_operations(records: &[Record]) -> Vec<String> {
+    crate::export::cells(records)
+        .iter()
+        .filter_map(|c| {
+            let reads = |r: &Record| r.reads.as_ref().map_or(0, |x| x.errors);
+            let failed = |r: &Record| r.errors + reads(r);
+            let total: u64 = c.reps.iter().map(|r| failed(r)).sum();
+            if total == 0 {
+                return None;
+            }
+            let sum = |f: fn(&Record) -> u64| c.reps.iter().map(|r| f(r)).sum::<u64>();
+            let classes: Vec<String> = [
+                ("conflicts", sum(|r| r.conflict_errors)),
+                ("throttled", sum(|r| r.throttled_errors)),
+                ("network", sum(|r| r.network_errors)),
+                ("other", sum(|r| r.other_errors)),
+                ("reads", sum(reads)),
+            ]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+            let first = c.first();
+            let arm = first
+                .arm
+                .as_ref()
+                .map(|a| format!(" (arm {a})"))
+                .unwrap_or_default();
+            let hit = c.reps.iter().filter(|r| failed(r) > 0).count();
+            Some(format!(
+                "`{}`{arm}: {total} ({}) in {hit} of {} repetitions",
+                first.bench_tag,
+                classes.join(", "),
+                c.reps.len()
+            ))
+        })
+        .collect()
 }
 
 /// The whole report.
@@ -310,4 +363,46 @@ pub fn markdown(
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::record::tests::record;
+    use crate::plan::{ModeKind, Variant};
+
+    #[test]
+    fn cells_with_a_failure_in_any_repetition_are_listed_with_their_classes() {
+        let reps: Vec<Record> = (1..=3)
+            .map(|i| {
+                let mut r = record(
+                    ModeKind::Concurrent,
+                    Variant::NoIndex,
+                    100,
+                    4,
+                    "conc_inline_false_rows_100_c_4",
+                );
+                r.repetition = i;
+                if i == 3 {
+                    r.errors = 1;
+                    r.conflict_errors = 1;
+                }
+                r
+            })
+            .collect();
+        let clean = record(
+            ModeKind::Continuous,
+            Variant::NoIndex,
+            100,
+            1,
+            "cont_inline_false_rows_100",
+        );
+        let all: Vec<Record> = reps.into_iter().chain([clean]).collect();
+        assert_eq!(
+            with_failed_operations(&all),
+            ["`conc_inline_false_rows_100_c_4`: 1 (conflicts 1) in 1 of 3 repetitions"]
+        );
+        let text = failures(&all, &[]);
+        assert!(text.contains("**Cells with failed operations**"), "{text}");
+    }
 }

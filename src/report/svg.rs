@@ -41,6 +41,10 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
+/// What a chart's error bars are, said under it when it has any.
+pub const BARS_NOTE: &str = "error bars: the 95 % interval of the median over repetitions \
+                             (their extremes, for up to 8)";
+
 impl Series {
     /// A solid line.
     pub fn line(name: impl Into<String>, points: Vec<(f64, f64)>, color: usize) -> Series {
@@ -186,13 +190,35 @@ pub fn render(chart: &Chart) -> Result<String, String> {
         })
     };
     let (x0, x1) = span(xs(), chart.x_log);
-    let (y0, y1) = span(ys(), chart.y_log);
+    let (y0, mut y1) = span(ys(), chart.y_log);
+    if chart.y_integer {
+        // Counts: at least 0 to 1, so that whole numbers label the axis (all-zero counts
+        // would otherwise span 0 to 0.1, with one label).
+        y1 = y1.max(1.2);
+    }
     // Labels for the log axes only (a linear axis labels itself).
     let x_ticks = || chart.x_ticks.clone().unwrap_or_else(|| log_ticks(x0, x1));
     let y_ticks = || log_ticks(y0, y1);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let whole = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        whole.fill(&WHITE).map_err(err)?;
+        // Error bars are said under the chart, in a strip of their own.
+        let root = if chart.series.iter().any(|s| !s.bars.is_empty()) {
+            let (upper, lower) = whole.split_vertically(HEIGHT - 24);
+            lower
+                .draw(&Text::new(
+                    BARS_NOTE,
+                    (16, 2),
+                    ("sans-serif", 13)
+                        .into_font()
+                        .color(&RGBColor(0x55, 0x55, 0x55)),
+                ))
+                .map_err(err)?;
+            upper
+        } else {
+            whole.clone()
+        };
         let xl = || (x0..x1).log_scale().with_key_points(x_ticks());
         let yl = || (y0..y1).log_scale().with_key_points(y_ticks());
         let r = match (chart.x_log, chart.y_log) {
@@ -202,7 +228,8 @@ pub fn render(chart: &Chart) -> Result<String, String> {
             (false, false) => draw(&root, chart, x0..x1, y0..y1),
         };
         r.map_err(|e| format!("cannot draw chart `{}`: {e}", chart.title))?;
-        root.present()
+        whole
+            .present()
             .map_err(|e| format!("cannot draw chart `{}`: {e}", chart.title))?;
     }
     Ok(svg)
@@ -255,8 +282,18 @@ where
         true => tick(v.round()),
         false => tick(*v),
     };
-    ctx.configure_mesh()
-        .x_desc(chart.x_desc.as_str())
+    let mut mesh = ctx.configure_mesh();
+    if chart.y_integer {
+        // One label per whole number up to 10 of them: no unlabelled ticks in between.
+        let top = chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0f64, f64::max)
+            .ceil();
+        mesh.y_labels((top as usize + 1).clamp(2, 11));
+    }
+    mesh.x_desc(chart.x_desc.as_str())
         .y_desc(chart.y_desc.as_str())
         .x_label_formatter(&fmt)
         .y_label_formatter(&y_fmt)

@@ -29,12 +29,12 @@ pub async fn ab(
     let pairs = opts.pairs.expect("bench ab pairs its arms");
     let how = match (pairs.pairing, pairs.precision) {
         (super::Pairing::Runs, _) => format!(
-            "{} pairs of whole runs per cell",
-            sweep.plan.run.repetitions
+            "{} of whole runs per cell",
+            crate::plan::count(sweep.plan.run.repetitions.into(), "pair", "pairs")
         ),
         (p, None) => format!(
-            "pairs inside each of a cell's {} runs ({})",
-            sweep.plan.run.repetitions,
+            "pairs inside each of a cell's {} ({})",
+            crate::plan::count(sweep.plan.run.repetitions.into(), "run", "runs"),
             p.as_str()
         ),
         (p, Some(prec)) => format!(

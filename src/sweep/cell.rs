@@ -9,7 +9,9 @@ use super::Sweep;
 use super::run::{ARM_A, Arm};
 use crate::catalog;
 use crate::clock::now_utc_ms;
-use crate::coordinator::{self, ArmUnits, CellRun, Outcome, Pace, PairOutcome, PairingKind};
+use crate::coordinator::{
+    self, ArmUnits, CellRun, Observer, Outcome, Pace, PairOutcome, PairingKind,
+};
 use crate::error::BenchError;
 use crate::export::Record;
 use crate::export::record::{self, Provenance, Verification};
@@ -26,6 +28,8 @@ use crate::worker::WorkerArgs;
 pub(super) struct Job<'a> {
     pub cell: &'a Cell,
     pub repetition: u32,
+    /// The repetitions the cell runs in all.
+    pub of: u32,
     pub golden: &'a Golden,
     pub arms: &'a [&'a Arm],
 }
@@ -140,6 +144,42 @@ impl PairSpec {
     }
 }
 
+/// While a launcher holds a cell's workers in its queue, `<out>/.running` says so (for
+/// `bench status`): the cell and the launcher's last words.
+pub const RUNNING_FILE: &str = ".running";
+
+/// The display of a running cell, and what `bench status` can read of it.
+struct Watched<'a> {
+    bar: &'a CellBar,
+    file: std::path::PathBuf,
+    cell: String,
+}
+
+impl Watched<'_> {
+    fn clear(&self) {
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+impl Observer for Watched<'_> {
+    fn released(&self) {
+        self.clear();
+        self.bar.released();
+    }
+    fn op(&self, ok: bool, read: bool) {
+        self.bar.op(ok, read);
+    }
+    fn worker_done(&self) {
+        self.bar.worker_done();
+    }
+    fn waiting(&self, line: &str) {
+        // Best effort: a status line, not a result.
+        let text = format!("{}: waiting: {line}\n", self.cell);
+        let _ = crate::files::write_atomic(&self.file, text.as_bytes());
+        self.bar.waiting(line);
+    }
+}
+
 /// What the workers of a run measured: one figure set per arm (and with pairs, the units
 /// of both arms, their pairing and the pilot's repetitions in precision mode).
 enum Ran {
@@ -153,7 +193,7 @@ async fn run_workers(
     runs: Vec<CellRun<'_>>,
     pace: Option<Pace>,
     timeout: Duration,
-    bar: &CellBar,
+    bar: &dyn Observer,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Ran {
     match (pace, <[CellRun<'_>; 2]>::try_from(runs)) {
@@ -195,6 +235,7 @@ pub(super) async fn run_one(
     let Job {
         cell,
         repetition,
+        of,
         golden,
         arms,
     } = job;
@@ -230,12 +271,18 @@ pub(super) async fn run_one(
     let arms = &arms[..roots.len()];
     let timed = cell.mode.operations().is_none();
     let duration = Duration::from_secs(cell.mode.duration_secs());
+    // The cell, its repetition and its arms, as the display names the run.
+    let mut label = id.clone();
+    if of > 1 {
+        label.push_str(&format!(" {repetition}/{of}"));
+    }
+    match (pace.is_some(), arms.first().and_then(|a| a.name)) {
+        (true, _) => label.push_str(" [A+B]"),
+        (false, Some(name)) => label.push_str(&format!(" [{name}]")),
+        (false, None) => {}
+    }
     let bar = progress.cell(CellView {
-        id: if pace.is_some() {
-            format!("{id} [A+B]")
-        } else {
-            id.clone()
-        },
+        id: label.clone(),
         workers: cell.mode.workers() * roots.len() as u32,
         expected_ops: cell.mode.operations(),
         // Slices give each arm the cell's duration in turn.
@@ -260,7 +307,13 @@ pub(super) async fn run_one(
             launcher: launcher.clone(),
         })
         .collect();
-    let ran = run_workers(runs, pace, sweep.plan.run.cell_timeout, &bar, interrupt).await;
+    let watched = Watched {
+        bar: &bar,
+        file: sweep.out.join(RUNNING_FILE),
+        cell: label,
+    };
+    let ran = run_workers(runs, pace, sweep.plan.run.cell_timeout, &watched, interrupt).await;
+    watched.clear();
     bar.finish();
 
     let result = match ran {

@@ -13,7 +13,6 @@ mod views;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub use ab::ab;
 pub use cell::Pairing;
@@ -52,6 +51,8 @@ pub struct Sweep {
     pub shard: Option<shard::Shard>,
     /// Every cell of the plan, in order, whichever shard runs it (for `bench merge`).
     pub planned: Vec<String>,
+    /// The sweep's root as the cells' keys have it (a shard's prefix is under it).
+    pub root: String,
 }
 
 impl Sweep {
@@ -87,7 +88,8 @@ impl Sweep {
         };
         let mut store = Store::open(&root, &plan.storage).await?;
         // Keys come from the sweep's root, so a cell has the same key sharded or not.
-        let mut steps = expand(&plan, &store.root_uri());
+        let root = store.root_uri();
+        let mut steps = expand(&plan, &root);
         let planned = crate::plan::cells(&steps).iter().map(|c| c.id()).collect();
         if let Some(s) = shard {
             steps = shard_steps(&steps, plan.run.repetitions, s);
@@ -101,6 +103,7 @@ impl Sweep {
             steps,
             shard,
             planned,
+            root,
         })
     }
 
@@ -111,7 +114,25 @@ impl Sweep {
             repetitions: self.plan.run.repetitions,
             shard: self.shard,
             pairing: None,
+            root: Some(self.root.clone()),
+            storage: self
+                .plan
+                .storage
+                .iter()
+                .filter(|(k, _)| !crate::plan::is_secret(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
+    }
+
+    /// When the directory was run against another store (root or storage options): the
+    /// options it was run with. `None` for the same store, or a checkpoint that does not
+    /// say (written before bench recorded it).
+    fn other_store(&self, state: &State) -> Option<crate::state::SweepInfo> {
+        let was = state.sweep.as_ref()?;
+        let now = self.info();
+        (was.root.is_some() && (was.root != now.root || was.storage != now.storage))
+            .then(|| was.clone())
     }
 
     fn cells(&self) -> Vec<&Cell> {
@@ -156,8 +177,8 @@ impl Sweep {
         arms: &[Option<&str>],
         retry_failed: bool,
         ready: &BTreeSet<GoldenSpec>,
-    ) -> Duration {
-        let mut total = Duration::ZERO;
+    ) -> crate::progress::Predicted {
+        let mut p = crate::progress::Predicted::default();
         let mut goldens = BTreeSet::new();
         for cell in self.cells() {
             let st = self.standing(state, records, cell, arms, false);
@@ -166,12 +187,12 @@ impl Sweep {
                 resume::CellStatus::Failed if !retry_failed => continue,
                 _ => (st.repetitions - st.recorded) as usize * arms.len(),
             };
-            total += estimate::cell_run(cell) * runs as u32;
+            p.runs += estimate::cell_run(cell) * runs as u32;
             if !ready.contains(&cell.golden) && goldens.insert(cell.golden) {
-                total += estimate::golden(cell.golden);
+                p.goldens += estimate::golden(cell.golden);
             }
         }
-        total
+        p
     }
 }
 

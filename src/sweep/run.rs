@@ -14,7 +14,7 @@ use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
 use crate::golden::{self, Golden, GoldenConfig};
 use crate::plan::{Cell, Cleanup, GoldenSpec, Order};
-use crate::progress::{Display, Progress};
+use crate::progress::{Display, Progress, Work};
 use crate::state::{State, Status};
 use crate::worker::protocol::Versions;
 
@@ -223,6 +223,18 @@ async fn open(
         ));
     }
     let records = jsonl::read_all(&results).map_err(BenchError::output)?;
+    // The cells' keys depend on the store: a resume against another one would run every
+    // cell again, on another store, and mix their records.
+    if let Some(was) = sweep.other_store(&state)
+        && !state.cells.is_empty()
+    {
+        return Err(BenchError::Usage(format!(
+            "{} was run with {}; give the same to resume it (another store would run every \
+             cell again), or another --out",
+            out.display(),
+            was.store_args()
+        )));
+    }
     // An A/B directory keeps the pairing it was started with.
     let pairing = opts.pairs.map(|p| p.pairing.as_str().to_string());
     let before = (state.sweep.as_ref().and_then(|i| i.pairing.clone())).or_else(|| {
@@ -346,7 +358,7 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunRe
         },
         cells.len(),
         sweep.out.display(),
-        super::estimate::about(predicted)
+        super::estimate::about(predicted.total())
     ));
     let plan_run = &sweep.plan.run;
     for (c, repetition) in schedule(cells.len(), plan_run.repetitions, plan_run.order) {
@@ -440,6 +452,7 @@ impl Runner<'_> {
             let job = Job {
                 cell,
                 repetition,
+                of: self.repetitions_of(cell),
                 golden: &golden,
                 arms: &group,
             };
@@ -495,7 +508,7 @@ impl Runner<'_> {
         }
         let units = job.arms.len() as u32;
         self.progress
-            .unit_started(super::estimate::cell_run(cell) * units);
+            .unit_started(Work::Run, super::estimate::cell_run(cell) * units);
         let result = cell::run_one(
             self.sweep,
             job,
@@ -558,8 +571,9 @@ impl Runner<'_> {
                         self.state.decide(&id, &key, recorded, total);
                         self.state.save(&self.sweep.out)?;
                         self.progress.log(format!(
-                            "{id}: its pilot of {recorded} repetitions needs {total} in all \
+                            "{id}: its pilot of {} needs {total} in all \
                              for ±{:.1} % (Stein's rule)",
+                            crate::plan::count(recorded.into(), "repetition", "repetitions"),
                             precision * 100.0
                         ));
                         Some(total)
@@ -576,7 +590,10 @@ impl Runner<'_> {
                 self.state.save(&self.sweep.out)?;
                 let when = match target {
                     Some(t) => format!("after {recorded} of {t} repetitions"),
-                    None => format!("during its pilot, after {recorded} repetitions"),
+                    None => format!(
+                        "during its pilot, after {}",
+                        crate::plan::count(recorded.into(), "repetition", "repetitions")
+                    ),
                 };
                 self.progress.log(format!(
                     "{id}: its budget of {}s ran out {when}; its interval may be wider than \
@@ -590,6 +607,7 @@ impl Runner<'_> {
             let job = Job {
                 cell,
                 repetition: recorded + 1,
+                of: self.repetitions_of(cell).max(recorded + 1),
                 golden,
                 arms: &arms,
             };
@@ -625,7 +643,8 @@ impl Runner<'_> {
         };
         self.progress.log(format!("golden {}: checking", spec.id()));
         let started = std::time::Instant::now();
-        self.progress.unit_started(super::estimate::golden(spec));
+        self.progress
+            .unit_started(Work::Golden, super::estimate::golden(spec));
         let result = match golden::ensure(&self.sweep.store, spec, &cfg).await {
             Ok((g, reused)) => {
                 if reused {
@@ -660,7 +679,7 @@ impl Runner<'_> {
         let left =
             self.sweep.plan.run.repetitions.saturating_sub(runs_done) as usize * self.arms.len();
         self.progress
-            .skip(super::estimate::cell_run(cell) * left as u32);
+            .skip(Work::Run, super::estimate::cell_run(cell) * left as u32);
         self.settled.insert(cell.id());
         self.progress.cell_finished();
     }
@@ -748,16 +767,16 @@ impl Runner<'_> {
             String::new()
         } else {
             format!(
-                "\n  WARNING: {} cells measured no successful operation, so they have no \
+                "\n  WARNING: {} measured no successful operation, so they have no \
                  latency or throughput (the report lists them): {}",
-                empty.len(),
+                crate::plan::count(empty.len() as u64, "cell", "cells"),
                 empty.join(", ")
             )
         };
         format!(
-            "sweep `{}` finished: {} cells run, {} already done, {} failed{earlier}{unverified}\n  results: {}\n  summary: {}{report_line}{empty}",
+            "sweep `{}` finished: {} run, {} already done, {} failed{earlier}{unverified}\n  results: {}\n  summary: {}{report_line}{empty}",
             self.sweep.plan.name,
-            r.ran,
+            crate::plan::count(r.ran, "cell", "cells"),
             r.skipped_done,
             r.failed + r.failed_not_retried,
             self.sweep.results_path().display(),

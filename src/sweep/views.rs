@@ -17,6 +17,38 @@ fn records_for_display(sweep: &Sweep) -> Vec<Record> {
     })
 }
 
+/// Why a stale cell is stale: the plan changed, or the directory was run against another
+/// store (the cell's key under that store is the one its checkpoint holds).
+fn stale_because(state: &State, cell: &crate::plan::Cell) -> &'static str {
+    let recorded = state.cells.get(&cell.id()).map(|c| c.key.clone());
+    if let Some(info) = state.sweep.as_ref()
+        && let Some(root) = &info.root
+    {
+        let mut there = cell.clone();
+        there.root = root.clone();
+        there.storage = info.storage.clone();
+        let key = there.key();
+        if Some(&key) == recorded.as_ref() && key != cell.key() {
+            return "another store";
+        }
+    }
+    "plan changed"
+}
+
+/// A note when the directory was run against another store than the one given now.
+fn store_note(sweep: &Sweep, state: &State) -> String {
+    match sweep.other_store(state) {
+        Some(was) => format!(
+            "note: {} was run with {}; under the store given now ({}) its cells are stale: \
+             give the same options to see where it stands\n",
+            sweep.out.display(),
+            was.store_args(),
+            sweep.root
+        ),
+        None => String::new(),
+    }
+}
+
 /// ` (shard 2/3 of 12)` when the sweep is a shard.
 fn shard_note(sweep: &Sweep) -> String {
     match sweep.shard {
@@ -37,12 +69,14 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         ),
         None => String::new(),
     };
+    let reps = plan.run.repetitions;
     let mut s = format!(
-        "plan `{}` ({}): {} cells{}, operation {}{mixed}\n  results: {}\n  store:   {}\n\n",
+        "plan `{}` ({}): {} cells{}, {}, operation {}{mixed}\n  results: {}\n  store:   {}\n\n",
         plan.name,
         sweep.plan_path.display(),
         sweep.cells().len(),
         shard_note(sweep),
+        crate::plan::count(reps as u64, "repetition", "repetitions") + " each",
         plan.operation,
         sweep.out.display(),
         sweep.store.root_uri(),
@@ -73,19 +107,22 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
             }
             Step::Cell(c) => {
                 i += 1;
-                let label = sweep
-                    .standing(&state, &records, c, &arms, live.is_some())
-                    .label();
+                let st = sweep.standing(&state, &records, c, &arms, live.is_some());
+                let mut label = st.label();
+                if st.status == CellStatus::Stale {
+                    label.push_str(&format!(" ({})", stale_because(&state, c)));
+                }
                 s.push_str(&format!("{i:>4}  {:<40} {:<18} {label}\n", c.id(), c.key()));
             }
         }
     }
+    s.push_str(&store_note(sweep, &state));
     let left = sweep.predicted_left(&state, &records, &arms, false, &ready);
     s.push_str(&format!(
-        "\nestimated time for what is left: {} on a machine like this project's 2-core one \
-         with local disk (a model of commit cost by catalog size; S3 is many times slower; \
-         `bench run` corrects it as cells finish)\n",
-        super::estimate::about(left)
+        "\nestimated time for what is left: {} on a 2-core, 24 GiB VM with local disk (a model \
+         of commit cost by catalog size; S3 is many times slower; `bench run` corrects it as \
+         cells finish)\n",
+        super::estimate::about(left.total())
     ));
     Ok(s)
 }
@@ -100,9 +137,13 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let live = crate::lock::holder(&sweep.out);
     let mut count = std::collections::HashMap::new();
     let (mut partial, mut failures) = (Vec::new(), Vec::new());
+    let mut elsewhere = 0;
     for c in &cells {
         let st = sweep.standing(&state, &records, c, &arms, live.is_some());
         *count.entry(st.status).or_insert(0) += 1;
+        if st.status == CellStatus::Stale && stale_because(&state, c) == "another store" {
+            elsewhere += 1;
+        }
         if st.partial() {
             partial.push(format!("  {}: {}\n", c.id(), st.label()));
         }
@@ -116,21 +157,41 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         }
     }
     let n = |st: CellStatus| count.get(&st).copied().unwrap_or(0);
+    let stale = match (n(CellStatus::Stale) - elsewhere, elsewhere) {
+        (p, 0) => format!("{p} stale (plan changed since they ran)"),
+        (0, e) => format!("{e} stale (run against another store)"),
+        (p, e) => format!(
+            "{} stale ({p}: plan changed since they ran; {e}: run against another store)",
+            p + e
+        ),
+    };
     let mut s = format!(
-        "plan `{}`{}: {} cells: {} done, {} failed, {} pending, {} stale (plan changed since they ran), {} interrupted{}\n",
+        "plan `{}`{}: {} cells: {} done, {} failed, {} pending, {stale}, {} interrupted{}\n",
         sweep.plan.name,
         shard_note(sweep),
         cells.len(),
         n(CellStatus::Done),
         n(CellStatus::Failed),
         n(CellStatus::Pending),
-        n(CellStatus::Stale),
         n(CellStatus::Interrupted),
         match live {
-            Some(pid) => format!(
-                ", {} running (bench run pid {pid} holds the directory)",
-                n(CellStatus::Running)
-            ),
+            Some(pid) => {
+                let running: Vec<&str> = state
+                    .cells
+                    .iter()
+                    .filter(|(_, c)| c.status == crate::state::Status::Running)
+                    .map(|(id, _)| id.as_str())
+                    .collect();
+                format!(
+                    ", {} running (bench run pid {pid} holds the directory{})",
+                    n(CellStatus::Running),
+                    if running.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; running now: {}", running.join(", "))
+                    }
+                )
+            }
             None => String::new(),
         },
     );
@@ -141,6 +202,12 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     if !failures.is_empty() {
         s.push_str("failed cells (re-run them with `bench run --retry-failed`):\n");
         s.extend(failures);
+    }
+    s.push_str(&store_note(sweep, &state));
+    if live.is_some()
+        && let Ok(now) = std::fs::read_to_string(sweep.out.join(super::cell::RUNNING_FILE))
+    {
+        s.push_str(&format!("now: {}\n", now.trim()));
     }
     s.push_str(&format!(
         "results: {}\nsummary: {}\nstate:   {}\nstore:   {}\n",

@@ -432,7 +432,7 @@ duration_secs = 30
     let status = String::from_utf8(status.stdout).unwrap();
     assert!(
         status.contains(&format!(
-            "0 interrupted, 1 running (bench run pid {} holds the directory)",
+            "0 interrupted, 1 running (bench run pid {} holds the directory; running now: ",
             child.id()
         )),
         "{status}"
@@ -460,7 +460,7 @@ duration_secs = 30
     let o = run(&plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0));
     assert!(
-        stderr(&o).contains("1 cells run, 1 already done"),
+        stderr(&o).contains("1 cell run, 1 already done"),
         "{}",
         stderr(&o)
     );

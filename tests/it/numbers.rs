@@ -319,7 +319,7 @@ fn a_cell_without_a_successful_operation_is_reported_and_not_drawn() {
     assert_eq!(r["total_operations"], 0, "{r}");
     assert!(r["reads"]["total_operations"].as_u64().unwrap() > 0, "{r}");
     assert!(
-        stderr(&o).contains("WARNING: 1 cells measured no successful operation")
+        stderr(&o).contains("WARNING: 1 cell measured no successful operation")
             && stderr(&o).contains("mixed_inline_false_rows_100_c_1"),
         "{}",
         stderr(&o)

@@ -118,7 +118,7 @@ fn report_renders_valid_charts_and_tables_matching_the_results() {
             "concurrent_errors_no_index.svg",
             &[
                 "writer processes (log scale)",
-                "failed operations per cell (count)",
+                "failed operations, all repetitions (count)",
             ],
             &["1k rows", "10k rows"],
         ),
@@ -263,7 +263,9 @@ fn summarize_rebuilds_summary_and_report_from_concatenated_results() {
 fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
     let (a, b) = (fixture("reps-a.jsonl"), fixture("reps-b.jsonl"));
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let o = bench_cmd(&["compare", a, b]);
+    // The fixtures' B is A with known edits, as if both ran in one sitting: no spread
+    // between runs to allow for.
+    let o = bench_cmd(&["compare", a, b, "--between-runs", "0"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     let row = |table: &str, cell: &str| -> String {
@@ -305,8 +307,28 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
         "{text}"
     );
 
-    let o = bench_cmd(&["compare", a, b, "--fail-on-regression"]);
+    let o = bench_cmd(&[
+        "compare",
+        a,
+        b,
+        "--fail-on-regression",
+        "--between-runs",
+        "0",
+    ]);
     assert_eq!(o.status.code(), Some(5), "{}", stdout(&o));
+    // As separate runs (the default spread between runs, 35 %), the 40 % improvement is no
+    // verdict, but the halving is.
+    let o = bench_cmd(&["compare", a, b]);
+    let text = stdout(&o);
+    let r = row(&text, "conc_inline_true_rows_1000_c_2");
+    assert!(r.ends_with("within noise"), "{r}");
+    let r = row(&text, "cont_inline_true_rows_1000");
+    assert!(r.contains("REGRESSION (ops/s -50.0%"), "{r}");
+    assert!(
+        text.contains("widened by the ±35% two separate runs differ by")
+            && text.contains("use `bench ab`"),
+        "{text}"
+    );
     // Nothing moved beyond 60 % with confidence.
     let o = bench_cmd(&["compare", a, b, "--fail-on-regression", "--threshold", "60"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));

@@ -75,6 +75,9 @@ fn bad_shard_arguments_and_auto_without_an_array_job_fail_clearly() {
 fn shards_run_apart_and_merge_into_the_whole_sweep() {
     let (dir, plan, _) = plan_dir(&tiny_plan());
     let shard = |k: u32| dir.path().join(format!("shard-{k}"));
+    // Shards meant to be merged share one store.
+    let root = dir.path().join("store");
+    let root = root.to_str().unwrap();
     // The shards' cells: disjoint, together every cell of the plan.
     let mut seen = Vec::new();
     for k in 1..=3 {
@@ -99,11 +102,15 @@ fn shards_run_apart_and_merge_into_the_whole_sweep() {
 
     // Shards 1 and 2 run; the merge says what is missing and exits 6.
     for k in [1, 2] {
-        let o = run(&plan, &shard(k), &["--shard", &format!("{k}/3")]);
+        let o = run(
+            &plan,
+            &shard(k),
+            &["--shard", &format!("{k}/3"), "--root", root],
+        );
         assert!(o.status.success(), "{}", stderr(&o));
     }
     // A shard's directory refuses another shard (or the whole sweep).
-    let o = run(&plan, &shard(1), &["--shard", "2/3"]);
+    let o = run(&plan, &shard(1), &["--shard", "2/3", "--root", root]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("holds shard 1/3") && stderr(&o).contains("its own --out"),
@@ -118,7 +125,7 @@ fn shards_run_apart_and_merge_into_the_whole_sweep() {
     assert_eq!(partial.len(), 6);
 
     // The late shard finishes; merging again completes the sweep.
-    let o = run(&plan, &shard(3), &["--shard", "3/3"]);
+    let o = run(&plan, &shard(3), &["--shard", "3/3", "--root", root]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = merge(&merged, &[&shard(1), &shard(2), &shard(3)]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
@@ -155,7 +162,7 @@ fn shards_run_apart_and_merge_into_the_whole_sweep() {
 
     // A cell run twice with different results is refused, and nothing is written.
     let twice = dir.path().join("twice");
-    let o = run(&plan, &twice, &["--shard", "1/3"]);
+    let o = run(&plan, &twice, &["--shard", "1/3", "--root", root]);
     assert!(o.status.success(), "{}", stderr(&o));
     let refused = dir.path().join("refused");
     let o = merge(&refused, &[&shard(1), &shard(2), &shard(3), &twice]);
@@ -180,11 +187,77 @@ fn shards_run_apart_and_merge_into_the_whole_sweep() {
     // Shards of another plan are refused.
     let (_o, other, _) = plan_dir(&tiny_plan().replace("sizes = [100, 1000]", "sizes = [100]"));
     let elsewhere = dir.path().join("other");
-    let o = run(&other, &elsewhere, &["--shard", "1/3"]);
+    let o = run(&other, &elsewhere, &["--shard", "1/3", "--root", root]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = merge(&dir.path().join("mixed"), &[&shard(1), &elsewhere]);
     assert_eq!(o.status.code(), Some(4));
     assert!(stderr(&o).contains("different sweeps"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_shard_remembers_its_store_and_merge_refuses_records_of_two_stores() {
+    let (dir, plan, _) = plan_dir(&tiny_plan().replace("sizes = [100, 1000]", "sizes = [100]"));
+    let shard = |k: u32| dir.path().join(format!("shard-{k}"));
+    let (r1, r2) = (dir.path().join("store-1"), dir.path().join("store-2"));
+    let (r1, r2) = (r1.to_str().unwrap(), r2.to_str().unwrap());
+    let o = run(&plan, &shard(1), &["--shard", "1/2", "--root", r1]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(shard(1).join("results.jsonl")).unwrap();
+    // Resumed without its --root: refused, naming the one to give; nothing runs.
+    let o = run(&plan, &shard(1), &["--shard", "1/2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("was run with --root {r1}")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(shard(1).join("results.jsonl")).unwrap(),
+        before
+    );
+    // `bench status` without it: the cells are stale because of the store, not the plan.
+    let o = bench()
+        .args(["status", plan.to_str().unwrap(), "--out"])
+        .arg(shard(1))
+        .args(["--shard", "1/2"])
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert!(text.contains("stale (run against another store)"), "{text}");
+    assert!(!text.contains("plan changed"), "{text}");
+    assert!(
+        text.contains(&format!("was run with --root {r1}")),
+        "{text}"
+    );
+    // With it: done, as it is.
+    let o = bench()
+        .args(["status", plan.to_str().unwrap(), "--out"])
+        .arg(shard(1))
+        .args(["--shard", "1/2", "--root", r1])
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("0 stale"), "{}", stdout(&o));
+    // The other shard against another store: the merge refuses to mix them, unless told.
+    let o = run(&plan, &shard(2), &["--shard", "2/2", "--root", r2]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = dir.path().join("merged");
+    let o = merge(&merged, &[&shard(1), &shard(2)]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("different stores") && stderr(&o).contains("--allow-mixed-roots"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!merged.join("results.jsonl").exists());
+    let o = bench()
+        .arg("merge")
+        .arg(&merged)
+        .args([&shard(1), &shard(2)])
+        .arg("--allow-mixed-roots")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(lines(&merged.join("results.jsonl")).len(), 4);
 }
 
 #[test]

@@ -407,3 +407,104 @@ fn ctrl_c_during_an_srun_cell_stops_every_writer_and_leaves_the_cell_pending() {
         .unwrap();
     assert!(text(&status).contains("1 pending"), "{}", text(&status));
 }
+
+/// Cancels a Slurm job when dropped.
+struct Job<'a>(&'a Path, String);
+
+impl Drop for Job<'_> {
+    fn drop(&mut self) {
+        let _ = slurm(self.0, "scancel").arg(&self.1).status();
+    }
+}
+
+/// Wait until job `id` runs.
+fn wait_running(conf: &Path, id: &str) {
+    let start = Instant::now();
+    loop {
+        let o = slurm(conf, "squeue")
+            .args(["-h", "-o", "%T", "-j", id])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&o.stdout).trim() == "RUNNING" {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "job {id} never ran"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn writers_waiting_in_the_queue_are_shown_and_a_timeout_while_queued_says_so() {
+    let (conf, _alone) = cluster();
+    // Another job holds every CPU of the cluster: the cell's srun waits in the queue.
+    let blocker = Job(
+        conf,
+        sbatch(conf, &["--ntasks=6", "--output=/dev/null"], "sleep 300"),
+    );
+    wait_running(conf, &blocker.1);
+    let (_d, plan, out) = plan_dir(
+        "name = \"queued\"\n[matrix]\nsizes = [100]\ninline = [true]\n\
+         [concurrent]\nconcurrency = [2]\nduration_secs = 1\n\
+         [run]\ncell_timeout_secs = 8\n\
+         launcher = \"srun --ntasks={workers} --label --input=all --kill-on-bad-exit=1\"\n",
+    );
+    let child = bench()
+        .env("SLURM_CONF", conf)
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--progress",
+            "lines",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `bench status` names the running cell and what srun says while it waits.
+    let start = Instant::now();
+    let status = loop {
+        let o = bench()
+            .args(["status", plan.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        if text.contains("now: ") {
+            break text;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "status never showed the wait: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        status.contains("conc_inline_true_rows_100_c_2: waiting: srun: job")
+            && status.contains("queued and waiting for resources"),
+        "{status}"
+    );
+    assert!(
+        status.contains("running now: conc_inline_true_rows_100_c_2"),
+        "{status}"
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    // The log shows the wait as it comes, and the failure says the workers never started.
+    assert!(
+        err.contains("conc_inline_true_rows_100_c_2: waiting: srun: job"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the cell's workers had not started within 8s")
+            && err.contains("queued and waiting for resources")
+            && err.contains("--overcommit"),
+        "{err}"
+    );
+    assert!(!out.join(".running").exists(), "the wait is over");
+}
