@@ -210,6 +210,17 @@ def part_compare(pairs):
     print(f"== bench compare of separate sequential runs ({pairs} identical pairs at 3 and at 5 "
           "repetitions, then a planted 25 ms slowdown) ==")
     spreads = []
+    compared = {3: [], 5: []}
+
+    def verdicts(a, b, between=None):
+        extra = [] if between is None else ["--between-runs", str(between)]
+        c = subprocess.run([BENCH, "compare", a, b, *extra], capture_output=True,
+                           text=True).stdout
+        main = c.split("requests and bytes")[0].split("reads of mixed")[0]
+        rows = [l for l in main.splitlines() if re.match(r"^(cont|conc)_", l)]
+        flagged = [l for l in rows if "REGRESSION" in l or "improved" in l]
+        return len(rows), flagged
+
     for reps in (3, 5):
         p = os.path.join(WORK, f"panel-{reps}.toml")
         with open(p, "w") as f:
@@ -222,20 +233,12 @@ def part_compare(pairs):
                             "lines"], check=True, capture_output=True,
                            env=dict(os.environ, **(env or {})))
 
-        def verdicts(a, b):
-            c = subprocess.run([BENCH, "compare", a, b], capture_output=True, text=True).stdout
-            main = c.split("requests and bytes")[0].split("reads of mixed")[0]
-            rows = [l for l in main.splitlines() if re.match(r"^(cont|conc)_", l)]
-            return len(rows), sum(1 for l in rows if "REGRESSION" in l or "improved" in l)
-
-        cells = flagged = 0
-        first = None
         for i in range(pairs):
             outs = [os.path.join(WORK, f"id-{reps}-{i}-{side}") for side in "ab"]
             for o in outs:
                 run(o)
-            first = first or outs[0]
-            n, f = verdicts(*outs)
+            compared[reps].append(outs)
+            n, flagged = verdicts(*outs)
             sums = [{r.split(",")[21]: r.split(",") for r in open(os.path.join(o, "summary.csv"))}
                     for o in outs]
             for tag, ra in sums[0].items():
@@ -244,22 +247,32 @@ def part_compare(pairs):
                     # tps, p50_ms: columns 8 and 10
                     spreads += [abs(math.log(float(rb[k]) / float(ra[k]))) for k in (8, 10)
                                 if float(ra[k]) > 0 and float(rb[k]) > 0]
-            print(f"{reps} repetitions, pair {i + 1}: {f} of {n} cells with a verdict",
+            print(f"{reps} repetitions, pair {i + 1}: {len(flagged)} of {n} cells with a verdict",
                   flush=True)
-            cells += n
-            flagged += f
+            for line in flagged:
+                cols = line.split()
+                print(f"    {cols[0]}: {line[line.index('[') - 6:line.index(']') + 1].strip()} "
+                      f"... {line[line.rindex('  ') + 2:]}", flush=True)
         slow = os.path.join(WORK, f"slow-{reps}")
         run(slow, {"BENCH_OP_DELAY_MS": "25"})
-        n, f = verdicts(first, slow)
-        print(f"{reps} repetitions: false alarms {flagged}/{cells} cells "
-              f"({100 * flagged / cells:.1f} %); planted 25 ms: {f} of {n} cells with a verdict",
-              flush=True)
+        compared[reps].append([compared[reps][0][0], slow])
     spreads.sort()
     q = spreads[min(len(spreads) - 1, int(0.95 * len(spreads)))]
+    q_pct = 100 * (math.exp(q) - 1)
     print(f"spread between identical runs (throughput and p50 medians, {len(spreads)} ratios): "
-          f"95th percentile ±{100 * (math.exp(q) - 1):.0f} %, largest "
-          f"±{100 * (math.exp(spreads[-1]) - 1):.0f} % (bench compare --between-runs defaults "
-          "to 35)")
+          f"95th percentile ±{q_pct:.0f} %, largest ±{100 * (math.exp(spreads[-1]) - 1):.0f} %")
+    floors = sorted({None, round(q_pct)}, key=lambda f: -1 if f is None else f)
+    for floor in floors:
+        name = "the default" if floor is None else f"--between-runs {floor}"
+        for reps in (3, 5):
+            *same, planted = compared[reps]
+            results = [verdicts(a, b, floor) for a, b in same]
+            n = sum(r[0] for r in results)
+            f = sum(len(r[1]) for r in results)
+            pn, pf = verdicts(*planted, floor)
+            print(f"{name}, {reps} repetitions: false alarms {f}/{n} cells "
+                  f"({100 * f / n:.1f} %); planted 25 ms: {len(pf)} of {pn} cells with a "
+                  "verdict", flush=True)
 
 
 def main():

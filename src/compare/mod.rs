@@ -62,7 +62,7 @@ pub const DEFAULT_THRESHOLD_PCT: f64 = 10.0;
 
 /// Default spread between separate runs of the same build, in percent: measured on a
 /// 2-core VM with local disk (README, "How noisy is this machine").
-pub const DEFAULT_BETWEEN_RUNS_PCT: f64 = 35.0;
+pub const DEFAULT_BETWEEN_RUNS_PCT: f64 = 100.0;
 
 fn parse_threshold(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
@@ -838,7 +838,7 @@ pub(crate) mod tests {
     #[test]
     fn separate_runs_need_a_change_beyond_their_spread() {
         // 20 % slower with little spread: a verdict without a spread between runs, none
-        // with the default 35 %; a halving is one either way.
+        // with the default 100 %; a quartering is one either way.
         let a = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
         let slow = reps(&[80.0, 83.0, 78.0, 81.0, 79.0], None);
         assert_eq!(compare(&a, &slow, 10.0, 0.0).regressions(), 1);
@@ -847,7 +847,7 @@ pub(crate) mod tests {
         assert_eq!(c.rows[0].changes[0], Change::Noise);
         let t = c.rows[0].tests[0].unwrap();
         assert!(t.ci.0 < 0.65 && t.ci.1 > 1.0, "widened: {t:?}");
-        let half = reps(&[50.0, 52.0, 48.5, 50.5, 49.5], None);
+        let half = reps(&[25.0, 26.0, 24.2, 25.2, 24.7], None);
         assert_eq!(
             compare(&a, &half, 10.0, DEFAULT_BETWEEN_RUNS_PCT).regressions(),
             1

@@ -289,28 +289,11 @@ mod tests {
 
     #[test]
     fn failures_are_summed_over_repetitions_never_hidden_by_a_median() {
-        // Repetition 3 of 3 had one conflict past the retries: the median would say 0.
-        let reps: Vec<Record> = (1..=3)
-            .map(|i| {
-                let mut r = record(
-                    Concurrent,
-                    NoIndex,
-                    100,
-                    4,
-                    "conc_inline_false_rows_100_c_4",
-                );
-                r.repetition = i;
-                if i == 3 {
-                    r.errors = 1;
-                    r.conflict_errors = 1;
-                }
-                if i == 2 {
-                    r.errors = 2;
-                    r.throttled_errors = 2;
-                }
-                r
-            })
-            .collect();
+        // Repetition 3 of 3 had one conflict past the retries (the median would say 0),
+        // repetition 2 two throttled operations.
+        let mut reps = crate::export::record::tests::with_a_conflict_in_the_last();
+        reps[1].errors = 2;
+        reps[1].throttled_errors = 2;
         let rows = table(&reps);
         let col = |name: &str| {
             let i = COLUMNS.iter().position(|c| *c == name).unwrap();

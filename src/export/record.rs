@@ -385,6 +385,28 @@ pub(crate) mod tests {
         }
     }
 
+    /// Three repetitions of a concurrent cell, the third with one conflict past the retries
+    /// (which a median over repetitions would hide).
+    pub fn with_a_conflict_in_the_last() -> Vec<Record> {
+        (1..=3)
+            .map(|i| {
+                let mut r = record(
+                    ModeKind::Concurrent,
+                    Variant::NoIndex,
+                    100,
+                    4,
+                    "conc_inline_false_rows_100_c_4",
+                );
+                r.repetition = i;
+                if i == 3 {
+                    r.errors = 1;
+                    r.conflict_errors = 1;
+                }
+                r
+            })
+            .collect()
+    }
+
     /// The keys of a JSON object line, in order (top level and nested alike).
     fn keys(line: &str) -> Vec<&str> {
         line.split('"')

@@ -218,6 +218,23 @@ impl Cell {
     }
 }
 
+/// A continuous cell of `operations` commits at 100 rows, no index, for unit tests.
+#[cfg(test)]
+pub fn sample(operations: u64) -> Cell {
+    Cell {
+        golden: GoldenSpec {
+            rows: 100,
+            inline: false,
+        },
+        mode: Mode::Continuous { operations },
+        operation: Operation::CreateNamespace,
+        commit_retries: 20,
+        warmup: 0,
+        root: "/r".into(),
+        storage: BTreeMap::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+#[cfg(test)]
+pub use cell::sample;
 pub use cell::{Cell, GoldenSpec, Mode, ModeKind, Variant};
 pub use expand::{Step, cells, expand};
 pub use operation::Operation;

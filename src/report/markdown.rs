@@ -373,23 +373,7 @@ mod tests {
 
     #[test]
     fn cells_with_a_failure_in_any_repetition_are_listed_with_their_classes() {
-        let reps: Vec<Record> = (1..=3)
-            .map(|i| {
-                let mut r = record(
-                    ModeKind::Concurrent,
-                    Variant::NoIndex,
-                    100,
-                    4,
-                    "conc_inline_false_rows_100_c_4",
-                );
-                r.repetition = i;
-                if i == 3 {
-                    r.errors = 1;
-                    r.conflict_errors = 1;
-                }
-                r
-            })
-            .collect();
+        let reps = crate::export::record::tests::with_a_conflict_in_the_last();
         let clean = record(
             ModeKind::Continuous,
             Variant::NoIndex,

@@ -64,21 +64,9 @@ pub fn spent(records: &[Record], id: &str, key: &str) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{GoldenSpec, Mode, Operation};
 
     fn cell() -> Cell {
-        Cell {
-            golden: GoldenSpec {
-                rows: 100,
-                inline: false,
-            },
-            mode: Mode::Continuous { operations: 60 },
-            operation: Operation::CreateNamespace,
-            commit_retries: 20,
-            warmup: 0,
-            root: "/r".into(),
-            storage: Default::default(),
-        }
+        crate::plan::sample(60)
     }
 
     fn records(reps: u32) -> Vec<Record> {

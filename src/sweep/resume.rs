@@ -154,21 +154,10 @@ pub fn standing_of(
 mod tests {
     use super::*;
     use crate::export::record::tests::record;
-    use crate::plan::{GoldenSpec, Mode, ModeKind, Operation, Variant};
+    use crate::plan::{ModeKind, Variant};
 
     fn cell() -> Cell {
-        Cell {
-            golden: GoldenSpec {
-                rows: 100,
-                inline: false,
-            },
-            mode: Mode::Continuous { operations: 5 },
-            operation: Operation::CreateNamespace,
-            commit_retries: 20,
-            warmup: 0,
-            root: "/r".into(),
-            storage: Default::default(),
-        }
+        crate::plan::sample(5)
     }
 
     #[test]

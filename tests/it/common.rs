@@ -77,6 +77,27 @@ pub fn sweep_with(mut cmd: Command, sub: &str, plan: &Path, out: &Path, extra: &
     output
 }
 
+/// `bench SUB PLAN --out OUT --progress lines EXTRA...` started, not waited for: stdout to
+/// nowhere, stderr piped.
+pub fn spawn_sweep(
+    mut cmd: Command,
+    sub: &str,
+    plan: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Child {
+    cmd.arg(sub)
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .args(["--progress", "lines"])
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 pub fn lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()

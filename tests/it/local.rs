@@ -476,18 +476,7 @@ duration_secs = 30
 fn a_sweep_whose_log_reader_goes_away_still_records_every_cell() {
     // As in `bench run plan.toml 2>&1 | head`: stderr's reader closes at once.
     let (_d, plan, out) = plan_dir(&tiny_plan().replace("sizes = [100, 1000]", "sizes = [100]"));
-    let mut child = bench()
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--progress",
-            "lines",
-            "--out",
-        ])
-        .arg(&out)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_sweep(bench(), "run", &plan, &out, &[]);
     drop(child.stderr.take());
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");

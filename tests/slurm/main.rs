@@ -451,20 +451,9 @@ fn writers_waiting_in_the_queue_are_shown_and_a_timeout_while_queued_says_so() {
          [run]\ncell_timeout_secs = 8\n\
          launcher = \"srun --ntasks={workers} --label --input=all --kill-on-bad-exit=1\"\n",
     );
-    let child = bench()
-        .env("SLURM_CONF", conf)
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--progress",
-            "lines",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut cmd = bench();
+    cmd.env("SLURM_CONF", conf);
+    let child = spawn_sweep(cmd, "run", &plan, &out, &[]);
     // `bench status` names the running cell and what srun says while it waits.
     let start = Instant::now();
     let status = loop {

@@ -222,13 +222,13 @@ fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
     let (dir, plan, out) = plan_dir(plan);
     // B takes 5 ms more a commit: a repetition lasts a few seconds.
     let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=5");
-    let mut child = bench()
-        .args(["ab", plan.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .args(["--candidate", slow.to_str().unwrap(), "--progress", "lines"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_sweep(
+        bench(),
+        "ab",
+        &plan,
+        &out,
+        &["--candidate", slow.to_str().unwrap()],
+    );
     // Wait for the first pair's records, then interrupt during the second pair.
     let results = out.join("results.jsonl");
     let until = Instant::now() + Duration::from_secs(120);
