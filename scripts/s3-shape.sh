@@ -10,7 +10,7 @@
 #
 # Panel: sizes 1,000 and 10,000; both variants; a continuous cell of 10 commits and
 # concurrent cells of 1, 2, 4 and 8 writers; commit_retries = 3, so that contention shows
-# as errors. Takes about 5 minutes a repetition. Needs a release build and moto (see the README).
+# as errors. Takes about 5 minutes a repetition. Needs a release build and moto (see docs/s3.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LATENCY=${1:-25}

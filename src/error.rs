@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// Exit codes of `bench`, documented in the README.
+/// Exit codes of `bench`, documented in the README and docs/sweep.md.
 pub mod exit {
     /// Every cell is done.
     pub const OK: u8 = 0;

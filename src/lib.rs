@@ -3,7 +3,7 @@
 //! Pipeline: [`cli`] -> [`plan`] (validated, expanded into cells) -> `sweep` (per cell:
 //! [`golden`], a copy in the [`store`], the workers run by the [`coordinator`], [`verify`])
 //! -> `export` (results.jsonl, summary.csv) -> `report`. Workers are this same binary
-//! ([`worker`]), each with its own [`catalog`]. See the README's "Architecture".
+//! ([`worker`]), each with its own [`catalog`]. See docs/architecture.md.
 
 pub mod catalog;
 pub mod cli;

@@ -61,7 +61,7 @@ pub struct VerdictArgs {
 pub const DEFAULT_THRESHOLD_PCT: f64 = 10.0;
 
 /// Default spread between separate runs of the same build, in percent: measured on a
-/// 2-core VM with local disk (README, "How noisy is this machine").
+/// 2-core VM with local disk (docs/results.md, "How noisy is a machine").
 pub const DEFAULT_BETWEEN_RUNS_PCT: f64 = 100.0;
 
 fn parse_threshold(s: &str) -> Result<f64, String> {

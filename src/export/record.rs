@@ -1,4 +1,4 @@
-//! The JSONL record of one run of a cell: a documented contract (README, "results.jsonl
+//! The JSONL record of one run of a cell: a documented contract (docs/output-format.md, "results.jsonl
 //! fields"), assembled here from what the cell measured and how it verified.
 
 use serde::{Deserialize, Serialize};
@@ -9,7 +9,7 @@ use crate::stats::{IoCounts, IoPerOp, LatencySummary, Measured, ReadMeasured, Un
 use crate::worker::protocol::Versions;
 
 /// One finished cell. The first block keeps the reference's `BenchResult` field names and
-/// meanings; every field is documented in the README.
+/// meanings; every field is documented in docs/output-format.md.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     // ── the reference's BenchResult ──

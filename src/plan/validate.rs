@@ -12,7 +12,7 @@ use super::{
 };
 use crate::error::PlanError;
 
-/// Upper bounds of the plan's values (documented in the README).
+/// Upper bounds of the plan's values (documented in docs/plan.md).
 pub mod limits {
     /// Rows in a golden `__manifest`.
     pub const SIZE: u64 = 1_000_000_000;

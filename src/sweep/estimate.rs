@@ -1,6 +1,6 @@
-//! What a sweep's work costs in time, by a model of this project's 2-core machine on local
+//! What a sweep's work costs in time, by a model of a 2-core VM on local
 //! disk (per-commit cost grows about linearly with the catalog: 6 ms at 1,000 rows, 1 s at
-//! 1,000,000 with inline indices; see the README's measured tables). It is only a prior:
+//! 1,000,000 with inline indices; see docs/results.md). It is only a prior:
 //! `bench run` scales it by what the finished work actually took, so a slower store (S3)
 //! or machine corrects it after the first cells.
 
