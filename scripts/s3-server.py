@@ -19,12 +19,14 @@ A network store, on demand (each a fraction of requests, or milliseconds):
   --jitter-ms MS      plus a uniformly random 0..MS
   --throttle-rate F   a fraction F of requests is refused with 503 SlowDown, as S3 does
   --reset-rate F      a fraction F of connections is reset (TCP RST) instead of answered
+  --deny-delete TEXT  deletes of keys that contain TEXT are refused (403 AccessDenied), as
+                      a bucket policy or a delete throttled past the retries would
   --seed N            the faults' random sequence (default: random)
 
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
 put (incl. conditional, and a multipart upload's start, parts and completion),
 conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object bodies written by PUTs (written_bytes) and read
-by GETs (read_bytes); and how many requests were throttled or reset instead; and the kinds
+by GETs (read_bytes); and how many requests were throttled, reset or denied instead; and the kinds
 again per access key the requests were signed with (by_access_key). GET
 /_bench/counts answers them as JSON; DELETE /_bench/counts answers them and sets them to 0.
 These requests are not counted.
@@ -33,6 +35,7 @@ Prints "ready" once it serves requests.
 Needs: pip install 'moto[server]==5.1.22'
 """
 import argparse
+import io
 import json
 import os
 import random
@@ -68,6 +71,9 @@ parser.add_argument("--throttle-rate", type=float, default=0.0,
                     help="fraction of requests refused with 503 SlowDown, as S3 does")
 parser.add_argument("--reset-rate", type=float, default=0.0,
                     help="fraction of connections reset (TCP RST) instead of answered")
+parser.add_argument("--deny-delete", metavar="TEXT", default=None,
+                    help="refuse (403 AccessDenied) every delete of a key that contains TEXT, "
+                    "single or batch, as a bucket policy would")
 parser.add_argument("--seed", type=int, default=None,
                     help="seed of the faults' random sequence (default: random)")
 args = parser.parse_args()
@@ -95,7 +101,8 @@ KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
 
 def zero():
     counts = {k: 0 for k in KINDS}
-    counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, by_access_key={})
+    counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, denied=0,
+                  by_access_key={})
     return counts
 
 
@@ -153,6 +160,25 @@ SLOW_DOWN = (
 )
 
 
+ACCESS_DENIED = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
+    b"<Message>Access Denied</Message><RequestId>bench-s3-server</RequestId></Error>"
+)
+
+
+def denied_delete(environ):
+    """Whether a delete (single, or a batch's body) names a key --deny-delete refuses."""
+    if args.deny_delete is None or kinds_of(environ) != ["delete"]:
+        return False
+    if environ["REQUEST_METHOD"] == "DELETE":
+        return args.deny_delete in environ.get("PATH_INFO", "")
+    # A batch delete: read its body, and hand it on to moto unchanged.
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    body = environ["wsgi.input"].read(length)
+    environ["wsgi.input"] = io.BytesIO(body)
+    return args.deny_delete.encode() in body
+
+
 class NetworkStore:
     """WSGI middleware: counts, latency, throttling and resets in front of moto."""
 
@@ -195,6 +221,14 @@ class NetworkStore:
                 [("Content-Type", "application/xml"), ("Content-Length", str(len(SLOW_DOWN)))],
             )
             return [SLOW_DOWN]
+        if denied_delete(environ):
+            count(access_key(environ), denied=1)
+            start_response(
+                "403 Forbidden",
+                [("Content-Type", "application/xml"),
+                 ("Content-Length", str(len(ACCESS_DENIED)))],
+            )
+            return [ACCESS_DENIED]
         written = (
             int(environ.get("CONTENT_LENGTH") or 0)
             if "put" in kinds and environ["REQUEST_METHOD"] == "PUT"

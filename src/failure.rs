@@ -64,30 +64,68 @@ fn by_kind(e: &(dyn Error + 'static)) -> Option<Fault> {
     None
 }
 
+/// The HTTP statuses object_store reports (`Server returned non-2xx status code: 503 …`):
+/// its own phrase, so an id or a path that holds the digits never counts.
+fn statuses(text: &str) -> impl Iterator<Item = u16> + '_ {
+    const PHRASE: &str = "non-2xx status code: ";
+    text.match_indices(PHRASE).filter_map(|(i, _)| {
+        text.get(i + PHRASE.len()..i + PHRASE.len() + 3)?
+            .parse()
+            .ok()
+    })
+}
+
+/// The S3 error codes of the response bodies in the text (`<Code>SlowDown</Code>`).
+fn s3_codes(text: &str) -> impl Iterator<Item = &str> + '_ {
+    text.split("<Code>")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("</Code>").map(|(code, _)| code.trim()))
+}
+
+fn by_s3_code(code: &str) -> Option<Fault> {
+    match code {
+        "NoSuchBucket" => Some(Fault::NotFound),
+        "InvalidAccessKeyId"
+        | "SignatureDoesNotMatch"
+        | "AccessDenied"
+        | "ExpiredToken"
+        | "InvalidToken" => Some(Fault::Denied),
+        "SlowDown"
+        | "Throttling"
+        | "ThrottlingException"
+        | "RequestLimitExceeded"
+        | "TooManyRequests"
+        | "TooManyRequestsException" => Some(Fault::Throttled),
+        _ => None,
+    }
+}
+
+fn by_status(status: u16) -> Option<Fault> {
+    match status {
+        429 | 503 => Some(Fault::Throttled),
+        401 | 403 => Some(Fault::Denied),
+        _ => None,
+    }
+}
+
+/// Where no error in the chain has a kind: the S3 error code of a response body, then the
+/// HTTP status object_store reports, then the phrases of the credential chain and of
+/// broken connections. Never a bare number or word anywhere in the text.
 fn by_text(text: &str) -> Fault {
+    if let Some(fault) = s3_codes(text)
+        .find_map(by_s3_code)
+        .or_else(|| statuses(text).find_map(by_status))
+    {
+        return fault;
+    }
     let has = |needles: &[&str]| needles.iter().any(|n| text.contains(n));
-    if has(&["NoSuchBucket"]) {
-        Fault::NotFound
-    } else if has(&[
-        "InvalidAccessKeyId",
-        "SignatureDoesNotMatch",
-        "AccessDenied",
-        "ExpiredToken",
-    ]) {
-        Fault::Denied
-    } else if has(&[
-        "SlowDown",
-        "Slow Down",
-        "503 Service",
-        "429",
-        "Too Many Requests",
-    ]) {
-        Fault::Throttled
-    } else if has(&[
-        "credential",
-        "Credential",
+    if has(&[
+        "Failed to load credentials",
+        "Failed to get AWS credentials",
         "NoCredentials",
         "no providers in chain",
+        "credential provider was not enabled",
+        "error occurred while loading credentials",
     ]) {
         Fault::NoCredentials
     } else if has(&[
@@ -178,5 +216,37 @@ mod tests {
             classify(&generic("error sending request: connection reset by peer")),
             Fault::Network
         );
+        // A status without a body, and a body without the status in the text.
+        assert_eq!(
+            classify(&generic(
+                "Error performing HEAD in 1s - Server returned non-2xx status code: 403 Forbidden: "
+            )),
+            Fault::Denied
+        );
+        assert_eq!(
+            classify(&generic(
+                "Server returned error response: <Error><Code>SlowDown</Code></Error>"
+            )),
+            Fault::Throttled
+        );
+    }
+
+    /// Digits or words that merely appear in a message (an object id, a path, a table name)
+    /// never make a failure throttled, denied or missing: only the store's own status and
+    /// error code do.
+    #[test]
+    fn ids_and_paths_that_hold_a_status_do_not_classify() {
+        let generic = |msg: &str| object_store::Error::Generic {
+            store: "S3",
+            source: msg.to_string().into(),
+        };
+        for msg in [
+            "Object bench_w0_429 already exists in namespace ns_503",
+            "table `SlowDown` failed: 503 Service rows, 429 Too Many Requests in the log",
+            "invalid path runs/AccessDenied/NoSuchBucket",
+            "column credential_id is not nullable",
+        ] {
+            assert_eq!(classify(&generic(msg)), Fault::Other, "{msg}");
+        }
     }
 }

@@ -3,30 +3,25 @@
 //! Pipeline: [`cli`] -> [`plan`] (validated, expanded into cells) -> `sweep` (per cell:
 //! [`golden`], a copy in the [`store`], the workers run by the [`coordinator`], [`verify`])
 //! -> `export` (results.jsonl, summary.csv) -> `report`. Workers are this same binary
-//! ([`worker`]), each with its own [`catalog`]. See docs/architecture.md.
+//! ([`worker`]), each with its own [`catalog`]. Everything that does not touch lance or the
+//! store is in `bench-core` (re-exported here). See docs/architecture.md.
 
 pub mod catalog;
 pub mod cli;
-mod clock;
-mod compare;
 pub mod coordinator;
-mod error;
-mod export;
 mod failure;
 mod fault;
-mod files;
 pub mod golden;
-mod lock;
-mod merge;
-pub mod plan;
 mod progress;
-mod report;
-mod state;
-mod stats;
 pub mod store;
 mod sweep;
 pub mod verify;
 pub mod worker;
+
+// The lance-free core (crates/bench-core), under the same names as the stages here.
+pub use bench_core::{
+    clock, compare, error, export, files, lock, merge, plan, report, state, stats,
+};
 
 use std::process::ExitCode;
 

@@ -32,15 +32,7 @@ pub fn choose(requested: Display, stderr_is_terminal: bool, in_ci: bool) -> Disp
 /// The widest line the display writes.
 pub const WIDTH: usize = 80;
 
-/// A duration as `1h02m`, `4m10s` or `37s`.
-pub fn short(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-    }
-}
+pub use crate::clock::short;
 
 fn clock(d: Duration) -> String {
     let s = d.as_secs();

@@ -104,19 +104,7 @@ pub fn is_conflict(e: &lance_core::Error) -> bool {
     }
 }
 
-/// The class of a failed operation, as records count them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// A commit conflict past lance's retry budget: the contention ceiling.
-    Conflict,
-    /// The store asked to slow down (503 SlowDown, 429) past the client's retries.
-    Throttled,
-    /// The connection broke (reset, closed, timed out) past the client's retries.
-    Network,
-    /// Any other lance or storage error.
-    Other,
-}
+pub use bench_core::protocol::ErrorClass;
 
 /// What class of failure `e` is.
 pub fn error_class(e: &lance_core::Error) -> ErrorClass {

@@ -3,7 +3,10 @@
 //! they do for lance and the workers. Copies on S3 are server-side (CopyObject). An S3
 //! root is checked by the [`preflight`] before anything is written.
 
+mod claim;
 mod preflight;
+
+pub use claim::{CLAIM, Claim};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

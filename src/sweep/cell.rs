@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::run::{ARM_A, Arm};
+use super::arm::{ARM_A, Arm};
 use crate::catalog;
 use crate::clock::now_utc_ms;
 use crate::coordinator::{
@@ -320,6 +320,7 @@ pub(super) async fn run_one(
         Ran::Interrupted => CellResult::Interrupted,
         Ran::Failed(reason) => CellResult::Failed(reason),
         Ran::Measured(measured, units) => {
+            crate::fault::pause("verify", interrupt).await;
             let mut records = Vec::new();
             for (k, (m, root)) in measured.iter().zip(&roots).enumerate() {
                 let v = verification(cell, root, golden, m).await;

@@ -3,13 +3,13 @@
 //! `bench status` ([`views`]), the run loop ([`run`]) and one run of one cell ([`cell`]).
 
 mod ab;
+mod arm;
 mod cell;
-mod estimate;
-mod precision;
-pub mod resume;
 mod run;
-pub mod shard;
 mod views;
+
+pub use bench_core::resume::arms_in;
+pub use bench_core::{estimate, precision, resume, shard};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -214,14 +214,4 @@ fn shard_steps(steps: &[Step], repetitions: u32, s: shard::Shard) -> Vec<Step> {
         })
         .cloned()
         .collect()
-}
-
-/// The arms whose records a results directory holds: A and B for a `bench ab` directory,
-/// the one unnamed arm of `bench run` otherwise.
-pub(crate) fn arms_in(records: &[Record]) -> Vec<Option<&'static str>> {
-    if records.iter().any(|r| r.arm.is_some()) {
-        vec![Some(ARM_A), Some(ARM_B)]
-    } else {
-        vec![None]
-    }
 }

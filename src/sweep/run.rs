@@ -16,36 +16,8 @@ use crate::golden::{self, Golden, GoldenConfig};
 use crate::plan::{Cell, Cleanup, GoldenSpec, Order};
 use crate::progress::{Display, Progress, Work};
 use crate::state::{State, Status};
-use crate::worker::protocol::Versions;
 
-pub use crate::export::record::{ARM_A, ARM_B};
-
-/// Whose workers run a cell: the one unnamed arm of `bench run` (this binary), or arm A or
-/// B of `bench ab`.
-#[derive(Debug, Clone)]
-pub struct Arm {
-    pub name: Option<&'static str>,
-    pub exe: PathBuf,
-    /// What the workers are, from the handshake before any cell.
-    pub versions: Versions,
-}
-
-impl Arm {
-    /// Check a worker binary before any cell runs on it.
-    pub async fn checked(name: Option<&'static str>, exe: PathBuf) -> Result<Arm, BenchError> {
-        let versions = crate::coordinator::handshake(&exe)
-            .await
-            .map_err(|e| match name {
-                Some(n) => BenchError::Usage(format!("arm {n}: {e}")),
-                None => BenchError::Usage(e),
-            })?;
-        Ok(Arm {
-            name,
-            exe,
-            versions,
-        })
-    }
-}
+pub use super::arm::{ARM_A, ARM_B, Arm};
 
 pub struct RunOptions {
     pub fresh: bool,
@@ -111,9 +83,21 @@ fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
     if present.is_empty() {
         return Ok(None);
     }
+    // A directory of its own, never one that exists: two --fresh runs within one second
+    // get `previous-<time>` and `previous-<time>-2`, and no archive is overwritten.
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let dest = out.join(format!("previous-{stamp}"));
-    std::fs::create_dir_all(&dest).map_err(io_err("create", &dest))?;
+    let mut n = 1;
+    let dest = loop {
+        let dest = match n {
+            1 => out.join(format!("previous-{stamp}")),
+            n => out.join(format!("previous-{stamp}-{n}")),
+        };
+        match std::fs::create_dir(&dest) {
+            Ok(()) => break dest,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+            Err(e) => return Err(io_err("create", &dest)(e)),
+        }
+    };
     for f in present {
         let from = out.join(f);
         std::fs::rename(&from, dest.join(f)).map_err(io_err("move away", &from))?;
@@ -168,6 +152,7 @@ struct Runner<'a> {
 /// What `open` found: the lock held, the checkpoint, the records, and notices to log.
 struct Opened {
     _lock: crate::lock::RunLock,
+    claim: crate::store::Claim,
     state: State,
     records: Vec<Record>,
     notices: Vec<String>,
@@ -182,6 +167,35 @@ async fn open(
     sweep.store.prepare().await?;
     std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
     let lock = crate::lock::acquire(out)?;
+    // The store root too, before anything is moved or written: another sweep on it would
+    // remove this one's copies and goldens.
+    let claim = sweep.store.claim(out).await?;
+    match take(sweep, opts, arms).await {
+        Ok((state, records, notices)) => Ok(Opened {
+            _lock: lock,
+            claim,
+            state,
+            records,
+            notices,
+        }),
+        Err(e) => {
+            if let Some(warning) = claim.release().await {
+                eprintln!("{warning}");
+            }
+            Err(e)
+        }
+    }
+}
+
+/// With the results directory and the store root held: `--fresh`, the checkpoint and the
+/// records checked against this sweep, what a crash left repaired, and the checkpoint
+/// brought in line with the records.
+async fn take(
+    sweep: &Sweep,
+    opts: &RunOptions,
+    arms: &[Option<&str>],
+) -> Result<(State, Vec<Record>, Vec<String>), BenchError> {
+    let out = &sweep.out;
     let mut notices = Vec::new();
     if opts.fresh
         && let Some(dest) = archive_outputs(out)?
@@ -210,13 +224,14 @@ async fn open(
         )));
     }
     let results = sweep.results_path();
-    if jsonl::repair_tail(&results).map_err(io_err("repair", &results))? {
+    let cut = jsonl::repair(&results).map_err(io_err("repair", &results))?;
+    if cut.torn {
         notices.push(format!(
             "{}: removed a torn last line left by a crash; its cell runs again",
             results.display()
         ));
     }
-    if jsonl::cut_lone_half(&results).map_err(io_err("repair", &results))? {
+    if cut.lone_half {
         notices.push(format!(
             "{}: removed the lone half of a pair left by a crash; the pair runs again",
             results.display()
@@ -261,8 +276,8 @@ async fn open(
             sweep.store.remove_prefix(&format!("runs/{id}")).await?;
         }
     }
-    // Bring the checkpoint in line with the records (a crash between appending a result
-    // and checkpointing it).
+    // Bring the checkpoint in line with the records (a crash between appending a
+    // result and checkpointing it).
     for cell in sweep.cells() {
         let done = sweep.standing(&state, &records, cell, arms, false).status == CellStatus::Done;
         if done
@@ -275,12 +290,7 @@ async fn open(
         }
     }
     state.save(out)?;
-    Ok(Opened {
-        _lock: lock,
-        state,
-        records,
-        notices,
-    })
+    Ok((state, records, notices))
 }
 
 /// The order of a sweep's runs: (cell index, repetition) pairs.
@@ -310,10 +320,28 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunRe
     let names: Vec<Option<&str>> = arms.iter().map(|a| a.name).collect();
     let Opened {
         _lock,
+        claim,
         state,
         records,
         notices,
     } = open(sweep, opts, &names).await?;
+    let ran = run_opened(sweep, opts, arms, state, records, notices).await;
+    // The root is given back however the run ended (an error too).
+    if let Some(warning) = claim.release().await {
+        eprintln!("{warning}");
+    }
+    ran
+}
+
+async fn run_opened(
+    sweep: &Sweep,
+    opts: &RunOptions,
+    arms: &[Arm],
+    state: State,
+    records: Vec<Record>,
+    notices: Vec<String>,
+) -> Result<RunReport, BenchError> {
+    let names: Vec<Option<&str>> = arms.iter().map(|a| a.name).collect();
     let cells = sweep.cells();
     let predicted = sweep.predicted_left(
         &state,
@@ -363,13 +391,20 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunRe
     let plan_run = &sweep.plan.run;
     for (c, repetition) in schedule(cells.len(), plan_run.repetitions, plan_run.order) {
         r.repetition(cells[c], repetition).await?;
-        if r.report.interrupted {
+        if r.stopped() {
             break;
         }
     }
     r.progress.finish(r.report.interrupted);
     if !r.report.interrupted {
-        cleanup(sweep, &r.state, &r.records, &names).await?;
+        // What is left in the store is no reason to fail a sweep whose results are safe.
+        if let Err(e) = cleanup(sweep, &r.state, &r.records, &names).await {
+            r.progress.log(format!(
+                "warning: the store's cleanup (run.cleanup) did not finish ({e}); every \
+                 result is kept; remove what is left under {} when the store allows it",
+                sweep.store.root_uri()
+            ));
+        }
         r.progress.log(r.final_line());
     }
     Ok(r.report)
@@ -418,13 +453,31 @@ impl Runner<'_> {
         true
     }
 
+    /// Whether the sweep was interrupted (Ctrl-C or SIGTERM): also between the steps a
+    /// signal does not cut short (a golden's build, a copy, a verification, which finish
+    /// first), so that the sweep stops at the next step and exits 130, never 0.
+    fn stopped(&mut self) -> bool {
+        if !self.report.interrupted && *self.interrupt.borrow() {
+            self.report.interrupted = true;
+            self.progress.log(
+                "interrupted: stopped before the next step; re-run the same command to resume",
+            );
+        }
+        self.report.interrupted
+    }
+
     /// Run one repetition of a cell (by each arm that lacks it), unless the cell is settled.
     async fn repetition(&mut self, cell: &Cell, repetition: u32) -> Result<(), BenchError> {
-        if self.settle(cell) {
+        if self.settle(cell) || self.stopped() {
             return Ok(());
         }
         let (id, key) = (cell.id(), cell.key());
-        let golden = match self.golden(cell.golden).await {
+        let golden = self.golden(cell.golden).await;
+        // A Ctrl-C while the golden was built: stop before the cell starts.
+        if self.stopped() {
+            return Ok(());
+        }
+        let golden = match golden {
             Ok(g) => g,
             Err(e) => {
                 self.fail(&id, &key, format!("golden: {e}"))?;
@@ -443,6 +496,9 @@ impl Runner<'_> {
                 .collect(),
         };
         for group in groups {
+            if self.stopped() {
+                return Ok(());
+            }
             let missing = group
                 .iter()
                 .any(|a| resume::recorded(&self.records, &id, &key, a.name) < repetition);
@@ -723,14 +779,15 @@ impl Runner<'_> {
     /// results and the summary are safe, and `bench report` can redraw it).
     fn write_derived(&self) -> Result<(), BenchError> {
         let summary = self.sweep.summary_path();
-        csv::write(&summary, &self.records).map_err(io_err("write", &summary))?;
+        let records = crate::export::standing(&self.records, &self.state.keys());
+        csv::write(&summary, &records).map_err(io_err("write", &summary))?;
         let failed = self
             .state
             .cells
             .values()
             .any(|c| c.status == Status::Failed);
-        if (!self.records.is_empty() || failed)
-            && let Err(e) = crate::report::write(&self.sweep.out, &self.records)
+        if (!records.is_empty() || failed)
+            && let Err(e) = crate::report::write(&self.sweep.out, &records)
         {
             self.progress.log(format!(
                 "warning: the report was not written: {e}; retry with `bench report {}`",
@@ -842,6 +899,7 @@ async fn cleanup(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::protocol::Versions;
 
     #[test]
     fn sequential_runs_a_cell_s_repetitions_together_interleaved_spreads_them() {
@@ -852,6 +910,30 @@ mod tests {
         assert_eq!(
             schedule(2, 3, Order::Interleaved),
             [(0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)]
+        );
+    }
+
+    /// Three archives in a row (within one second, as two quick `--fresh` runs): each in a
+    /// directory of its own, none overwriting another.
+    #[test]
+    fn fresh_archives_never_overwrite_one_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        let mut dests = Vec::new();
+        for i in 0..3 {
+            std::fs::write(out.join(jsonl::RESULTS_FILE), format!("run {i}\n")).unwrap();
+            dests.push(archive_outputs(out).unwrap().unwrap());
+        }
+        assert!(!out.join(jsonl::RESULTS_FILE).exists());
+        let kept: std::collections::BTreeSet<String> = dests
+            .iter()
+            .map(|d| std::fs::read_to_string(d.join(jsonl::RESULTS_FILE)).unwrap())
+            .collect();
+        assert_eq!(kept.len(), 3, "{dests:?}");
+        assert_eq!(
+            archive_outputs(out).unwrap(),
+            None,
+            "nothing left to archive"
         );
     }
 

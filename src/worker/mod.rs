@@ -3,7 +3,7 @@
 //! operations, and reports each as one JSON line on stdout ([`protocol`]). It exits by
 //! itself when its stdin closes (coordinator gone).
 
-pub mod protocol;
+pub use bench_core::protocol;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -152,17 +152,27 @@ impl S3Server {
             .args(["--port", &port.to_string(), "--bucket", "bench"])
             .args(extra)
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .spawn()
-            .expect("python3 runs scripts/s3-server.py");
+            .expect("the S3 tests need python3 on PATH to run scripts/s3-server.py");
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        assert!(
-            line.starts_with("ready"),
-            "the S3 test server did not start; install it with: pip install 'moto[server]==5.1.22'"
-        );
+        if !line.starts_with("ready") {
+            let _ = child.kill();
+            let mut said = String::new();
+            let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said);
+            let tail: Vec<&str> = said.lines().rev().take(5).collect();
+            panic!(
+                "the S3 test server (scripts/s3-server.py, moto) did not start; install it \
+                 with: pip install 'moto[server]==5.1.22'. It said:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+        // Its log is not read from here on: drained so it never blocks on a full pipe.
+        let mut log = child.stderr.take().unwrap();
+        std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
         S3Server {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),

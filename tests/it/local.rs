@@ -167,7 +167,19 @@ fn check_record(r: &Value) {
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);
-    assert_eq!(obj["lance_version"], "14.0.2");
+    // The lance of Cargo.lock (a candidate build's is another).
+    let lock = std::fs::read_to_string(repo_file("Cargo.lock")).unwrap();
+    let lance = lock
+        .split("[[package]]")
+        .find(|p| p.lines().any(|l| l.trim() == "name = \"lance\""))
+        .and_then(|p| p.lines().find_map(|l| l.trim().strip_prefix("version = ")))
+        .unwrap()
+        .trim_matches('"');
+    let reported = obj["lance_version"].as_str().unwrap();
+    assert!(
+        reported.split('+').next() == Some(lance),
+        "{reported} vs {lance}"
+    );
     assert_eq!(obj["storage_scheme"], "file");
     assert_eq!(obj["operation"], "write-create-namespace");
     assert_eq!(obj["verified"], true, "{r}");
@@ -375,6 +387,30 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
         let errors: u64 = row[7].parse().unwrap();
         assert_eq!(ops + errors, 6, "{row:?}");
     }
+
+    // 4. Reverting the edit runs nothing (the first records are the plan's again), and the
+    // summary and the report show those records, by the same rule as the resume.
+    std::fs::write(&plan, &text).unwrap();
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("0 cells run, 8 already done"),
+        "{}",
+        stderr(&o)
+    );
+    for row in summary(&out)[1..].iter().filter(|r| r[0] == "continuous") {
+        let ops: u64 = row[6].parse().unwrap();
+        let errors: u64 = row[7].parse().unwrap();
+        assert_eq!(ops + errors, 5, "the plan's own records: {row:?}");
+    }
+    let o = bench().arg("summarize").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for row in summary(&out)[1..].iter().filter(|r| r[0] == "continuous") {
+        assert_eq!(
+            row[6].parse::<u64>().unwrap() + row[7].parse::<u64>().unwrap(),
+            5
+        );
+    }
     drop(dir);
 }
 
@@ -483,4 +519,99 @@ fn a_sweep_whose_log_reader_goes_away_still_records_every_cell() {
     let records = lines(&out.join("results.jsonl"));
     assert_eq!(records.len(), 4);
     assert!(records.iter().all(|r| r["verified"] == true));
+}
+
+/// A plan of one short continuous cell.
+const ONE_CELL: &str = "name = \"one-cell\"\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                        [continuous]\noperations = 2\n";
+
+/// Start a sweep with the `pause-verify` test hook.
+fn spawn_paused(
+    plan: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Child {
+    let mut cmd = bench();
+    cmd.env("BENCH_FAULT", "pause-verify");
+    spawn_sweep(cmd, "run", plan, out, extra)
+}
+
+/// Read a sweep's stderr until it waits before verifying its cell: its stderr, and what it
+/// said so far.
+fn until_paused(
+    child: &mut std::process::Child,
+) -> (std::io::BufReader<std::process::ChildStderr>, String) {
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+        assert!(n > 0, "the sweep ended before its verification: {seen}");
+        seen.push_str(&line);
+        if line.contains("fault: paused at verify") {
+            return (err, seen);
+        }
+    }
+}
+
+/// A Ctrl-C during a step a signal does not cut short (here the last cell's verification,
+/// held by a test hook until the signal arrives): the cell's measurement is kept, and the
+/// sweep stops there and exits 130, without its end-of-sweep cleanup, never 0.
+#[test]
+fn ctrl_c_during_a_verification_exits_130_and_keeps_the_measurement() {
+    let (_dir, plan, out) = plan_dir(ONE_CELL);
+    let mut child = spawn_paused(&plan, &out, &[]);
+    let (mut err, mut seen) = until_paused(&mut child);
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    std::io::Read::read_to_string(&mut err, &mut seen).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(seen.contains("interrupted"), "{seen}");
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 1, "the measurement is kept");
+    assert_eq!(records[0]["verified"], true);
+    // The end-of-sweep cleanup did not run, nor did the final line.
+    assert!(!seen.contains("finished:"), "{seen}");
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("0 cells run, 1 already done"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Two sweeps with their own results directories on one store root would remove each
+/// other's copies and goldens: the second is refused, naming the first, while the first
+/// runs; once the first ends, the root is free.
+#[test]
+fn a_second_sweep_on_a_root_in_use_is_refused_naming_the_first() {
+    let (dir, plan, out) = plan_dir(ONE_CELL);
+    let root = dir.path().join("shared-store");
+    let root = root.to_str().unwrap();
+    let mut first = spawn_paused(&plan, &out, &["--root", root]);
+    let (mut err, mut seen) = until_paused(&mut first);
+    let other = dir.path().join("other-out");
+    let o = run(&plan, &other, &["--root", root]);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{said}");
+    let first_out = std::path::absolute(&out).unwrap();
+    assert!(
+        said.contains("is in use by the sweep writing to")
+            && said.contains(first_out.to_str().unwrap())
+            && said.contains(&format!("pid {}", first.id())),
+        "{said}"
+    );
+    assert!(!other.join("results.jsonl").exists());
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(first.id() as i32, libc::SIGINT);
+    }
+    std::io::Read::read_to_string(&mut err, &mut seen).unwrap();
+    assert_eq!(first.wait().unwrap().code(), Some(130), "{seen}");
+    let o = run(&plan, &other, &["--root", root]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }

@@ -320,7 +320,10 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
     // differ by 2x), neither the 40 % improvement nor the halving is a verdict.
     let o = bench_cmd(&["compare", a, b]);
     let text = stdout(&o);
-    for cell in ["conc_inline_true_rows_1000_c_2", "cont_inline_true_rows_1000"] {
+    for cell in [
+        "conc_inline_true_rows_1000_c_2",
+        "cont_inline_true_rows_1000",
+    ] {
         let r = row(&text, cell);
         assert!(r.ends_with("within noise"), "{r}");
     }

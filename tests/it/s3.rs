@@ -6,7 +6,7 @@ use std::process::Output;
 use bench::catalog::{self, CatalogConfig};
 use bench::golden::{self, GoldenConfig};
 use bench::plan::GoldenSpec;
-use bench::store::{GOLDEN_MARKER, Store};
+use bench::store::{CLAIM, GOLDEN_MARKER, Store};
 
 use crate::common::*;
 
@@ -73,6 +73,62 @@ fn tiny_sweep_on_s3_matches_local_leaves_no_runs_and_reuses_goldens() {
     let err = stderr(&o);
     assert_eq!(err.matches(": reused").count(), 4, "{err}");
     assert!(!err.contains("built"), "{err}");
+
+    // The root's claim is given back when a run ends. One left by another sweep that died
+    // refuses this one (nothing written), naming it and the way out; one left by a run of
+    // this very directory on this host is taken over.
+    assert_eq!(rt.block_on(store.read(CLAIM)).unwrap(), None);
+    let claim = |out: &Path| {
+        serde_json::json!({
+            "out": std::path::absolute(out).unwrap(), "host": std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim(),
+            "pid": 1, "since": "2026-01-01T00:00:00Z"
+        })
+        .to_string()
+    };
+    let elsewhere = out.with_file_name("elsewhere");
+    rt.block_on(store.write(CLAIM, claim(&elsewhere).as_bytes()))
+        .unwrap();
+    let before = std::fs::read(out.join("results.jsonl")).unwrap();
+    let o = run_s3(&server, &plan, &out, "s3://bench/test", &["--fresh"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(elsewhere.to_str().unwrap())
+            && err.contains("remove s3://bench/test/_bench_claim.json"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
+    rt.block_on(store.write(CLAIM, claim(&out).as_bytes()))
+        .unwrap();
+    let o = run_s3(&server, &plan, &out, "s3://bench/test", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(rt.block_on(store.read(CLAIM)).unwrap(), None);
+}
+
+/// A measured, verified run is never lost to its cleanup: when the store refuses to
+/// remove the cell's copy (and, at the end, `runs/`), the record is kept, the sweep says
+/// what is left, and it succeeds.
+#[test]
+fn a_copy_the_store_will_not_remove_costs_no_measurement() {
+    let server = S3Server::start(&["--deny-delete", "runs/"]);
+    let text = "name = \"undeletable\"\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [continuous]\noperations = 2\n";
+    let (_dir, plan, out) = plan_dir(text);
+    let o = run_s3(&server, &plan, &out, "s3://bench/undeletable", &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 1, "{err}");
+    assert_eq!(records[0]["verified"], true);
+    assert!(
+        err.contains("was not removed") && err.contains("its results are kept"),
+        "{err}"
+    );
+    assert!(
+        err.contains("cleanup (run.cleanup) did not finish"),
+        "{err}"
+    );
+    assert!(server.counts()["denied"].as_u64().unwrap() > 0);
 }
 
 #[test]

@@ -154,6 +154,49 @@ fn shards_run_apart_and_merge_into_the_whole_sweep() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     std::fs::write(&state_path, saved).unwrap();
 
+    // A shard killed mid-append leaves a torn last line: status and merge leave it out, as
+    // a resume would cut it, and write nothing into the shard.
+    let results_path = shard(3).join("results.jsonl");
+    let whole = std::fs::read(&results_path).unwrap();
+    let mut torn = whole.clone();
+    torn.extend_from_slice(&whole[..whole.len().min(120) / 2]);
+    std::fs::write(&results_path, &torn).unwrap();
+    let o = bench()
+        .args(["status", plan.to_str().unwrap(), "--out"])
+        .arg(shard(3))
+        .args(["--shard", "3/3", "--root", root])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let done = whole.iter().filter(|&&b| b == b'\n').count();
+    assert!(
+        stdout(&o).contains(&format!("{done} done, 0 failed, 0 pending")),
+        "{}",
+        stdout(&o)
+    );
+    let o = merge(&merged, &[&shard(1), &shard(2), &shard(3)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(lines(&merged.join("results.jsonl")).len(), 8);
+    assert_eq!(std::fs::read(&results_path).unwrap(), torn);
+    std::fs::write(&results_path, &whole).unwrap();
+
+    // A checkpoint with values no plan gives (a hand edit: 0 repetitions) is refused with
+    // its path, not a panic, and nothing is written.
+    let saved = std::fs::read_to_string(&state_path).unwrap();
+    let mut state: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    state["sweep"]["repetitions"] = 0.into();
+    std::fs::write(&state_path, state.to_string()).unwrap();
+    let zero = dir.path().join("zero");
+    let o = merge(&zero, &[&shard(1), &shard(2), &shard(3)]);
+    assert_eq!(o.status.code(), Some(4), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("0 repetitions") && stderr(&o).contains("state.json"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!zero.join("results.jsonl").exists());
+    std::fs::write(&state_path, saved).unwrap();
+
     // The same directory twice, or an earlier merge beside the shards: identical copies.
     let again = dir.path().join("again");
     let o = merge(&again, &[&shard(1), &shard(1), &merged, &shard(3)]);

@@ -3,8 +3,9 @@
 //! replaces lance through `[patch]` with a git revision or a local checkout.
 
 fn main() {
-    println!("cargo:rerun-if-changed=Cargo.lock");
-    let lock = std::fs::read_to_string("Cargo.lock").unwrap_or_default();
+    println!("cargo:rerun-if-changed=../../Cargo.lock");
+    // The workspace's Cargo.lock: the lance the workers (the `bench` package) are built with.
+    let lock = std::fs::read_to_string("../../Cargo.lock").unwrap_or_default();
     let version = lance_version(&lock).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=BENCH_LANCE_VERSION={version}");
 }

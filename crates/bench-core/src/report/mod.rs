@@ -82,7 +82,9 @@ pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
     // Read first, so a directory without results gets nothing, not even a lock file.
     let _lock = crate::lock::acquire(dir)?;
     let mut out = String::new();
-    // Records of one cell under several keys: only the last key counts (as in summary.csv).
+    // Records of one cell under several keys: those of the key its checkpoint holds count
+    // (the rule of the resume), or without a checkpoint the last key in the file.
+    let state = crate::state::State::read(dir);
     let mut keys: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for r in &records {
         keys.entry(&r.bench_tag).or_default().insert(&r.cell_key);
@@ -90,11 +92,18 @@ pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
     for (tag, k) in keys.iter().filter(|(_, k)| k.len() > 1) {
         eprintln!(
             "note: {tag} has records under {} different keys (plan edits, another root or machine); \
-             the summary uses the last one in {}",
+             the summary uses {}",
             k.len(),
-            jsonl::RESULTS_FILE
+            match &state {
+                Some(_) => "those of the key its checkpoint (state.json) holds",
+                None => "the last one in results.jsonl",
+            }
         );
     }
+    let records = match &state {
+        Some(s) => crate::export::standing(&records, &s.keys()),
+        None => records,
+    };
     if summary {
         let path = dir.join(csv::SUMMARY_FILE);
         csv::write(&path, &records).map_err(|e| BenchError::io("write", &path, e))?;

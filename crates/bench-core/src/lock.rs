@@ -21,13 +21,7 @@ pub struct RunLock {
 
 pub fn acquire(out: &Path) -> Result<RunLock, BenchError> {
     let path = out.join(LOCK_FILE);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| BenchError::io("open lock", &path, e))?;
+    let mut file = open(&path)?;
     // `bench status` (and `bench plan`) look at the lock for an instant with a shared lock:
     // a run that starts in that instant waits it out rather than fail. A run holds it for
     // good, and is named.
@@ -61,14 +55,30 @@ pub fn acquire(out: &Path) -> Result<RunLock, BenchError> {
             }
         }
     }
-    let write_pid = |f: &mut File| -> std::io::Result<()> {
+    say(&mut file, &path, std::process::id().to_string().as_bytes())?;
+    Ok(RunLock { _file: file })
+}
+
+/// Open (or create) a file to hold an advisory lock on, keeping what it says.
+pub fn open(path: &Path) -> Result<File, BenchError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| BenchError::io("open lock", path, e))
+}
+
+/// Replace what a held lock file says about its holder.
+pub fn say(file: &mut File, path: &Path, holder: &[u8]) -> Result<(), BenchError> {
+    let write = |f: &mut File| -> std::io::Result<()> {
         f.set_len(0)?;
         f.rewind()?;
-        write!(f, "{}", std::process::id())?;
+        f.write_all(holder)?;
         f.sync_all()
     };
-    write_pid(&mut file).map_err(|e| BenchError::io("write lock", &path, e))?;
-    Ok(RunLock { _file: file })
+    write(file).map_err(|e| BenchError::io("write lock", path, e))
 }
 
 /// The pid of the run holding `out`'s lock, if one does (read only: takes nothing).

@@ -3,9 +3,22 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::ErrorClass;
 use crate::plan::Operation;
 use crate::stats::IoCounts;
+
+/// The class of a failed operation, as records count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// A commit conflict past lance's retry budget: the contention ceiling.
+    Conflict,
+    /// The store asked to slow down (503 SlowDown, 429) past the client's retries.
+    Throttled,
+    /// The connection broke (reset, closed, timed out) past the client's retries.
+    Network,
+    /// Any other lance or storage error.
+    Other,
+}
 
 /// Environment variable carrying the storage options (JSON) to workers, so that secrets
 /// never appear on a command line.
@@ -48,7 +61,7 @@ pub fn rank_from(env: &dyn Fn(&str) -> Option<String>) -> Result<u32, String> {
 pub fn host_name(env: &dyn Fn(&str) -> Option<String>) -> String {
     env("SLURMD_NODENAME")
         .filter(|n| !n.trim().is_empty())
-        .unwrap_or_else(crate::export::record::hostname)
+        .unwrap_or_else(hostname)
 }
 
 /// One line of a worker's stdout: an event and the id of the worker that sent it (which
@@ -290,6 +303,14 @@ impl WorkerArgs {
     }
 }
 
+/// The machine's hostname, for provenance.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -394,7 +415,7 @@ mod tests {
         let err = rank_from(&env(&[("SLURM_PROCID", "x")])).unwrap_err();
         assert!(err.contains("not a rank"), "{err}");
         assert_eq!(host_name(&env(&[("SLURMD_NODENAME", "n2")])), "n2");
-        assert_eq!(host_name(&env(&[])), crate::export::record::hostname());
+        assert_eq!(host_name(&env(&[])), hostname());
     }
 
     #[derive(Debug, Parser)]

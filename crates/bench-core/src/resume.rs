@@ -10,6 +10,7 @@
 //! cell's recorded count is the smallest of its arms'.
 
 use crate::export::Record;
+use crate::export::record::{ARM_A, ARM_B};
 use crate::plan::Cell;
 use crate::state::{State, Status};
 
@@ -147,6 +148,16 @@ pub fn standing_of(
         status,
         recorded,
         repetitions,
+    }
+}
+
+/// The arms whose records a results directory holds: A and B for a `bench ab` directory,
+/// the one unnamed arm of `bench run` otherwise.
+pub fn arms_in(records: &[Record]) -> Vec<Option<&'static str>> {
+    if records.iter().any(|r| r.arm.is_some()) {
+        vec![Some(ARM_A), Some(ARM_B)]
+    } else {
+        vec![None]
     }
 }
 

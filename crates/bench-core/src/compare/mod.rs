@@ -80,13 +80,21 @@ pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
         Some(b) => {
             let (fb, rb) = jsonl::load(b).map_err(BenchError::output)?;
             let nb = fb.display().to_string();
+            if mixes_ab(&ra, &rb) {
+                let (ab, plain) = if is_ab(&ra) { (&na, &nb) } else { (&nb, &na) };
+                return Err(BenchError::Usage(format!(
+                    "{ab} holds the two arms of a `bench ab` and {plain} does not, so their \
+                     cells do not match; compare the A/B results alone (bench compare {ab}), \
+                     or with another A/B results set (arm by arm)"
+                )));
+            }
             (
                 compare(&ra, &rb, args.verdict.threshold, args.between_runs),
                 na,
                 nb,
             )
         }
-        None if ra.iter().any(|r| r.arm.is_some()) => (
+        None if is_ab(&ra) => (
             paired(&ra, args.verdict.threshold),
             format!("{na} arm A"),
             format!("{na} arm B"),
@@ -107,6 +115,16 @@ pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
     }
     print_comparison(&c, &na, &nb, args.markdown.as_deref())?;
     Ok(c.exit_code(&args.verdict))
+}
+
+/// Whether records are of `bench ab` (each carries its arm).
+fn is_ab(records: &[Record]) -> bool {
+    records.iter().any(|r| r.arm.is_some())
+}
+
+/// One results set of `bench ab` and one of `bench run`: their cells never match.
+fn mixes_ab(a: &[Record], b: &[Record]) -> bool {
+    is_ab(a) != is_ab(b)
 }
 
 /// A few cell ids, for a message.
@@ -522,13 +540,18 @@ pub fn compare(
     between_runs_pct: f64,
 ) -> Comparison {
     let (ca, cb) = (cells(a), cells(b));
-    let by_tag = |cs: &[CellRecords<'_>]| -> BTreeMap<String, usize> {
-        cs.iter()
-            .enumerate()
-            .map(|(i, c)| (c.first().bench_tag.clone(), i))
-            .collect()
+    // A cell of an A/B results set is one arm's: two A/B sets compare arm by arm.
+    let name = |c: &CellRecords<'_>| {
+        let r = c.first();
+        match &r.arm {
+            Some(arm) => format!("{} (arm {arm})", r.bench_tag),
+            None => r.bench_tag.clone(),
+        }
     };
-    let (ia, ib) = (by_tag(&ca), by_tag(&cb));
+    let by_name = |cs: &[CellRecords<'_>]| -> BTreeMap<String, usize> {
+        cs.iter().enumerate().map(|(i, c)| (name(c), i)).collect()
+    };
+    let (ia, ib) = (by_name(&ca), by_name(&cb));
     let t = threshold_pct / 100.0;
     let between = between_runs_pct / 100.0;
     let mut c = Comparison {
@@ -538,7 +561,7 @@ pub fn compare(
     };
     // In A's summary order, then B's cells that A lacks.
     for xa in &ca {
-        let tag = &xa.first().bench_tag;
+        let tag = &name(xa);
         let Some(&j) = ib.get(tag) else {
             c.only_a.push(tag.clone());
             continue;
@@ -898,6 +921,32 @@ pub(crate) mod tests {
         let t = c.rows[0].tests[0].unwrap();
         assert!(t.ci.0 < 0.8 && 0.8 < t.ci.1 && t.ci.1 < 0.9, "{t:?}");
         assert_eq!(c.regressions(), 1);
+    }
+
+    /// Two A/B results sets compare arm by arm: A's arm A with B's arm A, A's arm B with
+    /// B's arm B (not every arm against B's arm B).
+    #[test]
+    fn two_ab_sets_compare_arm_by_arm() {
+        let first = lockstep(5, 20, 1.0);
+        let mut second = lockstep(5, 20, 1.0);
+        // The second set's arm A is twice as fast; its arm B as before.
+        for r in second.iter_mut().filter(|r| r.arm.as_deref() == Some("A")) {
+            r.throughput_ops_per_sec *= 2.0;
+        }
+        let c = compare(&first, &second, 10.0, 0.0);
+        let names: Vec<&str> = c.rows.iter().map(|r| r.cell.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cont_inline_false_rows_100 (arm A)",
+                "cont_inline_false_rows_100 (arm B)"
+            ]
+        );
+        assert!(c.only_a.is_empty() && c.only_b.is_empty());
+        let ratio = |i: usize| c.rows[i].tests[0].unwrap().ratio;
+        assert!((ratio(0) - 2.0).abs() < 1e-9, "{}", ratio(0));
+        assert!((ratio(1) - 1.0).abs() < 1e-9, "{}", ratio(1));
+        assert!(!mixes_ab(&first, &second) && mixes_ab(&first, &reps(&[1.0], None)));
     }
 
     /// Lockstep records of a cell: `reps` repetitions of `n` operation pairs, B's latency

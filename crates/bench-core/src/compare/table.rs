@@ -64,7 +64,7 @@ fn cells(r: &Row, paired: bool) -> Vec<String> {
             Some(p) => v.extend([
                 format!("{} {}", p.pairs, p.pairing),
                 p.runs.to_string(),
-                crate::progress::short(std::time::Duration::from_secs_f64(p.secs)),
+                crate::clock::short(std::time::Duration::from_secs_f64(p.secs)),
             ]),
             None => v.extend([String::new(), String::new(), String::new()]),
         }

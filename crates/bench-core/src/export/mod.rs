@@ -75,6 +75,29 @@ pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
     cells
 }
 
+/// The records that stand for each cell, by the rule the resume applies: those under the
+/// key the checkpoint holds for it (`keys`: the plan's key when the cell last ran or was
+/// found done), when there are any; otherwise (no checkpoint, or none recorded under that
+/// key yet) its records under the last key in the file. So after a plan edit is reverted,
+/// the summary shows the records the resume counts, not the edit's.
+pub fn standing(
+    records: &[Record],
+    keys: &std::collections::BTreeMap<String, String>,
+) -> Vec<Record> {
+    let has: std::collections::BTreeSet<(&str, &str)> = records
+        .iter()
+        .map(|r| (r.bench_tag.as_str(), r.cell_key.as_str()))
+        .collect();
+    records
+        .iter()
+        .filter(|r| match keys.get(&r.bench_tag) {
+            Some(k) if has.contains(&(r.bench_tag.as_str(), k.as_str())) => &r.cell_key == k,
+            _ => true,
+        })
+        .cloned()
+        .collect()
+}
+
 /// The cells (ids, with the arm in an A/B results set) of which a repetition measured no
 /// successful operation (of a mixed cell: no commit or no read): their figures do not exist.
 pub fn without_operations(records: &[Record]) -> Vec<String> {
@@ -98,6 +121,32 @@ pub fn without_operations(records: &[Record]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::record::tests::record;
+
+    #[test]
+    fn the_checkpoints_key_stands_for_a_cell_when_it_has_records() {
+        use crate::plan::{ModeKind, Variant};
+        let rec = |tag: &str, key: &str, ops: u64| {
+            let mut r = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, tag);
+            r.cell_key = key.to_string();
+            r.total_operations = ops;
+            r
+        };
+        // a: run under k1, edited (k2), reverted (k1 again); b: edited, not yet re-run.
+        let records = [rec("a", "k1", 5), rec("a", "k2", 6), rec("b", "k1", 5)];
+        let keys = [("a", "k1"), ("b", "k3")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .into();
+        let kept = super::standing(&records, &keys);
+        assert_eq!(kept, [records[0].clone(), records[2].clone()]);
+        let ops: Vec<u64> = super::cells(&kept)
+            .iter()
+            .map(|c| c.first().total_operations)
+            .collect();
+        assert_eq!(ops, [5, 5]);
+        // Without a checkpoint: the last key in the file.
+        let latest = super::cells(&records);
+        assert_eq!(latest[0].first().total_operations, 6);
+    }
     use super::*;
     use crate::plan::{ModeKind, Variant};
 

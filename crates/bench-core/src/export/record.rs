@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{Cell, ModeKind, Operation, Variant};
+use crate::protocol::{Versions, hostname};
 use crate::stats::paired::{ArmUnits, PairingKind};
 use crate::stats::{IoCounts, IoPerOp, LatencySummary, Measured, ReadMeasured, Unit, throughput};
-use crate::worker::protocol::Versions;
 
 /// One finished cell. The first block keeps the reference's `BenchResult` field names and
 /// meanings; every field is documented in docs/output-format.md.
@@ -315,14 +315,6 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
     }
 }
 
-/// The machine's hostname, for provenance.
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".to_string())
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -435,7 +427,8 @@ pub(crate) mod tests {
     #[test]
     fn records_of_the_default_sweep_read_and_write_back_unchanged() {
         let text = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-a.jsonl"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/results-a.jsonl"),
         )
         .unwrap();
         for line in text.lines() {

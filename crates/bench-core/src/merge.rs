@@ -19,8 +19,8 @@ use serde::Serialize;
 use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
 use crate::files::write_atomic;
+use crate::resume::{self, CellStatus};
 use crate::state::{STATE_FILE, State, Status, SweepInfo};
-use crate::sweep::resume::{self, CellStatus};
 
 pub const MERGE_FILE: &str = "merge.json";
 
@@ -79,7 +79,7 @@ fn find<'a>(input: &'a Input, id: &str) -> Option<Found<'a>> {
         &input.records,
         (id, &cell.key),
         input.info.repetitions,
-        &crate::sweep::arms_in(&input.records),
+        &crate::resume::arms_in(&input.records),
         false,
     );
     Some(match standing.status {
@@ -269,7 +269,8 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
         }
         let (status, from, reason) = match (done, failed) {
             (Some((input, recs)), _) => {
-                m.state.set(id, &recs[0].cell_key, Status::Done, None);
+                m.state
+                    .set(id, &input.state.cells[id].key, Status::Done, None);
                 m.records.extend(recs.into_iter().cloned());
                 m.tally.done += 1;
                 ("done", Some(input), None)

@@ -3,7 +3,7 @@
 //! merge`.
 //!
 //! The partition is a pure function of the plan and N, so every machine computes the same
-//! one without talking to the others. It balances the estimated work ([`super::estimate`]):
+//! one without talking to the others. It balances the estimated work ([`crate::estimate`]):
 //! cells are taken from the most to the least expensive, each given to the shard where it
 //! would end earliest, counting the golden it needs when that shard does not build it
 //! already (longest-processing-time-first). So cells that share a golden tend to stay
@@ -178,7 +178,7 @@ pub fn resolve(arg: ShardArg, env: &dyn Fn(&str) -> Option<String>) -> Result<Sh
 /// The shard (0-based) of every cell, balancing estimated work over `count` shards.
 pub fn partition(cells: &[&Cell], repetitions: u32, count: u32) -> Vec<u32> {
     let n = count.max(1) as usize;
-    let cost = |c: &Cell| super::estimate::cell_run(c).as_secs_f64() * f64::from(repetitions);
+    let cost = |c: &Cell| crate::estimate::cell_run(c).as_secs_f64() * f64::from(repetitions);
     let mut order: Vec<usize> = (0..cells.len()).collect();
     // Most expensive first; equal costs in plan order (a stable sort).
     order.sort_by(|&a, &b| cost(cells[b]).total_cmp(&cost(cells[a])));
@@ -191,7 +191,7 @@ pub fn partition(cells: &[&Cell], repetitions: u32, count: u32) -> Vec<u32> {
             let golden = if goldens[s].contains(&cell.golden) {
                 0.0
             } else {
-                super::estimate::golden(cell.golden).as_secs_f64()
+                crate::estimate::golden(cell.golden).as_secs_f64()
             };
             load[s] + cost(cell) + golden
         };
@@ -357,7 +357,7 @@ mod tests {
         let plan = Plan::parse(PANEL).unwrap();
         let steps = expand(&plan, "/r");
         let cells = cells(&steps);
-        let cost = |c: &Cell| super::super::estimate::cell_run(c).as_secs_f64();
+        let cost = |c: &Cell| crate::estimate::cell_run(c).as_secs_f64();
         for n in [2u32, 3, 4] {
             let p = partition(&cells, 1, n);
             let mut load = vec![0.0; n as usize];
@@ -365,7 +365,7 @@ mod tests {
             for (c, &s) in cells.iter().zip(&p) {
                 load[s as usize] += cost(c);
                 if goldens[s as usize].insert(c.golden) {
-                    load[s as usize] += super::super::estimate::golden(c.golden).as_secs_f64();
+                    load[s as usize] += crate::estimate::golden(c.golden).as_secs_f64();
                 }
             }
             let (lo, hi) = load
@@ -374,7 +374,7 @@ mod tests {
             let biggest = cells.iter().map(|c| cost(c)).fold(0.0, f64::max)
                 + cells
                     .iter()
-                    .map(|c| super::super::estimate::golden(c.golden).as_secs_f64())
+                    .map(|c| crate::estimate::golden(c.golden).as_secs_f64())
                     .fold(0.0, f64::max);
             // Greedy LPT: no shard ends later than the lightest by more than one cell and
             // its golden.

@@ -51,7 +51,7 @@ pub struct SweepInfo {
     pub planned: Vec<String>,
     pub repetitions: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::sweep::shard::Shard>,
+    pub shard: Option<crate::shard::Shard>,
     /// `bench ab`: how its arms form their pairs (`alternate`, `duet` or `runs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairing: Option<String>,
@@ -146,7 +146,38 @@ impl State {
         }
         let state: State =
             serde_json::from_str(&text).map_err(|e| corrupt(format!("malformed: {e}")))?;
+        state.check().map_err(corrupt)?;
         Ok(state)
+    }
+
+    /// What a checkpoint read from disk must hold beyond its shape: the bounds a plan has
+    /// (a sweep of at least one repetition, a planned cell at most once, a precision whose
+    /// count covers its pilot).
+    fn check(&self) -> Result<(), String> {
+        if let Some(sweep) = &self.sweep {
+            if !(1..=crate::plan::limits::REPETITIONS).contains(&u64::from(sweep.repetitions)) {
+                return Err(format!(
+                    "its sweep has {} repetitions, not 1 to {}",
+                    sweep.repetitions,
+                    crate::plan::limits::REPETITIONS
+                ));
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            if let Some(id) = sweep.planned.iter().find(|id| !seen.insert(*id)) {
+                return Err(format!("cell {id} is planned twice"));
+            }
+        }
+        for (id, cell) in &self.cells {
+            if let Some(p) = cell.precision
+                && (p.pilot == 0 || p.repetitions < p.pilot)
+            {
+                return Err(format!(
+                    "cell {id}'s precision has {} runs for a pilot of {}",
+                    p.repetitions, p.pilot
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The checkpoint of `out` as it is, whatever plan it belongs to; `None` when there is
@@ -163,6 +194,14 @@ impl State {
         bytes.push(b'\n');
         crate::files::write_atomic(&path, &bytes)
             .map_err(|e| BenchError::io("write checkpoint", &path, e))
+    }
+
+    /// Each cell's key, as the checkpoint holds it.
+    pub fn keys(&self) -> BTreeMap<String, String> {
+        self.cells
+            .iter()
+            .map(|(id, c)| (id.clone(), c.key.clone()))
+            .collect()
     }
 
     /// Set a cell's status; what `--precision` fixed for it stays while its key does.
@@ -232,6 +271,19 @@ mod tests {
             (
                 r#"{"version": 1, "plan": "other", "cells": {}}"#,
                 "belongs to plan `other`",
+            ),
+            // Values no plan can give, e.g. a hand edit: refused, never a panic later.
+            (
+                r#"{"version": 1, "plan": "p", "cells": {}, "sweep": {"planned": ["a"], "repetitions": 0}}"#,
+                "its sweep has 0 repetitions, not 1 to 1000",
+            ),
+            (
+                r#"{"version": 1, "plan": "p", "cells": {}, "sweep": {"planned": ["a", "a"], "repetitions": 1}}"#,
+                "cell a is planned twice",
+            ),
+            (
+                r#"{"version": 1, "plan": "p", "cells": {"a": {"status": "done", "key": "k", "updated_at": "t", "precision": {"pilot": 5, "repetitions": 2}}}}"#,
+                "precision has 2 runs for a pilot of 5",
             ),
         ];
         for (text, needle) in cases {
