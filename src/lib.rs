@@ -28,6 +28,12 @@ use std::process::ExitCode;
 use cli::{Cli, Command};
 use error::{BenchError, exit};
 
+/// When this process started (its `main`): a worker's start-up is timed from here.
+pub fn started() -> std::time::Instant {
+    static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *STARTED.get_or_init(std::time::Instant::now)
+}
+
 /// Run the parsed command line and map the outcome to an exit code.
 pub fn main(cli: Cli) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -61,6 +61,7 @@ impl Fold {
                 warmup_ok,
                 versions,
                 host,
+                open_ms,
             } => {
                 if std::mem::replace(&mut self.ready_seen[idx], true) {
                     self.failures.push(format!(
@@ -73,6 +74,7 @@ impl Fold {
                 if let Some(h) = host {
                     self.m.hosts.insert(h);
                 }
+                self.m.open_ms.extend(open_ms);
                 if let Some(want) = &self.expected
                     && versions.as_ref() != Some(want)
                 {
@@ -93,8 +95,13 @@ impl Fold {
             }
             Event::Op(op) => self.op(idx, op),
             Event::Paused => {}
-            Event::Done { elapsed_ms, io } => {
+            Event::Done {
+                elapsed_ms,
+                io,
+                rss_peak_kib,
+            } => {
                 self.done[idx] = true;
+                self.m.rss_peak_kib.extend(rss_peak_kib);
                 self.m.window_ms = self.m.window_ms.max(elapsed_ms);
                 match io {
                     Some(io) => self.m.io_workers += io,
@@ -239,6 +246,7 @@ mod tests {
             warmup_ok,
             versions: None,
             host: None,
+            open_ms: None,
         }
     }
 
@@ -247,6 +255,7 @@ mod tests {
             warmup_ok: 0,
             versions: None,
             host: Some(host.into()),
+            open_ms: None,
         }
     }
 
@@ -303,6 +312,7 @@ mod tests {
                 Event::Done {
                     elapsed_ms: 2.0,
                     io: None,
+                    rss_peak_kib: None,
                 },
             );
         }
@@ -354,7 +364,28 @@ mod tests {
                 list: 1,
                 ..IoCounts::default()
             }),
+            rss_peak_kib: Some(40_000 + elapsed_ms as u64),
         }
+    }
+
+    /// Each worker's start-up (from its ready) and peak memory (from its done) are kept.
+    #[test]
+    fn start_up_and_memory_come_from_every_worker() {
+        let mut f = Fold::new(vec![0, 1], None);
+        for (idx, ms) in [(0, 120.0), (1, 80.0)] {
+            let ready = Event::Ready {
+                warmup_ok: 0,
+                versions: None,
+                host: None,
+                open_ms: Some(ms),
+            };
+            f.event(idx, ready);
+        }
+        f.event(0, done(5.0));
+        f.event(1, done(7.0));
+        let m = f.finish().unwrap();
+        assert_eq!(m.open_ms, [120.0, 80.0]);
+        assert_eq!(m.rss_peak_kib, [40_005, 40_007]);
     }
 
     #[test]
@@ -471,6 +502,7 @@ mod tests {
             warmup_ok: 0,
             versions: Some(own.clone()),
             host: None,
+            open_ms: None,
         };
         assert_eq!(f.event(0, ok), Action::Continue);
         let other = Versions {
@@ -481,6 +513,7 @@ mod tests {
             warmup_ok: 0,
             versions: Some(other),
             host: None,
+            open_ms: None,
         };
         assert_eq!(f.event(1, stranger), Action::Abort);
         let err = f.finish().unwrap_err();

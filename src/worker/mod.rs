@@ -305,8 +305,10 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         storage,
     };
     let counters = Arc::new(Counters::default());
+    let ns = catalog::open_counted(&cfg, &counters).await?;
+    let open_ms = crate::started().elapsed().as_secs_f64() * 1000.0;
     let session = Session {
-        ns: catalog::open_counted(&cfg, &counters).await?,
+        ns,
         counters: counters.clone(),
         cfg,
         args,
@@ -324,6 +326,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             warmup_ok,
             versions: Some(Versions::own()),
             host: Some(protocol::host_name(&env)),
+            open_ms: Some(open_ms),
         },
     );
     released(&mut commands).await?;
@@ -338,7 +341,22 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         Event::Done {
             elapsed_ms: elapsed.as_secs_f64() * 1000.0,
             io: Some(counters.snapshot()),
+            rss_peak_kib: peak_rss_kib(),
         },
     );
     Ok(())
+}
+
+/// This process's peak resident memory (VmHWM of /proc/self/status), in KiB; `None`
+/// where the kernel does not tell it.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| {
+        l.strip_prefix("VmHWM:")?
+            .trim()
+            .strip_suffix("kB")?
+            .trim()
+            .parse()
+            .ok()
+    })
 }

@@ -159,11 +159,27 @@ fn check_record(r: &Value) {
         obj["io_per_op"]["put"].as_f64().unwrap() >= 1.0,
         "a commit writes: {r}"
     );
+    // Every worker's start-up (median no larger than the longest, within the cell's set-up)
+    // and peak memory (the largest no larger than the sum, which covers every worker).
+    let open = &obj["open_ms"];
+    let (median, max) = (
+        open["median"].as_f64().unwrap(),
+        open["max"].as_f64().unwrap(),
+    );
+    assert!(0.0 < median && median <= max, "{r}");
+    assert!(max <= obj["setup_ms"].as_f64().unwrap(), "{r}");
+    let rss = &obj["worker_rss_peak_kib"];
+    let (most, sum) = (rss["max"].as_u64().unwrap(), rss["sum"].as_u64().unwrap());
+    let workers = obj["concurrency"].as_u64().unwrap();
+    assert!(
+        10 * 1024 < most && most <= sum && sum <= workers * most,
+        "{r}"
+    );
     // The writers ran here, as children: the one host is this machine.
     assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 7,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 9,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);
@@ -463,6 +479,23 @@ duration_secs = 30
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // What the kernel says the committing writers hold (VmRSS), to hold the records' peak
+    // against below.
+    let resident: Vec<u64> = processes_mentioning(needle)
+        .iter()
+        .filter_map(|pid| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            status.lines().find_map(|l| {
+                l.strip_prefix("VmRSS:")?
+                    .trim()
+                    .strip_suffix("kB")?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+        })
+        .collect();
+    assert!(!resident.is_empty());
     // `bench status` meanwhile: the running cell is running, in the run that holds the lock.
     let status = bench_on("status", &plan, &out);
     let status = String::from_utf8(status.stdout).unwrap();
@@ -505,7 +538,76 @@ duration_secs = 30
         .map(|r| r["bench_tag"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(tags.len(), 2);
-    assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2);
+    // The same cell's writers, run again: their peak is at least about what the kernel
+    // showed resident for the first ones early in their run (they grow as they commit).
+    let peak = records[1]["worker_rss_peak_kib"]["max"].as_u64().unwrap();
+    let seen = *resident.iter().max().unwrap();
+    assert!(
+        seen / 2 <= peak,
+        "reported peak {peak} KiB, resident while committing {seen} KiB"
+    );
+}
+
+/// What the kernel shows for a resident worker waiting for its release (as `ps` would),
+/// against the peak it reports when it is done without an operation (a deadline of 0 s):
+/// within 2x. (A commit adds its own buffers: the peak of a working writer is larger.)
+#[test]
+fn an_idle_workers_reported_peak_memory_is_what_the_kernel_shows() {
+    use std::io::{BufRead, Write};
+    let text = ONE_CELL.replace("[continuous]", "[run]\nkeep_runs = true\n[continuous]");
+    let (_dir, plan, out) = plan_dir(&text);
+    assert!(run(&plan, &out, &[]).status.success());
+    let root = out.join("store/runs/cont_inline_false_rows_100");
+    let mut worker = bench()
+        .args(["worker", "--root", root.to_str().unwrap()])
+        .args([
+            "--operation",
+            "write-create-namespace",
+            "--commit-retries",
+            "20",
+        ])
+        .args(["--worker-id", "0", "--duration-secs", "0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = std::io::BufReader::new(worker.stdout.take().unwrap());
+    let mut next = || {
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        line
+    };
+    let ready: Value = serde_json::from_str(&next()).unwrap();
+    assert_eq!(ready["ev"], "ready", "{ready}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", worker.id())).unwrap();
+    let resident: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    assert!(ready["open_ms"].as_f64().unwrap() > 0.0, "{ready}");
+    worker.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    let done = loop {
+        let line = next();
+        assert!(!line.is_empty(), "the worker ended without done");
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["ev"] == "done" {
+            break event;
+        }
+    };
+    // Its stdin stays open until it has exited (a closed stdin would tell it its
+    // coordinator is gone).
+    let stdin = worker.stdin.take();
+    assert!(worker.wait().unwrap().success());
+    drop(stdin);
+    let peak = done["rss_peak_kib"].as_u64().unwrap();
+    assert!(
+        resident / 2 <= peak && peak <= resident * 2,
+        "reported peak {peak} KiB, resident while idle {resident} KiB"
+    );
 }
 
 #[test]

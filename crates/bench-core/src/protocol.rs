@@ -135,6 +135,10 @@ pub enum Event {
         /// Where the worker runs ([`host_name`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<String>,
+        /// From the worker's start (its `main`) to its open catalog, in ms: start-up and
+        /// namespace opening, before any warm-up.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        open_ms: Option<f64>,
     },
     /// One operation finished.
     Op(OpReport),
@@ -148,6 +152,9 @@ pub enum Event {
         elapsed_ms: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         io: Option<IoCounts>,
+        /// The worker's peak resident memory (VmHWM), in KiB.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rss_peak_kib: Option<u64>,
     },
 }
 
@@ -324,6 +331,7 @@ mod tests {
                 warmup_ok: 2,
                 versions: Some(Versions::own()),
                 host: Some("n1".into()),
+                open_ms: Some(104.5),
             },
             Event::Op(OpReport {
                 i: 3,
@@ -351,6 +359,7 @@ mod tests {
             Event::Done {
                 elapsed_ms: 99.0,
                 io: Some(IoCounts::default()),
+                rss_peak_kib: Some(45_056),
             },
         ];
         for (w, event) in events.into_iter().enumerate() {

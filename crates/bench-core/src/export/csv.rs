@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 59;
+pub const WIDTH: usize = 63;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -21,8 +21,9 @@ pub const NOISY_CV: f64 = 0.10;
 /// The `read_*` columns describe the interleaved reads of mixed cells (empty for others).
 /// The `*_ci_*`, `*_cv`, `ci_level` and `noisy` columns give the main figures' spread over
 /// repetitions (empty with one); `arm` is the arm of an A/B results set. Then the network
-/// error classes, how far a timed cell's window ran past its deadline, and the requests
-/// and bytes per successful operation (empty where not measured).
+/// error classes, how far a timed cell's window ran past its deadline, the requests
+/// and bytes per successful operation, and the workers' start-up and peak memory (empty
+/// where not measured).
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -83,6 +84,10 @@ pub const COLUMNS: [&str; WIDTH] = [
     "io_copy_per_op",
     "io_read_bytes_per_op",
     "io_written_bytes_per_op",
+    "open_ms_median",
+    "open_ms_max",
+    "rss_peak_kib_max",
+    "rss_peak_kib_sum",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -207,6 +212,10 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         opt(&|r| r.io_per_op.map(|io| io.copy), 2),
         opt(&|r| r.io_per_op.map(|io| io.read_bytes), 0),
         opt(&|r| r.io_per_op.map(|io| io.written_bytes), 0),
+        opt(&|r| r.open_ms.map(|o| o.median), 1),
+        opt(&|r| r.open_ms.map(|o| o.max), 1),
+        opt(&|r| r.worker_rss_peak_kib.map(|m| m.max as f64), 0),
+        opt(&|r| r.worker_rss_peak_kib.map(|m| m.sum as f64), 0),
     ]
 }
 
@@ -269,7 +278,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,"
         );
     }
 

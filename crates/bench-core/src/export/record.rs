@@ -93,6 +93,14 @@ pub struct Record {
     /// The hosts the cell's writers ran on, sorted (one unless a launcher spread them).
     #[serde(default)]
     pub hosts: Vec<String>,
+    /// The workers' start-up: from a worker's start to its open catalog, in ms, over the
+    /// cell's workers; absent where the workers did not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_ms: Option<OpenMs>,
+    /// The workers' peak resident memory, in KiB: the largest and the sum over the cell's
+    /// workers; absent where the workers did not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_rss_peak_kib: Option<RssPeak>,
     /// `bench ab` only: which arm's workers measured this record, `A` (the baseline) or
     /// `B` (the candidate); absent from the records of `bench run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +109,38 @@ pub struct Record {
     /// and unit `i` of the other arm's record of the same repetition are pair `i`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paired: Option<PairUnits>,
+}
+
+/// The workers' start-up times of one run of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OpenMs {
+    pub median: f64,
+    pub max: f64,
+}
+
+impl OpenMs {
+    fn of(v: &[f64]) -> Option<OpenMs> {
+        (!v.is_empty()).then(|| OpenMs {
+            median: crate::stats::median(v.to_vec()),
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+}
+
+/// The workers' peak memory of one run of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RssPeak {
+    pub max: u64,
+    pub sum: u64,
+}
+
+impl RssPeak {
+    fn of(v: &[u64]) -> Option<RssPeak> {
+        Some(RssPeak {
+            max: *v.iter().max()?,
+            sum: v.iter().sum(),
+        })
+    }
 }
 
 /// One arm's units of the pairs formed inside a run of a cell (see `stats::paired`).
@@ -310,6 +350,8 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_per_op: m.io_known.then(|| m.io.per_op(count)).flatten(),
         io_total: m.io_known.then_some(m.io),
         hosts: m.hosts.iter().cloned().collect(),
+        open_ms: OpenMs::of(&m.open_ms),
+        worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
         arm: p.arm.map(str::to_string),
         paired: None,
     }
@@ -372,9 +414,26 @@ pub(crate) mod tests {
             io_per_op: None,
             io_total: None,
             hosts: vec!["h".into()],
+            open_ms: None,
+            worker_rss_peak_kib: None,
             arm: None,
             paired: None,
         }
+    }
+
+    #[test]
+    fn start_up_and_memory_over_the_workers() {
+        assert_eq!(
+            OpenMs::of(&[300.0, 100.0, 200.0]),
+            Some(OpenMs {
+                median: 200.0,
+                max: 300.0
+            })
+        );
+        assert_eq!(RssPeak::of(&[20, 10]), Some(RssPeak { max: 20, sum: 30 }));
+        // Workers that did not report them (an older build): no figure, not a zero.
+        assert_eq!(OpenMs::of(&[]), None);
+        assert_eq!(RssPeak::of(&[]), None);
     }
 
     /// Three repetitions of a concurrent cell, the third with one conflict past the retries

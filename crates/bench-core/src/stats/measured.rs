@@ -38,6 +38,10 @@ pub struct Measured {
     pub reads: ReadMeasured,
     /// The hosts the workers ran on (Slurm's node name where a launcher sets one).
     pub hosts: std::collections::BTreeSet<String>,
+    /// Each worker's time from its start to an open catalog, in ms (workers that report it).
+    pub open_ms: Vec<f64>,
+    /// Each worker's peak resident memory, in KiB (workers that report it).
+    pub rss_peak_kib: Vec<u64>,
 }
 
 /// What the interleaved reads of a mixed cell measured.
