@@ -218,6 +218,11 @@ impl Fold {
         }
     }
 
+    /// Successful operations (commits) folded so far.
+    pub(super) fn succeeded(&self) -> u64 {
+        self.m.committed.len() as u64
+    }
+
     pub(super) fn set_setup_ms(&mut self, ms: f64) {
         self.m.setup_ms = ms;
     }

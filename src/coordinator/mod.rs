@@ -47,6 +47,9 @@ pub struct CellRun<'a> {
     pub workers: Vec<WorkerArgs>,
     pub storage: &'a BTreeMap<String, String>,
     pub timeout: Duration,
+    /// A concurrent cell bounded by its commits: once its workers have this many successful
+    /// ones together, each is told to `end` (its operation in flight finishes and counts).
+    pub bound: Option<u64>,
     /// What every worker must report being (from [`handshake`]); `None` checks nothing.
     pub versions: Option<&'a Versions>,
     /// Start the workers as the tasks of this command (a launcher such as srun, with the
@@ -250,6 +253,8 @@ async fn drive(
 ) -> Driven {
     let paired = runs.len() > 1;
     let paced = pace.as_ref().is_some_and(Pace::paced);
+    let bounds: Vec<Option<u64>> = runs.iter().map(|r| r.bound).collect();
+    let mut ended = vec![false; runs.len()];
     let mut w = Workers::new();
     let spawn_start = Instant::now();
     // The plan bounds the timeout; saturate rather than overflow all the same.
@@ -371,6 +376,22 @@ async fn drive(
                 arms.exited(&mut w, idx, status)
             }
         };
+        // A bound reached: every worker of the arm ends after its operation in flight.
+        if let Some(n) = bounds[arm]
+            && !ended[arm]
+            && arms.folds[arm].succeeded() >= n
+        {
+            ended[arm] = true;
+            send(
+                &mut w,
+                &arms,
+                vec![pace::Send {
+                    arm,
+                    cmd: Command::End,
+                }],
+            )
+            .await;
+        }
         // Paired, a lost worker stops both arms: the pair can never complete.
         let action = if paired && arms.folds[arm].failed() {
             Action::Abort

@@ -27,6 +27,21 @@ pub async fn ab(
         Arm::checked(Some(ARM_B), candidate).await?,
     ];
     let pairs = opts.pairs.expect("bench ab pairs its arms");
+    // Time slices share a cell's duration between the arms; a cell bounded by commits
+    // alone has none to share.
+    if pairs.pairing == super::Pairing::Alternate
+        && sweep
+            .cells()
+            .iter()
+            .any(|c| c.mode.bound().is_some() && c.mode.duration_secs() == 0)
+    {
+        return Err(BenchError::Usage(
+            "concurrent cells bounded by `operations` alone have no duration to slice \
+             between the arms: give `concurrent.duration_secs` too, or use --pairing duet \
+             or --pairing runs"
+                .into(),
+        ));
+    }
     let how = match (pairs.pairing, pairs.precision) {
         (super::Pairing::Runs, _) => format!(
             "{} of whole runs per cell",

@@ -44,10 +44,8 @@ pub(super) enum CellResult {
 /// The arguments of the cell's workers, running on the copy at `root`.
 fn worker_args(cell: &Cell, root: &str) -> Vec<WorkerArgs> {
     let mix = cell.mode.mixed_reads();
-    let duration_secs = cell
-        .mode
-        .operations()
-        .is_none()
+    // A deadline where the cell has one (a bounded concurrent cell may not).
+    let duration_secs = (cell.mode.operations().is_none() && cell.mode.duration_secs() > 0)
         .then(|| cell.mode.duration_secs());
     (0..cell.mode.workers())
         .map(|worker_id| WorkerArgs {
@@ -58,6 +56,7 @@ fn worker_args(cell: &Cell, root: &str) -> Vec<WorkerArgs> {
             worker_id,
             rank_from_env: false,
             paced: false,
+            until_end: cell.mode.bound().is_some(),
             warmup: cell.warmup,
             tables: cell.golden.rows - cell.golden.rows / 3,
             operations: cell.mode.operations(),
@@ -269,7 +268,7 @@ pub(super) async fn run_one(
     }
     let roots: Vec<String> = rels.iter().map(|r| store.uri(r)).collect();
     let arms = &arms[..roots.len()];
-    let timed = cell.mode.operations().is_none();
+    let timed = cell.mode.operations().is_none() && cell.mode.duration_secs() > 0;
     let duration = Duration::from_secs(cell.mode.duration_secs());
     // The cell, its repetition and its arms, as the display names the run.
     let mut label = id.clone();
@@ -284,7 +283,7 @@ pub(super) async fn run_one(
     let bar = progress.cell(CellView {
         id: label.clone(),
         workers: cell.mode.workers() * roots.len() as u32,
-        expected_ops: cell.mode.operations(),
+        expected_ops: cell.mode.operations().or(cell.mode.bound()),
         // Slices give each arm the cell's duration in turn.
         duration: timed.then(|| match &pace {
             Some(p) if p.paced() => duration * 2,
@@ -303,6 +302,7 @@ pub(super) async fn run_one(
             workers: worker_args(cell, root),
             storage: &cell.storage,
             timeout: sweep.plan.run.cell_timeout,
+            bound: cell.mode.bound(),
             versions: Some(&arm.versions),
             launcher: launcher.clone(),
         })

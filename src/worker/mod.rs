@@ -127,9 +127,9 @@ impl Session {
         committed
     }
 
-    /// The measured operations, from release until the count or the deadline; returns the
-    /// end of the last one.
-    async fn measure(&self, release: Instant) -> Instant {
+    /// The measured operations, from release until the count, the deadline, or (with
+    /// `--until-end`) the coordinator's `end`; returns the end of the last one.
+    async fn measure(&self, release: Instant, commands: &mut Commands) -> Instant {
         // No plan can ask for a deadline past what the clock holds (the plan bounds
         // durations); saturate rather than panic all the same.
         let deadline = self.args.duration_secs.map(|d| {
@@ -143,9 +143,12 @@ impl Session {
             let more = match (deadline, self.args.operations) {
                 (Some(d), _) => Instant::now() < d,
                 (None, Some(n)) => next.k < n,
-                (None, None) => false,
+                (None, None) => self.args.until_end,
             };
-            if !more {
+            if !more
+                || (self.args.until_end
+                    && std::iter::from_fn(|| commands.try_recv().ok()).any(|c| c == Command::End))
+            {
                 break;
             }
             last_end = self.one(&mut next).await;
@@ -334,7 +337,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     let elapsed = if session.args.paced {
         session.paced(&mut commands).await
     } else {
-        session.measure(release).await - release
+        session.measure(release, &mut commands).await - release
     };
     emit(
         w,

@@ -28,6 +28,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             worker_id,
             rank_from_env: false,
             paced: false,
+            until_end: false,
             operations: Some(2),
             duration_secs: None,
             warmup: 0,
@@ -49,6 +50,7 @@ fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
                 workers: workers(n),
                 storage: &storage,
                 timeout,
+                bound: None,
                 // Shell scripts speaking the protocol, not bench builds: nothing to check.
                 versions: None,
                 launcher: None,

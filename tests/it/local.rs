@@ -717,3 +717,59 @@ fn a_second_sweep_on_a_root_in_use_is_refused_naming_the_first() {
     let o = run(&plan, &other, &["--root", root]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// A concurrent cell bounded by its commits ends once its writers have that many together
+/// (each finishing its operation in flight), with or without a deadline; verified.
+#[test]
+fn a_concurrent_cell_bounded_by_commits_ends_after_them() {
+    for (table, bound) in [
+        ("concurrency = [2]\noperations = 12\n", 12),
+        (
+            "concurrency = [2]\noperations = 8\nduration_secs = 120\n",
+            8,
+        ),
+    ] {
+        let text = format!(
+            "name = \"bounded\"\n[matrix]\nsizes = [100]\ninline = [false]\n\
+             [concurrent]\n{table}[run]\ncell_timeout_secs = 300\n"
+        );
+        let (_dir, plan, out) = plan_dir(&text);
+        let o = run(&plan, &out, &[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let records = lines(&out.join("results.jsonl"));
+        let r = &records[0];
+        assert_eq!(r["operations_bound"], bound, "{r}");
+        assert_eq!(r["verified"], true, "{r}");
+        let ops = r["total_operations"].as_u64().unwrap();
+        // Two writers: the bound, and at most one commit of each in flight when they are
+        // told to end.
+        assert!(
+            (bound..=bound + 2).contains(&ops),
+            "{ops} commits for a bound of {bound}"
+        );
+        // Ended by the bound, long before any deadline.
+        assert!(r["total_duration_ms"].as_f64().unwrap() < 60_000.0, "{r}");
+        let overrun = &r["window_overrun_ms"];
+        if table.contains("duration_secs") {
+            assert_eq!(r["duration_secs"], 120);
+            assert_eq!(overrun.as_f64(), Some(0.0), "{r}");
+        } else {
+            assert_eq!(r["duration_secs"], 0);
+            assert!(overrun.is_null(), "{r}");
+            // Time slices share a duration this cell does not have: refused, nothing run.
+            let ab_out = out.with_file_name("ab");
+            let o = bench()
+                .arg("ab")
+                .arg(&plan)
+                .arg("--candidate")
+                .arg(env!("CARGO_BIN_EXE_bench"))
+                .arg("--out")
+                .arg(&ab_out)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            assert!(stderr(&o).contains("--pairing duet"), "{}", stderr(&o));
+            assert!(!ab_out.join("results.jsonl").exists());
+        }
+    }
+}

@@ -60,6 +60,7 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
                 worker_id,
                 rank_from_env: false,
                 paced: false,
+                until_end: false,
                 operations: Some(8),
                 duration_secs: None,
                 warmup: 1,
@@ -75,6 +76,7 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
             workers,
             storage: &storage,
             timeout: Duration::from_secs(120),
+            bound: None,
             versions: None,
             launcher: None,
         };

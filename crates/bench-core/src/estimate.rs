@@ -36,7 +36,21 @@ pub fn cell_run(cell: &Cell) -> Duration {
     let warmup = cell.warmup as f64 * op;
     let body = match cell.mode {
         Mode::Continuous { operations } => operations as f64 * op,
-        Mode::Concurrent { duration_secs, .. } => duration_secs as f64 + 2.0 * op,
+        // Writers serialise on the version bump: a bound of N commits takes about N commits'
+        // time, or the deadline if that comes first.
+        Mode::Concurrent {
+            duration_secs,
+            operations,
+            ..
+        } => {
+            let bounded = operations.map(|n| n as f64 * op);
+            let body = match (duration_secs, bounded) {
+                (0, Some(b)) => b,
+                (d, Some(b)) => b.min(d as f64),
+                (d, None) => d as f64,
+            };
+            body + 2.0 * op
+        }
         Mode::Mixed {
             duration_secs,
             read,
@@ -98,6 +112,7 @@ mod tests {
             Mode::Concurrent {
                 concurrency: 8,
                 duration_secs: 30,
+                operations: None,
             },
         ));
         assert!(conc > Duration::from_secs(30) && conc < Duration::from_secs(32));

@@ -162,7 +162,8 @@ pub enum Event {
 /// worker; a paced worker (`--paced`) then runs only when told: `step` runs one operation,
 /// `resume` runs operations until `pause` (the one in flight finishes, then `paused` is
 /// reported), `end` ends it (it reports `done` and exits). An unpaced worker ignores all
-/// but `go`. A closed stdin means the coordinator is gone.
+/// but `go`, and `end` when it runs `--until-end`. A closed stdin means the coordinator is
+/// gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     Go,
@@ -241,6 +242,10 @@ pub struct WorkerArgs {
     /// `--duration-secs` are then not used.
     #[arg(long)]
     pub paced: bool,
+    /// Run operations until the coordinator says `end` (a concurrent cell bounded by its
+    /// commits), or the deadline if there is one.
+    #[arg(long)]
+    pub until_end: bool,
     /// Fixed number of operations (continuous cells).
     #[arg(long, conflicts_with = "duration_secs")]
     pub operations: Option<u64>,
@@ -286,6 +291,9 @@ impl WorkerArgs {
         }
         if self.paced {
             v.push("--paced".into());
+        }
+        if self.until_end {
+            v.push("--until-end".into());
         }
         if let Some(n) = self.operations {
             v.extend(["--operations".into(), n.to_string()]);
@@ -447,6 +455,7 @@ mod tests {
             worker_id: 7,
             rank_from_env: true,
             paced: true,
+            until_end: true,
             operations: None,
             duration_secs: Some(5),
             warmup: 2,

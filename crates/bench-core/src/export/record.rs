@@ -85,6 +85,12 @@ pub struct Record {
     /// operations started before the deadline finish after it); `null` for continuous cells.
     #[serde(default)]
     pub window_overrun_ms: Option<f64>,
+    /// A concurrent cell bounded by its commits (`concurrent.operations`): the bound. The
+    /// cell ended once its writers had that many successful commits together; operations
+    /// in flight then finish and count, so `total_operations` may pass it by up to one
+    /// per writer. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operations_bound: Option<u64>,
     /// Requests by kind and bytes per successful operation (means), and in all.
     #[serde(default)]
     pub io_per_op: Option<IoPerOp>,
@@ -342,11 +348,11 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
         first_network_error: m.first_network_error.clone(),
-        window_overrun_ms: cell
-            .mode
-            .operations()
-            .is_none()
-            .then(|| m.window_ms - cell.mode.duration_secs() as f64 * 1000.0),
+        // Past the deadline, where the cell has one (a cell bounded by its commits may end
+        // before it: 0).
+        window_overrun_ms: (cell.mode.operations().is_none() && cell.mode.duration_secs() > 0)
+            .then(|| (m.window_ms - cell.mode.duration_secs() as f64 * 1000.0).max(0.0)),
+        operations_bound: cell.mode.bound(),
         io_per_op: m.io_known.then(|| m.io.per_op(count)).flatten(),
         io_total: m.io_known.then_some(m.io),
         hosts: m.hosts.iter().cloned().collect(),
@@ -411,6 +417,7 @@ pub(crate) mod tests {
             first_throttled_error: None,
             first_network_error: None,
             window_overrun_ms: None,
+            operations_bound: None,
             io_per_op: None,
             io_total: None,
             hosts: vec!["h".into()],

@@ -13,10 +13,13 @@ use super::{LANCE_VERSION, Operation, is_secret};
 pub enum Mode {
     /// One worker process, a fixed number of commits.
     Continuous { operations: u64 },
-    /// `concurrency` worker processes, each committing until the deadline.
+    /// `concurrency` worker processes, each committing until the deadline (`duration_secs`,
+    /// 0 for none) or, with `operations`, until the cell has that many successful commits
+    /// across its writers, whichever comes first.
     Concurrent {
         concurrency: u32,
         duration_secs: u64,
+        operations: Option<u64>,
     },
     /// `clients` worker processes, each repeating `reads_per_write` reads of `read` then one
     /// commit, until the deadline.
@@ -108,6 +111,14 @@ impl Mode {
         }
     }
 
+    /// A concurrent cell's bound on its successful commits, across its writers.
+    pub fn bound(self) -> Option<u64> {
+        match self {
+            Mode::Concurrent { operations, .. } => operations,
+            _ => None,
+        }
+    }
+
     /// Operations per worker of a continuous cell.
     pub fn operations(self) -> Option<u64> {
         match self {
@@ -132,10 +143,15 @@ impl Mode {
     fn key_part(self) -> String {
         match self {
             Mode::Continuous { operations } => format!("continuous;operations={operations}"),
+            // A bound adds to the key only where there is one: earlier keys stay valid.
             Mode::Concurrent {
                 concurrency,
                 duration_secs,
-            } => format!("concurrent;concurrency={concurrency};duration_secs={duration_secs}"),
+                operations,
+            } => format!(
+                "concurrent;concurrency={concurrency};duration_secs={duration_secs}{}",
+                operations.map_or(String::new(), |n| format!(";operations={n}"))
+            ),
             Mode::Mixed {
                 clients,
                 reads_per_write,

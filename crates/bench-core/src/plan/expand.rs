@@ -38,7 +38,8 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                 steps.extend(c.concurrency.iter().map(|&concurrency| {
                     cell(Mode::Concurrent {
                         concurrency,
-                        duration_secs: c.duration.as_secs(),
+                        duration_secs: c.duration.map_or(0, |d| d.as_secs()),
+                        operations: c.operations,
                     })
                 }));
             }

@@ -34,7 +34,11 @@ pub struct Continuous {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concurrent {
     pub concurrency: Vec<u32>,
-    pub duration: Duration,
+    /// Each writer starts commits until this long after release (at least one of this and
+    /// `operations` is set).
+    pub duration: Option<Duration>,
+    /// The cell ends once its writers have this many successful commits together.
+    pub operations: Option<u64>,
 }
 
 /// Mixed load: `clients` processes, each repeating `reads_per_write` reads of
@@ -260,7 +264,10 @@ duration_secs = 2
         assert_eq!(plan.run.commit_retries, 20);
         assert_eq!(plan.run.cell_timeout, Duration::from_secs(1200));
         assert!(!plan.run.keep_runs);
-        assert_eq!(plan.concurrent.unwrap().duration, Duration::from_secs(2));
+        assert_eq!(
+            plan.concurrent.unwrap().duration,
+            Some(Duration::from_secs(2))
+        );
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub(super) struct RawContinuous {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawConcurrent {
     pub concurrency: Vec<u32>,
-    pub duration_secs: u64,
+    pub duration_secs: Option<u64>,
+    pub operations: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -124,9 +124,32 @@ fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
         "every concurrency must be at least 1 writer process",
         limits::WORKERS,
     )?;
+    if c.duration_secs.is_none() && c.operations.is_none() {
+        return Err(invalid(
+            "concurrent",
+            "says neither how long nor how many commits: give `duration_secs` (each writer \
+             commits until then), `operations` (the cell ends after that many successful \
+             commits across its writers), or both",
+        ));
+    }
+    let operations = c
+        .operations
+        .map(|n| {
+            bounded(
+                "concurrent.operations",
+                n,
+                "must be at least 1 commit",
+                limits::OPERATIONS,
+            )
+        })
+        .transpose()?;
     Ok(Concurrent {
         concurrency: c.concurrency,
-        duration: duration("concurrent.duration_secs", c.duration_secs)?,
+        duration: c
+            .duration_secs
+            .map(|d| duration("concurrent.duration_secs", d))
+            .transpose()?,
+        operations,
     })
 }
 
@@ -294,7 +317,9 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     }
     let run = run_settings(raw.run)?;
     let durations = [
-        concurrent.as_ref().map(|c| ("concurrent", c.duration)),
+        concurrent
+            .as_ref()
+            .and_then(|c| c.duration.map(|d| ("concurrent", d))),
         mixed.as_ref().map(|m| ("mixed", m.duration)),
     ];
     for (table, d) in durations.into_iter().flatten() {
@@ -353,7 +378,9 @@ mod tests {
             (conc("concurrency = []\nduration_secs = 1"), "concurrent.concurrency", "at least one"),
             (conc("concurrency = [2,2]\nduration_secs = 1"), "concurrent.concurrency", "twice"),
             (conc("concurrency = [2]\nduration_secs = 0"), "concurrent.duration_secs", "at least 1"),
-            (conc("concurrency = [2]"), "concurrent", "missing field `duration_secs`"),
+            (conc("concurrency = [2]"), "concurrent", "neither how long nor how many commits"),
+            (conc("concurrency = [2]\noperations = 0"), "concurrent.operations", "at least 1"),
+            (conc("concurrency = [2]\noperations = 10000001"), "concurrent.operations", "at most 10000000"),
             ("name = 'x'\n[matrix]\nsizes = [1]\n".into(), "", "none of the tables [continuous], [concurrent] and [mixed]"),
             (mixed("clients = [2]\nduration_secs = 1\n"), "mixed", "missing field `reads_per_write`"),
             (mixed("clients = [0]\nreads_per_write = 3\nduration_secs = 1\n"), "mixed.clients", "at least 1"),
