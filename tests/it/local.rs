@@ -396,13 +396,12 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
         .map(|r| r["bench_tag"].as_str().unwrap())
         .collect();
     assert_eq!(rerun, [CELLS[0], CELLS[2], CELLS[4], CELLS[6]]);
-    let csv = summary(&out);
-    assert_eq!(csv.len(), 9, "one row per cell, the latest record wins");
-    for row in csv[1..].iter().filter(|r| r[0] == "continuous") {
-        let ops: u64 = row[6].parse().unwrap();
-        let errors: u64 = row[7].parse().unwrap();
-        assert_eq!(ops + errors, 6, "{row:?}");
-    }
+    assert_eq!(
+        summary(&out).len(),
+        9,
+        "one row per cell, the latest record wins"
+    );
+    continuous_attempts_are(&out, 6);
 
     // 4. Reverting the edit runs nothing (the first records are the plan's again), and the
     // summary and the report show those records, by the same rule as the resume.
@@ -414,20 +413,21 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
         "{}",
         stderr(&o)
     );
-    for row in summary(&out)[1..].iter().filter(|r| r[0] == "continuous") {
-        let ops: u64 = row[6].parse().unwrap();
-        let errors: u64 = row[7].parse().unwrap();
-        assert_eq!(ops + errors, 5, "the plan's own records: {row:?}");
-    }
+    continuous_attempts_are(&out, 5);
     let o = bench().arg("summarize").arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    for row in summary(&out)[1..].iter().filter(|r| r[0] == "continuous") {
-        assert_eq!(
-            row[6].parse::<u64>().unwrap() + row[7].parse::<u64>().unwrap(),
-            5
-        );
-    }
+    continuous_attempts_are(&out, 5);
     drop(dir);
+}
+
+/// Every continuous row of the summary made this many operations (successes and errors):
+/// the plan's `continuous.operations` its records ran with.
+fn continuous_attempts_are(out: &std::path::Path, n: u64) {
+    for row in summary(out)[1..].iter().filter(|r| r[0] == "continuous") {
+        let ops: u64 = row[6].parse().unwrap();
+        let errors: u64 = row[7].parse().unwrap();
+        assert_eq!(ops + errors, n, "{row:?}");
+    }
 }
 
 #[test]
