@@ -72,6 +72,7 @@ async fn main() {
                 inline,
                 commit_retries: 20,
                 storage: storage.clone(),
+                properties: Default::default(),
             };
             let counted = args.get(5).is_some_and(|a| a == "counted");
             let counters = std::sync::Arc::new(catalog::counting::Counters::default());

@@ -173,6 +173,7 @@ async fn trigger_rewrite(root: &str, cfg: &GoldenConfig<'_>) -> lance_core::Resu
         inline: true,
         commit_retries: cfg.commit_retries,
         storage: cfg.storage.clone(),
+        properties: Default::default(),
     })
     .await?;
     let mut req = CreateNamespaceRequest::new();

@@ -31,21 +31,42 @@ pub struct CatalogConfig {
     pub inline: bool,
     pub commit_retries: u32,
     pub storage: BTreeMap<String, String>,
+    /// The plan's `[namespace]` properties, given as lance reads them.
+    pub properties: BTreeMap<String, String>,
 }
 
 /// Open `DirectoryNamespace` exactly as the reference does: manifest mode, directory listing
 /// off, inline optimisation per variant; plus the plan's commit retry budget.
 pub async fn open(cfg: &CatalogConfig) -> lance_core::Result<DirectoryNamespace> {
-    builder(cfg).build().await
+    builder(cfg)?.build().await
 }
 
-fn builder(cfg: &CatalogConfig) -> DirectoryNamespaceBuilder {
-    DirectoryNamespaceBuilder::new(cfg.root.clone())
-        .manifest_enabled(true)
-        .dir_listing_enabled(false)
-        .inline_optimization_enabled(cfg.inline)
-        .commit_retries(cfg.commit_retries)
-        .storage_options(to_hash_map(&cfg.storage))
+/// With `[namespace]` properties, the builder lance makes from a property map (its own
+/// convention, so a candidate build reads its new properties the same way), with bench's
+/// settings over them; without, the same settings set one by one.
+fn builder(cfg: &CatalogConfig) -> lance_core::Result<DirectoryNamespaceBuilder> {
+    if cfg.properties.is_empty() {
+        return Ok(DirectoryNamespaceBuilder::new(cfg.root.clone())
+            .manifest_enabled(true)
+            .dir_listing_enabled(false)
+            .inline_optimization_enabled(cfg.inline)
+            .commit_retries(cfg.commit_retries)
+            .storage_options(to_hash_map(&cfg.storage)));
+    }
+    let mut p = to_hash_map(&cfg.properties);
+    for (k, v) in [
+        ("root", cfg.root.clone()),
+        ("manifest_enabled", "true".into()),
+        ("dir_listing_enabled", "false".into()),
+        ("inline_optimization_enabled", cfg.inline.to_string()),
+        ("commit_retries", cfg.commit_retries.to_string()),
+    ] {
+        p.insert(k.to_string(), v);
+    }
+    for (k, v) in &cfg.storage {
+        p.insert(format!("storage.{k}"), v.clone());
+    }
+    DirectoryNamespaceBuilder::from_properties(p, None)
 }
 
 /// [`open`], with every request of the namespace counted into `counters` (a session of its
@@ -54,7 +75,7 @@ pub async fn open_counted(
     cfg: &CatalogConfig,
     counters: &std::sync::Arc<counting::Counters>,
 ) -> lance_core::Result<DirectoryNamespace> {
-    builder(cfg)
+    builder(cfg)?
         .session(counting::session(counters))
         .build()
         .await

@@ -294,13 +294,22 @@ pub(super) async fn run_one(
     });
     let started_at = now_utc_ms();
     let launcher = (sweep.plan.run.launcher.as_ref()).map(|l| l.command(cell.mode.workers()));
+    // The workers' environment: storage options, and the namespace properties under their
+    // prefix.
+    let mut worker_env = cell.storage.clone();
+    for (k, v) in &cell.properties {
+        worker_env.insert(
+            format!("{}{k}", crate::worker::protocol::PROPERTY_PREFIX),
+            v.clone(),
+        );
+    }
     let runs: Vec<CellRun<'_>> = arms
         .iter()
         .zip(&roots)
         .map(|(arm, root)| CellRun {
             exe: &arm.exe,
             workers: worker_args(cell, root),
-            storage: &cell.storage,
+            storage: &worker_env,
             timeout: sweep.plan.run.cell_timeout,
             bound: cell.mode.bound(),
             versions: Some(&arm.versions),

@@ -56,6 +56,27 @@ pub struct Sweep {
 }
 
 impl Sweep {
+    /// The plan's `[namespace]` properties, and those the pinned lance does not read
+    /// (they would do nothing unless the workers' build reads them): said before any cell.
+    pub fn namespace_note(&self) -> Vec<String> {
+        let ns = &self.plan.namespace;
+        if ns.is_empty() {
+            return Vec::new();
+        }
+        let given: Vec<String> = ns.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut lines = vec![format!("namespace properties: {}", given.join(", "))];
+        let unread = self.plan.unread_namespace_keys();
+        if !unread.is_empty() {
+            lines.push(format!(
+                "note: lance {} does not read {}: unchecked, they do nothing unless the \
+                 workers' build reads them",
+                crate::plan::LANCE_VERSION,
+                unread.join(", ")
+            ));
+        }
+        lines
+    }
+
     /// Load the plan, apply the command line's overrides, and resolve where its outputs and
     /// store are. Writes nothing.
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {

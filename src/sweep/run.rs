@@ -388,6 +388,9 @@ async fn run_opened(
         sweep.out.display(),
         super::estimate::about(predicted.total())
     ));
+    for line in sweep.namespace_note() {
+        r.progress.log(line);
+    }
     let plan_run = &sweep.plan.run;
     for (c, repetition) in schedule(cells.len(), plan_run.repetitions, plan_run.order) {
         r.repetition(cells[c], repetition).await?;

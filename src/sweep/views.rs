@@ -84,6 +84,9 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     if let Some(l) = &plan.run.launcher {
         s.push_str(&format!("  writers start through: {l}\n\n"));
     }
+    for line in sweep.namespace_note() {
+        s.push_str(&format!("  {line}\n"));
+    }
     s.push_str(&format!(
         "{:>4}  {:<40} {:<18} {}\n",
         "#", "cell", "key", "status"

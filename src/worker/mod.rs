@@ -297,15 +297,23 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     if let Some(d) = env_ms(START_DELAY_ENV) {
         tokio::time::sleep(d).await;
     }
-    let storage: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
+    let given: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
         Ok(json) => serde_json::from_str(&json)?,
         Err(_) => BTreeMap::new(),
     };
+    let (properties, storage): (BTreeMap<_, _>, BTreeMap<_, _>) = given
+        .into_iter()
+        .partition(|(k, _)| k.starts_with(protocol::PROPERTY_PREFIX));
+    let properties = properties
+        .into_iter()
+        .map(|(k, v)| (k[protocol::PROPERTY_PREFIX.len()..].to_string(), v))
+        .collect();
     let cfg = CatalogConfig {
         root: args.root.clone(),
         inline: args.inline,
         commit_retries: args.commit_retries,
         storage,
+        properties,
     };
     let counters = Arc::new(Counters::default());
     let ns = catalog::open_counted(&cfg, &counters).await?;

@@ -92,6 +92,46 @@ fn a_conflict_storm_is_classified_and_loses_no_commit() {
     assert_eq!(col("verified"), "true");
 }
 
+/// A property lance reads, given in `[namespace]`, reaches every worker's catalog:
+/// `commit_retries = 0` there turns a contended cell's retried commits into conflicts
+/// (the same cell with lance's retries has none or fewer), and a key bench owns is refused.
+#[test]
+fn a_namespace_property_reaches_the_workers_catalogs() {
+    let cell = "[concurrent]\nconcurrency = [6]\nduration_secs = 3";
+    let conflicts = |run_table: &str, namespace: &str| {
+        let text = format!("{}{namespace}", one_cell(run_table, cell));
+        let (_dir, plan, out) = plan_dir(&text);
+        let o = run(&plan, &out, &[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let r = lines(&out.join("results.jsonl")).remove(0);
+        assert_eq!(r["verified"], true, "{r}");
+        (
+            r["conflict_errors"].as_u64().unwrap(),
+            r["commit_retries"].clone(),
+        )
+    };
+    let (without, retries) = conflicts("commit_retries = 20", "");
+    assert_eq!(retries, 20);
+    let (with, retries) = conflicts("commit_retries = 20", "\n[namespace]\ncommit_retries = 0\n");
+    assert_eq!(retries, 0, "the record says the budget the workers had");
+    assert!(
+        with > 0 && with > without,
+        "conflicts with commit_retries = 0 in [namespace]: {with}, with 20: {without}"
+    );
+    let (_dir, plan, out) = plan_dir(&format!(
+        "{}\n[namespace]\nmanifest_enabled = false\n",
+        one_cell("commit_retries = 20", cell)
+    ));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`namespace.manifest_enabled`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
 #[test]
 fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
     let dir = tempfile::tempdir().unwrap();
@@ -118,6 +158,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             inline: false,
             commit_retries: 20,
             storage: storage.clone(),
+            properties: Default::default(),
         })
         .await
         .unwrap();

@@ -165,6 +165,7 @@ fn a_cells_copy_holds_exactly_the_goldens_objects_and_leaves_the_golden_unchange
             inline: true,
             commit_retries: 20,
             storage: storage.clone(),
+            properties: Default::default(),
         })
         .await
         .unwrap();

@@ -98,6 +98,7 @@ mod tests {
             warmup: 0,
             root: "/r".into(),
             storage: BTreeMap::new(),
+            properties: BTreeMap::new(),
         }
     }
 

@@ -24,6 +24,10 @@ pub enum ErrorClass {
 /// never appear on a command line.
 pub const STORAGE_ENV: &str = "BENCH_STORAGE_OPTIONS";
 
+/// In [`STORAGE_ENV`], the plan's `[namespace]` properties travel as `namespace.<key>`
+/// (through a launcher too, and never on a command line), beside the storage options.
+pub const PROPERTY_PREFIX: &str = "namespace.";
+
 /// Exit code of a worker whose coordinator went away.
 pub const EXIT_ORPHANED: i32 = 75;
 

@@ -190,6 +190,8 @@ pub struct Cell {
     /// Resolved store root (affects the numbers: local disk vs S3).
     pub root: String,
     pub storage: BTreeMap<String, String>,
+    /// `[namespace]` properties of every worker's catalog.
+    pub properties: BTreeMap<String, String>,
 }
 
 impl Cell {
@@ -229,6 +231,9 @@ impl Cell {
         for (k, v) in self.storage.iter().filter(|(k, _)| !is_secret(k)) {
             h.update(format!("storage.{k}={v}\n"));
         }
+        for (k, v) in &self.properties {
+            h.update(format!("namespace.{k}={v}\n"));
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -248,6 +253,7 @@ pub fn sample(operations: u64) -> Cell {
         warmup: 0,
         root: "/r".into(),
         storage: BTreeMap::new(),
+        properties: BTreeMap::new(),
     }
 }
 
@@ -292,6 +298,7 @@ mod tests {
             warmup: 0,
             root: "/r".into(),
             storage: BTreeMap::new(),
+            properties: BTreeMap::new(),
         };
         let mut h = Sha256::new();
         // The lance version is the build's (from Cargo.lock), so a candidate build's keys

@@ -23,10 +23,11 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                     golden,
                     mode,
                     operation: plan.operation,
-                    commit_retries: plan.run.commit_retries,
+                    commit_retries: plan.commit_retries(),
                     warmup: plan.run.warmup_operations,
                     root: root.to_string(),
                     storage: plan.storage.clone(),
+                    properties: plan.namespace.clone(),
                 })
             };
             if let Some(c) = &plan.continuous {

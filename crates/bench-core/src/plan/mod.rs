@@ -148,7 +148,45 @@ pub struct Plan {
     pub concurrent: Option<Concurrent>,
     pub mixed: Option<Mixed>,
     pub storage: BTreeMap<String, String>,
+    /// `[namespace]`: properties given to every worker's `DirectoryNamespace` as lance
+    /// reads them (`DirectoryNamespaceBuilder::from_properties`), values as strings.
+    pub namespace: BTreeMap<String, String>,
     pub run: RunSettings,
+}
+
+/// The namespace properties `DirectoryNamespaceBuilder::from_properties` reads in the
+/// lance this build is pinned to (14.0.2), besides those bench sets itself; `storage.*` and
+/// `credential_vendor.*` are prefixes.
+pub const KNOWN_NAMESPACE_PROPERTIES: [&str; 6] = [
+    "commit_retries",
+    "table_version_tracking_enabled",
+    "dir_listing_to_manifest_migration_enabled",
+    "vend_input_storage_options",
+    "vend_input_storage_options_refresh_interval_millis",
+    "ops_metrics_enabled",
+];
+
+impl Plan {
+    /// The cells' commit retry budget: `[namespace]`'s `commit_retries` where given (lance's
+    /// own property), else `run.commit_retries`.
+    pub fn commit_retries(&self) -> u32 {
+        self.namespace
+            .get("commit_retries")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(self.run.commit_retries)
+    }
+
+    /// `[namespace]` keys the pinned lance does not read: they would do nothing unless the
+    /// workers' build reads them (a candidate with a new property).
+    pub fn unread_namespace_keys(&self) -> Vec<&str> {
+        self.namespace
+            .keys()
+            .map(String::as_str)
+            .filter(|k| {
+                !KNOWN_NAMESPACE_PROPERTIES.contains(k) && !k.starts_with("credential_vendor.")
+            })
+            .collect()
+    }
 }
 
 pub const DEFAULT_CELL_TIMEOUT_SECS: u64 = 1200;

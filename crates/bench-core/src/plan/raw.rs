@@ -17,6 +17,8 @@ pub(super) struct RawPlan {
     #[serde(default)]
     pub storage: BTreeMap<String, String>,
     #[serde(default)]
+    pub namespace: BTreeMap<String, toml::Value>,
+    #[serde(default)]
     pub run: RawRun,
 }
 

@@ -2,6 +2,7 @@
 //! range the runner needs, or one error naming the key. Every count, size and duration has
 //! an upper bound, so no plan can make bench overflow a clock or a counter.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -115,6 +116,49 @@ fn operation(raw: Option<&str>, key: &str, default: Operation) -> Result<Operati
         None => Ok(default),
         Some(s) => s.parse().map_err(|m: String| invalid(key, m)),
     }
+}
+
+/// `[namespace]`: properties as lance reads them (strings); those bench sets itself are
+/// refused, each naming where it belongs.
+fn namespace(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, PlanError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in raw {
+        let key = format!("namespace.{k}");
+        let owned = match k.as_str() {
+            "root" => Some("bench sets it: use `root` or --root"),
+            "manifest_enabled" | "dir_listing_enabled" => {
+                Some("bench measures the manifest catalog without directory listing and sets it")
+            }
+            "inline_optimization_enabled" => Some("it is `matrix.inline`"),
+            _ if k.starts_with("storage.") => Some("storage options go in [storage]"),
+            _ => None,
+        };
+        if let Some(why) = owned {
+            return Err(invalid(&key, format!("cannot be set here: {why}")));
+        }
+        let value = match v {
+            toml::Value::String(s) => s,
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            _ => {
+                return Err(invalid(
+                    &key,
+                    "must be a string, a number or true/false (lance reads properties as text)",
+                ));
+            }
+        };
+        // Lance reads it as a number; bench uses it as the cell's retry budget.
+        if k == "commit_retries" {
+            let n: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| invalid(&key, "must be a whole number of retries, e.g. 0 or 20"))?;
+            at_most(&key, n, limits::COMMIT_RETRIES)?;
+        }
+        out.insert(k, value);
+    }
+    Ok(out)
 }
 
 fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
@@ -336,8 +380,10 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
             ));
         }
     }
+    let namespace = namespace(raw.namespace)?;
     Ok(Plan {
         name,
+        namespace,
         root: raw.root.map(|r| r.trim().to_string()),
         operation,
         sizes: raw.matrix.sizes,
@@ -416,7 +462,43 @@ mod tests {
             (run("commit_retries = 4294967295"), "run.commit_retries", "at most 10000"),
             (run("warmup_operations = 1000001"), "run.warmup_operations", "at most 1000000"),
             (run("repetitions = 1001"), "run.repetitions", "at most 1000"),
+            (ns("root = '/elsewhere'"), "namespace.root", "use `root` or --root"),
+            (ns("manifest_enabled = false"), "namespace.manifest_enabled", "cannot be set here"),
+            (ns("dir_listing_enabled = true"), "namespace.dir_listing_enabled", "cannot be set here"),
+            (ns("inline_optimization_enabled = true"), "namespace.inline_optimization_enabled", "`matrix.inline`"),
+            (ns("'storage.region' = 'x'"), "namespace.storage.region", "go in [storage]"),
+            (ns("commit_retries = 'many'"), "namespace.commit_retries", "whole number of retries"),
+            (ns("commit_retries = 10001"), "namespace.commit_retries", "at most 10000"),
+            (ns("x = [1]"), "namespace.x", "a string, a number or true/false"),
         ]
+    }
+
+    fn ns(extra: &str) -> String {
+        format!("{BASE}[namespace]\n{extra}\n")
+    }
+
+    /// Properties reach the plan as text, the retry budget from `[namespace]` wins, and the
+    /// keys the pinned lance does not read are named.
+    #[test]
+    fn namespace_properties_are_text_and_unread_keys_are_named() {
+        let p = Plan::parse(&ns(
+            "commit_retries = 0\ntable_version_tracking_enabled = true\n'credential_vendor.enabled' = 'false'\nmanifest_shards = 1000",
+        ))
+        .unwrap();
+        assert_eq!(p.namespace["commit_retries"], "0");
+        assert_eq!(p.namespace["table_version_tracking_enabled"], "true");
+        assert_eq!(p.commit_retries(), 0);
+        assert_eq!(p.unread_namespace_keys(), ["manifest_shards"]);
+        let cells = crate::plan::cells(&crate::plan::expand(&p, "/r"))
+            .into_iter()
+            .cloned()
+            .collect::<Vec<_>>();
+        assert!(cells.iter().all(|c| c.commit_retries == 0));
+        // The properties are part of every cell's key; without them, keys are as before.
+        let plain = Plan::parse(BASE).unwrap();
+        let key = |p: &Plan| crate::plan::cells(&crate::plan::expand(p, "/r"))[0].key();
+        assert_ne!(key(&p), key(&plain));
+        assert_eq!(plain.commit_retries(), DEFAULT_COMMIT_RETRIES);
     }
 
     #[test]
