@@ -41,18 +41,10 @@ pub async fn open(cfg: &CatalogConfig) -> lance_core::Result<DirectoryNamespace>
     builder(cfg)?.build().await
 }
 
-/// With `[namespace]` properties, the builder lance makes from a property map (its own
-/// convention, so a candidate build reads its new properties the same way), with bench's
-/// settings over them; without, the same settings set one by one.
+/// The builder lance makes from a property map (its own convention, so a candidate build
+/// reads its new properties the same way): the plan's `[namespace]` properties, with
+/// bench's settings and the storage options over them.
 fn builder(cfg: &CatalogConfig) -> lance_core::Result<DirectoryNamespaceBuilder> {
-    if cfg.properties.is_empty() {
-        return Ok(DirectoryNamespaceBuilder::new(cfg.root.clone())
-            .manifest_enabled(true)
-            .dir_listing_enabled(false)
-            .inline_optimization_enabled(cfg.inline)
-            .commit_retries(cfg.commit_retries)
-            .storage_options(to_hash_map(&cfg.storage)));
-    }
     let mut p = to_hash_map(&cfg.properties);
     for (k, v) in [
         ("root", cfg.root.clone()),

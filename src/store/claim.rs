@@ -46,7 +46,10 @@ impl Holder {
 /// (S3).
 #[derive(Debug)]
 pub enum Claim {
-    Local(#[allow(dead_code)] File),
+    /// The locked file: the lock lasts as long as it is open.
+    Local {
+        _file: File,
+    },
     S3(Store),
 }
 
@@ -94,7 +97,7 @@ impl Store {
                     }
                 }
                 crate::lock::say(&mut file, &path, &bytes)?;
-                Ok(Claim::Local(file))
+                Ok(Claim::Local { _file: file })
             }
             Scheme::S3 => {
                 let created = self.create(CLAIM, &bytes).await.map_err(|e| {
@@ -120,19 +123,18 @@ impl Store {
 }
 
 impl Claim {
-    /// Give the root back. On S3 a failure is a warning (returned): the next run of the same
+    /// Give the root back. On S3 a failure is a warning on stderr: the next run of the same
     /// results directory takes the claim over.
-    pub async fn release(self) -> Option<String> {
-        match self {
-            Claim::Local(_) => None,
-            Claim::S3(store) => store.delete(CLAIM).await.err().map(|e| {
-                format!(
-                    "warning: the claim {} was not removed ({e}); the next run of this results \
-                     directory takes it over, another sweep on this root is refused until it \
-                     is removed",
-                    store.uri(CLAIM)
-                )
-            }),
+    pub async fn release(self) {
+        if let Claim::S3(store) = self
+            && let Err(e) = store.delete(CLAIM).await
+        {
+            eprintln!(
+                "warning: the claim {} was not removed ({e}); the next run of this results \
+                 directory takes it over, another sweep on this root is refused until it is \
+                 removed",
+                store.uri(CLAIM)
+            );
         }
     }
 }

@@ -179,9 +179,7 @@ async fn open(
             notices,
         }),
         Err(e) => {
-            if let Some(warning) = claim.release().await {
-                eprintln!("{warning}");
-            }
+            claim.release().await;
             Err(e)
         }
     }
@@ -327,9 +325,7 @@ pub async fn run(sweep: &Sweep, opts: &RunOptions, arms: &[Arm]) -> Result<RunRe
     } = open(sweep, opts, &names).await?;
     let ran = run_opened(sweep, opts, arms, state, records, notices).await;
     // The root is given back however the run ended (an error too).
-    if let Some(warning) = claim.release().await {
-        eprintln!("{warning}");
-    }
+    claim.release().await;
     ran
 }
 

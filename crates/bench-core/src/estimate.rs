@@ -87,18 +87,12 @@ pub fn about(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn cell(rows: u64, mode: Mode) -> Cell {
         Cell {
             golden: GoldenSpec { rows, inline: true },
             mode,
-            operation: Operation::CreateNamespace,
-            commit_retries: 20,
-            warmup: 0,
-            root: "/r".into(),
-            storage: BTreeMap::new(),
-            properties: BTreeMap::new(),
+            ..crate::plan::sample(1)
         }
     }
 
