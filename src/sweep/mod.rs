@@ -53,6 +53,33 @@ pub struct Sweep {
     pub planned: Vec<String>,
     /// The sweep's root as the cells' keys have it (a shard's prefix is under it).
     pub root: String,
+    /// The plan's `[builds]`, each checked (`worker-info`) and resolved: whose workers run
+    /// the cells of that build.
+    pub builds: std::collections::BTreeMap<String, Arm>,
+}
+
+/// Check every build of the plan before anything is written: resolve its path (`"bench"`
+/// is the running binary; a relative path is from the current directory) and ask its
+/// `worker-info`, whose answer becomes part of its cells' keys.
+async fn check_builds(
+    plan: &mut Plan,
+) -> Result<std::collections::BTreeMap<String, Arm>, BenchError> {
+    let mut arms = std::collections::BTreeMap::new();
+    for b in &mut plan.builds {
+        let exe = if b.path == crate::plan::THIS_BENCH {
+            std::env::current_exe()
+                .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?
+        } else {
+            let p = Path::new(&b.path);
+            std::path::absolute(p).map_err(|e| BenchError::io("resolve", p, e))?
+        };
+        let arm = Arm::checked(None, exe)
+            .await
+            .map_err(|e| BenchError::Usage(format!("builds.{} (\"{}\"): {}", b.name, b.path, e)))?;
+        b.identity = Some(arm.versions.to_string());
+        arms.insert(b.name.clone(), arm);
+    }
+    Ok(arms)
 }
 
 impl Sweep {
@@ -60,11 +87,32 @@ impl Sweep {
     /// (they would do nothing unless the workers' build reads them): said before any cell.
     pub fn namespace_note(&self) -> Vec<String> {
         let ns = &self.plan.namespace;
-        if ns.is_empty() {
-            return Vec::new();
+        let matrix = &self.plan.property_matrix;
+        let mut lines = Vec::new();
+        if !self.builds.is_empty() {
+            let builds: Vec<String> = (self.plan.builds.iter())
+                .map(|b| {
+                    format!(
+                        "{} = {} ({})",
+                        b.name,
+                        self.builds[&b.name].exe.display(),
+                        self.builds[&b.name].versions
+                    )
+                })
+                .collect();
+            lines.push(format!("builds: {}", builds.join("; ")));
         }
-        let given: Vec<String> = ns.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let mut lines = vec![format!("namespace properties: {}", given.join(", "))];
+        if !ns.is_empty() {
+            let given: Vec<String> = ns.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            lines.push(format!("namespace properties: {}", given.join(", ")));
+        }
+        if !matrix.is_empty() {
+            let given: Vec<String> = matrix
+                .iter()
+                .map(|(k, v)| format!("{k} in [{}]", v.join(", ")))
+                .collect();
+            lines.push(format!("namespace properties varied: {}", given.join("; ")));
+        }
         let unread = self.plan.unread_namespace_keys();
         if !unread.is_empty() {
             lines.push(format!(
@@ -82,6 +130,17 @@ impl Sweep {
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
         let mut plan = Plan::load(plan_path)?;
         plan.override_with(over.root.as_deref(), &over.storage);
+        if over.ab && !plan.builds.is_empty() {
+            return Err(BenchError::Usage(format!(
+                "{} names its builds in [builds]; bench ab takes its two builds from its \
+                 command line: run the plan with `bench run {}` and compare its builds with \
+                 `bench compare <results> --variant <build> --against <build>`, or remove \
+                 [builds] from the plan",
+                plan_path.display(),
+                plan_path.display()
+            )));
+        }
+        let builds = check_builds(&mut plan).await?;
         if let Some(l) = &over.launcher {
             plan.run.launcher = Some(
                 crate::plan::Launcher::parse(l)
@@ -125,6 +184,7 @@ impl Sweep {
             shard,
             planned,
             root,
+            builds,
         })
     }
 

@@ -291,14 +291,32 @@ async fn take(
     Ok((state, records, notices))
 }
 
-/// The order of a sweep's runs: (cell index, repetition) pairs.
-fn schedule(cells: usize, repetitions: u32, order: Order) -> Vec<(usize, u32)> {
+/// The order of a sweep's runs: (cell index, repetition) pairs. `groups` gives each cell's
+/// group: consecutive cells of one group (the variants of builds and properties of one
+/// shape) run each repetition together, in an order rotating by one each repetition, so
+/// that a drift of the machine weighs on all of them alike.
+fn schedule(groups: &[usize], repetitions: u32, order: Order) -> Vec<(usize, u32)> {
+    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        match spans.last_mut() {
+            Some(s) if groups[s.start] == *g => s.end = i + 1,
+            _ => spans.push(i..i + 1),
+        }
+    }
+    let rotated = move |s: std::ops::Range<usize>, r: u32| {
+        let n = s.len();
+        let shift = (r as usize - 1) % n;
+        (0..n).map(move |i| (s.start + (i + shift) % n, r))
+    };
     let reps = 1..=repetitions;
     match order {
-        Order::Sequential => (0..cells)
-            .flat_map(|c| reps.clone().map(move |r| (c, r)))
+        Order::Sequential => spans
+            .into_iter()
+            .flat_map(|s| reps.clone().flat_map(move |r| rotated(s.clone(), r)))
             .collect(),
-        Order::Interleaved => reps.flat_map(|r| (0..cells).map(move |c| (c, r))).collect(),
+        Order::Interleaved => reps
+            .flat_map(|r| spans.clone().into_iter().flat_map(move |s| rotated(s, r)))
+            .collect(),
     }
 }
 
@@ -388,7 +406,11 @@ async fn run_opened(
         r.progress.log(line);
     }
     let plan_run = &sweep.plan.run;
-    for (c, repetition) in schedule(cells.len(), plan_run.repetitions, plan_run.order) {
+    let shapes: Vec<String> = cells.iter().map(|c| c.shape_id()).collect();
+    let groups: Vec<usize> = (0..cells.len())
+        .map(|i| shapes.iter().position(|s| *s == shapes[i]).unwrap_or(i))
+        .collect();
+    for (c, repetition) in schedule(&groups, plan_run.repetitions, plan_run.order) {
         r.repetition(cells[c], repetition).await?;
         if r.stopped() {
             break;
@@ -484,7 +506,11 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
-        let arms = self.arms;
+        // A cell of a plan's build runs on that build's workers.
+        let arms = match &cell.build {
+            Some(b) => std::slice::from_ref(&self.sweep.builds[&b.name]),
+            None => self.arms,
+        };
         let together = self.opts.pairs.filter(|p| p.inside() && arms.len() == 2);
         let groups: Vec<Vec<&Arm>> = match together {
             // Both arms in one run, as pairs inside it.
@@ -903,12 +929,39 @@ mod tests {
     #[test]
     fn sequential_runs_a_cell_s_repetitions_together_interleaved_spreads_them() {
         assert_eq!(
-            schedule(2, 3, Order::Sequential),
+            schedule(&[0, 1], 3, Order::Sequential),
             [(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]
         );
         assert_eq!(
-            schedule(2, 3, Order::Interleaved),
+            schedule(&[0, 1], 3, Order::Interleaved),
             [(0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)]
+        );
+    }
+
+    /// The variants of one shape (cells 1, 2, 3 here) run each repetition together, in an
+    /// order that rotates: each goes first once in three repetitions.
+    #[test]
+    fn variants_of_a_shape_rotate_within_each_repetition() {
+        assert_eq!(
+            schedule(&[0, 1, 1, 1], 3, Order::Sequential),
+            [
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (1, 1),
+                (2, 1),
+                (3, 1),
+                (2, 2),
+                (3, 2),
+                (1, 2),
+                (3, 3),
+                (1, 3),
+                (2, 3)
+            ]
+        );
+        assert_eq!(
+            schedule(&[0, 1, 1], 2, Order::Interleaved),
+            [(0, 1), (1, 1), (2, 1), (0, 2), (2, 2), (1, 2)]
         );
     }
 

@@ -9,3 +9,4 @@ mod recovery;
 mod report;
 mod s3;
 mod shards;
+mod variants;

@@ -92,31 +92,34 @@ fn a_conflict_storm_is_classified_and_loses_no_commit() {
     assert_eq!(col("verified"), "true");
 }
 
-/// A property lance reads, given in `[namespace]`, reaches every worker's catalog:
-/// `commit_retries = 0` there turns a contended cell's retried commits into conflicts
-/// (the same cell with lance's retries has none or fewer), and a key bench owns is refused.
+/// A property lance reads reaches every worker's catalog: `commit_retries = 0` turns a
+/// contended cell's retried commits into conflicts (the same cell with lance's retries has
+/// none or fewer). Both values in one plan, as a dimension; a key bench owns is refused.
 #[test]
 fn a_namespace_property_reaches_the_workers_catalogs() {
     let cell = "[concurrent]\nconcurrency = [6]\nduration_secs = 3";
-    let conflicts = |run_table: &str, namespace: &str| {
-        let text = format!("{}{namespace}", one_cell(run_table, cell));
-        let (_dir, plan, out) = plan_dir(&text);
-        let o = run(&plan, &out, &[]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let r = lines(&out.join("results.jsonl")).remove(0);
+    let text = one_cell("commit_retries = 20", cell).replace(
+        "inline = [false]\n",
+        "inline = [false]\n[matrix.properties]\ncommit_retries = [0, 20]\n",
+    );
+    let (_dir, plan, out) = plan_dir(&text);
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2);
+    let conflicts = |retries: u64| {
+        let r = records
+            .iter()
+            .find(|r| r["commit_retries"] == retries)
+            .expect("a record of each value");
         assert_eq!(r["verified"], true, "{r}");
-        (
-            r["conflict_errors"].as_u64().unwrap(),
-            r["commit_retries"].clone(),
-        )
+        assert_eq!(r["properties"]["commit_retries"], retries.to_string());
+        r["conflict_errors"].as_u64().unwrap()
     };
-    let (without, retries) = conflicts("commit_retries = 20", "");
-    assert_eq!(retries, 20);
-    let (with, retries) = conflicts("commit_retries = 20", "\n[namespace]\ncommit_retries = 0\n");
-    assert_eq!(retries, 0, "the record says the budget the workers had");
+    let (with, without) = (conflicts(0), conflicts(20));
     assert!(
         with > 0 && with > without,
-        "conflicts with commit_retries = 0 in [namespace]: {with}, with 20: {without}"
+        "conflicts with commit_retries = 0: {with}, with 20: {without}"
     );
     let (_dir, plan, out) = plan_dir(&format!(
         "{}\n[namespace]\nmanifest_enabled = false\n",

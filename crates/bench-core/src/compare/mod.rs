@@ -7,6 +7,7 @@
 //! tables are written by [`table`].
 
 mod table;
+pub mod variants;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -43,6 +44,15 @@ pub struct CompareArgs {
     /// Also write the comparison as a Markdown table to FILE.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Within one results directory: the baseline variant, by a build of the plan's
+    /// `[builds]` (`main`), a property value (`shards=1`) or `inline_index`/`no_index`;
+    /// several comma-separated. Every other variant in those dimensions is compared with it.
+    #[arg(long, value_name = "VARIANT", value_parser = variants::Selector::parse)]
+    pub against: Option<variants::Selector>,
+    /// With --against: compare only this variant (named in the same dimensions).
+    #[arg(long, value_name = "VARIANT", value_parser = variants::Selector::parse,
+          requires = "against")]
+    pub variant: Option<variants::Selector>,
 }
 
 /// What makes a verdict, shared by `bench compare` and `bench ab`.
@@ -76,6 +86,16 @@ fn parse_threshold(s: &str) -> Result<f64, String> {
 pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
     let (fa, ra) = jsonl::load(&args.a).map_err(BenchError::output)?;
     let na = fa.display().to_string();
+    if let Some(against) = &args.against {
+        if let Some(b) = &args.b {
+            return Err(BenchError::Usage(format!(
+                "--against compares the variants inside one results directory; give one \
+                 (bench compare {na} --against {against}), not also {}",
+                b.display()
+            )));
+        }
+        return run_variants(args, &ra, &na, against);
+    }
     let (c, na, nb) = match &args.b {
         Some(b) => {
             let (fb, rb) = jsonl::load(b).map_err(BenchError::output)?;
@@ -115,6 +135,54 @@ pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
     }
     print_comparison(&c, &na, &nb, args.markdown.as_deref())?;
     Ok(c.exit_code(&args.verdict))
+}
+
+/// `bench compare DIR --against A [--variant V]`: each variant against the baseline, and
+/// with more than one, the variants in order of their throughput.
+fn run_variants(
+    args: &CompareArgs,
+    records: &[Record],
+    name: &str,
+    against: &variants::Selector,
+) -> Result<u8, BenchError> {
+    let cs = variants::compare_variants(
+        records,
+        against,
+        args.variant.as_ref(),
+        args.verdict.threshold,
+        args.between_runs,
+    )
+    .map_err(|m| BenchError::Usage(format!("{name}: {m}")))?;
+    let mut md = String::new();
+    let mut code = exit::OK;
+    for (i, (v, c)) in cs.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        let (na, nb) = (
+            format!("{name}, variant {against}"),
+            format!("{name}, variant {v}"),
+        );
+        print_comparison(c, &na, &nb, None)?;
+        md.push_str(&format!(
+            "## {v} against {against}\n\n{}\n",
+            markdown(c, &na, &nb)
+        ));
+        code = code.max(c.exit_code(&args.verdict));
+    }
+    if cs.len() > 1 {
+        println!("\nvariants by throughput against {against}, best first:");
+        md.push_str(&format!("## Variants by throughput against {against}\n\n"));
+        for line in variants::ranking(&cs, against) {
+            println!("  {line}");
+            md.push_str(&format!("- {line}\n"));
+        }
+    }
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, md).map_err(io_err("write", path))?;
+        eprintln!("markdown: {}", path.display());
+    }
+    Ok(code)
 }
 
 /// Whether records are of `bench ab` (each carries its arm).

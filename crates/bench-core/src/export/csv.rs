@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 63;
+pub const WIDTH: usize = 66;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -23,7 +23,8 @@ pub const NOISY_CV: f64 = 0.10;
 /// repetitions (empty with one); `arm` is the arm of an A/B results set. Then the network
 /// error classes, how far a timed cell's window ran past its deadline, the requests
 /// and bytes per successful operation, and the workers' start-up and peak memory (empty
-/// where not measured).
+/// where not measured). Last the variant as a name (`variant` with the build and the
+/// `[matrix.properties]` values), the build, and the namespace properties (`k=v;k=v`).
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -88,6 +89,9 @@ pub const COLUMNS: [&str; WIDTH] = [
     "open_ms_max",
     "rss_peak_kib_max",
     "rss_peak_kib_sum",
+    "variant_name",
+    "build",
+    "properties",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -216,6 +220,13 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         opt(&|r| r.open_ms.map(|o| o.max), 1),
         opt(&|r| r.worker_rss_peak_kib.map(|m| m.max as f64), 0),
         opt(&|r| r.worker_rss_peak_kib.map(|m| m.sum as f64), 0),
+        r.variant_label().to_string(),
+        r.build.clone().unwrap_or_default(),
+        r.properties
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";"),
     ]
 }
 
@@ -278,7 +289,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,"
         );
     }
 

@@ -65,6 +65,7 @@ pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
             (
                 r.mode.as_str(),
                 r.variant.as_str(),
+                r.variant_label().to_string(),
                 r.initial_entries,
                 r.concurrency,
                 r.arm.clone(),

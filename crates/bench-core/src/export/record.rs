@@ -115,6 +115,28 @@ pub struct Record {
     /// and unit `i` of the other arm's record of the same repetition are pair `i`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paired: Option<PairUnits>,
+    /// The variant as a name: build, index maintenance and `[matrix.properties]` values,
+    /// `/`-separated (`cow/inline_index/shards=1000`); absent where it is just `variant`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant_name: Option<String>,
+    /// The build (its name in the plan's `[builds]`) whose workers measured the record;
+    /// absent for the running bench's own workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// The namespace properties of the cell's catalogs (`[namespace]` and
+    /// `[matrix.properties]`); absent when there are none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub properties: std::collections::BTreeMap<String, String>,
+}
+
+impl Record {
+    /// The variant's name: `variant_name`, or the reference's `variant` where the record
+    /// has no other dimension.
+    pub fn variant_label(&self) -> &str {
+        self.variant_name
+            .as_deref()
+            .unwrap_or(self.variant.as_str())
+    }
 }
 
 /// The workers' start-up times of one run of a cell.
@@ -360,6 +382,10 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
         arm: p.arm.map(str::to_string),
         paired: None,
+        variant_name: (cell.build.is_some() || !cell.varied.is_empty())
+            .then(|| cell.variant_name()),
+        build: cell.build.as_ref().map(|b| b.name.clone()),
+        properties: cell.properties.clone(),
     }
 }
 
@@ -425,6 +451,9 @@ pub(crate) mod tests {
             worker_rss_peak_kib: None,
             arm: None,
             paired: None,
+            variant_name: None,
+            build: None,
+            properties: Default::default(),
         }
     }
 

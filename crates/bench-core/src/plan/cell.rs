@@ -190,13 +190,43 @@ pub struct Cell {
     /// Resolved store root (affects the numbers: local disk vs S3).
     pub root: String,
     pub storage: BTreeMap<String, String>,
-    /// `[namespace]` properties of every worker's catalog.
+    /// The namespace properties of every worker's catalog: `[namespace]`'s and this
+    /// cell's values of `[matrix.properties]`.
     pub properties: BTreeMap<String, String>,
+    /// This cell's values of `[matrix.properties]`, in the matrix's order.
+    pub varied: Vec<(String, String)>,
+    /// The build whose workers run the cell (`[builds]`); `None`: the running bench's.
+    pub build: Option<CellBuild>,
+}
+
+/// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what its
+/// `worker-info` said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellBuild {
+    pub name: String,
+    pub path: String,
+    pub identity: String,
 }
 
 impl Cell {
-    /// The reference's tag for this cell, e.g. `conc_inline_true_rows_1000_c_10`.
+    /// The cell's id: the reference's tag (e.g. `conc_inline_true_rows_1000_c_10`), then
+    /// its build and its values of `[matrix.properties]` where the plan has those
+    /// dimensions (`..._c_10_cow_shards-1000`).
     pub fn id(&self) -> String {
+        let mut id = self.shape_id();
+        if let Some(b) = &self.build {
+            id.push('_');
+            id.push_str(&b.name);
+        }
+        for (k, v) in &self.varied {
+            id.push_str(&format!("_{k}-{v}"));
+        }
+        id
+    }
+
+    /// The reference's tag: the id shared by the cells that differ only in build and
+    /// properties (they run each repetition together, in rotating order).
+    pub fn shape_id(&self) -> String {
         match self.mode {
             Mode::Continuous { .. } => format!("cont_{}", self.golden.id()),
             Mode::Concurrent { concurrency, .. } => {
@@ -209,6 +239,16 @@ impl Cell {
     /// `inline_index` or `no_index`, as the reference reports it.
     pub fn variant(&self) -> Variant {
         Variant::of(self.golden.inline)
+    }
+
+    /// The variant as a name: build, index maintenance and the values of
+    /// `[matrix.properties]`, e.g. `cow/inline_index/shards=1000`; just `inline_index` or
+    /// `no_index` for a plan without builds and property dimensions.
+    pub fn variant_name(&self) -> String {
+        let mut parts: Vec<String> = self.build.iter().map(|b| b.name.clone()).collect();
+        parts.push(self.variant().to_string());
+        parts.extend(self.varied.iter().map(|(k, v)| format!("{k}={v}")));
+        parts.join("/")
     }
 
     /// A hash of every resolved parameter that affects this cell's numbers. Editing any of
@@ -234,6 +274,12 @@ impl Cell {
         for (k, v) in &self.properties {
             h.update(format!("namespace.{k}={v}\n"));
         }
+        if let Some(b) = &self.build {
+            h.update(format!(
+                "build={}\nbuild_path={}\nbuild_identity={}\n",
+                b.name, b.path, b.identity
+            ));
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -254,6 +300,8 @@ pub fn sample(operations: u64) -> Cell {
         root: "/r".into(),
         storage: BTreeMap::new(),
         properties: BTreeMap::new(),
+        varied: Vec::new(),
+        build: None,
     }
 }
 
@@ -299,6 +347,8 @@ mod tests {
             root: "/r".into(),
             storage: BTreeMap::new(),
             properties: BTreeMap::new(),
+            varied: Vec::new(),
+            build: None,
         };
         let mut h = Sha256::new();
         // The lance version is the build's (from Cargo.lock), so a candidate build's keys

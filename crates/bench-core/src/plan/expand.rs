@@ -1,42 +1,86 @@
 //! Matrix expansion: a pure function from a validated plan to the ordered steps of a sweep.
 
-use super::{Cell, GoldenSpec, Mode, Plan};
+use super::{Cell, CellBuild, GoldenSpec, Mode, Plan};
 
-/// One step of a sweep in execution order: a golden bootstrap or a cell.
+/// One step of a sweep in execution order: a golden bootstrap or a cell. (A sweep has a
+/// few steps per cell, built once: their size does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     Golden(GoldenSpec),
     Cell(Cell),
 }
 
+/// Every combination of the values of `[matrix.properties]`, the first key outermost; one
+/// empty combination without the table.
+fn property_combinations(matrix: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
+    matrix.iter().fold(vec![Vec::new()], |acc, (k, values)| {
+        acc.iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((k.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect()
+    })
+}
+
 /// Expand the matrix in the reference's order: for each inline variant, for each size: its
 /// golden, then the continuous cell, then one concurrent cell per concurrency, then (bench's
-/// addition) one mixed cell per client count.
+/// addition) one mixed cell per client count. Each of those is one cell per variant of
+/// builds and `[matrix.properties]` (builds outermost), side by side.
 pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
+    let builds: Vec<Option<CellBuild>> = if plan.builds.is_empty() {
+        vec![None]
+    } else {
+        plan.builds
+            .iter()
+            .map(|b| {
+                Some(CellBuild {
+                    name: b.name.clone(),
+                    path: b.path.clone(),
+                    identity: b.identity.clone().unwrap_or_default(),
+                })
+            })
+            .collect()
+    };
+    let combinations = property_combinations(&plan.property_matrix);
     let mut steps = Vec::new();
     for &inline in &plan.inline {
         for &rows in &plan.sizes {
             let golden = GoldenSpec { rows, inline };
             steps.push(Step::Golden(golden));
             let cell = |mode| {
-                Step::Cell(Cell {
-                    golden,
-                    mode,
-                    operation: plan.operation,
-                    commit_retries: plan.commit_retries(),
-                    warmup: plan.run.warmup_operations,
-                    root: root.to_string(),
-                    storage: plan.storage.clone(),
-                    properties: plan.namespace.clone(),
-                })
+                let mut variants = Vec::new();
+                for build in &builds {
+                    for varied in &combinations {
+                        let mut properties = plan.namespace.clone();
+                        properties.extend(varied.iter().cloned());
+                        variants.push(Step::Cell(Cell {
+                            golden,
+                            mode,
+                            operation: plan.operation,
+                            commit_retries: plan.commit_retries_with(&properties),
+                            warmup: plan.run.warmup_operations,
+                            root: root.to_string(),
+                            storage: plan.storage.clone(),
+                            properties,
+                            varied: varied.clone(),
+                            build: build.clone(),
+                        }));
+                    }
+                }
+                variants
             };
             if let Some(c) = &plan.continuous {
-                steps.push(cell(Mode::Continuous {
+                steps.extend(cell(Mode::Continuous {
                     operations: c.operations,
                 }));
             }
             if let Some(c) = &plan.concurrent {
-                steps.extend(c.concurrency.iter().map(|&concurrency| {
+                steps.extend(c.concurrency.iter().flat_map(|&concurrency| {
                     cell(Mode::Concurrent {
                         concurrency,
                         duration_secs: c.duration.map_or(0, |d| d.as_secs()),
@@ -45,7 +89,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                 }));
             }
             if let Some(m) = &plan.mixed {
-                steps.extend(m.clients.iter().map(|&clients| {
+                steps.extend(m.clients.iter().flat_map(|&clients| {
                     cell(Mode::Mixed {
                         clients,
                         reads_per_write: m.reads_per_write,

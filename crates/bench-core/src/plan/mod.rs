@@ -15,7 +15,7 @@ use std::time::Duration;
 
 #[cfg(test)]
 pub use cell::sample;
-pub use cell::{Cell, GoldenSpec, Mode, ModeKind, Variant};
+pub use cell::{Cell, CellBuild, GoldenSpec, Mode, ModeKind, Variant};
 pub use expand::{Step, cells, expand};
 pub use operation::Operation;
 
@@ -151,8 +151,27 @@ pub struct Plan {
     /// `[namespace]`: properties given to every worker's `DirectoryNamespace` as lance
     /// reads them (`DirectoryNamespaceBuilder::from_properties`), values as strings.
     pub namespace: BTreeMap<String, String>,
+    /// `[matrix.properties]`: each property a dimension, with the values it takes.
+    pub property_matrix: Vec<(String, Vec<String>)>,
+    /// The builds every cell runs under (`[builds]`, `matrix.builds`), in order; empty:
+    /// the running bench's own workers, unnamed.
+    pub builds: Vec<Build>,
     pub run: RunSettings,
 }
+
+/// A worker build of `[builds]`: a name and a bench executable.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Build {
+    pub name: String,
+    /// As the plan gives it; the runner resolves it (`"bench"`: the running binary).
+    pub path: String,
+    /// What the build's `worker-info` says (bench and lance versions), once the runner has
+    /// asked; part of its cells' keys, so that a changed build re-runs its cells.
+    pub identity: Option<String>,
+}
+
+/// `[builds]`'s name for the running bench itself.
+pub const THIS_BENCH: &str = "bench";
 
 /// The namespace properties `DirectoryNamespaceBuilder::from_properties` reads in the
 /// lance this build is pinned to (14.0.2), besides those bench sets itself; `storage.*` and
@@ -170,18 +189,29 @@ impl Plan {
     /// The cells' commit retry budget: `[namespace]`'s `commit_retries` where given (lance's
     /// own property), else `run.commit_retries`.
     pub fn commit_retries(&self) -> u32 {
-        self.namespace
+        self.commit_retries_with(&self.namespace)
+    }
+
+    /// The retry budget of a cell with these properties.
+    pub fn commit_retries_with(&self, properties: &BTreeMap<String, String>) -> u32 {
+        properties
             .get("commit_retries")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(self.run.commit_retries)
     }
 
+    /// Every namespace key of the plan: `[namespace]`'s and `[matrix.properties]`'.
+    fn namespace_keys(&self) -> impl Iterator<Item = &str> {
+        self.namespace
+            .keys()
+            .chain(self.property_matrix.iter().map(|(k, _)| k))
+            .map(String::as_str)
+    }
+
     /// `[namespace]` keys the pinned lance does not read: they would do nothing unless the
     /// workers' build reads them (a candidate with a new property).
     pub fn unread_namespace_keys(&self) -> Vec<&str> {
-        self.namespace
-            .keys()
-            .map(String::as_str)
+        self.namespace_keys()
             .filter(|k| {
                 !KNOWN_NAMESPACE_PROPERTIES.contains(k) && !k.starts_with("credential_vendor.")
             })
@@ -367,6 +397,8 @@ duration_secs = 2
             "plans/default.toml",
             "plans/seed-panel.toml",
             "plans/tiny.toml",
+            "plans/variants.toml",
+            "plans/mixed-100to1.toml",
         ] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(f);
             Plan::load(&path).unwrap_or_else(|e| panic!("{f}: {e}"));

@@ -18,6 +18,9 @@ pub(super) struct RawPlan {
     pub storage: BTreeMap<String, String>,
     #[serde(default)]
     pub namespace: BTreeMap<String, toml::Value>,
+    /// `[builds]`: name → worker executable, in the order written.
+    #[serde(default)]
+    pub builds: toml::Table,
     #[serde(default)]
     pub run: RawRun,
 }
@@ -27,6 +30,9 @@ pub(super) struct RawPlan {
 pub(super) struct RawMatrix {
     pub sizes: Vec<u64>,
     pub inline: Option<Vec<bool>>,
+    pub builds: Option<Vec<String>>,
+    /// `[matrix.properties]`: property → the values it takes, in the order written.
+    pub properties: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::raw::{RawConcurrent, RawMixed, RawPlan, RawRun};
 use super::{
-    Cleanup, Concurrent, Continuous, DEFAULT_CELL_TIMEOUT_SECS, DEFAULT_COMMIT_RETRIES,
+    Build, Cleanup, Concurrent, Continuous, DEFAULT_CELL_TIMEOUT_SECS, DEFAULT_COMMIT_RETRIES,
     DEFAULT_MIXED_READ, Launcher, Mixed, Operation, Order, Plan, RunSettings,
 };
 use crate::error::PlanError;
@@ -118,47 +118,175 @@ fn operation(raw: Option<&str>, key: &str, default: Operation) -> Result<Operati
     }
 }
 
+/// Why bench refuses a namespace property, naming where it belongs; `None` when it may be
+/// given.
+fn refused(k: &str) -> Option<&'static str> {
+    match k {
+        "root" => Some("bench sets it: use `root` or --root"),
+        "manifest_enabled" | "dir_listing_enabled" => {
+            Some("bench measures the manifest catalog without directory listing and sets it")
+        }
+        "inline_optimization_enabled" => Some("it is `matrix.inline`"),
+        _ if k.starts_with("storage.") => Some("storage options go in [storage]"),
+        _ => None,
+    }
+}
+
+/// A property's value as lance reads it (text); `commit_retries` must be a count, as bench
+/// uses it for the cell's retry budget too.
+fn property_value(key: &str, name: &str, v: toml::Value) -> Result<String, PlanError> {
+    let value = match v {
+        toml::Value::String(s) => s,
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        _ => {
+            return Err(invalid(
+                key,
+                "must be a string, a number or true/false (lance reads properties as text)",
+            ));
+        }
+    };
+    if name == "commit_retries" {
+        let n: u64 = value
+            .trim()
+            .parse()
+            .map_err(|_| invalid(key, "must be a whole number of retries, e.g. 0 or 20"))?;
+        at_most(key, n, limits::COMMIT_RETRIES)?;
+    }
+    Ok(value)
+}
+
 /// `[namespace]`: properties as lance reads them (strings); those bench sets itself are
 /// refused, each naming where it belongs.
 fn namespace(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, PlanError> {
     let mut out = BTreeMap::new();
     for (k, v) in raw {
         let key = format!("namespace.{k}");
-        let owned = match k.as_str() {
-            "root" => Some("bench sets it: use `root` or --root"),
-            "manifest_enabled" | "dir_listing_enabled" => {
-                Some("bench measures the manifest catalog without directory listing and sets it")
-            }
-            "inline_optimization_enabled" => Some("it is `matrix.inline`"),
-            _ if k.starts_with("storage.") => Some("storage options go in [storage]"),
-            _ => None,
-        };
-        if let Some(why) = owned {
+        if let Some(why) = refused(&k) {
             return Err(invalid(&key, format!("cannot be set here: {why}")));
         }
-        let value = match v {
-            toml::Value::String(s) => s,
-            toml::Value::Boolean(b) => b.to_string(),
-            toml::Value::Integer(i) => i.to_string(),
-            toml::Value::Float(f) => f.to_string(),
-            _ => {
-                return Err(invalid(
-                    &key,
-                    "must be a string, a number or true/false (lance reads properties as text)",
-                ));
-            }
-        };
-        // Lance reads it as a number; bench uses it as the cell's retry budget.
-        if k == "commit_retries" {
-            let n: u64 = value
-                .trim()
-                .parse()
-                .map_err(|_| invalid(&key, "must be a whole number of retries, e.g. 0 or 20"))?;
-            at_most(&key, n, limits::COMMIT_RETRIES)?;
-        }
+        let value = property_value(&key, &k, v)?;
         out.insert(k, value);
     }
     Ok(out)
+}
+
+/// Whether a name can be part of a cell's id (a directory name on every store).
+fn id_safe(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('.')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// `[matrix.properties]`: each key a dimension of the matrix, with the values it takes.
+fn property_matrix(
+    raw: Option<toml::Table>,
+    fixed: &BTreeMap<String, String>,
+) -> Result<Vec<(String, Vec<String>)>, PlanError> {
+    let mut out = Vec::new();
+    for (k, v) in raw.unwrap_or_default() {
+        let key = format!("matrix.properties.{k}");
+        if let Some(why) = refused(&k) {
+            return Err(invalid(&key, format!("cannot be set here: {why}")));
+        }
+        if fixed.contains_key(&k) {
+            return Err(invalid(
+                &key,
+                format!(
+                    "is also set in [namespace] ({k} = {:?}); give it in one place: in                      [namespace] for every cell, or here as a dimension",
+                    fixed[&k]
+                ),
+            ));
+        }
+        if !id_safe(&k) {
+            return Err(invalid(
+                &key,
+                "names its cells, so use letters, digits, `-`, `_` or `.`",
+            ));
+        }
+        let toml::Value::Array(list) = v else {
+            return Err(invalid(
+                &key,
+                "must be a list of the values the property takes, e.g. [\"1\", \"1000\"]",
+            ));
+        };
+        let values = list
+            .into_iter()
+            .map(|x| property_value(&key, &k, x))
+            .collect::<Result<Vec<_>, _>>()?;
+        check_list(&key, &values)?;
+        if let Some(bad) = values.iter().find(|x| !id_safe(x)) {
+            return Err(invalid(
+                &key,
+                format!(
+                    "value `{bad}` names its cells, so use letters, digits, `-`, `_` or `.`; \
+                     a value with other characters can go in [namespace]"
+                ),
+            ));
+        }
+        out.push((k, values));
+    }
+    Ok(out)
+}
+
+/// `[builds]` and `matrix.builds`: the worker builds every cell runs under, in the order
+/// `matrix.builds` lists them (every build of `[builds]`, in the order written, without it).
+fn builds(table: toml::Table, listed: Option<Vec<String>>) -> Result<Vec<Build>, PlanError> {
+    let mut known = Vec::new();
+    for (name, v) in table {
+        let key = format!("builds.{name}");
+        if !id_safe(&name) {
+            return Err(invalid(
+                &key,
+                "names its cells, so use letters, digits, `-`, `_` or `.`",
+            ));
+        }
+        let toml::Value::String(path) = v else {
+            return Err(invalid(
+                &key,
+                "must be the path of a bench executable (or \"bench\" for this one)",
+            ));
+        };
+        if path.trim().is_empty() {
+            return Err(invalid(
+                &key,
+                "is empty; give the path of a bench executable (or \"bench\" for this one)",
+            ));
+        }
+        known.push(Build {
+            name,
+            path: path.trim().to_string(),
+            identity: None,
+        });
+    }
+    let Some(listed) = listed else {
+        return Ok(known);
+    };
+    check_list("matrix.builds", &listed)?;
+    if known.is_empty() {
+        return Err(invalid(
+            "matrix.builds",
+            "names builds, but the plan has no [builds] table saying where they are; add one, \
+             e.g. [builds]\nmain = \"bench\"\ncow = \"../bench-cow/target/release/bench\"",
+        ));
+    }
+    listed
+        .into_iter()
+        .map(|n| {
+            known.iter().find(|b| b.name == n).cloned().ok_or_else(|| {
+                let names: Vec<&str> = known.iter().map(|b| b.name.as_str()).collect();
+                invalid(
+                    "matrix.builds",
+                    format!(
+                        "names `{n}`, which [builds] does not define (it has {})",
+                        names.join(", ")
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
@@ -381,9 +509,13 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         }
     }
     let namespace = namespace(raw.namespace)?;
-    Ok(Plan {
+    let property_matrix = property_matrix(raw.matrix.properties, &namespace)?;
+    let builds = builds(raw.builds, raw.matrix.builds)?;
+    let plan = Plan {
         name,
         namespace,
+        property_matrix,
+        builds,
         root: raw.root.map(|r| r.trim().to_string()),
         operation,
         sizes: raw.matrix.sizes,
@@ -393,7 +525,22 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         mixed,
         storage: raw.storage,
         run,
-    })
+    };
+    // Names of builds and property values are restricted, but two cells could still spell
+    // the same id (`a_b` = `c` beside `a` = `b_c`): refuse that rather than mix them.
+    let steps = super::expand(&plan, "");
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(id) = super::cells(&steps)
+        .iter()
+        .map(|c| c.id())
+        .find(|id| !seen.insert(id.clone()))
+    {
+        return Err(invalid(
+            "matrix.properties",
+            format!("two cells would both be named `{id}`; rename a property or a value"),
+        ));
+    }
+    Ok(plan)
 }
 
 #[cfg(test)]
@@ -470,7 +617,84 @@ mod tests {
             (ns("commit_retries = 'many'"), "namespace.commit_retries", "whole number of retries"),
             (ns("commit_retries = 10001"), "namespace.commit_retries", "at most 10000"),
             (ns("x = [1]"), "namespace.x", "a string, a number or true/false"),
+            (props("root = ['a']"), "matrix.properties.root", "use `root` or --root"),
+            (props("inline_optimization_enabled = [true]"), "matrix.properties.inline_optimization_enabled", "`matrix.inline`"),
+            (props("shards = 1000"), "matrix.properties.shards", "must be a list"),
+            (props("shards = []"), "matrix.properties.shards", "at least one"),
+            (props("shards = [1, 1]"), "matrix.properties.shards", "twice"),
+            (props("shards = ['a b']"), "matrix.properties.shards", "value `a b` names its cells"),
+            (props("commit_retries = [0, 'x']"), "matrix.properties.commit_retries", "whole number"),
+            (format!("{}[namespace]\nshards = 1\n", props("shards = [1, 2]")), "matrix.properties.shards", "also set in [namespace]"),
+            (builds("[builds]\nmain = 'bench'\n", "['cow']"), "matrix.builds", "does not define (it has main)"),
+            (builds("", "['cow']"), "matrix.builds", "no [builds] table"),
+            (builds("[builds]\nmain = 'bench'\n", "['main', 'main']"), "matrix.builds", "twice"),
+            (builds("[builds]\n'a b' = 'bench'\n", "['a b']"), "builds.a b", "names its cells"),
+            (builds("[builds]\nmain = 3\n", "['main']"), "builds.main", "path of a bench executable"),
+            (builds("[builds]\nmain = ' '\n", "['main']"), "builds.main", "is empty"),
         ]
+    }
+
+    /// `[matrix.properties]` with these lines.
+    fn props(lines: &str) -> String {
+        BASE.replace(
+            "[continuous]",
+            &format!("[matrix.properties]\n{lines}\n[continuous]"),
+        )
+    }
+
+    /// A plan with these `[builds]` lines and `matrix.builds`.
+    fn builds(table: &str, listed: &str) -> String {
+        BASE.replace("sizes = [1]", &format!("sizes = [1]\nbuilds = {listed}")) + table
+    }
+
+    /// Builds and property values are dimensions: one cell per variant, side by side
+    /// (builds outermost, in `matrix.builds` order, properties in the order written), ids
+    /// and names that say the variant, keys that differ by build and by value.
+    #[test]
+    fn builds_and_properties_expand_into_named_variants() {
+        let text = BASE.replace(
+            "sizes = [1]",
+            "sizes = [1]\ninline = [false]\nbuilds = ['cow', 'main']\n[matrix.properties]\nz = [1, 2]\ncommit_retries = [0]",
+        ) + "[builds]\nmain = 'bench'\ncow = '../cow/bench'\nother = 'x'\n";
+        let mut p = Plan::parse(&text).unwrap();
+        let names: Vec<&str> = p.builds.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["cow", "main"]);
+        assert_eq!(p.property_matrix[0].0, "z", "the order written");
+        let cells = |p: &Plan| -> Vec<crate::plan::Cell> {
+            crate::plan::cells(&crate::plan::expand(p, "/r"))
+                .into_iter()
+                .cloned()
+                .collect()
+        };
+        let ids: Vec<String> = cells(&p).iter().map(|c| c.id()).collect();
+        assert_eq!(
+            ids,
+            [
+                "cont_inline_false_rows_1_cow_z-1_commit_retries-0",
+                "cont_inline_false_rows_1_cow_z-2_commit_retries-0",
+                "cont_inline_false_rows_1_main_z-1_commit_retries-0",
+                "cont_inline_false_rows_1_main_z-2_commit_retries-0",
+            ]
+        );
+        let c = &cells(&p)[1];
+        assert_eq!(c.variant_name(), "cow/no_index/z=2/commit_retries=0");
+        assert_eq!(c.shape_id(), "cont_inline_false_rows_1");
+        assert_eq!(c.commit_retries, 0);
+        assert_eq!(c.properties["z"], "2");
+        let keys: Vec<String> = cells(&p).iter().map(|c| c.key()).collect();
+        let mut unique = keys.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), 4);
+        // What a build's worker-info says is in its cells' keys, and only in theirs.
+        p.builds[0].identity = Some("bench 2 with lance 15".into());
+        let after: Vec<String> = cells(&p).iter().map(|c| c.key()).collect();
+        assert_ne!(after[0], keys[0]);
+        assert_eq!(after[2..], keys[2..]);
+        // Without matrix.builds, every build of [builds] in the order written.
+        let all = Plan::parse(&text.replace("builds = ['cow', 'main']\n", "")).unwrap();
+        let names: Vec<&str> = all.builds.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["main", "cow", "other"]);
+        assert_eq!(all.unread_namespace_keys(), ["z"]);
     }
 
     fn ns(extra: &str) -> String {

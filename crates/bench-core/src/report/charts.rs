@@ -39,36 +39,42 @@ impl Line {
     }
 }
 
-/// A line's key: the variant and, in an A/B results set, the arm.
-type Key = (Variant, Option<String>);
+/// A line's key: the variant's name and, in an A/B results set, the arm.
+type Key = (String, Option<String>);
 
 fn key(c: &CellRecords<'_>) -> Key {
-    (c.first().variant, c.first().arm.clone())
+    (c.first().variant_label().to_string(), c.first().arm.clone())
 }
 
 fn key_name((v, arm): &Key) -> String {
     match arm {
         Some(a) => format!("{v} (arm {a})"),
-        None => v.to_string(),
+        None => v.clone(),
     }
 }
 
-/// Variants have their own colour; arm B a second one of its own.
-fn key_color((v, arm): &Key) -> usize {
-    variant_color(*v)
-        + if arm.as_deref() == Some(crate::export::record::ARM_B) {
-            2
+/// The variants of a results set, in order: each has its own colour in every chart, and
+/// arm B of an A/B set one more of its own.
+struct Colors(Vec<String>);
+
+impl Colors {
+    fn of(cells: &[CellRecords<'_>]) -> Colors {
+        let names: BTreeSet<String> = cells.iter().map(|c| key(c).0).collect();
+        Colors(names.into_iter().collect())
+    }
+
+    fn of_key(&self, (v, arm): &Key) -> usize {
+        let i = self.0.iter().position(|x| x == v).unwrap_or(0);
+        i + if arm.as_deref() == Some(crate::export::record::ARM_B) {
+            self.0.len()
         } else {
             0
         }
+    }
 }
 
 const ROWS_AXIS: &str = "rows in __manifest (log scale)";
 const WRITERS_AXIS: &str = "writer processes (log scale)";
-
-fn variant_color(variant: Variant) -> usize {
-    usize::from(variant != Variant::InlineIndex)
-}
 
 fn rows_label(rows: u64) -> String {
     format!("{} rows", tick(rows as f64))
@@ -91,14 +97,25 @@ pub fn charts(cells: &[CellRecords<'_>]) -> Vec<Chart> {
     let ops: BTreeSet<&str> = cells.iter().map(|c| c.first().operation.as_str()).collect();
     let op = ops.into_iter().collect::<Vec<_>>().join(", ");
     let per_sec = per_sec(cells);
-    let mut out = continuous(&by_mode(ModeKind::Continuous), &op, per_sec);
-    out.extend(io(&by_mode(ModeKind::Continuous), &op));
-    out.extend(concurrent(&by_mode(ModeKind::Concurrent), per_sec));
-    out.extend(mixed(&by_mode(ModeKind::Mixed)));
+    let colors = Colors::of(cells);
+    let mut out = continuous(&by_mode(ModeKind::Continuous), &op, per_sec, &colors);
+    out.extend(io(&by_mode(ModeKind::Continuous), &op, &colors));
+    // Named variants (builds, properties) meet in one chart per size; the two index
+    // variants alone keep a chart each, with a line per size.
+    if cells.iter().any(|c| c.first().variant_name.is_some()) {
+        out.extend(concurrent_by_size(
+            &by_mode(ModeKind::Concurrent),
+            per_sec,
+            &colors,
+        ));
+    } else {
+        out.extend(concurrent(&by_mode(ModeKind::Concurrent), per_sec));
+    }
+    out.extend(mixed(&by_mode(ModeKind::Mixed), &colors));
     out
 }
 
-fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> {
+fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str, colors: &Colors) -> Vec<Chart> {
     if cont.is_empty() {
         return Vec::new();
     }
@@ -122,7 +139,7 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
     );
     throughput.series = tps
         .into_iter()
-        .map(|(k, line)| line.series(key_name(&k), key_color(&k), false))
+        .map(|(k, line)| line.series(key_name(&k), colors.of_key(&k), false))
         .collect();
     let mut latency = Chart::log_log(
         "continuous_latency.svg",
@@ -136,8 +153,8 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
         .into_iter()
         .flat_map(|(k, (p50, p99))| {
             [
-                p50.series(format!("{} p50", key_name(&k)), key_color(&k), false),
-                p99.series(format!("{} p99", key_name(&k)), key_color(&k), true),
+                p50.series(format!("{} p50", key_name(&k)), colors.of_key(&k), false),
+                p99.series(format!("{} p99", key_name(&k)), colors.of_key(&k), true),
             ]
         })
         .collect();
@@ -145,7 +162,7 @@ fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str) -> Vec<Chart> 
 }
 
 /// Requests and bytes per operation of the continuous cells, against rows (where measured).
-fn io(cont: &[&CellRecords<'_>], op: &str) -> Vec<Chart> {
+fn io(cont: &[&CellRecords<'_>], op: &str, colors: &Colors) -> Vec<Chart> {
     let mut requests: BTreeMap<Key, Points> = BTreeMap::new();
     let mut bytes: BTreeMap<Key, (Points, Points)> = BTreeMap::new();
     for c in cont {
@@ -175,7 +192,7 @@ fn io(cont: &[&CellRecords<'_>], op: &str) -> Vec<Chart> {
     );
     req.series = requests
         .into_iter()
-        .map(|(k, points)| Series::line(key_name(&k), points, key_color(&k)))
+        .map(|(k, points)| Series::line(key_name(&k), points, colors.of_key(&k)))
         .collect();
     let mut kb = Chart::log_log(
         "continuous_io_bytes.svg",
@@ -189,8 +206,12 @@ fn io(cont: &[&CellRecords<'_>], op: &str) -> Vec<Chart> {
         .into_iter()
         .flat_map(|(k, (read, written))| {
             [
-                Series::line(format!("{} read", key_name(&k)), read, key_color(&k)),
-                Series::dashed(format!("{} written", key_name(&k)), written, key_color(&k)),
+                Series::line(format!("{} read", key_name(&k)), read, colors.of_key(&k)),
+                Series::dashed(
+                    format!("{} written", key_name(&k)),
+                    written,
+                    colors.of_key(&k),
+                ),
             ]
         })
         .collect();
@@ -203,27 +224,7 @@ fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {
     for v in variants {
         let of_variant: Vec<&&CellRecords<'_>> =
             conc.iter().filter(|c| c.first().variant == v).collect();
-        let writers: Vec<f64> = of_variant
-            .iter()
-            .map(|c| c.first().concurrency)
-            .collect::<BTreeSet<u32>>()
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let mut tps: BTreeMap<(u64, Option<String>), Line> = BTreeMap::new();
-        let mut errs: BTreeMap<(u64, Option<String>), Line> = BTreeMap::new();
-        for c in of_variant {
-            let x = f64::from(c.first().concurrency);
-            let k = (c.first().initial_entries, c.first().arm.clone());
-            tps.entry(k.clone())
-                .or_default()
-                .push(x, c, |r| r.throughput_ops_per_sec);
-            errs.entry(k)
-                .or_default()
-                .points
-                .push((x, c.reps.iter().map(|r| r.errors as f64).sum()));
-        }
-        let by_size = |m: BTreeMap<(u64, Option<String>), Line>| -> Vec<Series> {
+        let by_size = |m: Vec<((u64, Option<String>), Line)>| -> Vec<Series> {
             m.into_iter()
                 .enumerate()
                 .map(|(i, ((rows, arm), line))| {
@@ -235,34 +236,101 @@ fn concurrent(conc: &[&CellRecords<'_>], per_sec: &str) -> Vec<Chart> {
                 })
                 .collect()
         };
-        let mut throughput = Chart::log_log(
-            &format!("concurrent_throughput_{v}.svg"),
-            format!("Concurrent ({v}): throughput against writers"),
-            format!("Concurrent writers, {v}: throughput vs writers"),
-            WRITERS_AXIS,
-            format!("total throughput ({per_sec}, log scale)"),
-        );
-        throughput.x_ticks = Some(writers.clone());
-        throughput.series = by_size(tps);
-        let mut errors = Chart::log_log(
-            &format!("concurrent_errors_{v}.svg"),
-            format!("Concurrent ({v}): errors against writers"),
-            format!("Concurrent writers, {v}: errors vs writers"),
-            WRITERS_AXIS,
-            "failed operations, all repetitions (count)".into(),
-        );
-        errors.x_ticks = Some(writers);
-        errors.y_log = false;
-        errors.y_integer = true;
-        errors.legend_left = true;
-        errors.nested = true;
-        errors.series = by_size(errs);
-        out.extend([throughput, errors]);
+        out.extend(against_writers(
+            &of_variant,
+            |c| (c.first().initial_entries, c.first().arm.clone()),
+            by_size,
+            (&v.to_string(), &v.to_string()),
+            per_sec,
+        ));
     }
     out
 }
 
-fn mixed(mixed: &[&CellRecords<'_>]) -> Vec<Chart> {
+/// Concurrent cells of named variants: per catalog size, throughput and errors against
+/// writers, a line per variant.
+fn concurrent_by_size(conc: &[&CellRecords<'_>], per_sec: &str, colors: &Colors) -> Vec<Chart> {
+    let sizes: BTreeSet<u64> = conc.iter().map(|c| c.first().initial_entries).collect();
+    let mut out = Vec::new();
+    for rows in sizes {
+        let of_size: Vec<&&CellRecords<'_>> = conc
+            .iter()
+            .filter(|c| c.first().initial_entries == rows)
+            .collect();
+        let by_variant = |m: Vec<(Key, Line)>| -> Vec<Series> {
+            m.into_iter()
+                .map(|(k, line)| line.series(key_name(&k), colors.of_key(&k), false))
+                .collect()
+        };
+        out.extend(against_writers(
+            &of_size,
+            key,
+            by_variant,
+            (
+                &format!("rows_{rows}"),
+                &format!("{}, by variant", rows_label(rows)),
+            ),
+            per_sec,
+        ));
+    }
+    out
+}
+
+/// Total throughput and failed operations against writers of some concurrent cells, a line
+/// per `line_of`, drawn by `series`; `(file, what)`: the charts' file suffix and what their
+/// titles say they show.
+fn against_writers<K: Ord>(
+    cells: &[&&CellRecords<'_>],
+    line_of: impl Fn(&CellRecords<'_>) -> K,
+    series: impl Fn(Vec<(K, Line)>) -> Vec<Series>,
+    (file, what): (&str, &str),
+    per_sec: &str,
+) -> [Chart; 2] {
+    let writers: Vec<f64> = cells
+        .iter()
+        .map(|c| c.first().concurrency)
+        .collect::<BTreeSet<u32>>()
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let mut tps: BTreeMap<K, Line> = BTreeMap::new();
+    let mut errs: BTreeMap<K, Line> = BTreeMap::new();
+    for c in cells {
+        let x = f64::from(c.first().concurrency);
+        tps.entry(line_of(c))
+            .or_default()
+            .push(x, c, |r| r.throughput_ops_per_sec);
+        errs.entry(line_of(c))
+            .or_default()
+            .points
+            .push((x, c.reps.iter().map(|r| r.errors as f64).sum()));
+    }
+    let mut throughput = Chart::log_log(
+        &format!("concurrent_throughput_{file}.svg"),
+        format!("Concurrent ({what}): throughput against writers"),
+        format!("Concurrent writers, {what}: throughput vs writers"),
+        WRITERS_AXIS,
+        format!("total throughput ({per_sec}, log scale)"),
+    );
+    throughput.x_ticks = Some(writers.clone());
+    throughput.series = series(tps.into_iter().collect());
+    let mut errors = Chart::log_log(
+        &format!("concurrent_errors_{file}.svg"),
+        format!("Concurrent ({what}): errors against writers"),
+        format!("Concurrent writers, {what}: errors vs writers"),
+        WRITERS_AXIS,
+        "failed operations, all repetitions (count)".into(),
+    );
+    errors.x_ticks = Some(writers);
+    errors.y_log = false;
+    errors.y_integer = true;
+    errors.legend_left = true;
+    errors.nested = true;
+    errors.series = series(errs.into_iter().collect());
+    [throughput, errors]
+}
+
+fn mixed(mixed: &[&CellRecords<'_>], colors: &Colors) -> Vec<Chart> {
     if mixed.is_empty() {
         return Vec::new();
     }
@@ -291,7 +359,7 @@ fn mixed(mixed: &[&CellRecords<'_>]) -> Vec<Chart> {
             let (who, color) = if multi {
                 (format!("{}, {clients} clients", key_name(&k)), i)
             } else {
-                (key_name(&k), key_color(&k))
+                (key_name(&k), colors.of_key(&k))
             };
             [
                 Series::line(format!("{who} reads"), reads, color),

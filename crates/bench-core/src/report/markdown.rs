@@ -24,7 +24,7 @@ const SECTIONS: [Section; 3] = [
         heading: "Continuous cells: one writer, a fixed number of operations",
         prefix: "continuous_",
         columns: &[
-            ("variant", "variant"),
+            ("variant_name", "variant"),
             ("initial_entries", "rows"),
             ("ops", "ops"),
             ("errors", "errors"),
@@ -40,10 +40,10 @@ const SECTIONS: [Section; 3] = [
     },
     Section {
         mode: ModeKind::Concurrent,
-        heading: "Concurrent cells: C writers for a fixed duration",
+        heading: "Concurrent cells: C writers for a fixed duration or number of commits",
         prefix: "concurrent_",
         columns: &[
-            ("variant", "variant"),
+            ("variant_name", "variant"),
             ("initial_entries", "rows"),
             ("concurrency", "writers"),
             ("duration_secs", "secs"),
@@ -62,7 +62,7 @@ const SECTIONS: [Section; 3] = [
         heading: "Mixed cells: C clients, reads between commits",
         prefix: "mixed_",
         columns: &[
-            ("variant", "variant"),
+            ("variant_name", "variant"),
             ("initial_entries", "rows"),
             ("concurrency", "clients"),
             ("ops", "commits"),
@@ -112,7 +112,11 @@ fn table(rows: &[&[String; csv::WIDTH]], cols: &[(&str, &str)]) -> String {
         "| {} |\n|{}|\n",
         cols.iter().map(|c| c.1).collect::<Vec<_>>().join(" | "),
         cols.iter()
-            .map(|c| if c.0 == "variant" { ":---" } else { "---:" })
+            .map(|c| if c.0 == "variant_name" {
+                ":---"
+            } else {
+                "---:"
+            })
             .collect::<Vec<_>>()
             .join("|")
     );
@@ -207,7 +211,7 @@ fn columns(section: &Section, ab: bool, spread: bool) -> Vec<(&'static str, &'st
             ]);
         }
         cols.push(c);
-        if c.0 == "variant" && ab {
+        if c.0 == "variant_name" && ab {
             cols.push(("arm", "arm"));
         }
     }
@@ -341,6 +345,7 @@ pub fn markdown(
         s.push('\n');
     }
     let all = csv::table(records);
+    let named = records.iter().any(|r| r.variant_name.is_some());
     for section in &SECTIONS {
         let rows: Vec<&[String; csv::WIDTH]> = all
             .iter()
@@ -356,8 +361,28 @@ pub fn markdown(
         for c in charts.iter().filter(|c| c.file.starts_with(section.prefix)) {
             s.push_str(&format!("![{}]({CHART_DIR}/{})\n\n", c.alt, c.file));
         }
-        s.push_str(&table(&rows, &columns(section, ab, spread)));
-        s.push('\n');
+        let cols = columns(section, ab, spread);
+        if named {
+            // A table per variant, in the summary's order.
+            let at = COLUMNS
+                .iter()
+                .position(|c| *c == "variant_name")
+                .expect("a column");
+            let mut names: Vec<&str> = Vec::new();
+            for r in &rows {
+                if !names.contains(&r[at].as_str()) {
+                    names.push(&r[at]);
+                }
+            }
+            for name in names {
+                let of: Vec<&[String; csv::WIDTH]> =
+                    rows.iter().copied().filter(|r| r[at] == name).collect();
+                s.push_str(&format!("### {name}\n\n{}\n", table(&of, &cols)));
+            }
+        } else {
+            s.push_str(&table(&rows, &cols));
+            s.push('\n');
+        }
         if spread {
             s.push_str(&spread_note(&rows));
         }
