@@ -285,14 +285,40 @@ impl Store {
                 _ => Ok(()),
             },
             Scheme::S3 => {
-                let objects = self.list(rel).await?;
-                futures::stream::iter(objects.into_keys())
-                    .map(|o| async move { self.delete(&format!("{rel}/{o}")).await })
-                    .buffer_unordered(COPY_PARALLELISM)
-                    .try_collect::<Vec<()>>()
-                    .await
-                    .map(|_| ())
+                let paths: Vec<Path> = (self.list(rel).await?.into_keys())
+                    .map(|o| self.path(&format!("{rel}/{o}")))
+                    .collect();
+                retrying(|| self.delete_all_once(paths.clone(), rel)).await
             }
+        }
+    }
+
+    /// One try of removing these objects in bulk: S3's DeleteObjects, up to 1,000 keys a
+    /// request (object_store's `delete_stream`). An object already gone counts as removed;
+    /// any that failed are named, with how many.
+    async fn delete_all_once(&self, paths: Vec<Path>, rel: &str) -> Result<(), BenchError> {
+        let n = paths.len();
+        let stream = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
+        let failed: Vec<object_store::Error> = (self.os.inner.delete_stream(stream))
+            .filter_map(|r| async move {
+                match r {
+                    Err(object_store::Error::NotFound { .. }) | Ok(_) => None,
+                    Err(e) => Some(e),
+                }
+            })
+            .collect()
+            .await;
+        match failed.into_iter().enumerate().last() {
+            None => Ok(()),
+            Some((k, e)) => Err(BenchError::store_source(
+                format!(
+                    "cannot remove {} ({} of its {} objects not removed)",
+                    self.uri(rel),
+                    k + 1,
+                    n
+                ),
+                e,
+            )),
         }
     }
 

@@ -8,6 +8,8 @@ use bench::golden::{self, GoldenConfig};
 use bench::plan::GoldenSpec;
 use bench::store::{CLAIM, GOLDEN_MARKER, Store};
 
+use futures::StreamExt;
+
 use crate::common::*;
 
 fn run_s3(server: &S3Server, plan: &Path, out: &Path, root: &str, extra: &[&str]) -> Output {
@@ -129,6 +131,45 @@ fn a_copy_the_store_will_not_remove_costs_no_measurement() {
         "{err}"
     );
     assert!(server.counts()["denied"].as_u64().unwrap() > 0);
+}
+
+/// Removing a prefix of N objects takes one listing (⌈N/1000⌉ pages) and ⌈N/1000⌉ delete
+/// requests (S3's DeleteObjects), as the server counts them; what is left is nothing.
+#[test]
+fn a_prefix_is_removed_in_bulk() {
+    let server = S3Server::start(&[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = Store::open("s3://bench/bulk", &server.storage())
+            .await
+            .unwrap();
+        store.prepare().await.unwrap();
+        let n = 1001;
+        futures::stream::iter(0..n)
+            .map(|i| {
+                let store = &store;
+                async move { store.write(&format!("runs/c/o{i}"), b"x").await }
+            })
+            .buffer_unordered(32)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        assert_eq!(store.list("runs/c").await.unwrap().len(), n);
+        server.take_counts();
+        store.remove_prefix("runs/c").await.unwrap();
+        let counts = server.take_counts();
+        assert_eq!(
+            counts["delete"], 2,
+            "1,001 objects in two requests: {counts}"
+        );
+        assert_eq!(
+            counts["list"], 2,
+            "one listing, two pages of 1,000: {counts}"
+        );
+        assert!(store.list("runs/c").await.unwrap().is_empty());
+    });
 }
 
 #[test]
