@@ -66,10 +66,10 @@ async fn dispatch(command: Command) -> u8 {
             Ok(s) => sweep::show_plan(&s).await.map(print),
             Err(e) => Err(e),
         },
-        Command::Status { plan, over } => sweep::Sweep::prepare(&plan, &over.into())
-            .await
-            .and_then(|s| sweep::show_status(&s))
-            .map(print),
+        Command::Status { plan, over } => match sweep::Sweep::prepare(&plan, &over.into()).await {
+            Ok(s) => sweep::show_status(&s).await.map(print),
+            Err(e) => Err(e),
+        },
         Command::Report { results } => report::regenerate(&results, false).map(print),
         Command::Summarize { results } => report::regenerate(&results, true).map(print),
         Command::Compare(args) => compare::run(&args),

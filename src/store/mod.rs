@@ -4,6 +4,7 @@
 //! root is checked by the [`preflight`] before anything is written.
 
 mod claim;
+pub mod credentials;
 mod preflight;
 
 pub use claim::{CLAIM, Claim};

@@ -125,6 +125,24 @@ impl Sweep {
         lines
     }
 
+    /// For an S3 root: where the credentials come from and until when, against `left` (the
+    /// estimate of what is left), with a warning when they expire first. Nothing for a
+    /// local root.
+    pub async fn credentials_note(&self, left: std::time::Duration) -> Vec<String> {
+        if self.store.scheme() != "s3" {
+            return Vec::new();
+        }
+        match crate::store::credentials::resolve(&self.plan.storage).await {
+            Ok(c) => {
+                let (line, warning) = c.describe(left, std::time::SystemTime::now());
+                std::iter::once(line)
+                    .chain(warning.map(|w| format!("warning: {w}")))
+                    .collect()
+            }
+            Err(e) => vec![format!("credentials: none resolved yet ({e})")],
+        }
+    }
+
     /// Load the plan, apply the command line's overrides, and resolve where its outputs and
     /// store are. Writes nothing.
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {

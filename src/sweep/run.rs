@@ -405,6 +405,9 @@ async fn run_opened(
     for line in sweep.namespace_note() {
         r.progress.log(line);
     }
+    for line in sweep.credentials_note(predicted.total()).await {
+        r.progress.log(line);
+    }
     let plan_run = &sweep.plan.run;
     let shapes: Vec<String> = cells.iter().map(|c| c.shape_id()).collect();
     let groups: Vec<usize> = (0..cells.len())

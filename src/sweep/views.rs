@@ -127,12 +127,15 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
          cells finish)\n",
         super::estimate::about(left.total())
     ));
+    for line in sweep.credentials_note(left.total()).await {
+        s.push_str(&format!("{line}\n"));
+    }
     Ok(s)
 }
 
 /// `bench status`: counts of done / failed / pending / stale cells, each failure with its
 /// reason, and where the outputs are. Reads only.
-pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
+pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
     let records = records_for_display(sweep);
     let cells = sweep.cells();
@@ -211,6 +214,13 @@ pub fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         && let Ok(now) = std::fs::read_to_string(sweep.out.join(super::cell::RUNNING_FILE))
     {
         s.push_str(&format!("now: {}\n", now.trim()));
+    }
+    if sweep.store.scheme() == "s3" {
+        let ready = std::collections::BTreeSet::new();
+        let left = sweep.predicted_left(&state, &records, &arms, false, &ready);
+        for line in sweep.credentials_note(left.total()).await {
+            s.push_str(&format!("{line}\n"));
+        }
     }
     s.push_str(&format!(
         "results: {}\nsummary: {}\nstate:   {}\nstore:   {}\n",

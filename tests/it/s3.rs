@@ -133,6 +133,125 @@ fn a_copy_the_store_will_not_remove_costs_no_measurement() {
     assert!(server.counts()["denied"].as_u64().unwrap() > 0);
 }
 
+/// Credentials from a profile's `credential_process` that expire in 5 minutes, against a
+/// sweep estimated at about 15: `bench plan` says so, and `bench run` before any cell
+/// (stopped there with Ctrl-C); static keys from the environment give no warning; no
+/// secret is printed.
+#[test]
+fn credentials_that_expire_before_the_estimated_end_are_said_before_any_cell() {
+    use std::io::BufRead;
+    use std::os::unix::fs::PermissionsExt;
+    let server = S3Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = (chrono::Utc::now() + chrono::Duration::minutes(5))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let process = dir.path().join("creds.sh");
+    std::fs::write(
+        &process,
+        format!(
+            "#!/bin/sh\necho '{{\"Version\": 1, \"AccessKeyId\": \"testing\", \
+             \"SecretAccessKey\": \"s3cr3t-process\", \"SessionToken\": \"tok-process\", \
+             \"Expiration\": \"{expiry}\"}}'\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&process, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.path().join("config");
+    std::fs::write(
+        &config,
+        format!(
+            "[profile bench]\ncredential_process = {}\n",
+            process.display()
+        ),
+    )
+    .unwrap();
+    let plan = dir.path().join("long.toml");
+    std::fs::write(
+        &plan,
+        "name = 'long'\n[matrix]\nsizes = [100]\ninline = [false]\n[concurrent]\n\
+         concurrency = [2]\nduration_secs = 900\n[run]\ncell_timeout_secs = 2000\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let with_profile = || {
+        let mut c = bench();
+        c.env("AWS_CONFIG_FILE", &config)
+            .env("AWS_SHARED_CREDENTIALS_FILE", dir.path().join("none"))
+            .env("AWS_PROFILE", "bench")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env_remove("AWS_SESSION_TOKEN");
+        c
+    };
+    let mut args = vec!["--root".to_string(), "s3://bench/creds".to_string()];
+    args.extend(server.options());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let no_secret = |text: &str| {
+        assert!(
+            !text.contains("s3cr3t") && !text.contains("tok-process"),
+            "{text}"
+        );
+    };
+
+    let o = with_profile()
+        .arg("plan")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("credentials: CredentialProcess (profile bench), expiring"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning: the credentials from CredentialProcess"),
+        "{text}"
+    );
+    no_secret(&text);
+
+    let mut child = spawn_sweep(with_profile(), "run", &plan, &out, &args);
+    let mut before = Vec::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let warned = line.contains("warning: the credentials from CredentialProcess");
+        before.push(line);
+        if warned {
+            break;
+        }
+    }
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    let said = before.join("\n");
+    assert!(said.contains("warning: the credentials"), "{said}");
+    assert!(
+        !said.contains("golden inline"),
+        "before any golden or cell: {said}"
+    );
+    no_secret(&said);
+    assert_eq!(status.code(), Some(130), "{said}");
+
+    // Static keys from the environment: a line, no warning.
+    let o = bench_s3()
+        .arg("plan")
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out2"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("credentials: Environment"), "{text}");
+    assert!(text.contains("static keys"), "{text}");
+    assert!(!text.contains("warning"), "{text}");
+}
+
 /// Removing a prefix of N objects takes one listing (⌈N/1000⌉ pages) and ⌈N/1000⌉ delete
 /// requests (S3's DeleteObjects), as the server counts them; what is left is nothing.
 #[test]
