@@ -26,7 +26,8 @@ use crate::error::BenchError;
 pub const GOLDEN_MARKER: &str = "_bench_golden.json";
 
 /// Copies in flight at once when a golden is copied for a cell.
-const COPY_PARALLELISM: usize = 16;
+/// Server-side copies in flight at once, unless the plan says (`run.copy_parallelism`).
+pub const COPY_PARALLELISM: usize = bench_core::plan::DEFAULT_COPY_PARALLELISM as usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
@@ -43,6 +44,8 @@ pub struct Store {
     root: String,
     os: Arc<ObjectStore>,
     base: Path,
+    /// Server-side copies in flight at once (`run.copy_parallelism`).
+    copy_parallelism: usize,
 }
 
 /// One object under a prefix: its path relative to the prefix and its size.
@@ -105,13 +108,22 @@ impl Store {
             root,
             os,
             base,
+            copy_parallelism: COPY_PARALLELISM,
         })
+    }
+
+    /// The same store, copying this many objects at once.
+    pub fn with_copy_parallelism(mut self, n: usize) -> Store {
+        self.copy_parallelism = n.max(1);
+        self
     }
 
     /// The same store opened anew: credentials resolved again through the AWS chain (a
     /// profile whose keys were rotated, say), as a new process would.
     pub async fn reopen(&self) -> Result<Store, BenchError> {
-        Store::open(&self.root, &self.storage).await
+        Ok(Store::open(&self.root, &self.storage)
+            .await?
+            .with_copy_parallelism(self.copy_parallelism))
     }
 
     /// `file` or `s3`, for provenance.
@@ -344,7 +356,7 @@ impl Store {
                 crate::fault::point("copy");
                 r
             })
-            .buffer_unordered(COPY_PARALLELISM)
+            .buffer_unordered(self.copy_parallelism)
             .try_collect::<Vec<()>>()
             .await?;
         let copied = self.list(to).await?;

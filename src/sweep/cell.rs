@@ -256,8 +256,18 @@ pub(super) async fn run_one(
     } else {
         vec![run_rel.clone()]
     };
+    let mut copies = Vec::new();
     for rel in &rels {
-        if let Err(e) = store.copy_prefix(&golden.rel, rel).await {
+        let began = std::time::Instant::now();
+        let copied = store.copy_prefix(&golden.rel, rel).await;
+        if let Ok(objects) = copied {
+            copies.push(record::CopyTime {
+                objects,
+                parallelism: sweep.plan.run.copy_parallelism,
+                ms: (began.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+            });
+        }
+        if let Err(e) = copied {
             let _ = store.remove_prefix(&run_rel).await;
             return Ok(CellResult::Failed(format!(
                 "cannot copy golden {} to {rel}: {e}; make room or fix the store, then re-run \
@@ -343,6 +353,7 @@ pub(super) async fn run_one(
                     storage_scheme: store.scheme(),
                 };
                 let mut r = record::assemble(cell, m, v, p);
+                r.copy = copies.get(k).copied();
                 r.paired = units.as_ref().map(|(u, kind)| {
                     record::PairUnits::new(*kind, &u[k], pair.and_then(|p| p.pilot))
                 });

@@ -184,14 +184,19 @@ impl Sweep {
                 Some(shard::resolve(arg, &|k| std::env::var(k).ok()).map_err(BenchError::Usage)?)
             }
         };
-        let mut store = Store::open(&root, &plan.storage).await?;
+        let parallelism = plan.run.copy_parallelism as usize;
+        let mut store = Store::open(&root, &plan.storage)
+            .await?
+            .with_copy_parallelism(parallelism);
         // Keys come from the sweep's root, so a cell has the same key sharded or not.
         let root = store.root_uri();
         let mut steps = expand(&plan, &root);
         let planned = crate::plan::cells(&steps).iter().map(|c| c.id()).collect();
         if let Some(s) = shard {
             steps = shard_steps(&steps, plan.run.repetitions, s);
-            store = Store::open(&store.uri(&s.prefix()), &plan.storage).await?;
+            store = Store::open(&store.uri(&s.prefix()), &plan.storage)
+                .await?
+                .with_copy_parallelism(parallelism);
         }
         Ok(Sweep {
             plan,

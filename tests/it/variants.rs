@@ -30,7 +30,7 @@ fn variants_plan(dir: &Path, slow20: &Path) -> String {
          [matrix.properties]\ncommit_retries = [0, 20]\n\
          [builds]\nmain = 'bench'\nslow5 = '{}'\nslow20 = '{}'\n\
          [continuous]\noperations = 8\n\
-         [run]\nrepetitions = 3\n",
+         [run]\nrepetitions = 3\ncopy_parallelism = 2\n",
         slow5.display(),
         slow20.display()
     )
@@ -70,6 +70,10 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
         let retries = r["commit_retries"].as_u64().unwrap();
         assert!(name.ends_with(&format!("commit_retries={retries}")), "{r}");
         assert_eq!(r["properties"]["commit_retries"], retries.to_string());
+        // The run's copy of its golden: how many objects, at how many at once, how long.
+        assert_eq!(r["copy"]["parallelism"], 2, "{r}");
+        assert!(r["copy"]["objects"].as_u64().unwrap() >= 2, "{r}");
+        assert!(r["copy"]["ms"].as_f64().unwrap() > 0.0, "{r}");
     }
     // The builds of one cell's repetition run side by side, in rotating order.
     let first_of = |rep: u64| -> String {

@@ -127,6 +127,18 @@ pub struct Record {
     /// `[matrix.properties]`); absent when there are none.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub properties: std::collections::BTreeMap<String, String>,
+    /// This run's copy of its golden: objects copied, at how many at once, and the wall
+    /// time (before the workers start; in no figure of the cell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<CopyTime>,
+}
+
+/// How a run's copy of its golden went.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CopyTime {
+    pub objects: u64,
+    pub parallelism: u32,
+    pub ms: f64,
 }
 
 impl Record {
@@ -386,6 +398,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
             .then(|| cell.variant_name()),
         build: cell.build.as_ref().map(|b| b.name.clone()),
         properties: cell.properties.clone(),
+        copy: None,
     }
 }
 
@@ -454,6 +467,7 @@ pub(crate) mod tests {
             variant_name: None,
             build: None,
             properties: Default::default(),
+            copy: None,
         }
     }
 

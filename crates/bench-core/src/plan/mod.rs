@@ -88,7 +88,13 @@ pub struct RunSettings {
     pub order: Order,
     /// Start each cell's writers through this command (`run.launcher`), not as children.
     pub launcher: Option<Launcher>,
+    /// Server-side copies in flight at once when a cell's copy of its golden is made
+    /// (`run.copy_parallelism`); not part of a cell's key (it changes no figure of a cell).
+    pub copy_parallelism: u32,
 }
+
+/// `run.copy_parallelism` when the plan does not say.
+pub const DEFAULT_COPY_PARALLELISM: u32 = 16;
 
 /// A command that starts a cell's C writers as C tasks, possibly on other hosts
 /// (`run.launcher`, `--launcher`), e.g. `srun --ntasks={workers} --input=all ...`; the

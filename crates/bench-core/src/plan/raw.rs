@@ -69,4 +69,5 @@ pub(super) struct RawRun {
     pub repetitions: Option<u32>,
     pub order: Option<String>,
     pub launcher: Option<String>,
+    pub copy_parallelism: Option<u32>,
 }

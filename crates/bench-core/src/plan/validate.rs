@@ -33,6 +33,8 @@ pub mod limits {
     pub const WARMUP_OPERATIONS: u64 = 1_000_000;
     /// Repetitions of each cell.
     pub const REPETITIONS: u64 = 1_000;
+    /// Server-side copies in flight at once.
+    pub const COPY_PARALLELISM: u64 = 1_000;
 }
 
 pub(super) fn invalid(key: &str, message: impl Into<String>) -> PlanError {
@@ -420,7 +422,16 @@ fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
         limits::REPETITIONS,
     )? as u32;
     let keep_runs = run.keep_runs.unwrap_or(false);
+    let copy_parallelism = bounded(
+        "run.copy_parallelism",
+        run.copy_parallelism
+            .unwrap_or(super::DEFAULT_COPY_PARALLELISM)
+            .into(),
+        "must be at least 1 copy at a time",
+        limits::COPY_PARALLELISM,
+    )? as u32;
     Ok(RunSettings {
+        copy_parallelism,
         cell_timeout: Duration::from_secs(timeout),
         commit_retries,
         keep_runs,
@@ -609,6 +620,8 @@ mod tests {
             (run("commit_retries = 4294967295"), "run.commit_retries", "at most 10000"),
             (run("warmup_operations = 1000001"), "run.warmup_operations", "at most 1000000"),
             (run("repetitions = 1001"), "run.repetitions", "at most 1000"),
+            (run("copy_parallelism = 0"), "run.copy_parallelism", "at least 1"),
+            (run("copy_parallelism = 1001"), "run.copy_parallelism", "at most 1000"),
             (ns("root = '/elsewhere'"), "namespace.root", "use `root` or --root"),
             (ns("manifest_enabled = false"), "namespace.manifest_enabled", "cannot be set here"),
             (ns("dir_listing_enabled = true"), "namespace.dir_listing_enabled", "cannot be set here"),
