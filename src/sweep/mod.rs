@@ -9,7 +9,7 @@ mod run;
 mod views;
 
 pub use bench_core::resume::arms_in;
-pub use bench_core::{estimate, precision, resume, shard};
+pub use bench_core::{estimate, precision, requests, resume, shard};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -297,6 +297,53 @@ impl Sweep {
             }
         }
         p
+    }
+}
+
+impl Sweep {
+    /// For an S3 root: the requests what is left will make (see [`requests`]), and what
+    /// S3 Standard charges for them; calibrated by the directory's records.
+    fn requests_note(
+        &self,
+        state: &State,
+        records: &[Record],
+        arms: &[Option<&str>],
+        ready: &BTreeSet<GoldenSpec>,
+    ) -> Option<String> {
+        if self.store.scheme() != "s3" {
+            return None;
+        }
+        let mut runs = Vec::new();
+        let mut goldens = BTreeSet::new();
+        for cell in self.cells() {
+            let st = self.standing(state, records, cell, arms, false);
+            if matches!(
+                st.status,
+                resume::CellStatus::Done | resume::CellStatus::Failed
+            ) {
+                continue;
+            }
+            runs.push((cell, (st.repetitions - st.recorded) * arms.len() as u32));
+            if !ready.contains(&cell.golden) {
+                goldens.insert(cell.golden);
+            }
+        }
+        let goldens: Vec<GoldenSpec> = goldens.into_iter().collect();
+        let e = requests::estimate(&runs, &goldens, records);
+        let (put, get, _) = requests::PRICES;
+        Some(format!(
+            "requests to S3 for what is left (estimate): {}; about ${} at S3 Standard \
+             prices (${put} per 1,000 PUT, COPY, LIST; ${get} per 1,000 GET, HEAD; DELETE \
+             free); {} runs from the directory's records of the same cells, {} from a model \
+             (docs/s3.md)",
+            e.requests.describe(),
+            match e.requests.cost() {
+                c if c < 0.1 => format!("{c:.4}"),
+                c => format!("{c:.2}"),
+            },
+            e.calibrated,
+            e.modeled
+        ))
     }
 }
 

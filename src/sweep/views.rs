@@ -130,6 +130,9 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     for line in sweep.credentials_note(left.total()).await {
         s.push_str(&format!("{line}\n"));
     }
+    if let Some(line) = sweep.requests_note(&state, &records, &arms, &ready) {
+        s.push_str(&format!("{line}\n"));
+    }
     Ok(s)
 }
 

@@ -252,6 +252,70 @@ fn credentials_that_expire_before_the_estimated_end_are_said_before_any_cell() {
     assert!(!text.contains("warning"), "{text}");
 }
 
+/// `bench plan`'s request estimate against the server's own count: a priori (the model)
+/// and, for a re-run of the same cells under another key, from the first run's records.
+#[test]
+fn the_request_estimate_comes_close_to_the_servers_count() {
+    let server = S3Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("acc.toml");
+    let text = "name = 'acc'\n[matrix]\nsizes = [1000]\ninline = [true, false]\n\
+                [continuous]\noperations = 10\n[concurrent]\nconcurrency = [2]\noperations = 12\n\
+                [run]\ncommit_retries = 20\n";
+    let out = dir.path().join("out");
+    let mut args = vec!["--root".to_string(), "s3://bench/acc".to_string()];
+    args.extend(server.options());
+    let estimate = || -> f64 {
+        let o = bench_s3()
+            .arg("plan")
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .args(&args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("requests to S3 for what is left"))
+            .unwrap_or_else(|| panic!("no estimate in:\n{text}"));
+        let counts = line.split(": ").nth(1).unwrap().split(';').next().unwrap();
+        // "1,570 GET, 1,123 HEAD, 1,253 PUT (251 of them conditional), 403 LIST, ..."
+        counts
+            .split(", ")
+            .filter_map(|part| part.split(' ').next()?.replace(',', "").parse::<f64>().ok())
+            .sum()
+    };
+    let truth = || -> f64 {
+        let c = server.take_counts();
+        [
+            "get",
+            "put",
+            "conditional_put",
+            "list",
+            "head",
+            "delete",
+            "copy",
+        ]
+        .iter()
+        .map(|k| c[k].as_f64().unwrap())
+        .sum()
+    };
+    let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
+    for (edit, within) in [("commit_retries = 20", 0.25), ("commit_retries = 19", 0.10)] {
+        std::fs::write(&plan, text.replace("commit_retries = 20", edit)).unwrap();
+        let guess = estimate();
+        server.take_counts();
+        let o = sweep_with(bench_s3(), "run", &plan, &out, &args_ref);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let real = truth();
+        assert!(
+            (guess / real - 1.0).abs() <= within,
+            "{edit}: estimated {guess}, the server counted {real}"
+        );
+    }
+}
+
 /// Removing a prefix of N objects takes one listing (⌈N/1000⌉ pages) and ⌈N/1000⌉ delete
 /// requests (S3's DeleteObjects), as the server counts them; what is left is nothing.
 #[test]

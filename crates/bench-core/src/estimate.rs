@@ -24,6 +24,11 @@ fn per_op(rows: u64, inline: bool, op: Operation) -> f64 {
     }
 }
 
+/// One operation on a catalog of `rows` rows, in seconds, by the model.
+pub fn per_op_secs(rows: u64, inline: bool, op: Operation) -> f64 {
+    per_op(rows, inline, op)
+}
+
 /// Starting the workers, copying the golden, verifying the copy: per run of a cell.
 fn overhead(rows: u64) -> f64 {
     0.5 + 4.0e-7 * rows as f64

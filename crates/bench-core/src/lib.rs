@@ -18,6 +18,7 @@ pub mod plan;
 pub mod precision;
 pub mod protocol;
 pub mod report;
+pub mod requests;
 pub mod resume;
 pub mod shard;
 pub mod state;

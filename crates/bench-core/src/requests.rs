@@ -1,0 +1,362 @@
+//! What a sweep will ask of an S3 store, by request kind, and what S3 Standard charges for
+//! it: the estimate `bench plan` prints for an S3 root.
+//!
+//! A run of a cell costs its operations' requests plus a per-run overhead (copying the
+//! golden, opening the workers' catalogs, verifying, removing the copy); a golden to build,
+//! and the preflight with the root's claim once a sweep, add theirs. The operations' share
+//! comes from the records of the same cell shape (operation, size, index, mode, writers,
+//! duration or bound) where the directory has any: their `io_total`, median by kind. Else
+//! from a model of one writer's commits measured on the S3 test endpoint
+//! (`scripts/s3-server.py`, lance 14.0.2), with a contention factor for several writers;
+//! time-bounded cells count the commits the local-disk time model gives, more than S3 will
+//! make. docs/s3.md says how close the estimate came.
+
+use std::collections::BTreeMap;
+
+use crate::export::Record;
+use crate::plan::{Cell, GoldenSpec, Mode, ModeKind, Operation};
+
+/// Requests by kind (fractions: an expectation).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Kinds {
+    pub get: f64,
+    pub put: f64,
+    pub conditional_put: f64,
+    pub list: f64,
+    pub head: f64,
+    pub delete: f64,
+    pub copy: f64,
+}
+
+impl Kinds {
+    const fn new(get: f64, put: f64, conditional_put: f64, list: f64, head: f64) -> Kinds {
+        Kinds {
+            get,
+            put,
+            conditional_put,
+            list,
+            head,
+            delete: 0.0,
+            copy: 0.0,
+        }
+    }
+
+    fn add(&mut self, o: Kinds, times: f64) {
+        self.get += o.get * times;
+        self.put += o.put * times;
+        self.conditional_put += o.conditional_put * times;
+        self.list += o.list * times;
+        self.head += o.head * times;
+        self.delete += o.delete * times;
+        self.copy += o.copy * times;
+    }
+
+    pub fn total(&self) -> f64 {
+        self.get + self.put + self.conditional_put + self.list + self.head + self.delete + self.copy
+    }
+
+    /// What S3 Standard charges for them, in US dollars, at [`PRICES`].
+    pub fn cost(&self) -> f64 {
+        let (put_class, get_class, _) = PRICES;
+        ((self.put + self.conditional_put + self.copy + self.list) * put_class
+            + (self.get + self.head) * get_class)
+            / 1000.0
+    }
+
+    /// `1,234 GET, 567 PUT (89 conditional), …`.
+    pub fn describe(&self) -> String {
+        let n = |x: f64| group(x.round() as u64);
+        format!(
+            "{} GET, {} HEAD, {} PUT ({} of them conditional), {} LIST, {} COPY, {} DELETE",
+            n(self.get),
+            n(self.head),
+            n(self.put + self.conditional_put),
+            n(self.conditional_put),
+            n(self.list),
+            n(self.copy),
+            n(self.delete)
+        )
+    }
+}
+
+/// S3 Standard request prices, US dollars per 1,000 requests (us-east-1, as AWS lists
+/// them): PUT, COPY, POST and LIST; GET and HEAD; DELETE (free).
+pub const PRICES: (f64, f64, f64) = (0.005, 0.0004, 0.0);
+
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The preflight and the root's claim, once a sweep.
+const FIXED: Kinds = Kinds {
+    get: 2.0,
+    put: 4.0,
+    conditional_put: 3.0,
+    list: 2.0,
+    head: 1.0,
+    delete: 4.0,
+    copy: 1.0,
+};
+
+/// Objects in a golden: data file, manifest and version; with the inline index, its files.
+fn golden_objects(inline: bool) -> f64 {
+    if inline { 9.0 } else { 3.0 }
+}
+
+/// Bootstrapping a golden (measured up to 100,000 rows; larger goldens write their data in
+/// more parts).
+pub fn golden(spec: GoldenSpec) -> Kinds {
+    let parts = (spec.rows as f64 / 200_000.0).ceil().max(1.0);
+    let mut k = if spec.inline {
+        Kinds::new(10.0, 9.0 + parts, 2.0, 7.0, 4.0)
+    } else {
+        Kinds::new(1.0, 3.0 + parts, 1.0, 4.0, 0.0)
+    };
+    k.delete = 0.0;
+    k
+}
+
+/// One run's overhead: the copy (listings, one copy per object, the check), the workers'
+/// catalogs opened, the verification, and the copy's removal.
+fn overhead(cell: &Cell) -> Kinds {
+    let inline = cell.golden.inline;
+    let workers = f64::from(cell.mode.workers());
+    Kinds {
+        get: 2.0 + workers * if inline { 3.0 } else { 2.0 },
+        put: 0.0,
+        conditional_put: 0.0,
+        list: 7.0,
+        head: workers * if inline { 9.0 } else { 3.0 },
+        delete: 1.0,
+        copy: golden_objects(inline),
+    }
+}
+
+/// One writer's commit on a catalog of `rows` rows, by kind (write-create-namespace on
+/// the test endpoint: reads of the manifest grow with its size).
+fn commit(rows: u64, inline: bool) -> Kinds {
+    let decades = (rows.max(1) as f64).log10();
+    // 4 GETs up to 1,000 rows, 10 at 10,000, 12 at 100,000; +2 a decade beyond.
+    let grow = |base: f64, at4: f64, at5: f64| {
+        if decades <= 3.0 {
+            base
+        } else if decades <= 4.0 {
+            base + (at4 - base) * (decades - 3.0)
+        } else if decades <= 5.0 {
+            at4 + (at5 - at4) * (decades - 4.0)
+        } else {
+            at5 + 2.0 * (decades - 5.0)
+        }
+    };
+    if inline {
+        Kinds::new(grow(4.0, 10.0, 12.0), 6.0, 1.0, 1.1, 4.0)
+    } else {
+        Kinds::new(grow(3.0, 7.0, 8.0), 2.0, 1.0, 1.1, 4.0)
+    }
+}
+
+/// Several writers contend for each version: retried commits repeat their requests
+/// (measured at 4 writers: about 2.4 times one writer's, and more LISTs).
+fn contention(writers: u32) -> f64 {
+    1.0 + 0.45 * f64::from(writers.saturating_sub(1)).min(8.0)
+}
+
+/// Commits (and a mixed cell's reads) one run of a cell makes, by the local-disk model.
+fn operations(cell: &Cell) -> (f64, f64) {
+    let per = |op| crate::estimate::per_op_secs(cell.golden.rows, cell.golden.inline, op);
+    let warm = (cell.warmup * u64::from(cell.mode.workers())) as f64;
+    match cell.mode {
+        Mode::Continuous { operations } => (operations as f64 + warm, 0.0),
+        Mode::Concurrent {
+            duration_secs,
+            operations,
+            concurrency,
+        } => {
+            let by_time = duration_secs as f64 / per(cell.operation);
+            let n = match (duration_secs, operations) {
+                (0, Some(b)) => b as f64 + f64::from(concurrency),
+                (_, Some(b)) => (b as f64 + f64::from(concurrency)).min(by_time),
+                (_, None) => by_time,
+            };
+            (n + warm, 0.0)
+        }
+        Mode::Mixed {
+            duration_secs,
+            read,
+            reads_per_write,
+            clients,
+        } => {
+            let round = per(cell.operation) + reads_per_write as f64 * per(read);
+            let commits = f64::from(clients) * duration_secs as f64 / round;
+            (commits + warm, commits * reads_per_write as f64)
+        }
+    }
+}
+
+/// One read of `op` (warm reads: a GET or two; cold ones open the catalog anew).
+fn read(op: Operation, rows: u64, inline: bool) -> Kinds {
+    if op.is_cold() {
+        let c = commit(rows, inline);
+        Kinds::new(c.get, 0.0, 0.0, 1.0, c.head)
+    } else {
+        Kinds::new(0.2, 0.0, 0.0, 0.0, 0.1)
+    }
+}
+
+/// Operation, size, index, mode, workers, duration and bound.
+type Shape = (&'static str, u64, bool, ModeKind, u32, u64, Option<u64>);
+
+/// The shape of a cell, as records have it: what makes another run of it cost the same.
+fn shape_of(r: &Record) -> Shape {
+    (
+        r.operation.as_str(),
+        r.initial_entries,
+        r.variant == crate::plan::Variant::InlineIndex,
+        r.mode,
+        r.concurrency,
+        r.duration_secs,
+        r.operations_bound,
+    )
+}
+
+fn shape(c: &Cell) -> Shape {
+    (
+        c.operation.as_str(),
+        c.golden.rows,
+        c.golden.inline,
+        c.mode.kind(),
+        c.mode.workers(),
+        c.mode.duration_secs(),
+        c.mode.bound(),
+    )
+}
+
+/// The estimate of a sweep's requests.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    pub requests: Kinds,
+    /// Runs whose operations' requests came from records of the same cell shape.
+    pub calibrated: usize,
+    /// Runs whose operations' requests came from the model.
+    pub modeled: usize,
+}
+
+/// The requests of `runs` (each a cell and how many runs of it are left) and of building
+/// `goldens`, once a sweep's preflight with them; calibrated by `records`.
+pub fn estimate(runs: &[(&Cell, u32)], goldens: &[GoldenSpec], records: &[Record]) -> Estimate {
+    let mut measured: BTreeMap<_, Vec<&crate::stats::IoCounts>> = BTreeMap::new();
+    for r in records {
+        if let Some(io) = &r.io_total {
+            measured.entry(shape_of(r)).or_default().push(io);
+        }
+    }
+    let mut e = Estimate::default();
+    if runs.is_empty() && goldens.is_empty() {
+        return e;
+    }
+    e.requests.add(FIXED, 1.0);
+    for g in goldens {
+        e.requests.add(golden(*g), 1.0);
+    }
+    for &(cell, n) in runs {
+        if n == 0 {
+            continue;
+        }
+        let n_f = f64::from(n);
+        e.requests.add(overhead(cell), n_f);
+        if let Some(ios) = measured.get(&shape(cell)) {
+            let med = |f: fn(&crate::stats::IoCounts) -> u64| {
+                crate::stats::median(ios.iter().map(|io| f(io) as f64).collect())
+            };
+            let ops = Kinds {
+                get: med(|i| i.get),
+                put: med(|i| i.put),
+                conditional_put: med(|i| i.conditional_put),
+                list: med(|i| i.list),
+                head: med(|i| i.head),
+                delete: med(|i| i.delete),
+                copy: med(|i| i.copy),
+            };
+            e.requests.add(ops, n_f);
+            e.calibrated += n as usize;
+            continue;
+        }
+        let (rows, inline) = (cell.golden.rows, cell.golden.inline);
+        let (commits, reads) = operations(cell);
+        let per_commit = if cell.operation.is_write() {
+            commit(rows, inline)
+        } else {
+            read(cell.operation, rows, inline)
+        };
+        let factor = match cell.mode {
+            Mode::Continuous { .. } => 1.0,
+            _ => contention(cell.mode.workers()),
+        };
+        e.requests.add(per_commit, commits * factor * n_f);
+        if let Some((op, _)) = cell.mode.mixed_reads() {
+            e.requests.add(read(op, rows, inline), reads * n_f);
+        }
+        e.modeled += n as usize;
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_continuous_run_costs_its_commits_and_its_overhead() {
+        let cell = crate::plan::sample(10);
+        let e = estimate(&[(&cell, 1)], &[], &[]);
+        // One writer, 10 commits at 100 rows without the index, plus one run's overhead
+        // and the sweep's preflight: what the test endpoint counted.
+        assert_eq!(e.modeled, 1);
+        assert!(
+            (e.requests.put - (4.0 + 20.0)).abs() < 1e-9,
+            "{:?}",
+            e.requests
+        );
+        assert!((e.requests.conditional_put - 13.0).abs() < 1e-9);
+        assert!((e.requests.copy - 4.0).abs() < 1e-9);
+        assert!(e.requests.cost() > 0.0);
+        assert_eq!(group(1_234_567), "1,234,567");
+        assert!(
+            e.requests.describe().starts_with("36 GET"),
+            "{}",
+            e.requests.describe()
+        );
+    }
+
+    #[test]
+    fn records_of_the_same_shape_replace_the_model() {
+        let cell = crate::plan::sample(10);
+        let mut r = crate::export::record::tests::record(
+            ModeKind::Continuous,
+            crate::plan::Variant::NoIndex,
+            100,
+            1,
+            &cell.id(),
+        );
+        r.io_total = Some(crate::stats::IoCounts {
+            put: 1000,
+            ..Default::default()
+        });
+        let e = estimate(&[(&cell, 2)], &[], &[r]);
+        assert_eq!((e.calibrated, e.modeled), (2, 0));
+        assert!(
+            (e.requests.put - (4.0 + 2000.0)).abs() < 1e-9,
+            "{:?}",
+            e.requests
+        );
+        assert_eq!(estimate(&[], &[], &[]), Estimate::default());
+    }
+}

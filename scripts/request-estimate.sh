@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# How close `bench plan`'s request estimate comes to what the S3 test endpoint counts: a
+# panel (sizes 1,000 and 10,000, both variants, a continuous cell of 10 commits and a
+# 2-writer cell bounded at 12 commits, 2 repetitions) estimated and run twice on one root:
+# first from the model alone, then (its cells re-run under another key) from the first
+# run's records. Prints each estimate, the server's count and their ratio.
+#
+#   scripts/request-estimate.sh        (about 1 minute; needs a release build and moto)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
+[ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
+WORK=$(mktemp -d)
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 scripts/s3-server.py --port "$PORT" --bucket bench > "$WORK/server.out" 2>/dev/null &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+until grep -q ready "$WORK/server.out" 2>/dev/null; do sleep 0.2; done
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
+OPTS=(--root s3://bench/estimate --storage-option "aws_endpoint=http://127.0.0.1:$PORT"
+      --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)
+counted() {  # the server's count of requests since the last call, all kinds
+  curl -s -X DELETE "http://127.0.0.1:$PORT/_bench/counts" | python3 -c 'import json,sys
+d=json.load(sys.stdin); print(sum(d[k] for k in ("get","put","conditional_put","list","head","delete","copy")))'
+}
+estimated() {  # the total of bench plan's estimate
+  "$BENCH" plan "$WORK/p.toml" --out "$WORK/out" "${OPTS[@]}" | python3 -c 'import re,sys
+line=[l for l in sys.stdin if l.startswith("requests to S3")][0]
+counts=line.split(": ",1)[1].split(";")[0]
+print(sum(int(m.replace(",","")) for m in re.findall(r"(?:^|, )([\d,]+) [A-Z]", counts)))'
+}
+for retries in 20 19; do
+  cat > "$WORK/p.toml" <<PLAN
+name = "estimate"
+[matrix]
+sizes = [1000, 10000]
+inline = [true, false]
+[continuous]
+operations = 10
+[concurrent]
+concurrency = [2]
+operations = 12
+[run]
+repetitions = 2
+commit_retries = $retries
+PLAN
+  guess=$(estimated)
+  counted > /dev/null
+  "$BENCH" run "$WORK/p.toml" --out "$WORK/out" --progress lines "${OPTS[@]}" > /dev/null 2>&1
+  real=$(counted)
+  what=$([ "$retries" = 20 ] && echo "from the model" || echo "from the first run records")
+  python3 -c "import sys; g, r = int(sys.argv[2]), int(sys.argv[3]); print(f'estimate {sys.argv[1]}: {g} requests; the server counted {r}; ratio {g / r:.3f}')" "$what" "$guess" "$real"
+done
