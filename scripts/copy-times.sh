@@ -15,18 +15,10 @@ LATENCY=${1:-25}
 REPS=${2:-3}
 SIZES=${3:-"100000 1000000"}
 PARALLELISM=${PARALLELISM:-"1 4 16 64"}
-BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
-[ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
-WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 scripts/s3-server.py --port "$PORT" --bucket bench --latency-ms "$LATENCY" \
-  > "$WORK/server.out" 2>/dev/null &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-until grep -q ready "$WORK/server.out" 2>/dev/null; do sleep 0.2; done
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
-OPTS=(--root s3://bench/copies --storage-option "aws_endpoint=http://127.0.0.1:$PORT"
-      --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)
+S3_SERVER_ARGS="--latency-ms $LATENCY"
+# shellcheck source=scripts/s3-endpoint.sh
+. scripts/s3-endpoint.sh
+OPTS=(--root s3://bench/copies "${S3_OPTS[@]}")
 SIZE_LIST=$(echo "$SIZES" | tr ' ' ',')
 for p in $PARALLELISM; do
   cat > "$WORK/copy-$p.toml" <<PLAN

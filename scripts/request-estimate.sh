@@ -8,17 +8,9 @@
 #   scripts/request-estimate.sh        (about 1 minute; needs a release build and moto)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
-[ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
-WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 scripts/s3-server.py --port "$PORT" --bucket bench > "$WORK/server.out" 2>/dev/null &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-until grep -q ready "$WORK/server.out" 2>/dev/null; do sleep 0.2; done
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
-OPTS=(--root s3://bench/estimate --storage-option "aws_endpoint=http://127.0.0.1:$PORT"
-      --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)
+# shellcheck source=scripts/s3-endpoint.sh
+. scripts/s3-endpoint.sh
+OPTS=(--root s3://bench/estimate "${S3_OPTS[@]}")
 counted() {  # the server's count of requests since the last call, all kinds
   curl -s -X DELETE "http://127.0.0.1:$PORT/_bench/counts" | python3 -c 'import json,sys
 d=json.load(sys.stdin); print(sum(d[k] for k in ("get","put","conditional_put","list","head","delete","copy")))'

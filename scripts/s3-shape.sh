@@ -16,15 +16,9 @@ cd "$(dirname "$0")/.."
 LATENCY=${1:-25}
 DURATION=${2:-12}
 REPS=${3:-1}
-BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
-[ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
-WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 scripts/s3-server.py --port "$PORT" --bucket bench --latency-ms "$LATENCY" \
-  > "$WORK/server.out" 2>/dev/null &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-until grep -q ready "$WORK/server.out" 2>/dev/null; do sleep 0.2; done
+S3_SERVER_ARGS="--latency-ms $LATENCY"
+# shellcheck source=scripts/s3-endpoint.sh
+. scripts/s3-endpoint.sh
 
 cat > "$WORK/shape.toml" <<EOF
 name = "shape"
@@ -41,11 +35,9 @@ commit_retries = 3
 repetitions = $REPS
 order = "interleaved"
 EOF
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
 start=$(date +%s)
-"$BENCH" run "$WORK/shape.toml" --out "$WORK/out" --root s3://bench/shape \
-  --storage-option "aws_endpoint=http://127.0.0.1:$PORT" --storage-option aws_allow_http=true \
-  --storage-option aws_region=us-east-1 --progress lines 2> "$WORK/run.log" \
+"$BENCH" run "$WORK/shape.toml" --out "$WORK/out" --root s3://bench/shape "${S3_OPTS[@]}" \
+  --progress lines 2> "$WORK/run.log" \
   || { tail -20 "$WORK/run.log"; exit 1; }
 echo "S3 test endpoint on 127.0.0.1, ${LATENCY} ms per request; ${DURATION} s concurrent cells;"
 echo "commit_retries = 3; write-create-namespace; $REPS repetitions per cell;" \

@@ -179,6 +179,13 @@ impl S3Server {
         }
     }
 
+    /// `--root ROOT` and the options that point bench at this server.
+    pub fn args(&self, root: &str) -> Vec<String> {
+        let mut args = vec!["--root".to_string(), root.to_string()];
+        args.extend(self.options());
+        args
+    }
+
     /// The command-line options that point bench at this server.
     pub fn options(&self) -> Vec<String> {
         [

@@ -23,9 +23,8 @@ fn run_s3(
     Vec<serde_json::Value>,
 ) {
     let (dir, plan, out) = plan_dir(text);
-    let mut args = vec!["--root", ROOT];
-    let options = server.options();
-    args.extend(options.iter().map(String::as_str));
+    let args = server.args(ROOT);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = run_with(bench_s3(), &plan, &out, &args);
     let records = lines(&out.join("results.jsonl"));
     (dir, o, records)

@@ -13,9 +13,8 @@ use futures::StreamExt;
 use crate::common::*;
 
 fn run_s3(server: &S3Server, plan: &Path, out: &Path, root: &str, extra: &[&str]) -> Output {
-    let mut args = vec!["--root", root];
-    let options = server.options();
-    args.extend(options.iter().map(String::as_str));
+    let args = server.args(root);
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     args.extend(extra);
     run_with(bench_s3(), plan, out, &args)
 }
@@ -184,8 +183,7 @@ fn credentials_that_expire_before_the_estimated_end_are_said_before_any_cell() {
             .env_remove("AWS_SESSION_TOKEN");
         c
     };
-    let mut args = vec!["--root".to_string(), "s3://bench/creds".to_string()];
-    args.extend(server.options());
+    let args = server.args("s3://bench/creds");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let no_secret = |text: &str| {
         assert!(
@@ -263,8 +261,7 @@ fn the_request_estimate_comes_close_to_the_servers_count() {
                 [continuous]\noperations = 10\n[concurrent]\nconcurrency = [2]\noperations = 12\n\
                 [run]\ncommit_retries = 20\n";
     let out = dir.path().join("out");
-    let mut args = vec!["--root".to_string(), "s3://bench/acc".to_string()];
-    args.extend(server.options());
+    let args = server.args("s3://bench/acc");
     let estimate = || -> f64 {
         let o = bench_s3()
             .arg("plan")
@@ -288,18 +285,8 @@ fn the_request_estimate_comes_close_to_the_servers_count() {
     };
     let truth = || -> f64 {
         let c = server.take_counts();
-        [
-            "get",
-            "put",
-            "conditional_put",
-            "list",
-            "head",
-            "delete",
-            "copy",
-        ]
-        .iter()
-        .map(|k| c[k].as_f64().unwrap())
-        .sum()
+        // The request kinds (the last two keys are bytes).
+        IO_KEYS[..7].iter().map(|k| c[k].as_f64().unwrap()).sum()
     };
     let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
     for (edit, within) in [("commit_retries = 20", 0.25), ("commit_retries = 19", 0.10)] {

@@ -1,0 +1,18 @@
+# Sourced (not run) by the scripts that measure on the S3 test endpoint: checks the release
+# build, makes a work folder, starts scripts/s3-server.py on a free port of 127.0.0.1 (with
+# the options in S3_SERVER_ARGS, e.g. "--latency-ms 25") and waits for it; at exit the
+# server is stopped and the folder removed. Sets BENCH, WORK, PORT, the test credentials in
+# the environment, and S3_OPTS: bench's storage options for the endpoint (give --root too).
+BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
+[ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
+WORK=$(mktemp -d)
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# shellcheck disable=SC2086
+python3 scripts/s3-server.py --port "$PORT" --bucket bench ${S3_SERVER_ARGS:-} \
+  > "$WORK/server.out" 2>/dev/null &
+S3_SERVER=$!
+trap 'kill $S3_SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+until grep -q ready "$WORK/server.out" 2>/dev/null; do sleep 0.2; done
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
+S3_OPTS=(--storage-option "aws_endpoint=http://127.0.0.1:$PORT"
+         --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)
