@@ -177,9 +177,15 @@ fn check_record(r: &Value) {
     );
     // The writers ran here, as children: the one host is this machine.
     assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
+    // The run's copy of its golden: its objects (the golden's but its marker), at the
+    // default parallelism.
+    let copy = &obj["copy"];
+    assert!(copy["objects"].as_u64().unwrap() >= 2, "{r}");
+    assert_eq!(copy["parallelism"], 16, "{r}");
+    assert!(copy["ms"].as_f64().unwrap() >= 0.0, "{r}");
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 9,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 10,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);
