@@ -111,8 +111,8 @@ impl Credentials {
         let until = expiry.duration_since(now).unwrap_or_default();
         let line = format!(
             "credentials: {from}, expiring {at} (in {}); the sweep's estimate: {} left",
-            crate::sweep::estimate::about(until),
-            crate::sweep::estimate::about(left)
+            bench_core::estimate::about(until),
+            bench_core::estimate::about(left)
         );
         let warning = (until < left).then(|| {
             format!(
@@ -122,8 +122,8 @@ impl Credentials {
                  needs no one), every cell after {at} fails. Renew them for longer (e.g. `aws \
                  sso login`, a longer role session) or run the sweep in parts; finished cells \
                  are kept and a re-run resumes",
-                crate::sweep::estimate::about(until),
-                crate::sweep::estimate::about(left),
+                bench_core::estimate::about(until),
+                bench_core::estimate::about(left),
                 self.provider
             )
         });
