@@ -87,6 +87,9 @@ pub enum Command {
     /// Compare two result sets cell by cell (or the arms of an A/B results directory):
     /// throughput, p50 and p99 with ratios B/A and verdicts that survive noise.
     Compare(CompareArgs),
+    /// Predict continuous cells' commit latency and throughput on a store with another
+    /// latency, from their records' round trips on the critical path.
+    Predict(bench_core::predict::PredictArgs),
     /// One worker process of a cell (started by `bench run`).
     #[command(hide = true)]
     Worker(WorkerArgs),

@@ -73,6 +73,7 @@ async fn dispatch(command: Command) -> u8 {
         Command::Report { results } => report::regenerate(&results, false).map(print),
         Command::Summarize { results } => report::regenerate(&results, true).map(print),
         Command::Compare(args) => compare::run(&args),
+        Command::Predict(args) => bench_core::predict::run(&args),
         Command::Merge {
             out,
             shards,

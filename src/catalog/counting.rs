@@ -11,6 +11,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -52,6 +53,9 @@ pub struct Counters {
     api_writes: AtomicU64,
     api_written_bytes: AtomicU64,
     trackers: Mutex<Trackers>,
+    /// Every request's start and end through the counting stores, since the last
+    /// operation's end (see [`Counters::path`]).
+    spans: Mutex<Vec<(Instant, Instant)>>,
 }
 
 /// Lance's io trackers of the local stores this worker built.
@@ -108,6 +112,28 @@ impl Counters {
             add(&self.api_writes, 1);
             add(&self.api_written_bytes, bytes);
         }
+    }
+
+    /// A request that started at `t0` has ended.
+    fn span(&self, t0: Instant) {
+        let t1 = Instant::now();
+        self.spans.lock().expect("spans").push((t0, t1));
+    }
+
+    /// The critical path of the operation that ran from `start` to `end`, from the requests
+    /// since the last call (those outside it are left out and forgotten).
+    pub fn path(&self, start: Instant, end: Instant) -> crate::stats::CriticalPath {
+        let spans: Vec<(Instant, Instant)> =
+            std::mem::take(&mut *self.spans.lock().expect("spans"));
+        let ms = |t: Instant| {
+            if t >= start {
+                (t - start).as_secs_f64() * 1000.0
+            } else {
+                -((start - t).as_secs_f64() * 1000.0)
+            }
+        };
+        let rel: Vec<(f64, f64)> = spans.iter().map(|&(a, b)| (ms(a), ms(b))).collect();
+        crate::stats::critical_path(&rel, 0.0, ms(end))
     }
 
     /// An operation is over: the stores built for it are done, their trackers folded.
@@ -249,7 +275,9 @@ impl CountingStore {
         }
         let counters = self.counters.clone();
         let seen = Arc::new(AtomicU64::new(0));
+        let span = Span::start(&self.counters);
         s.inspect_ok(move |_| {
+            let _ = &span;
             let n = seen.fetch_add(1, Ordering::Relaxed) + 1;
             if n > PAGE && (n - 1).is_multiple_of(PAGE) {
                 add(&counters.list, 1);
@@ -272,7 +300,10 @@ impl ObjectStore for CountingStore {
             add(&self.counters.conditional_put, 1);
         }
         self.write(payload.content_length() as u64);
-        self.inner.put_opts(location, payload, opts).await
+        let t0 = Instant::now();
+        let r = self.inner.put_opts(location, payload, opts).await;
+        self.counters.span(t0);
+        r
     }
 
     async fn put_multipart_opts(
@@ -282,7 +313,10 @@ impl ObjectStore for CountingStore {
     ) -> OSResult<Box<dyn MultipartUpload>> {
         // CreateMultipartUpload; the parts and the completion are counted as they go.
         add(&self.counters.put, 1);
-        let inner = self.inner.put_multipart_opts(location, opts).await?;
+        let t0 = Instant::now();
+        let inner = self.inner.put_multipart_opts(location, opts).await;
+        self.counters.span(t0);
+        let inner = inner?;
         Ok(Box::new(CountingUpload {
             inner,
             counters: self.counters.clone(),
@@ -300,7 +334,11 @@ impl ObjectStore for CountingStore {
             },
             1,
         );
-        let result = self.inner.get_opts(location, options).await?;
+        let t0 = Instant::now();
+        let result = self.inner.get_opts(location, options).await;
+        // The round trip: until the answer's head (a body is read as the caller goes).
+        self.counters.span(t0);
+        let result = result?;
         // What lance's tracker counts: successful gets, with the bytes of the range.
         self.read(if head {
             0
@@ -322,7 +360,10 @@ impl ObjectStore for CountingStore {
             .await;
         }
         add(&self.counters.get, 1);
-        let result = self.inner.get_ranges(location, ranges).await?;
+        let t0 = Instant::now();
+        let result = self.inner.get_ranges(location, ranges).await;
+        self.counters.span(t0);
+        let result = result?;
         self.read(result.iter().map(|b| b.len() as u64).sum());
         Ok(result)
     }
@@ -333,8 +374,10 @@ impl ObjectStore for CountingStore {
     ) -> BoxStream<'static, OSResult<Path>> {
         let (counters, local) = (self.counters.clone(), self.local);
         let seen = Arc::new(AtomicU64::new(0));
+        let span = Span::start(&self.counters);
         let counted = locations
             .inspect_ok(move |_| {
+                let _ = &span;
                 let n = seen.fetch_add(1, Ordering::Relaxed);
                 // Local disk deletes file by file; S3 a batch of up to 1,000 a request.
                 if local || n.is_multiple_of(PAGE) {
@@ -365,13 +408,19 @@ impl ObjectStore for CountingStore {
         if self.local {
             add(&self.counters.api_reads, 1);
         }
-        self.inner.list_with_delimiter(prefix).await
+        let t0 = Instant::now();
+        let r = self.inner.list_with_delimiter(prefix).await;
+        self.counters.span(t0);
+        r
     }
 
     async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> OSResult<()> {
         add(&self.counters.copy, 1);
         self.write(0);
-        self.inner.copy_opts(from, to, options).await
+        let t0 = Instant::now();
+        let r = self.inner.copy_opts(from, to, options).await;
+        self.counters.span(t0);
+        r
     }
 
     async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> OSResult<()> {
@@ -381,7 +430,32 @@ impl ObjectStore for CountingStore {
             add(&self.counters.delete, 1);
         }
         self.write(0);
-        self.inner.rename_opts(from, to, options).await
+        let t0 = Instant::now();
+        let r = self.inner.rename_opts(from, to, options).await;
+        self.counters.span(t0);
+        r
+    }
+}
+
+/// A request made through a stream (a listing, a batch delete): from its start until the
+/// stream is dropped, finished or not.
+struct Span {
+    counters: Arc<Counters>,
+    t0: Instant,
+}
+
+impl Span {
+    fn start(counters: &Arc<Counters>) -> Span {
+        Span {
+            counters: counters.clone(),
+            t0: Instant::now(),
+        }
+    }
+}
+
+impl Drop for Span {
+    fn drop(&mut self) {
+        self.counters.span(self.t0);
     }
 }
 
@@ -399,11 +473,18 @@ impl MultipartUpload for CountingUpload {
         add(&self.counters.put, 1);
         self.counters
             .write(self.local, payload.content_length() as u64);
-        self.inner.put_part(payload)
+        let part = self.inner.put_part(payload);
+        let span = Span::start(&self.counters);
+        Box::pin(async move {
+            let r = part.await;
+            drop(span);
+            r
+        })
     }
 
     async fn complete(&mut self) -> OSResult<PutResult> {
         add(&self.counters.put, 1);
+        let _span = Span::start(&self.counters);
         self.inner.complete().await
     }
 

@@ -134,6 +134,11 @@ impl Fold {
             self.per_worker[idx].record(op.ms);
             m.committed.push((self.worker_ids[idx], op.i));
             m.io += io;
+            if let Some(p) = op.path {
+                m.path_round_trips += u64::from(p.round_trips);
+                m.path_wait_ms += p.wait_ms;
+                m.path_ops += 1;
+            }
             return;
         }
         let (count, first) = match op.class.unwrap_or(ErrorClass::Other) {
@@ -359,6 +364,10 @@ mod tests {
                 read_bytes: 100,
                 ..IoCounts::default()
             }),
+            path: Some(crate::stats::CriticalPath {
+                round_trips: 2,
+                wait_ms: ms / 2.0,
+            }),
         })
     }
 
@@ -463,6 +472,9 @@ mod tests {
         assert!(m.io_known);
         assert_eq!(m.committed, [(7, 0), (9, 0)], "worker ids, not indices");
         assert_eq!(m.latencies.summary().count, 2);
+        // The successful commits' critical paths, summed (reads and failures apart).
+        assert_eq!((m.path_ops, m.path_round_trips), (2, 4));
+        assert!((m.path_wait_ms - 3.0).abs() < 1e-9);
         assert_eq!(m.latencies.summary().max, 4.0);
         assert_eq!((m.reads.attempts, m.reads.errors), (2, 1));
         assert_eq!(m.reads.latencies.summary().count, 1);

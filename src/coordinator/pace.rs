@@ -413,6 +413,7 @@ mod tests {
             class: None,
             err: None,
             io: None,
+            path: None,
         }
     }
 

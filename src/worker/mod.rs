@@ -202,6 +202,8 @@ impl Session {
         let target = self.target(op, i, false);
         let io_before = self.counters.snapshot();
         let start = Instant::now();
+        // Requests of what came before (opening, the last report) are not this operation's.
+        let _ = self.counters.path(start, start);
         let result = self.perform(op, target).await;
         if let Some(d) = self.op_delay {
             // Busy CPU at the end of the operation, as more work in the commit would be:
@@ -219,6 +221,7 @@ impl Session {
         let end = Instant::now();
         let ms = (end - start).as_secs_f64() * 1000.0;
         let io = self.counters.snapshot() - io_before;
+        let path = self.counters.path(start, end);
         self.counters.operation_over();
         let class = result.as_ref().err().map(catalog::error_class);
         let err = result.err().map(|e| truncate(e.to_string()));
@@ -232,6 +235,7 @@ impl Session {
                 class,
                 err,
                 io: Some(io),
+                path: Some(path),
             }),
         );
         if let Some(n) = self.exit_after

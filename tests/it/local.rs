@@ -177,6 +177,14 @@ fn check_record(r: &Value) {
     );
     // The writers ran here, as children: the one host is this machine.
     assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
+    // The critical path of a commit: at least one round trip through the object-store
+    // layer, its wait within the commit's time.
+    let trips = obj["round_trips_per_op"].as_f64().unwrap();
+    let wait = obj["store_wait_ms_per_op"].as_f64().unwrap();
+    let other = obj["other_ms_per_op"].as_f64().unwrap();
+    let avg = obj["avg_latency_ms"].as_f64().unwrap();
+    assert!(trips >= 1.0 && wait >= 0.0 && other >= 0.0, "{r}");
+    assert!(wait <= avg * 1.001, "{r}");
     // The run's copy of its golden: its objects (the golden's but its marker), at the
     // default parallelism.
     let copy = &obj["copy"];
@@ -185,7 +193,7 @@ fn check_record(r: &Value) {
     assert!(copy["ms"].as_f64().unwrap() >= 0.0, "{r}");
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 10,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 13,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);

@@ -106,6 +106,88 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
     assert!(root.ends_with("runs/io"));
 }
 
+/// Over a store 20 ms a request away, each commit's time is mostly its round trips on the
+/// critical path: the record says how many, how long they waited, and what is left.
+#[test]
+fn a_commit_s_time_splits_into_its_round_trips_and_the_rest() {
+    let server = S3Server::start(&["--latency-ms", "20"]);
+    let (_dir, o, records) = run_s3(
+        &server,
+        "name = 'path'\n[matrix]\nsizes = [1000]\ninline = [true, false]\n\
+         [continuous]\noperations = 5\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        let trips = r["round_trips_per_op"].as_f64().unwrap();
+        let wait = r["store_wait_ms_per_op"].as_f64().unwrap();
+        let other = r["other_ms_per_op"].as_f64().unwrap();
+        let avg = r["avg_latency_ms"].as_f64().unwrap();
+        // A commit waits on each request it needs before the next: a few at least, and
+        // never more than the requests it made.
+        let requests = r["io_per_op"]["get"].as_f64().unwrap()
+            + r["io_per_op"]["put"].as_f64().unwrap()
+            + r["io_per_op"]["list"].as_f64().unwrap()
+            + r["io_per_op"]["head"].as_f64().unwrap();
+        assert!(trips >= 3.0 && trips <= requests, "{r}");
+        // Each round trip waits at least the store's 20 ms.
+        assert!(wait >= 20.0 * trips * 0.95, "{r}");
+        assert!(
+            other >= 0.0 && (wait + other - avg).abs() < 0.01 * avg,
+            "{r}"
+        );
+        assert!(wait > other, "over this store, waiting dominates: {r}");
+    }
+    let [inline, plain] =
+        [&records[0], &records[1]].map(|r| r["round_trips_per_op"].as_f64().unwrap());
+    assert!(
+        inline > plain,
+        "the inline index adds round trips: {inline} vs {plain}"
+    );
+}
+
+/// Continuous cells run 20 ms a request from the store predict their throughput 40 ms away
+/// within 15 % (`bench predict`), both variants, 1,000 and 10,000 rows.
+#[test]
+fn a_prediction_from_20_ms_holds_at_40_ms() {
+    let plan = "name = 'pred'\n[matrix]\nsizes = [1000, 10000]\ninline = [true, false]\n\
+                [continuous]\noperations = 5\n";
+    let at = |ms: &str| {
+        let server = S3Server::start(&["--latency-ms", ms]);
+        let (dir, o, records) = run_s3(&server, plan);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(records.len(), 4);
+        (dir, records)
+    };
+    let (dir20, _) = at("20");
+    let (_dir40, at40) = at("40");
+    let o = bench()
+        .arg("predict")
+        .arg(dir20.path().join("out"))
+        .args(["--latency-ms", "40", "--measured-at-ms", "20", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let predictions: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(predictions.len(), 4);
+    for p in &predictions {
+        let measured = at40
+            .iter()
+            .find(|r| r["bench_tag"] == p["bench_tag"])
+            .unwrap()["throughput_ops_per_sec"]
+            .as_f64()
+            .unwrap();
+        let ratio = p["predicted_ops_per_sec"].as_f64().unwrap() / measured;
+        assert!(
+            (ratio - 1.0).abs() <= 0.15,
+            "{p}: measured {measured} ops/s"
+        );
+    }
+}
+
 #[test]
 fn records_carry_the_requests_and_bytes_of_each_commit() {
     let server = S3Server::start(&[]);

@@ -16,6 +16,7 @@ pub mod lock;
 pub mod merge;
 pub mod plan;
 pub mod precision;
+pub mod predict;
 pub mod protocol;
 pub mod report;
 pub mod requests;

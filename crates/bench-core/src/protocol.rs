@@ -221,6 +221,10 @@ pub struct OpReport {
     /// The requests and bytes of this operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<IoCounts>,
+    /// Its requests' round trips on its critical path and the time it waited on the store
+    /// (requests through lance's object-store layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<crate::stats::CriticalPath>,
 }
 
 /// What a worker does; the coordinator builds it and passes it as arguments.
@@ -353,6 +357,7 @@ mod tests {
                 class: Some(ErrorClass::Conflict),
                 err: Some("conflict\nline".into()),
                 io: None,
+                path: None,
             }),
             Event::Op(OpReport {
                 i: 4,
@@ -365,6 +370,10 @@ mod tests {
                     get: 2,
                     read_bytes: 512,
                     ..IoCounts::default()
+                }),
+                path: Some(crate::stats::CriticalPath {
+                    round_trips: 3,
+                    wait_ms: 0.75,
                 }),
             }),
             Event::Paused,
@@ -399,6 +408,7 @@ mod tests {
                 class: None,
                 err: None,
                 io: None,
+                path: None,
             })
         );
         assert_eq!(alone.w, None);

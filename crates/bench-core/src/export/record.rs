@@ -131,6 +131,17 @@ pub struct Record {
     /// time (before the workers start; in no figure of the cell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<CopyTime>,
+    /// Per successful operation (of a mixed cell: per commit), means: the round trips on
+    /// its critical path (maximal groups of overlapping requests), the time it waited on
+    /// the store (covered by a request), and the rest of its latency (CPU, locks, other
+    /// waits). Requests through lance's object-store layer; on local disk lance also reads
+    /// and writes files around it. Absent where the workers did not report them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips_per_op: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_wait_ms_per_op: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_ms_per_op: Option<f64>,
 }
 
 /// How a run's copy of its golden went.
@@ -332,6 +343,11 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         min,
         max,
     } = m.latencies.summary();
+    // Only where every successful operation reported its path.
+    let path = (count > 0 && m.path_ops == count).then(|| {
+        let n = count as f64;
+        (m.path_round_trips as f64 / n, m.path_wait_ms / n)
+    });
     Record {
         variant: cell.variant(),
         operation: cell.operation,
@@ -399,6 +415,9 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         build: cell.build.as_ref().map(|b| b.name.clone()),
         properties: cell.properties.clone(),
         copy: None,
+        round_trips_per_op: path.map(|p| p.0),
+        store_wait_ms_per_op: path.map(|p| p.1),
+        other_ms_per_op: path.map(|p| (avg - p.1).max(0.0)),
     }
 }
 
@@ -468,6 +487,9 @@ pub(crate) mod tests {
             build: None,
             properties: Default::default(),
             copy: None,
+            round_trips_per_op: None,
+            store_wait_ms_per_op: None,
+            other_ms_per_op: None,
         }
     }
 

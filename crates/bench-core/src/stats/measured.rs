@@ -42,6 +42,11 @@ pub struct Measured {
     pub open_ms: Vec<f64>,
     /// Each worker's peak resident memory, in KiB (workers that report it).
     pub rss_peak_kib: Vec<u64>,
+    /// The critical paths of the successful operations that reported one, summed, and how
+    /// many (the commits of a mixed cell).
+    pub path_round_trips: u64,
+    pub path_wait_ms: f64,
+    pub path_ops: u64,
 }
 
 /// What the interleaved reads of a mixed cell measured.

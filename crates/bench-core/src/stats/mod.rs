@@ -7,6 +7,7 @@ mod io;
 mod latency;
 mod measured;
 pub mod paired;
+mod path;
 mod summary;
 
 pub use inference::{RatioTest, Spread, paired_log, spread, welch_log};
@@ -14,4 +15,5 @@ pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, ReadMeasured};
 pub use paired::Unit;
+pub use path::{CriticalPath, critical_path};
 pub use summary::{extremes, latest_groups, median};
