@@ -3,7 +3,8 @@
 //!
 //!   harness direct DIR ROWS OPS INLINE [counted]
 //!       # prints: direct <ms per commit> <ops/s>; with `counted`, through a namespace
-//!       # whose requests are counted, with a snapshot around every commit, as a worker does
+//!       # whose requests are counted and timed, with a snapshot and the critical path of
+//!       # every commit, as a worker does
 //!   harness golden DIR ROWS              # prints: golden <rows> <secs> <rows/s> <peak RSS MiB>
 
 use std::collections::BTreeMap;
@@ -88,11 +89,14 @@ async fn main() {
             let start = Instant::now();
             for i in 0..ops {
                 let before = counted.then(|| counters.snapshot());
+                let began = Instant::now();
                 catalog::execute(&ns, op, catalog::object_id(op, 0, i), &data)
                     .await
                     .expect("commit");
                 if let Some(before) = before {
                     requests += (counters.snapshot() - before).requests();
+                    // The commit's critical path, as a worker folds it.
+                    std::hint::black_box(counters.path(began, Instant::now()));
                     counters.operation_over();
                 }
             }

@@ -2,8 +2,9 @@
 # Harness benchmark: how much does bench's harness add to what it measures?
 #
 # (a) N commits straight through DirectoryNamespace in one process (examples/harness.rs)
-# (b) the same, with the request accounting of the workers (a counting store layer and a
-#     snapshot of the counts around every commit)
+# (b) the same, with the request accounting of the workers (a counting store layer that
+#     also times every request, a snapshot of the counts and the critical path of every
+#     commit)
 # (c) the same N commits as a continuous cell of `bench run`
 # at a few sizes, on local disk; prints per-commit latency and throughput and the ratios
 # counted/direct (what the accounting costs) and bench/direct (what the harness adds).
