@@ -11,9 +11,9 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/s3-endpoint.sh
 . scripts/s3-endpoint.sh
 OPTS=(--root s3://bench/estimate "${S3_OPTS[@]}")
-counted() {  # the server's count of requests since the last call, all kinds
+counted() {  # the server's count of requests since the last call (a conditional PUT is a PUT)
   curl -s -X DELETE "http://127.0.0.1:$PORT/_bench/counts" | python3 -c 'import json,sys
-d=json.load(sys.stdin); print(sum(d[k] for k in ("get","put","conditional_put","list","head","delete","copy")))'
+d=json.load(sys.stdin); print(sum(d[k] for k in ("get","put","list","head","delete","copy")))'
 }
 estimated() {  # the total of bench plan's estimate
   "$BENCH" plan "$WORK/p.toml" --out "$WORK/out" "${OPTS[@]}" | python3 -c 'import re,sys

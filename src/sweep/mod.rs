@@ -336,8 +336,8 @@ impl Sweep {
              prices (${put} per 1,000 PUT, COPY, LIST; ${get} per 1,000 GET, HEAD; DELETE \
              free); {} runs from the directory's records of the same cells, {} from a model \
              (docs/s3.md)",
-            e.requests.describe(),
-            match e.requests.cost() {
+            requests::describe(&e.requests),
+            match requests::cost(&e.requests) {
                 c if c < 0.1 => format!("{c:.4}"),
                 c => format!("{c:.2}"),
             },

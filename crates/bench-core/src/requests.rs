@@ -15,68 +15,56 @@ use std::collections::BTreeMap;
 
 use crate::export::Record;
 use crate::plan::{Cell, GoldenSpec, Mode, ModeKind, Operation};
+use crate::stats::IoPerOp;
 
-/// Requests by kind (fractions: an expectation).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Kinds {
-    pub get: f64,
-    pub put: f64,
-    pub conditional_put: f64,
-    pub list: f64,
-    pub head: f64,
-    pub delete: f64,
-    pub copy: f64,
+/// Requests by kind, as the workers count them (a conditional PUT is a PUT, and counted
+/// among `conditional_put` too); fractions: an expectation.
+pub type Kinds = IoPerOp;
+
+const fn kinds(get: f64, put: f64, conditional_put: f64, list: f64, head: f64) -> Kinds {
+    IoPerOp {
+        get,
+        put,
+        conditional_put,
+        list,
+        head,
+        delete: 0.0,
+        copy: 0.0,
+        read_bytes: 0.0,
+        written_bytes: 0.0,
+    }
 }
 
-impl Kinds {
-    const fn new(get: f64, put: f64, conditional_put: f64, list: f64, head: f64) -> Kinds {
-        Kinds {
-            get,
-            put,
-            conditional_put,
-            list,
-            head,
-            delete: 0.0,
-            copy: 0.0,
-        }
-    }
+fn add(k: &mut Kinds, o: Kinds, times: f64) {
+    k.get += o.get * times;
+    k.put += o.put * times;
+    k.conditional_put += o.conditional_put * times;
+    k.list += o.list * times;
+    k.head += o.head * times;
+    k.delete += o.delete * times;
+    k.copy += o.copy * times;
+}
 
-    fn add(&mut self, o: Kinds, times: f64) {
-        self.get += o.get * times;
-        self.put += o.put * times;
-        self.conditional_put += o.conditional_put * times;
-        self.list += o.list * times;
-        self.head += o.head * times;
-        self.delete += o.delete * times;
-        self.copy += o.copy * times;
-    }
+/// What S3 Standard charges for them, in US dollars, at [`PRICES`] (a conditional PUT is
+/// one PUT).
+pub fn cost(k: &Kinds) -> f64 {
+    let (put_class, get_class, _) = PRICES;
+    ((k.put + k.copy + k.list) * put_class + (k.get + k.head) * get_class) / 1000.0
+}
 
-    pub fn total(&self) -> f64 {
-        self.get + self.put + self.conditional_put + self.list + self.head + self.delete + self.copy
-    }
-
-    /// What S3 Standard charges for them, in US dollars, at [`PRICES`].
-    pub fn cost(&self) -> f64 {
-        let (put_class, get_class, _) = PRICES;
-        ((self.put + self.conditional_put + self.copy + self.list) * put_class
-            + (self.get + self.head) * get_class)
-            / 1000.0
-    }
-
-    /// `1,234 GET, 567 PUT (89 conditional), …`.
-    pub fn describe(&self) -> String {
-        let n = |x: f64| group(x.round() as u64);
-        format!(
-            "{} GET, {} HEAD, {} PUT ({} of them conditional), {} LIST, {} COPY, {} DELETE",
-            n(self.get),
-            n(self.head),
-            n(self.put + self.conditional_put),
-            n(self.conditional_put),
-            n(self.list),
-            n(self.copy),
-            n(self.delete)
-        )
-    }
+/// `1,234 GET, 56 HEAD, 567 PUT (89 of them conditional), …`.
+pub fn describe(k: &Kinds) -> String {
+    let n = |x: f64| group(x.round() as u64);
+    format!(
+        "{} GET, {} HEAD, {} PUT ({} of them conditional), {} LIST, {} COPY, {} DELETE",
+        n(k.get),
+        n(k.head),
+        n(k.put),
+        n(k.conditional_put),
+        n(k.list),
+        n(k.copy),
+        n(k.delete)
+    )
 }
 
 /// S3 Standard request prices, US dollars per 1,000 requests (us-east-1, as AWS lists
@@ -96,7 +84,7 @@ fn group(n: u64) -> String {
 }
 
 /// The preflight and the root's claim, once a sweep.
-const FIXED: Kinds = Kinds {
+const FIXED: Kinds = IoPerOp {
     get: 2.0,
     put: 4.0,
     conditional_put: 3.0,
@@ -104,6 +92,8 @@ const FIXED: Kinds = Kinds {
     head: 1.0,
     delete: 4.0,
     copy: 1.0,
+    read_bytes: 0.0,
+    written_bytes: 0.0,
 };
 
 /// Objects in a golden: data file, manifest and version; with the inline index, its files.
@@ -115,13 +105,11 @@ fn golden_objects(inline: bool) -> f64 {
 /// more parts).
 pub fn golden(spec: GoldenSpec) -> Kinds {
     let parts = (spec.rows as f64 / 200_000.0).ceil().max(1.0);
-    let mut k = if spec.inline {
-        Kinds::new(10.0, 9.0 + parts, 2.0, 7.0, 4.0)
+    if spec.inline {
+        kinds(10.0, 9.0 + parts, 2.0, 7.0, 4.0)
     } else {
-        Kinds::new(1.0, 3.0 + parts, 1.0, 4.0, 0.0)
-    };
-    k.delete = 0.0;
-    k
+        kinds(1.0, 3.0 + parts, 1.0, 4.0, 0.0)
+    }
 }
 
 /// One run's overhead: the copy (listings, one copy per object, the check), the workers'
@@ -130,13 +118,15 @@ fn overhead(cell: &Cell) -> Kinds {
     let inline = cell.golden.inline;
     let workers = f64::from(cell.mode.workers());
     Kinds {
-        get: 2.0 + workers * if inline { 3.0 } else { 2.0 },
-        put: 0.0,
-        conditional_put: 0.0,
-        list: 7.0,
-        head: workers * if inline { 9.0 } else { 3.0 },
         delete: 1.0,
         copy: golden_objects(inline),
+        ..kinds(
+            2.0 + workers * if inline { 3.0 } else { 2.0 },
+            0.0,
+            0.0,
+            7.0,
+            workers * if inline { 9.0 } else { 3.0 },
+        )
     }
 }
 
@@ -157,9 +147,9 @@ fn commit(rows: u64, inline: bool) -> Kinds {
         }
     };
     if inline {
-        Kinds::new(grow(4.0, 10.0, 12.0), 6.0, 1.0, 1.1, 4.0)
+        kinds(grow(4.0, 10.0, 12.0), 6.0, 1.0, 1.1, 4.0)
     } else {
-        Kinds::new(grow(3.0, 7.0, 8.0), 2.0, 1.0, 1.1, 4.0)
+        kinds(grow(3.0, 7.0, 8.0), 2.0, 1.0, 1.1, 4.0)
     }
 }
 
@@ -205,9 +195,9 @@ fn operations(cell: &Cell) -> (f64, f64) {
 fn read(op: Operation, rows: u64, inline: bool) -> Kinds {
     if op.is_cold() {
         let c = commit(rows, inline);
-        Kinds::new(c.get, 0.0, 0.0, 1.0, c.head)
+        kinds(c.get, 0.0, 0.0, 1.0, c.head)
     } else {
-        Kinds::new(0.2, 0.0, 0.0, 0.0, 0.1)
+        kinds(0.2, 0.0, 0.0, 0.0, 0.1)
     }
 }
 
@@ -262,30 +252,32 @@ pub fn estimate(runs: &[(&Cell, u32)], goldens: &[GoldenSpec], records: &[Record
     if runs.is_empty() && goldens.is_empty() {
         return e;
     }
-    e.requests.add(FIXED, 1.0);
+    add(&mut e.requests, FIXED, 1.0);
     for g in goldens {
-        e.requests.add(golden(*g), 1.0);
+        add(&mut e.requests, golden(*g), 1.0);
     }
     for &(cell, n) in runs {
         if n == 0 {
             continue;
         }
         let n_f = f64::from(n);
-        e.requests.add(overhead(cell), n_f);
+        add(&mut e.requests, overhead(cell), n_f);
         if let Some(ios) = measured.get(&shape(cell)) {
             let med = |f: fn(&crate::stats::IoCounts) -> u64| {
                 crate::stats::median(ios.iter().map(|io| f(io) as f64).collect())
             };
             let ops = Kinds {
-                get: med(|i| i.get),
-                put: med(|i| i.put),
-                conditional_put: med(|i| i.conditional_put),
-                list: med(|i| i.list),
-                head: med(|i| i.head),
                 delete: med(|i| i.delete),
                 copy: med(|i| i.copy),
+                ..kinds(
+                    med(|i| i.get),
+                    med(|i| i.put),
+                    med(|i| i.conditional_put),
+                    med(|i| i.list),
+                    med(|i| i.head),
+                )
             };
-            e.requests.add(ops, n_f);
+            add(&mut e.requests, ops, n_f);
             e.calibrated += n as usize;
             continue;
         }
@@ -300,9 +292,9 @@ pub fn estimate(runs: &[(&Cell, u32)], goldens: &[GoldenSpec], records: &[Record
             Mode::Continuous { .. } => 1.0,
             _ => contention(cell.mode.workers()),
         };
-        e.requests.add(per_commit, commits * factor * n_f);
+        add(&mut e.requests, per_commit, commits * factor * n_f);
         if let Some((op, _)) = cell.mode.mixed_reads() {
-            e.requests.add(read(op, rows, inline), reads * n_f);
+            add(&mut e.requests, read(op, rows, inline), reads * n_f);
         }
         e.modeled += n as usize;
     }
@@ -327,12 +319,12 @@ mod tests {
         );
         assert!((e.requests.conditional_put - 13.0).abs() < 1e-9);
         assert!((e.requests.copy - 4.0).abs() < 1e-9);
-        assert!(e.requests.cost() > 0.0);
+        assert!(cost(&e.requests) > 0.0);
         assert_eq!(group(1_234_567), "1,234,567");
         assert!(
-            e.requests.describe().starts_with("36 GET"),
+            describe(&e.requests).starts_with("36 GET"),
             "{}",
-            e.requests.describe()
+            describe(&e.requests)
         );
     }
 
