@@ -121,7 +121,8 @@ impl Counters {
     }
 
     /// The critical path of the operation that ran from `start` to `end`, from the requests
-    /// since the last call (those outside it are left out and forgotten).
+    /// since the last call: those outside it (opening, what ran between operations) are left
+    /// out, and all are forgotten.
     pub fn path(&self, start: Instant, end: Instant) -> crate::stats::CriticalPath {
         let spans: Vec<(Instant, Instant)> =
             std::mem::take(&mut *self.spans.lock().expect("spans"));

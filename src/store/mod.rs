@@ -312,7 +312,7 @@ impl Store {
     async fn delete_all_once(&self, paths: Vec<Path>, rel: &str) -> Result<(), BenchError> {
         let n = paths.len();
         let stream = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
-        let failed: Vec<object_store::Error> = (self.os.inner.delete_stream(stream))
+        let mut failed: Vec<object_store::Error> = (self.os.inner.delete_stream(stream))
             .filter_map(|r| async move {
                 match r {
                     Err(object_store::Error::NotFound { .. }) | Ok(_) => None,
@@ -321,14 +321,13 @@ impl Store {
             })
             .collect()
             .await;
-        match failed.into_iter().enumerate().last() {
+        let not_removed = failed.len();
+        match failed.pop() {
             None => Ok(()),
-            Some((k, e)) => Err(BenchError::store_source(
+            Some(e) => Err(BenchError::store_source(
                 format!(
-                    "cannot remove {} ({} of its {} objects not removed)",
-                    self.uri(rel),
-                    k + 1,
-                    n
+                    "cannot remove {} ({not_removed} of its {n} objects not removed)",
+                    self.uri(rel)
                 ),
                 e,
             )),

@@ -271,9 +271,34 @@ impl Sweep {
 }
 
 impl Sweep {
-    /// The model's time for what is left (see [`estimate`]): the missing runs of every cell
-    /// that will run (failed ones only with `retry_failed`), and the goldens they need that
-    /// are not in `ready`.
+    /// What is left to run: each cell that will run (failed ones only with
+    /// `retry_failed`) with its missing runs, and the goldens they need that are not in
+    /// `ready`. The time estimate and the request estimate both count from it.
+    fn left(
+        &self,
+        state: &State,
+        records: &[Record],
+        arms: &[Option<&str>],
+        retry_failed: bool,
+        ready: &BTreeSet<GoldenSpec>,
+    ) -> (Vec<(&Cell, u32)>, BTreeSet<GoldenSpec>) {
+        let mut runs = Vec::new();
+        let mut goldens = BTreeSet::new();
+        for cell in self.cells() {
+            let st = self.standing(state, records, cell, arms, false);
+            match st.status {
+                resume::CellStatus::Done => continue,
+                resume::CellStatus::Failed if !retry_failed => continue,
+                _ => runs.push((cell, (st.repetitions - st.recorded) * arms.len() as u32)),
+            }
+            if !ready.contains(&cell.golden) {
+                goldens.insert(cell.golden);
+            }
+        }
+        (runs, goldens)
+    }
+
+    /// The model's time for what is left (see [`estimate`]).
     fn predicted_left(
         &self,
         state: &State,
@@ -282,21 +307,11 @@ impl Sweep {
         retry_failed: bool,
         ready: &BTreeSet<GoldenSpec>,
     ) -> crate::progress::Predicted {
-        let mut p = crate::progress::Predicted::default();
-        let mut goldens = BTreeSet::new();
-        for cell in self.cells() {
-            let st = self.standing(state, records, cell, arms, false);
-            let runs = match st.status {
-                resume::CellStatus::Done => continue,
-                resume::CellStatus::Failed if !retry_failed => continue,
-                _ => (st.repetitions - st.recorded) as usize * arms.len(),
-            };
-            p.runs += estimate::cell_run(cell) * runs as u32;
-            if !ready.contains(&cell.golden) && goldens.insert(cell.golden) {
-                p.goldens += estimate::golden(cell.golden);
-            }
+        let (runs, goldens) = self.left(state, records, arms, retry_failed, ready);
+        crate::progress::Predicted {
+            runs: runs.iter().map(|&(c, n)| estimate::cell_run(c) * n).sum(),
+            goldens: goldens.into_iter().map(estimate::golden).sum(),
         }
-        p
     }
 }
 
@@ -313,21 +328,7 @@ impl Sweep {
         if self.store.scheme() != "s3" {
             return None;
         }
-        let mut runs = Vec::new();
-        let mut goldens = BTreeSet::new();
-        for cell in self.cells() {
-            let st = self.standing(state, records, cell, arms, false);
-            if matches!(
-                st.status,
-                resume::CellStatus::Done | resume::CellStatus::Failed
-            ) {
-                continue;
-            }
-            runs.push((cell, (st.repetitions - st.recorded) * arms.len() as u32));
-            if !ready.contains(&cell.golden) {
-                goldens.insert(cell.golden);
-            }
-        }
+        let (runs, goldens) = self.left(state, records, arms, false, ready);
         let goldens: Vec<GoldenSpec> = goldens.into_iter().collect();
         let e = requests::estimate(&runs, &goldens, records);
         let (put, get, _) = requests::PRICES;

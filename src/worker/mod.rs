@@ -202,8 +202,6 @@ impl Session {
         let target = self.target(op, i, false);
         let io_before = self.counters.snapshot();
         let start = Instant::now();
-        // Requests of what came before (opening, the last report) are not this operation's.
-        let _ = self.counters.path(start, start);
         let result = self.perform(op, target).await;
         if let Some(d) = self.op_delay {
             // Busy CPU at the end of the operation, as more work in the commit would be:

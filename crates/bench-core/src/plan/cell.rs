@@ -340,15 +340,7 @@ mod tests {
                 rows: 1000,
                 inline: true,
             },
-            mode: Mode::Continuous { operations: 50 },
-            operation: Operation::CreateNamespace,
-            commit_retries: 20,
-            warmup: 0,
-            root: "/r".into(),
-            storage: BTreeMap::new(),
-            properties: BTreeMap::new(),
-            varied: Vec::new(),
-            build: None,
+            ..sample(50)
         };
         let mut h = Sha256::new();
         // The lance version is the build's (from Cargo.lock), so a candidate build's keys
