@@ -112,6 +112,12 @@ pub struct RunArgs {
     /// How to show progress.
     #[arg(long, value_enum, default_value_t = Display::Auto)]
     pub progress: Display,
+    /// Write a trace of each run: every worker's first N operations (5 if not given) with
+    /// their requests, as a Chrome trace event file under <out>/traces/ that Perfetto and
+    /// chrome://tracing open (replaces the plan's run.trace_operations).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "5",
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub trace: Option<u32>,
 }
 
 /// How `bench ab` pairs its arms.
@@ -197,6 +203,7 @@ impl From<OverrideArgs> for crate::sweep::Overrides {
             ab: false,
             shard: o.shard,
             launcher: o.launcher,
+            trace: None,
         }
     }
 }

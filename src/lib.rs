@@ -20,7 +20,7 @@ pub mod worker;
 
 // The lance-free core (crates/bench-core), under the same names as the stages here.
 pub use bench_core::{
-    clock, compare, error, export, files, lock, merge, plan, report, state, stats,
+    clock, compare, error, export, files, lock, merge, plan, report, state, stats, trace,
 };
 
 use std::process::ExitCode;
@@ -36,6 +36,13 @@ pub fn started() -> std::time::Instant {
 
 /// Run the parsed command line and map the outcome to an exit code.
 pub fn main(cli: Cli) -> ExitCode {
+    if let Command::Worker(args) = &cli.command
+        && args.s3_shaped
+    {
+        // S3 has no version-hint file: lance writes none when this is off. Read by lance
+        // once, at its first commit. SAFETY: set before any thread of this process starts.
+        unsafe { std::env::set_var(worker::VERSION_HINT_ENV, "0") };
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -114,6 +121,7 @@ async fn run_cmd(
     };
     let mut over: sweep::Overrides = args.over.into();
     over.ab = ab.is_some();
+    over.trace = args.trace;
     let own = std::env::current_exe()
         .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?;
     match ab {

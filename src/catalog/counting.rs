@@ -34,6 +34,9 @@ use crate::stats::IoCounts;
 /// S3 answers a list 1,000 keys a page and deletes 1,000 objects a request.
 const PAGE: u64 = 1_000;
 
+/// The block lance reads S3 in (its default for cloud stores).
+const S3_BLOCK_SIZE: usize = 64 * 1024;
+
 /// The counts of one worker (all its namespaces), shared by its counting stores.
 #[derive(Debug, Default)]
 pub struct Counters {
@@ -53,9 +56,22 @@ pub struct Counters {
     api_writes: AtomicU64,
     api_written_bytes: AtomicU64,
     trackers: Mutex<Trackers>,
-    /// Every request's start and end through the counting stores, since the last
-    /// operation's end (see [`Counters::path`]).
-    spans: Mutex<Vec<(Instant, Instant)>>,
+    /// Every request through the counting stores since the last operation's end (see
+    /// [`Counters::take`]).
+    spans: Mutex<Vec<Timed>>,
+    /// Keep each request's key too (a traced operation).
+    pub tracing: std::sync::atomic::AtomicBool,
+}
+
+/// One request through a counting store: its kind (as in [`IoCounts`]), start, end, bytes
+/// and, while [`Counters::tracing`], its key.
+#[derive(Debug, Clone)]
+pub struct Timed {
+    pub kind: &'static str,
+    pub start: Instant,
+    pub end: Instant,
+    pub bytes: u64,
+    pub path: Option<String>,
 }
 
 /// Lance's io trackers of the local stores this worker built.
@@ -114,27 +130,26 @@ impl Counters {
         }
     }
 
-    /// A request that started at `t0` has ended.
-    fn span(&self, t0: Instant) {
-        let t1 = Instant::now();
-        self.spans.lock().expect("spans").push((t0, t1));
+    /// A request of `kind` on `location` that started at `t0` has ended, with `bytes`.
+    fn span(&self, t0: Instant, kind: &'static str, location: Option<&Path>, bytes: u64) {
+        let end = Instant::now();
+        let path = if self.tracing.load(Ordering::Relaxed) {
+            location.map(|l| l.to_string())
+        } else {
+            None
+        };
+        self.spans.lock().expect("spans").push(Timed {
+            kind,
+            start: t0,
+            end,
+            bytes,
+            path,
+        });
     }
 
-    /// The critical path of the operation that ran from `start` to `end`, from the requests
-    /// since the last call: those outside it (opening, what ran between operations) are left
-    /// out, and all are forgotten.
-    pub fn path(&self, start: Instant, end: Instant) -> crate::stats::CriticalPath {
-        let spans: Vec<(Instant, Instant)> =
-            std::mem::take(&mut *self.spans.lock().expect("spans"));
-        let ms = |t: Instant| {
-            if t >= start {
-                (t - start).as_secs_f64() * 1000.0
-            } else {
-                -((start - t).as_secs_f64() * 1000.0)
-            }
-        };
-        let rel: Vec<(f64, f64)> = spans.iter().map(|&(a, b)| (ms(a), ms(b))).collect();
-        crate::stats::critical_path(&rel, 0.0, ms(end))
+    /// The requests since the last call, forgotten here.
+    pub fn take(&self) -> Vec<Timed> {
+        std::mem::take(&mut *self.spans.lock().expect("spans"))
     }
 
     /// An operation is over: the stores built for it are done, their trackers folded.
@@ -178,12 +193,13 @@ impl Counters {
 /// a namespace opened without a session has.
 pub fn session(counters: &Arc<Counters>) -> Arc<Session> {
     let registry = ObjectStoreRegistry::default();
-    for scheme in ["s3", "file"] {
+    for scheme in ["s3", "file", "file-object-store"] {
         if let Some(inner) = registry.get_provider(scheme) {
             let provider = CountingProvider {
                 inner,
                 counters: counters.clone(),
                 local: scheme == "file",
+                s3_shaped: scheme == "file-object-store",
             };
             registry.insert(scheme, Arc::new(provider));
         }
@@ -201,6 +217,8 @@ struct CountingProvider {
     inner: Arc<dyn ObjectStoreProvider>,
     counters: Arc<Counters>,
     local: bool,
+    /// Local disk through the object-store API, read in S3's 64 KiB blocks.
+    s3_shaped: bool,
 }
 
 #[async_trait::async_trait]
@@ -210,7 +228,13 @@ impl ObjectStoreProvider for CountingProvider {
         base: Url,
         params: &ObjectStoreParams,
     ) -> lance_core::Result<LanceStore> {
-        let mut store = self.inner.new_store(base, params).await?;
+        let mut store = if self.s3_shaped {
+            let mut params = params.clone();
+            params.block_size = Some(S3_BLOCK_SIZE);
+            self.inner.new_store(base, &params).await?
+        } else {
+            self.inner.new_store(base, params).await?
+        };
         if self.local {
             self.counters
                 .trackers
@@ -268,6 +292,7 @@ impl CountingStore {
     /// A listing: one request, and one more for every page after the first.
     fn listed(
         &self,
+        prefix: Option<&Path>,
         s: BoxStream<'static, OSResult<ObjectMeta>>,
     ) -> BoxStream<'static, OSResult<ObjectMeta>> {
         add(&self.counters.list, 1);
@@ -276,7 +301,7 @@ impl CountingStore {
         }
         let counters = self.counters.clone();
         let seen = Arc::new(AtomicU64::new(0));
-        let span = Span::start(&self.counters);
+        let span = Span::start(&self.counters, "list", prefix);
         s.inspect_ok(move |_| {
             let _ = &span;
             let n = seen.fetch_add(1, Ordering::Relaxed) + 1;
@@ -300,10 +325,16 @@ impl ObjectStore for CountingStore {
         if !matches!(opts.mode, PutMode::Overwrite) {
             add(&self.counters.conditional_put, 1);
         }
-        self.write(payload.content_length() as u64);
+        let bytes = payload.content_length() as u64;
+        self.write(bytes);
+        let kind = if matches!(opts.mode, PutMode::Overwrite) {
+            "put"
+        } else {
+            "conditional_put"
+        };
         let t0 = Instant::now();
         let r = self.inner.put_opts(location, payload, opts).await;
-        self.counters.span(t0);
+        self.counters.span(t0, kind, Some(location), bytes);
         r
     }
 
@@ -316,12 +347,13 @@ impl ObjectStore for CountingStore {
         add(&self.counters.put, 1);
         let t0 = Instant::now();
         let inner = self.inner.put_multipart_opts(location, opts).await;
-        self.counters.span(t0);
+        self.counters.span(t0, "put", Some(location), 0);
         let inner = inner?;
         Ok(Box::new(CountingUpload {
             inner,
             counters: self.counters.clone(),
             local: self.local,
+            location: location.clone(),
         }))
     }
 
@@ -337,15 +369,16 @@ impl ObjectStore for CountingStore {
         );
         let t0 = Instant::now();
         let result = self.inner.get_opts(location, options).await;
-        // The round trip: until the answer's head (a body is read as the caller goes).
-        self.counters.span(t0);
-        let result = result?;
         // What lance's tracker counts: successful gets, with the bytes of the range.
-        self.read(if head {
-            0
-        } else {
-            result.range.end - result.range.start
-        });
+        let bytes = match &result {
+            Ok(r) if !head => r.range.end - r.range.start,
+            _ => 0,
+        };
+        // The round trip: until the answer's head (a body is read as the caller goes).
+        let kind = if head { "head" } else { "get" };
+        self.counters.span(t0, kind, Some(location), bytes);
+        let result = result?;
+        self.read(bytes);
         Ok(result)
     }
 
@@ -363,9 +396,13 @@ impl ObjectStore for CountingStore {
         add(&self.counters.get, 1);
         let t0 = Instant::now();
         let result = self.inner.get_ranges(location, ranges).await;
-        self.counters.span(t0);
+        let bytes = match &result {
+            Ok(r) => r.iter().map(|b| b.len() as u64).sum(),
+            Err(_) => 0,
+        };
+        self.counters.span(t0, "get", Some(location), bytes);
         let result = result?;
-        self.read(result.iter().map(|b| b.len() as u64).sum());
+        self.read(bytes);
         Ok(result)
     }
 
@@ -375,10 +412,13 @@ impl ObjectStore for CountingStore {
     ) -> BoxStream<'static, OSResult<Path>> {
         let (counters, local) = (self.counters.clone(), self.local);
         let seen = Arc::new(AtomicU64::new(0));
-        let span = Span::start(&self.counters);
+        let mut span = Span::start(&self.counters, "delete", None);
         let counted = locations
-            .inspect_ok(move |_| {
-                let _ = &span;
+            .inspect_ok(move |p| {
+                // Named by its first key, where keys are kept.
+                if span.location.is_none() && counters.tracing.load(Ordering::Relaxed) {
+                    span.location = Some(p.clone());
+                }
                 let n = seen.fetch_add(1, Ordering::Relaxed);
                 // Local disk deletes file by file; S3 a batch of up to 1,000 a request.
                 if local || n.is_multiple_of(PAGE) {
@@ -393,7 +433,7 @@ impl ObjectStore for CountingStore {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, OSResult<ObjectMeta>> {
-        self.listed(self.inner.list(prefix))
+        self.listed(prefix, self.inner.list(prefix))
     }
 
     fn list_with_offset(
@@ -401,7 +441,7 @@ impl ObjectStore for CountingStore {
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, OSResult<ObjectMeta>> {
-        self.listed(self.inner.list_with_offset(prefix, offset))
+        self.listed(prefix, self.inner.list_with_offset(prefix, offset))
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> OSResult<ListResult> {
@@ -411,7 +451,7 @@ impl ObjectStore for CountingStore {
         }
         let t0 = Instant::now();
         let r = self.inner.list_with_delimiter(prefix).await;
-        self.counters.span(t0);
+        self.counters.span(t0, "list", prefix, 0);
         r
     }
 
@@ -420,7 +460,7 @@ impl ObjectStore for CountingStore {
         self.write(0);
         let t0 = Instant::now();
         let r = self.inner.copy_opts(from, to, options).await;
-        self.counters.span(t0);
+        self.counters.span(t0, "copy", Some(to), 0);
         r
     }
 
@@ -433,7 +473,7 @@ impl ObjectStore for CountingStore {
         self.write(0);
         let t0 = Instant::now();
         let r = self.inner.rename_opts(from, to, options).await;
-        self.counters.span(t0);
+        self.counters.span(t0, "copy", Some(to), 0);
         r
     }
 }
@@ -443,20 +483,30 @@ impl ObjectStore for CountingStore {
 struct Span {
     counters: Arc<Counters>,
     t0: Instant,
+    kind: &'static str,
+    location: Option<Path>,
+    bytes: u64,
 }
 
 impl Span {
-    fn start(counters: &Arc<Counters>) -> Span {
+    fn start(counters: &Arc<Counters>, kind: &'static str, location: Option<&Path>) -> Span {
         Span {
             counters: counters.clone(),
             t0: Instant::now(),
+            kind,
+            // The key only where it is kept (a traced operation).
+            location: location
+                .filter(|_| counters.tracing.load(Ordering::Relaxed))
+                .cloned(),
+            bytes: 0,
         }
     }
 }
 
 impl Drop for Span {
     fn drop(&mut self) {
-        self.counters.span(self.t0);
+        self.counters
+            .span(self.t0, self.kind, self.location.as_ref(), self.bytes);
     }
 }
 
@@ -466,16 +516,18 @@ struct CountingUpload {
     inner: Box<dyn MultipartUpload>,
     counters: Arc<Counters>,
     local: bool,
+    location: Path,
 }
 
 #[async_trait::async_trait]
 impl MultipartUpload for CountingUpload {
     fn put_part(&mut self, payload: PutPayload) -> UploadPart {
         add(&self.counters.put, 1);
-        self.counters
-            .write(self.local, payload.content_length() as u64);
+        let bytes = payload.content_length() as u64;
+        self.counters.write(self.local, bytes);
         let part = self.inner.put_part(payload);
-        let span = Span::start(&self.counters);
+        let mut span = Span::start(&self.counters, "put", Some(&self.location));
+        span.bytes = bytes;
         Box::pin(async move {
             let r = part.await;
             drop(span);
@@ -485,7 +537,7 @@ impl MultipartUpload for CountingUpload {
 
     async fn complete(&mut self) -> OSResult<PutResult> {
         add(&self.counters.put, 1);
-        let _span = Span::start(&self.counters);
+        let _span = Span::start(&self.counters, "put", Some(&self.location));
         self.inner.complete().await
     }
 

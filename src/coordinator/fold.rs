@@ -95,6 +95,7 @@ impl Fold {
             }
             Event::Op(op) => self.op(idx, op),
             Event::Paused => {}
+            Event::Trace { ops } => self.m.traces.push((self.worker_ids[idx], ops)),
             Event::Done {
                 elapsed_ms,
                 io,
@@ -138,6 +139,9 @@ impl Fold {
                 m.path_round_trips += u64::from(p.round_trips);
                 m.path_wait_ms += p.wait_ms;
                 m.path_ops += 1;
+                for (kind, ms) in p.wait_by_kind {
+                    *m.path_wait_by_kind.entry(kind).or_default() += ms;
+                }
             }
             return;
         }
@@ -367,6 +371,7 @@ mod tests {
             path: Some(crate::stats::CriticalPath {
                 round_trips: 2,
                 wait_ms: ms / 2.0,
+                wait_by_kind: [("put".to_string(), ms / 2.0)].into(),
             }),
         })
     }
@@ -475,6 +480,8 @@ mod tests {
         // The successful commits' critical paths, summed (reads and failures apart).
         assert_eq!((m.path_ops, m.path_round_trips), (2, 4));
         assert!((m.path_wait_ms - 3.0).abs() < 1e-9);
+        // By kind: what the operations reported, summed.
+        assert!((m.path_wait_by_kind["put"] - 3.0).abs() < 1e-9);
         assert_eq!(m.latencies.summary().max, 4.0);
         assert_eq!((m.reads.attempts, m.reads.errors), (2, 1));
         assert_eq!(m.reads.latencies.summary().count, 1);

@@ -343,7 +343,7 @@ async fn drive(
                         observer.worker_done();
                         None
                     }
-                    (Event::Ready { .. }, _) => None,
+                    (Event::Ready { .. } | Event::Trace { .. }, _) => None,
                 };
                 let action = match paced_reply {
                     Some(Ok(sends)) => {

@@ -42,7 +42,7 @@ pub(super) enum CellResult {
 }
 
 /// The arguments of the cell's workers, running on the copy at `root`.
-fn worker_args(cell: &Cell, root: &str) -> Vec<WorkerArgs> {
+fn worker_args(cell: &Cell, root: &str, trace: u32) -> Vec<WorkerArgs> {
     let mix = cell.mode.mixed_reads();
     // A deadline where the cell has one (a bounded concurrent cell may not).
     let duration_secs = (cell.mode.operations().is_none() && cell.mode.duration_secs() > 0)
@@ -63,8 +63,41 @@ fn worker_args(cell: &Cell, root: &str) -> Vec<WorkerArgs> {
             duration_secs,
             reads_per_write: mix.map(|(_, r)| r),
             read_operation: mix.map(|(op, _)| op),
+            trace,
+            s3_shaped: cell.s3_shaped,
         })
         .collect()
+}
+
+/// Write run `repetition` of cell `id` (by `arm`, when paired) as a trace file under
+/// `<out>/traces/`; its path relative to `<out>`, or `None` (said) when it cannot be written.
+fn write_trace(
+    sweep: &Sweep,
+    id: &str,
+    repetition: u32,
+    arm: Option<&str>,
+    m: &Measured,
+    progress: &Progress,
+) -> Option<String> {
+    let mut name = format!("{id}_r{repetition}");
+    if let Some(a) = arm {
+        name.push_str(&format!("_{a}"));
+    }
+    let rel = format!("traces/{name}.json");
+    let trace = crate::trace::chrome_trace(&name, &m.traces);
+    let path = sweep.out.join(&rel);
+    let written = std::fs::create_dir_all(sweep.out.join("traces"))
+        .and_then(|_| crate::files::write_atomic(&path, trace.to_string().as_bytes()));
+    match written {
+        Ok(()) => Some(rel),
+        Err(e) => {
+            progress.log(format!(
+                "warning: {id}: its trace {} was not written ({e}); its results are kept",
+                path.display()
+            ));
+            None
+        }
+    }
 }
 
 /// Check the copy's `__manifest` against what the workers committed: the golden's rows
@@ -318,7 +351,7 @@ pub(super) async fn run_one(
         .zip(&roots)
         .map(|(arm, root)| CellRun {
             exe: &arm.exe,
-            workers: worker_args(cell, root),
+            workers: worker_args(cell, root, sweep.plan.run.trace_operations),
             storage: &worker_env,
             timeout: sweep.plan.run.cell_timeout,
             bound: cell.mode.bound(),
@@ -354,6 +387,9 @@ pub(super) async fn run_one(
                 };
                 let mut r = record::assemble(cell, m, v, p);
                 r.copy = copies.get(k).copied();
+                if !m.traces.is_empty() {
+                    r.trace = write_trace(sweep, &id, repetition, arms[k].name, m, progress);
+                }
                 r.paired = units.as_ref().map(|(u, kind)| {
                     record::PairUnits::new(*kind, &u[k], pair.and_then(|p| p.pilot))
                 });

@@ -37,6 +37,8 @@ pub struct Overrides {
     pub shard: Option<shard::ShardArg>,
     /// `--launcher`: replaces the plan's `run.launcher`.
     pub launcher: Option<String>,
+    /// `--trace`: replaces the plan's `run.trace_operations`.
+    pub trace: Option<u32>,
 }
 
 /// A plan resolved against its results directory and store.
@@ -164,6 +166,9 @@ impl Sweep {
                 crate::plan::Launcher::parse(l)
                     .map_err(|m| BenchError::Usage(format!("--launcher {m}")))?,
             );
+        }
+        if let Some(n) = over.trace {
+            plan.run.trace_operations = n;
         }
         let out = over.out.clone().unwrap_or_else(|| {
             let dir = if over.ab {

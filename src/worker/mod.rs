@@ -16,9 +16,10 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use protocol::{Command, Versions};
 pub use protocol::{EXIT_ORPHANED, Event, STORAGE_ENV, WorkerArgs};
 
-use crate::catalog::counting::Counters;
+use crate::catalog::counting::{Counters, Timed};
 use crate::catalog::{self, CatalogConfig};
 use crate::plan::Operation;
+use crate::trace::{TracedOp, TracedRequest};
 
 /// Longest error message a worker reports per failed operation.
 const MAX_ERR_CHARS: usize = 500;
@@ -77,6 +78,10 @@ struct Session {
     op_delay: Option<Duration>,
     /// Test hook: exit after this many measured operations ([`EXIT_AFTER_ENV`]).
     exit_after: Option<u64>,
+    /// The traced operations so far (`--trace`), and a moment on both clocks to put
+    /// requests on the wall clock.
+    traced: std::sync::Mutex<Vec<TracedOp>>,
+    anchor: (Instant, std::time::SystemTime),
 }
 
 impl Session {
@@ -219,8 +224,12 @@ impl Session {
         let end = Instant::now();
         let ms = (end - start).as_secs_f64() * 1000.0;
         let io = self.counters.snapshot() - io_before;
-        let path = self.counters.path(start, end);
+        let requests = self.counters.take();
+        let path = critical_path(&requests, start, end);
         self.counters.operation_over();
+        if next.k <= u64::from(self.args.trace) {
+            self.trace(op, i, result.is_ok(), (start, end), requests);
+        }
         let class = result.as_ref().err().map(catalog::error_class);
         let err = result.err().map(|e| truncate(e.to_string()));
         emit(
@@ -244,6 +253,76 @@ impl Session {
         }
         end
     }
+}
+
+impl Session {
+    /// Keep traced operation `i` of kind `op` with its requests; after the last one, keys
+    /// are no longer kept.
+    fn trace(
+        &self,
+        op: Operation,
+        i: u64,
+        ok: bool,
+        (start, end): (Instant, Instant),
+        requests: Vec<Timed>,
+    ) {
+        let us = |t: Instant| {
+            let (i0, w0) = self.anchor;
+            let wall = if t >= i0 {
+                w0 + (t - i0)
+            } else {
+                w0 - (i0 - t)
+            };
+            wall.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as u64)
+        };
+        let requests = requests
+            .into_iter()
+            .filter(|r| r.end >= start && r.start <= end)
+            .map(|r| TracedRequest {
+                kind: r.kind.to_string(),
+                path: r.path.unwrap_or_default(),
+                bytes: r.bytes,
+                start_us: us(r.start.max(start)),
+                end_us: us(r.end.min(end)),
+            })
+            .collect();
+        let mut traced = self.traced.lock().expect("traced");
+        traced.push(TracedOp {
+            name: op.to_string(),
+            i,
+            ok,
+            start_us: us(start),
+            end_us: us(end),
+            requests,
+        });
+        if traced.len() >= self.args.trace as usize {
+            self.counters
+                .tracing
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// The critical path of the operation that ran from `start` to `end`, from its requests:
+/// those outside it (opening, what ran between operations) are left out.
+fn critical_path(requests: &[Timed], start: Instant, end: Instant) -> crate::stats::CriticalPath {
+    let ms = |t: Instant| {
+        if t >= start {
+            (t - start).as_secs_f64() * 1000.0
+        } else {
+            -((start - t).as_secs_f64() * 1000.0)
+        }
+    };
+    let rel: Vec<crate::stats::Request> = requests
+        .iter()
+        .map(|r| crate::stats::Request {
+            start: ms(r.start),
+            end: ms(r.end),
+            kind: r.kind,
+        })
+        .collect();
+    crate::stats::critical_path(&rel, 0.0, ms(end))
 }
 
 /// Where a worker is in its pattern: operations started, and of each kind (commits,
@@ -311,7 +390,11 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         .map(|(k, v)| (k[protocol::PROPERTY_PREFIX.len()..].to_string(), v))
         .collect();
     let cfg = CatalogConfig {
-        root: args.root.clone(),
+        root: if args.s3_shaped {
+            s3_shaped_root(&args.root)?
+        } else {
+            args.root.clone()
+        },
         inline: args.inline,
         commit_retries: args.commit_retries,
         storage,
@@ -330,6 +413,8 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         exit_after: std::env::var(EXIT_AFTER_ENV)
             .ok()
             .and_then(|v| v.trim().parse().ok()),
+        traced: std::sync::Mutex::new(Vec::new()),
+        anchor: (Instant::now(), std::time::SystemTime::now()),
     };
     let mut commands = read_commands();
     let warmup_ok = session.warm_up().await;
@@ -343,12 +428,21 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         },
     );
     released(&mut commands).await?;
+    if session.args.trace > 0 {
+        counters
+            .tracing
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let release = Instant::now();
     let elapsed = if session.args.paced {
         session.paced(&mut commands).await
     } else {
         session.measure(release, &mut commands).await - release
     };
+    let ops = std::mem::take(&mut *session.traced.lock().expect("traced"));
+    if !ops.is_empty() {
+        emit(w, Event::Trace { ops });
+    }
     emit(
         w,
         Event::Done {
@@ -359,6 +453,19 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// The URI of a local root as lance's `file-object-store` (local disk through the
+/// object-store API, as a remote store is reached).
+fn s3_shaped_root(root: &str) -> anyhow::Result<String> {
+    let path = root.strip_prefix("file://").unwrap_or(root);
+    let abs = std::path::absolute(path)?;
+    let url = url::Url::from_file_path(&abs)
+        .map_err(|()| anyhow::anyhow!("{} is not a local path", abs.display()))?;
+    Ok(url.as_str().replacen("file:", "file-object-store:", 1))
+}
+
+/// Lance's environment switch of the version-hint file, off for S3-shaped requests.
+pub const VERSION_HINT_ENV: &str = "LANCE_USE_VERSION_HINT";
 
 /// This process's peak resident memory (VmHWM of /proc/self/status), in KiB; `None`
 /// where the kernel does not tell it.

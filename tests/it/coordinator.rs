@@ -35,6 +35,8 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             tables: 0,
             reads_per_write: None,
             read_operation: None,
+            trace: 0,
+            s3_shaped: false,
         })
         .collect()
 }

@@ -185,6 +185,13 @@ fn check_record(r: &Value) {
     let avg = obj["avg_latency_ms"].as_f64().unwrap();
     assert!(trips >= 1.0 && wait >= 0.0 && other >= 0.0, "{r}");
     assert!(wait <= avg * 1.001, "{r}");
+    // The wait by kind of request adds up to the wait, over kinds the commit made.
+    let by_kind = obj["store_wait_ms_by_kind"].as_object().unwrap();
+    let sum: f64 = by_kind.values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((sum - wait).abs() <= 1e-6 * wait.max(1.0), "{r}");
+    for k in by_kind.keys() {
+        assert!(obj["io_per_op"][k].as_f64().unwrap() > 0.0, "{k} in {r}");
+    }
     // The run's copy of its golden: its objects (the golden's but its marker), at the
     // default parallelism.
     let copy = &obj["copy"];
@@ -193,7 +200,7 @@ fn check_record(r: &Value) {
     assert!(copy["ms"].as_f64().unwrap() >= 0.0, "{r}");
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 13,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 14,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);
@@ -786,4 +793,83 @@ fn a_concurrent_cell_bounded_by_commits_ends_after_them() {
             assert!(!ab_out.join("results.jsonl").exists());
         }
     }
+}
+
+/// `--trace N`: each run of a cell leaves a Chrome trace event file of its workers' first N
+/// operations with their requests, named in its record; one process per worker, no two
+/// slices overlapping on a row (what Perfetto and chrome://tracing need).
+#[test]
+fn a_trace_of_each_run_holds_every_workers_first_operations_and_their_requests() {
+    let text = "name = \"traced\"\n[matrix]\nsizes = [100]\ninline = [true]\n\
+                [continuous]\noperations = 4\n[concurrent]\nconcurrency = [2]\noperations = 6\n";
+    let (_dir, plan, out) = plan_dir(text);
+    let o = run(&plan, &out, &["--trace", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        let rel = r["trace"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no trace in {r}"));
+        let trace: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(rel)).unwrap()).unwrap();
+        let events = trace["traceEvents"].as_array().unwrap();
+        let workers = r["concurrency"].as_u64().unwrap() as usize;
+        let processes: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "process_name")
+            .collect();
+        assert_eq!(processes.len(), workers, "{rel}");
+        let slices: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+        let ops = slices.iter().filter(|e| e["cat"] == "operation").count();
+        // The first two of each worker (a contending writer told to end early may have
+        // started only one).
+        for w in 1..=workers as u64 {
+            let of_w = slices
+                .iter()
+                .filter(|e| e["cat"] == "operation" && e["pid"] == w)
+                .count();
+            assert!((1..=2).contains(&of_w), "{rel}: worker {w} has {of_w}");
+        }
+        if workers == 1 {
+            assert_eq!(ops, 2, "{rel}");
+        }
+        let requests: Vec<&&serde_json::Value> =
+            slices.iter().filter(|e| e["cat"] == "request").collect();
+        assert!(requests.len() >= ops, "{rel}: a commit makes requests");
+        for q in &requests {
+            let kind = q["args"]["kind"].as_str().unwrap();
+            assert!(IO_KEYS[..7].contains(&kind), "{q}");
+            assert!(
+                q["args"]["path"].as_str().is_some_and(|p| !p.is_empty()),
+                "{q}"
+            );
+        }
+        // Every commit rewrites the manifest: a conditional PUT of a version.
+        assert!(
+            requests
+                .iter()
+                .any(|q| q["name"] == "conditional_put version"),
+            "{rel}"
+        );
+        for a in &slices {
+            for b in &slices {
+                if std::ptr::eq(*a, *b) || (&a["pid"], &a["tid"]) != (&b["pid"], &b["tid"]) {
+                    continue;
+                }
+                let span = |e: &serde_json::Value| {
+                    let t = e["ts"].as_u64().unwrap();
+                    (t, t + e["dur"].as_u64().unwrap())
+                };
+                let ((a0, a1), (b0, b1)) = (span(a), span(b));
+                assert!(a1 <= b0 || b1 <= a0, "{a} overlaps {b}");
+            }
+        }
+    }
+    // Without --trace, none.
+    let (_dir2, plan2, out2) = plan_dir(text);
+    let o = run(&plan2, &out2, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!out2.join("traces").exists());
+    assert!(lines(&out2.join("results.jsonl"))[0].get("trace").is_none());
 }

@@ -66,6 +66,8 @@ fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
                 tables: 66,
                 reads_per_write: None,
                 read_operation: None,
+                trace: 0,
+                s3_shaped: false,
             })
             .collect();
         let (_tx, mut rx) = tokio::sync::watch::channel(false);

@@ -556,3 +556,65 @@ fn no_secret_reaches_results_state_logs_or_worker_command_lines() {
     }
     assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
 }
+
+/// `run.local_requests = "s3"`: a local cell's workers make the requests a cell on S3 makes
+/// (by kind, per commit, as the server counts them through the workers), where lance's own
+/// local store makes others (direct file reads in 4 KiB blocks, a version-hint file).
+#[test]
+fn s3_shaped_local_requests_are_the_requests_of_s3() {
+    let server = S3Server::start(&[]);
+    let text = "name = 'shape'\n[matrix]\nsizes = [1000]\ninline = [false, true]\n\
+                [continuous]\noperations = 8\n";
+    let per_op = |out: &Path| -> Vec<(String, serde_json::Value)> {
+        lines(&out.join("results.jsonl"))
+            .into_iter()
+            .map(|r| {
+                assert_eq!(r["verified"], true, "{r}");
+                (r["bench_tag"].as_str().unwrap().to_string(), r)
+            })
+            .collect()
+    };
+    let (_d1, plan, out_s3) = plan_dir(text);
+    let o = run_s3(&server, &plan, &out_s3, "s3://bench/shape", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (_d2, shaped_plan, out_shaped) =
+        plan_dir(&format!("{text}[run]\nlocal_requests = \"s3\"\n"));
+    let root = out_shaped.with_file_name("store");
+    let o = run(
+        &shaped_plan,
+        &out_shaped,
+        &["--root", root.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (_d3, native_plan, out_native) = plan_dir(text);
+    let root = out_native.with_file_name("store");
+    let o = run(
+        &native_plan,
+        &out_native,
+        &["--root", root.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (on_s3, shaped, native) = (per_op(&out_s3), per_op(&out_shaped), per_op(&out_native));
+    assert_eq!(on_s3.len(), 2);
+    for (((tag, s3), (tag2, local)), (_, own)) in on_s3.iter().zip(&shaped).zip(&native) {
+        assert_eq!(tag, tag2);
+        assert_eq!(local["local_requests"], "s3", "{local}");
+        assert!(own.get("local_requests").is_none(), "{own}");
+        assert_eq!(local["storage_scheme"], "file", "{local}");
+        for k in ["get", "put", "conditional_put", "head"] {
+            assert_eq!(
+                local["io_per_op"][k], s3["io_per_op"][k],
+                "{tag}: {k}: S3-shaped local {local} against S3 {s3}"
+            );
+        }
+        // One LIST a commit to find the latest version (S3 lists in order and stops at
+        // the first page; a local listing is unordered and read to its end).
+        let list = |r: &serde_json::Value| r["io_per_op"]["list"].as_f64().unwrap();
+        assert!(list(local) >= 1.0 && list(s3) >= 1.0, "{local} {s3}");
+        assert!((list(local) - list(s3)).abs() <= 0.5, "{local} {s3}");
+        // Lance's own local store reads files around the object-store layer, in smaller
+        // blocks, and writes a version hint: other counts.
+        assert_ne!(own["io_per_op"]["get"], s3["io_per_op"]["get"], "{own}");
+        assert_ne!(own["io_per_op"]["put"], s3["io_per_op"]["put"], "{own}");
+    }
+}

@@ -24,3 +24,4 @@ pub mod resume;
 pub mod shard;
 pub mod state;
 pub mod stats;
+pub mod trace;

@@ -148,6 +148,9 @@ pub enum Event {
     Op(OpReport),
     /// A paced worker stopped after `pause` (its operation in flight finished first).
     Paused,
+    /// The first operations of the worker with their requests (`--trace`), sent before
+    /// `done`.
+    Trace { ops: Vec<crate::trace::TracedOp> },
     /// All operations are finished; `elapsed_ms` runs from release to the end of the last
     /// (a paced worker: the time it was let run, from each `step` or `resume` to the end of
     /// the operations it ran then). `io`: every request of the worker's life (opening,
@@ -271,6 +274,13 @@ pub struct WorkerArgs {
     pub reads_per_write: Option<u64>,
     #[arg(long, value_enum)]
     pub read_operation: Option<Operation>,
+    /// Report the first N measured operations with their requests (`trace` event).
+    #[arg(long, default_value_t = 0)]
+    pub trace: u32,
+    /// A local root reached through the object-store API as S3 is (lance's
+    /// `file-object-store`, 64 KiB blocks, no version hint).
+    #[arg(long)]
+    pub s3_shaped: bool,
 }
 
 impl WorkerArgs {
@@ -316,6 +326,12 @@ impl WorkerArgs {
                 "--read-operation".into(),
                 op.to_string(),
             ]);
+        }
+        if self.trace > 0 {
+            v.extend(["--trace".into(), self.trace.to_string()]);
+        }
+        if self.s3_shaped {
+            v.push("--s3-shaped".into());
         }
         v
     }
@@ -374,9 +390,26 @@ mod tests {
                 path: Some(crate::stats::CriticalPath {
                     round_trips: 3,
                     wait_ms: 0.75,
+                    wait_by_kind: [("get".to_string(), 0.75)].into(),
                 }),
             }),
             Event::Paused,
+            Event::Trace {
+                ops: vec![crate::trace::TracedOp {
+                    name: "create-table".into(),
+                    i: 0,
+                    ok: true,
+                    start_us: 10,
+                    end_us: 20,
+                    requests: vec![crate::trace::TracedRequest {
+                        kind: "put".into(),
+                        path: "r/data/x.lance".into(),
+                        bytes: 3,
+                        start_us: 11,
+                        end_us: 19,
+                    }],
+                }],
+            },
             Event::Done {
                 elapsed_ms: 99.0,
                 io: Some(IoCounts::default()),
@@ -476,6 +509,8 @@ mod tests {
             tables: 66,
             reads_per_write: Some(10),
             read_operation: Some(Operation::ListTables { cold: true }),
+            trace: 4,
+            s3_shaped: true,
         };
         let line = std::iter::once("bench".to_string()).chain(args.to_args());
         let Sub::Worker(back) = Cmd::try_parse_from(line).unwrap().w;

@@ -142,6 +142,18 @@ pub struct Record {
     pub store_wait_ms_per_op: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_ms_per_op: Option<f64>,
+    /// `store_wait_ms_per_op` by kind of request (`get`, `put`, … as in `io_per_op`):
+    /// each instant of waiting shared equally among the requests in flight then, so that
+    /// the kinds add up to the whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_wait_ms_by_kind: Option<std::collections::BTreeMap<String, f64>>,
+    /// This run's trace file (`--trace`), relative to the results directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// `"s3"` where the workers reached a local root as S3 is reached
+    /// (`run.local_requests`): `io_per_op` then counts S3's requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_requests: Option<String>,
 }
 
 /// How a run's copy of its golden went.
@@ -418,6 +430,14 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         round_trips_per_op: path.map(|p| p.0),
         store_wait_ms_per_op: path.map(|p| p.1),
         other_ms_per_op: path.map(|p| (avg - p.1).max(0.0)),
+        store_wait_ms_by_kind: path.map(|_| {
+            m.path_wait_by_kind
+                .iter()
+                .map(|(k, ms)| (k.clone(), ms / count as f64))
+                .collect()
+        }),
+        trace: None,
+        local_requests: cell.s3_shaped.then(|| "s3".to_string()),
     }
 }
 
@@ -490,6 +510,9 @@ pub(crate) mod tests {
             round_trips_per_op: None,
             store_wait_ms_per_op: None,
             other_ms_per_op: None,
+            store_wait_ms_by_kind: None,
+            trace: None,
+            local_requests: None,
         }
     }
 

@@ -197,6 +197,9 @@ pub struct Cell {
     pub varied: Vec<(String, String)>,
     /// The build whose workers run the cell (`[builds]`); `None`: the running bench's.
     pub build: Option<CellBuild>,
+    /// The workers reach a local root through the object-store API, as S3
+    /// (`run.local_requests = "s3"`); never on an S3 root.
+    pub s3_shaped: bool,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what its
@@ -280,6 +283,9 @@ impl Cell {
                 b.name, b.path, b.identity
             ));
         }
+        if self.s3_shaped {
+            h.update("local_requests=s3\n");
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -302,6 +308,7 @@ pub fn sample(operations: u64) -> Cell {
         properties: BTreeMap::new(),
         varied: Vec::new(),
         build: None,
+        s3_shaped: false,
     }
 }
 
@@ -355,5 +362,12 @@ mod tests {
             .collect();
         assert_eq!(cell.key(), want);
         assert_eq!(cell.id(), "cont_inline_true_rows_1000");
+        // S3-shaped local requests are another measurement: another key, the same id.
+        let shaped = Cell {
+            s3_shaped: true,
+            ..cell.clone()
+        };
+        assert_ne!(shaped.key(), want);
+        assert_eq!(shaped.id(), cell.id());
     }
 }

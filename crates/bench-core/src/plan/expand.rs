@@ -69,6 +69,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                             properties,
                             varied: varied.clone(),
                             build: build.clone(),
+                            s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
                         }));
                     }
                 }

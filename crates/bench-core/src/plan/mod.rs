@@ -91,6 +91,14 @@ pub struct RunSettings {
     /// Server-side copies in flight at once when a cell's copy of its golden is made
     /// (`run.copy_parallelism`); not part of a cell's key (it changes no figure of a cell).
     pub copy_parallelism: u32,
+    /// Each worker's first operations written with their requests as a trace file of the
+    /// run (`run.trace_operations`, `--trace`; 0: none); not part of a cell's key.
+    pub trace_operations: u32,
+    /// `run.local_requests = "s3"`: on a local root, the workers reach the disk through the
+    /// object-store API as they reach S3 (lance's `file-object-store`), in S3's 64 KiB
+    /// blocks, without the version-hint file; their requests are then S3's in kind and
+    /// number. In the cells' keys when set.
+    pub s3_shaped_local: bool,
 }
 
 /// `run.copy_parallelism` when the plan does not say.

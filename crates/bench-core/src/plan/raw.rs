@@ -70,4 +70,6 @@ pub(super) struct RawRun {
     pub order: Option<String>,
     pub launcher: Option<String>,
     pub copy_parallelism: Option<u32>,
+    pub trace_operations: Option<u32>,
+    pub local_requests: Option<String>,
 }

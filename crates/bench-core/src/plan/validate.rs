@@ -35,6 +35,8 @@ pub mod limits {
     pub const REPETITIONS: u64 = 1_000;
     /// Server-side copies in flight at once.
     pub const COPY_PARALLELISM: u64 = 1_000;
+    /// Operations each worker traces (`run.trace_operations`, `--trace`).
+    pub const TRACE_OPERATIONS: u64 = 1_000;
 }
 
 pub(super) fn invalid(key: &str, message: impl Into<String>) -> PlanError {
@@ -430,8 +432,28 @@ fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
         "must be at least 1 copy at a time",
         limits::COPY_PARALLELISM,
     )? as u32;
+    let trace_operations = at_most(
+        "run.trace_operations",
+        run.trace_operations.unwrap_or(0).into(),
+        limits::TRACE_OPERATIONS,
+    )? as u32;
+    let s3_shaped_local = match run.local_requests.as_deref() {
+        None | Some("native") => false,
+        Some("s3") => true,
+        Some(other) => {
+            return Err(invalid(
+                "run.local_requests",
+                format!(
+                    "must be \"native\" (lance's own local file store, the default) or \"s3\" \
+                     (local disk through the object-store API, with S3's requests); got {other:?}"
+                ),
+            ));
+        }
+    };
     Ok(RunSettings {
         copy_parallelism,
+        trace_operations,
+        s3_shaped_local,
         cell_timeout: Duration::from_secs(timeout),
         commit_retries,
         keep_runs,
@@ -622,6 +644,8 @@ mod tests {
             (run("repetitions = 1001"), "run.repetitions", "at most 1000"),
             (run("copy_parallelism = 0"), "run.copy_parallelism", "at least 1"),
             (run("copy_parallelism = 1001"), "run.copy_parallelism", "at most 1000"),
+            (run("trace_operations = 1001"), "run.trace_operations", "at most 1000"),
+            (run("local_requests = \"s\""), "run.local_requests", "\"native\""),
             (ns("root = '/elsewhere'"), "namespace.root", "use `root` or --root"),
             (ns("manifest_enabled = false"), "namespace.manifest_enabled", "cannot be set here"),
             (ns("dir_listing_enabled = true"), "namespace.dir_listing_enabled", "cannot be set here"),

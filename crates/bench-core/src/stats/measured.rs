@@ -47,6 +47,10 @@ pub struct Measured {
     pub path_round_trips: u64,
     pub path_wait_ms: f64,
     pub path_ops: u64,
+    /// The store-wait time of those operations by kind of request, summed.
+    pub path_wait_by_kind: std::collections::BTreeMap<String, f64>,
+    /// Each worker's id and its traced operations (`--trace`).
+    pub traces: Vec<(u32, Vec<crate::trace::TracedOp>)>,
 }
 
 /// What the interleaved reads of a mixed cell measured.

@@ -15,5 +15,5 @@ pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, ReadMeasured};
 pub use paired::Unit;
-pub use path::{CriticalPath, critical_path};
+pub use path::{CriticalPath, Request, critical_path};
 pub use summary::{extremes, latest_groups, median};
