@@ -77,6 +77,11 @@ async fn main() {
             };
             let counted = args.get(5).is_some_and(|a| a == "counted");
             let counters = std::sync::Arc::new(catalog::counting::Counters::default());
+            // The worst case of the workers' accounting: every request's key kept, as for
+            // the operations `--trace` writes.
+            counters
+                .tracing
+                .store(counted, std::sync::atomic::Ordering::Relaxed);
             let ns = if counted {
                 catalog::open_counted(&cfg, &counters).await
             } else {
@@ -96,7 +101,12 @@ async fn main() {
                 if let Some(before) = before {
                     requests += (counters.snapshot() - before).requests();
                     // The commit's critical path, as a worker folds it.
-                    std::hint::black_box(counters.path(began, Instant::now()));
+                    let requests = counters.take();
+                    std::hint::black_box(catalog::counting::critical_path(
+                        &requests,
+                        began,
+                        Instant::now(),
+                    ));
                     counters.operation_over();
                 }
             }

@@ -3,8 +3,9 @@
 #
 # (a) N commits straight through DirectoryNamespace in one process (examples/harness.rs)
 # (b) the same, with the request accounting of the workers (a counting store layer that
-#     also times every request, a snapshot of the counts and the critical path of every
-#     commit)
+#     also times every request with its kind, bytes and key -- the key as for a traced
+#     operation, the worst case -- a snapshot of the counts and the critical path of every
+#     commit with its wait by kind)
 # (c) the same N commits as a continuous cell of `bench run`
 # at a few sizes, on local disk; prints per-commit latency and throughput and the ratios
 # counted/direct (what the accounting costs) and bench/direct (what the harness adds).

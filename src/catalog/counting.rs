@@ -189,6 +189,31 @@ impl Counters {
     }
 }
 
+/// The critical path of the operation that ran from `start` to `end`, from its requests:
+/// those outside it (opening, what ran between operations) are left out.
+pub fn critical_path(
+    requests: &[Timed],
+    start: Instant,
+    end: Instant,
+) -> crate::stats::CriticalPath {
+    let ms = |t: Instant| {
+        if t >= start {
+            (t - start).as_secs_f64() * 1000.0
+        } else {
+            -((start - t).as_secs_f64() * 1000.0)
+        }
+    };
+    let rel: Vec<crate::stats::Request> = requests
+        .iter()
+        .map(|r| crate::stats::Request {
+            start: ms(r.start),
+            end: ms(r.end),
+            kind: r.kind,
+        })
+        .collect();
+    crate::stats::critical_path(&rel, 0.0, ms(end))
+}
+
 /// A session whose stores count into `counters`, with fresh caches: one per namespace, as
 /// a namespace opened without a session has.
 pub fn session(counters: &Arc<Counters>) -> Arc<Session> {

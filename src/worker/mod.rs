@@ -225,7 +225,7 @@ impl Session {
         let ms = (end - start).as_secs_f64() * 1000.0;
         let io = self.counters.snapshot() - io_before;
         let requests = self.counters.take();
-        let path = critical_path(&requests, start, end);
+        let path = crate::catalog::counting::critical_path(&requests, start, end);
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
@@ -302,27 +302,6 @@ impl Session {
                 .store(false, std::sync::atomic::Ordering::Relaxed);
         }
     }
-}
-
-/// The critical path of the operation that ran from `start` to `end`, from its requests:
-/// those outside it (opening, what ran between operations) are left out.
-fn critical_path(requests: &[Timed], start: Instant, end: Instant) -> crate::stats::CriticalPath {
-    let ms = |t: Instant| {
-        if t >= start {
-            (t - start).as_secs_f64() * 1000.0
-        } else {
-            -((start - t).as_secs_f64() * 1000.0)
-        }
-    };
-    let rel: Vec<crate::stats::Request> = requests
-        .iter()
-        .map(|r| crate::stats::Request {
-            start: ms(r.start),
-            end: ms(r.end),
-            kind: r.kind,
-        })
-        .collect();
-    crate::stats::critical_path(&rel, 0.0, ms(end))
 }
 
 /// Where a worker is in its pattern: operations started, and of each kind (commits,
