@@ -3,16 +3,27 @@
 # the options in S3_SERVER_ARGS, e.g. "--latency-ms 25") and waits for it; at exit the
 # server is stopped and the folder removed. Sets BENCH, WORK, PORT, the test credentials in
 # the environment, and S3_OPTS: bench's storage options for the endpoint (give --root too).
+# With S3_BACKEND=rgw the endpoint is Ceph's gateway (scripts/rgw-up.sh, in the work
+# folder, stopped at exit) behind scripts/s3-server.py --upstream; by default, moto.
 BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
 [ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
 WORK=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
+UPSTREAM=()
+case "${S3_BACKEND:-moto}" in
+  moto) ;;
+  rgw)
+    scripts/rgw-up.sh "$WORK/rgw" > "$WORK/rgw.env" || exit 1
+    UPSTREAM=(--upstream "$(sed -n 's/^export RGW_ENDPOINT=//p' "$WORK/rgw.env")")
+    ;;
+  *) echo "S3_BACKEND is moto or rgw, not ${S3_BACKEND}" >&2; exit 2 ;;
+esac
 # shellcheck disable=SC2086
-python3 scripts/s3-server.py --port "$PORT" --bucket bench ${S3_SERVER_ARGS:-} \
+python3 scripts/s3-server.py --port "$PORT" --bucket bench "${UPSTREAM[@]}" ${S3_SERVER_ARGS:-} \
   > "$WORK/server.out" 2>/dev/null &
 S3_SERVER=$!
-trap 'kill $S3_SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $S3_SERVER 2>/dev/null; [ ${#UPSTREAM[@]} -eq 0 ] || scripts/rgw-down.sh "$WORK/rgw"; rm -rf "$WORK"' EXIT
 until grep -q ready "$WORK/server.out" 2>/dev/null; do sleep 0.2; done
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
 S3_OPTS=(--storage-option "aws_endpoint=http://127.0.0.1:$PORT"
          --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)

@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """A real S3-compatible server on 127.0.0.1 for bench's S3 tests: moto's server mode, with
-what a network store does to requests when asked.
+what a network store does to requests when asked; or (--upstream) the same counts, latency
+and faults in front of another S3 server, such as Ceph's gateway (scripts/rgw-up.sh).
 
     python3 scripts/s3-server.py --port 9000 --bucket bench [--bucket other]
         [--ignore-conditional-put] [--auth]
         [--latency-ms 25] [--jitter-ms 5] [--throttle-rate 0.01] [--reset-rate 0.01]
         [--seed 1]
+    python3 scripts/s3-server.py --port 9000 --upstream http://127.0.0.1:8000 [--bucket bench]
+        [--latency-ms 25] ...
+
+With --upstream every request is passed on unchanged (its signature holds: the Host header
+the client signed is kept) and the answer passed back; the buckets are created at the
+upstream with the credentials in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (an existing one
+is kept). moto is not needed then, and --ignore-conditional-put and --auth are moto's only.
 
 moto's put_object checks "exists" and then writes without a lock, so two racing
 If-None-Match writers can both win; every PUT is serialised here so that Lance's commit
@@ -26,15 +34,17 @@ A network store, on demand (each a fraction of requests, or milliseconds):
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
 put (incl. conditional, and a multipart upload's start, parts and completion),
 conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object bodies written by PUTs (written_bytes) and read
-by GETs (read_bytes); and how many requests were throttled, reset or denied instead; and the kinds
+by GETs (read_bytes); and how many requests were throttled, reset or denied instead, and how
+many were answered 412 Precondition Failed (precondition_failed); and the kinds
 again per access key the requests were signed with (by_access_key). GET
 /_bench/counts answers them as JSON; DELETE /_bench/counts answers them and sets them to 0.
 These requests are not counted.
 
 Prints "ready" once it serves requests.
-Needs: pip install 'moto[server]==5.1.22'
+Needs: pip install 'moto[server]==5.1.22' (with --upstream: boto3 and werkzeug, which it brings)
 """
 import argparse
+import http.client
 import io
 import json
 import os
@@ -43,10 +53,9 @@ import socket
 import struct
 import threading
 import time
+import urllib.parse
 
 import boto3
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-from moto.s3.responses import S3Response
 from werkzeug.serving import make_server
 
 parser = argparse.ArgumentParser(
@@ -76,25 +85,104 @@ parser.add_argument("--deny-delete", metavar="TEXT", default=None,
                     "single or batch, as a bucket policy would")
 parser.add_argument("--seed", type=int, default=None,
                     help="seed of the faults' random sequence (default: random)")
+parser.add_argument("--upstream", metavar="URL", default=None,
+                    help="pass every request on to this S3 server (e.g. Ceph's gateway) "
+                    "instead of moto, with the same counts, latency and faults")
 args = parser.parse_args()
+if args.upstream and (args.ignore_conditional_put or args.auth):
+    parser.error("--ignore-conditional-put and --auth change moto; with --upstream the "
+                 "upstream server decides")
 for name in ("throttle_rate", "reset_rate"):
     if not 0.0 <= getattr(args, name) <= 1.0:
         parser.error(f"--{name.replace('_', '-')} is a fraction of requests, from 0 to 1")
 
-_lock = threading.Lock()
-_put_object = S3Response.put_object
+def moto_app():
+    """moto's S3, with every PUT serialised (and If-None-Match dropped when asked)."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from moto.s3.responses import S3Response
+
+    lock = threading.Lock()
+    original = S3Response.put_object
+
+    def put_object(self):
+        if args.ignore_conditional_put:
+            self.headers = {
+                k: v for k, v in self.headers.items() if k.lower() != "if-none-match"
+            }
+        with lock:
+            return original(self)
+
+    S3Response.put_object = put_object
+    return DomainDispatcherApplication(create_backend_app)
 
 
-def put_object(self):
-    if args.ignore_conditional_put:
-        self.headers = {
-            k: v for k, v in self.headers.items() if k.lower() != "if-none-match"
-        }
-    with _lock:
-        return _put_object(self)
+# Headers of one connection, not of the request: not passed on.
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
+              "proxy-connection", "expect"}
 
 
-S3Response.put_object = put_object
+class Upstream:
+    """WSGI app that passes each request on to another S3 server, unchanged: method, raw
+    path and query, every header (Host included, which the signature covers) and body."""
+
+    def __init__(self, url):
+        u = urllib.parse.urlsplit(url)
+        if u.scheme != "http" or not u.hostname:
+            raise SystemExit(f"--upstream {url}: give http://HOST:PORT")
+        self.host, self.port = u.hostname, u.port or 80
+        # Idle connections to the upstream, kept open between requests.
+        self.idle = []
+        self.idle_lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        method = environ["REQUEST_METHOD"]
+        target = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+        if not target:
+            target = urllib.parse.quote(environ.get("PATH_INFO", "/"))
+            if environ.get("QUERY_STRING"):
+                target += "?" + environ["QUERY_STRING"]
+        headers = [(k[5:].replace("_", "-").lower(), v) for k, v in environ.items()
+                   if k.startswith("HTTP_")]
+        for k in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            if environ.get(k):
+                headers.append((k.replace("_", "-").lower(), environ[k]))
+        length = environ.get("CONTENT_LENGTH")
+        body = environ["wsgi.input"].read(int(length)) if length else b""
+        if not length and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", ""):
+            body = environ["wsgi.input"].read()
+            headers.append(("content-length", str(len(body))))
+        for attempt in (1, 2):
+            with self.idle_lock:
+                conn = self.idle.pop() if self.idle else None
+            fresh = conn is None
+            conn = conn or http.client.HTTPConnection(self.host, self.port, timeout=120)
+            try:
+                conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+                for k, v in headers:
+                    if k not in HOP_BY_HOP:
+                        conn.putheader(k, v)
+                conn.endheaders(body)
+                resp = conn.getresponse()
+                payload = resp.read()
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                # An idle connection the upstream closed meanwhile: once more on a new one.
+                if fresh or attempt == 2:
+                    raise
+                continue
+            if resp.will_close:
+                conn.close()
+            else:
+                with self.idle_lock:
+                    self.idle.append(conn)
+            break
+        out = [(k, v) for k, v in resp.getheaders() if k.lower() not in HOP_BY_HOP]
+        if method != "HEAD":
+            # The body is whole here: its length, whatever the upstream framed it as.
+            out = [(k, v) for k, v in out if k.lower() != "content-length"]
+            out.append(("Content-Length", str(len(payload))))
+        start_response(f"{resp.status} {resp.reason}", out)
+        return [payload] if method != "HEAD" else []
 
 KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
 
@@ -102,7 +190,7 @@ KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
 def zero():
     counts = {k: 0 for k in KINDS}
     counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, denied=0,
-                  by_access_key={})
+                  precondition_failed=0, by_access_key={})
     return counts
 
 
@@ -235,7 +323,14 @@ class NetworkStore:
             else 0
         )
         count(access_key(environ), written_bytes=written, **{k: 1 for k in kinds})
-        body = self.app(environ, start_response)
+
+        def answered(status, headers, exc_info=None):
+            # A conditional PUT that lost (412): the store decided a race, or a retry.
+            if status.startswith("412"):
+                count(precondition_failed=1)
+            return start_response(status, headers, exc_info)
+
+        body = self.app(environ, answered)
         return Counted(body) if kinds == ["get"] else body
 
 
@@ -255,7 +350,7 @@ class Counted:
             self.body.close()
 
 
-app = NetworkStore(DomainDispatcherApplication(create_backend_app))
+app = NetworkStore(Upstream(args.upstream) if args.upstream else moto_app())
 server = make_server("127.0.0.1", args.port, app, threaded=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 endpoint = f"http://127.0.0.1:{args.port}"
@@ -263,14 +358,19 @@ endpoint = f"http://127.0.0.1:{args.port}"
 # counted, so reset the counts once the buckets exist.
 s3 = boto3.client(
     "s3",
-    endpoint_url=endpoint,
+    endpoint_url=args.upstream or endpoint,
     region_name="us-east-1",
-    aws_access_key_id="testing",
-    aws_secret_access_key="testing",
+    aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "testing") if args.upstream
+    else "testing",
+    aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "testing") if args.upstream
+    else "testing",
     config=boto3.session.Config(retries={"max_attempts": 20, "mode": "standard"}),
 )
 for b in args.bucket:
-    s3.create_bucket(Bucket=b)
+    try:
+        s3.create_bucket(Bucket=b)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
 ready = "ready"
 if args.auth:
     from moto import settings

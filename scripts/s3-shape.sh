@@ -10,7 +10,8 @@
 #
 # Panel: sizes 1,000 and 10,000; both variants; a continuous cell of 10 commits and
 # concurrent cells of 1, 2, 4 and 8 writers; commit_retries = 3, so that contention shows
-# as errors. Takes about 5 minutes a repetition. Needs a release build and moto (see docs/s3.md).
+# as errors. Takes about 5 minutes a repetition. Needs a release build and moto (see docs/s3.md);
+# S3_BACKEND=rgw runs it on Ceph's gateway (scripts/rgw-up.sh) behind the same endpoint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LATENCY=${1:-25}
@@ -39,7 +40,7 @@ start=$(date +%s)
 "$BENCH" run "$WORK/shape.toml" --out "$WORK/out" --root s3://bench/shape "${S3_OPTS[@]}" \
   --progress lines 2> "$WORK/run.log" \
   || { tail -20 "$WORK/run.log"; exit 1; }
-echo "S3 test endpoint on 127.0.0.1, ${LATENCY} ms per request; ${DURATION} s concurrent cells;"
+echo "S3 test endpoint (${S3_BACKEND:-moto}) on 127.0.0.1, ${LATENCY} ms per request; ${DURATION} s concurrent cells;"
 echo "commit_retries = 3; write-create-namespace; $REPS repetitions per cell;" \
   "$(($(date +%s) - start)) s in all"
 python3 - "$WORK/out/results.jsonl" "$REPS" <<'PY'

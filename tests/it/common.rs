@@ -132,25 +132,93 @@ pub fn processes_mentioning(needle: &str) -> Vec<u32> {
     pids
 }
 
-/// A real S3-compatible server (moto, via `scripts/s3-server.py`) on a free port of
-/// 127.0.0.1, with bucket `bench`; stopped when dropped.
-pub struct S3Server {
-    child: std::process::Child,
+/// The S3 server a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// moto, a mock of S3 (`scripts/s3-server.py`, which serialises its PUTs).
+    Moto,
+    /// Ceph's RADOS Gateway, a production S3 server (`scripts/rgw-up.sh`), behind
+    /// `scripts/s3-server.py --upstream` for the counts and the faults.
+    Rgw,
+}
+
+/// A Ceph cluster with its gateway on 127.0.0.1 (`scripts/rgw-up.sh`, a folder of its
+/// own, so tests run theirs side by side), stopped by its pid files when dropped.
+pub struct RgwCluster {
+    pub dir: PathBuf,
     pub endpoint: String,
 }
 
+impl RgwCluster {
+    pub fn start() -> RgwCluster {
+        let dir = tempfile::Builder::new()
+            .prefix("bench-rgw-")
+            .tempdir()
+            .unwrap()
+            .keep();
+        let up = Command::new(repo_file("scripts/rgw-up.sh"))
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            up.status.success(),
+            "scripts/rgw-up.sh failed (install Ceph's gateway with: apt-get install -y \
+             --no-install-recommends radosgw ceph-mon ceph-osd ceph-common uuid-runtime):\n{}{}",
+            String::from_utf8_lossy(&up.stdout),
+            String::from_utf8_lossy(&up.stderr)
+        );
+        let env = std::fs::read_to_string(dir.join("env")).unwrap();
+        let endpoint = env
+            .lines()
+            .find_map(|l| l.strip_prefix("export RGW_ENDPOINT="))
+            .expect("RGW_ENDPOINT in the cluster's env file")
+            .to_string();
+        RgwCluster { dir, endpoint }
+    }
+}
+
+impl Drop for RgwCluster {
+    fn drop(&mut self) {
+        let _ = Command::new(repo_file("scripts/rgw-down.sh"))
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+/// A real S3-compatible server (moto, or Ceph's gateway behind `scripts/s3-server.py
+/// --upstream`) on a free port of 127.0.0.1, with bucket `bench`, counting what it serves;
+/// stopped when dropped.
+pub struct S3Server {
+    child: std::process::Child,
+    pub endpoint: String,
+    /// The gateway behind it (`Backend::Rgw`); dropped after the proxy.
+    _rgw: Option<RgwCluster>,
+}
+
 impl S3Server {
+    /// moto, with `extra` options of `scripts/s3-server.py`.
     pub fn start(extra: &[&str]) -> S3Server {
+        S3Server::start_on(Backend::Moto, extra)
+    }
+
+    pub fn start_on(backend: Backend, extra: &[&str]) -> S3Server {
         use std::io::BufRead;
+        let rgw = (backend == Backend::Rgw).then(RgwCluster::start);
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let mut child = Command::new("python3")
-            .arg(repo_file("scripts/s3-server.py"))
+        let mut cmd = Command::new("python3");
+        cmd.arg(repo_file("scripts/s3-server.py"))
             .args(["--port", &port.to_string(), "--bucket", "bench"])
-            .args(extra)
+            .args(extra);
+        if let Some(r) = &rgw {
+            cmd.args(["--upstream", &r.endpoint])
+                .env("AWS_ACCESS_KEY_ID", "testing")
+                .env("AWS_SECRET_ACCESS_KEY", "testing");
+        }
+        let mut child = cmd
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -176,6 +244,7 @@ impl S3Server {
         S3Server {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),
+            _rgw: rgw,
         }
     }
 

@@ -32,7 +32,16 @@ fn run_s3(
 
 #[test]
 fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
-    let server = S3Server::start(&[]);
+    requests_counted_in_the_workers_are_the_servers(Backend::Moto);
+}
+
+#[test]
+fn on_ceph_s_gateway_the_requests_counted_in_the_workers_are_the_servers_own_count() {
+    requests_counted_in_the_workers_are_the_servers(Backend::Rgw);
+}
+
+fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
+    let server = S3Server::start_on(backend, &[]);
     let storage = server.storage();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (root, counted) = rt.block_on(async {
@@ -217,14 +226,27 @@ fn records_carry_the_requests_and_bytes_of_each_commit() {
 fn throttling_and_resets_cost_time_but_no_commit() {
     // One request in fifty is refused with 503 SlowDown, one in fifty has its connection
     // reset; the faults' sequence is fixed.
-    let server = S3Server::start(&[
-        "--throttle-rate",
-        "0.02",
-        "--reset-rate",
-        "0.02",
-        "--seed",
-        "11",
-    ]);
+    throttling_and_resets_lose_no_commit(Backend::Moto, "0.02");
+}
+
+/// The same faults in front of a real S3 server: 2 % throttled, 1 % reset.
+#[test]
+fn throttling_and_resets_in_front_of_ceph_s_gateway_lose_no_commit() {
+    throttling_and_resets_lose_no_commit(Backend::Rgw, "0.01");
+}
+
+fn throttling_and_resets_lose_no_commit(backend: Backend, resets: &str) {
+    let server = S3Server::start_on(
+        backend,
+        &[
+            "--throttle-rate",
+            "0.02",
+            "--reset-rate",
+            resets,
+            "--seed",
+            "11",
+        ],
+    );
     let (_dir, o, records) = run_s3(
         &server,
         "name = 'faults'\n[matrix]\nsizes = [100]\ninline = [false]\n[continuous]\noperations = 10\n\

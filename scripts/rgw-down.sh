@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Stop the cluster scripts/rgw-up.sh started in DIR: its gateway, OSD and monitor, by the
+# pids in DIR/run (never by name), waiting up to 10 s for each to exit (then SIGKILL); then
+# remove DIR (with --keep-logs, leave DIR/log).
+#
+#   scripts/rgw-down.sh [DIR] [--keep-logs]   (default: $BENCH_RGW_DIR or /tmp/bench-rgw)
+set -uo pipefail
+DIR="${1:-${BENCH_RGW_DIR:-/tmp/bench-rgw}}"
+[ -d "$DIR" ] || exit 0
+pids=()
+for name in client.rgw.a osd.0 mon.a; do
+  f="$DIR/run/$name.pid"
+  [ -s "$f" ] || continue
+  p=$(cat "$f")
+  kill -TERM "$p" 2>/dev/null && pids+=("$p")
+done
+alive=()
+for _ in $(seq 50); do
+  alive=()
+  for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive+=("$p"); done
+  [ ${#alive[@]} -eq 0 ] && break
+  sleep 0.2
+done
+for p in "${alive[@]}"; do
+  echo "rgw-down: $p did not stop within 10 s: killed" >&2
+  kill -KILL "$p" 2>/dev/null
+done
+if [ "${2:-}" = --keep-logs ]; then
+  find "$DIR" -mindepth 1 -maxdepth 1 ! -name log -exec rm -rf {} +
+else
+  rm -rf "$DIR"
+fi

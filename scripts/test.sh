@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The test command: sets up what the tests need where it is missing, runs
+# `cargo test --release` and exits with its status.
+#
+#   scripts/test.sh [ARGS...]     (ARGS go to cargo test, e.g. -- s3:: to run some tests)
+#
+# - protoc: nothing to do; .cargo/config.toml gives lance's build scripts one (.cargo/protoc).
+# - moto's S3 server (the S3 tests start it on 127.0.0.1 through scripts/s3-server.py):
+#   used where python3 already imports it; else installed at the pinned version, once, into
+#   a virtual environment under $BENCH_TEST_HOME (default ~/.cache/bench-test), which is put
+#   first on PATH for the tests. No root needed.
+# - Ceph's RADOS Gateway (the S3 tests against a real S3 server, beside moto): Debian's
+#   radosgw, ceph-mon, ceph-osd and ceph-common, installed with apt-get where missing, as
+#   root; each such test starts its own cluster (scripts/rgw-up.sh) and stops it by its pid
+#   files (scripts/rgw-down.sh).
+# - Slurm and munge (the multi-machine tests): installed with apt-get where missing, as
+#   root; a 3-node cluster is started on 127.0.0.1 (scripts/slurm-up.sh) and stopped by its
+#   pid files when this script ends.
+# Where Ceph or Slurm cannot be installed (not root, no apt-get), their tests are left out
+# and the script says so at its end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that
+# is a failure instead.
+#
+# Run again, it installs nothing: what it installed is found where it put it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MOTO_VERSION=5.1.22
+STATE="${BENCH_TEST_HOME:-$HOME/.cache/bench-test}"
+left_out=()
+say() { echo "test.sh: $*" >&2; }
+can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
+apt_install() {
+  say "installing $* (apt-get)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+command -v cargo >/dev/null 2>&1 || { say "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
+
+# --- moto's S3 server ------------------------------------------------------------------
+has_moto() {  # what scripts/s3-server.py imports
+  "$1" -c "import boto3, werkzeug.serving, moto.s3.responses, moto.moto_server.werkzeug_app" \
+    >/dev/null 2>&1
+}
+if ! command -v python3 >/dev/null 2>&1; then
+  if can_apt; then apt_install python3 python3-venv; else
+    say "python3 not found: the S3 tests run moto's S3 server with it; install Python 3"
+    exit 1
+  fi
+fi
+if has_moto python3; then
+  :
+elif has_moto "$STATE/venv/bin/python3"; then
+  export PATH="$STATE/venv/bin:$PATH"
+else
+  say "installing moto[server]==$MOTO_VERSION into $STATE/venv (for the S3 tests)"
+  if ! python3 -m venv --clear "$STATE/venv" >/dev/null 2>&1; then
+    if can_apt; then
+      apt_install python3-venv
+      python3 -m venv --clear "$STATE/venv"
+    else
+      say "python3 cannot make a virtual environment: install python3-venv (Debian/Ubuntu), or moto[server]==$MOTO_VERSION for python3 yourself"
+      exit 1
+    fi
+  fi
+  "$STATE/venv/bin/python3" -m pip install -q --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+  export PATH="$STATE/venv/bin:$PATH"
+  has_moto python3 || { say "moto[server]==$MOTO_VERSION did not install"; exit 1; }
+fi
+
+# --- Debian packages: Slurm and munge, Ceph's gateway ------------------------------------
+has() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || return 1; done; }
+missing=()
+has slurmctld slurmd munged sinfo || missing+=(slurm-wlm munge)
+has radosgw ceph-mon ceph-osd ceph uuidgen curl \
+  || missing+=(radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)
+if [ ${#missing[@]} -gt 0 ] && can_apt; then
+  # --no-install-recommends: Ceph recommends a manager and more, which the tests do not use.
+  say "installing ${missing[*]} (apt-get)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+slurm=yes
+if ! has slurmctld slurmd munged sinfo; then
+  slurm=no
+  left_out+=("the Slurm tests (tests/slurm): Slurm and munge are not installed and cannot be here (they need root and apt-get: apt-get install -y slurm-wlm munge)")
+fi
+skip=()
+if ! has radosgw ceph-mon ceph-osd ceph uuidgen curl; then
+  skip+=(--skip ceph_s_gateway)
+  left_out+=("the tests on Ceph's gateway (tests/it, named *ceph_s_gateway*): Ceph is not installed and cannot be here (it needs root and apt-get: apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)")
+fi
+if [ "$slurm" = yes ] && [ "$(id -u)" != 0 ]; then
+  slurm=no
+  left_out+=("the Slurm tests (tests/slurm): their daemons run as root; run this script as root")
+fi
+if [ "$slurm" = yes ]; then
+  SLURM_DIR="$(mktemp -d /tmp/bench-test-slurm.XXXXXX)"
+  trap 'scripts/slurm-down.sh "$SLURM_DIR" >/dev/null 2>&1; rm -rf "$SLURM_DIR"' EXIT
+  scripts/slurm-up.sh "$SLURM_DIR" >/dev/null
+  export SLURM_CONF="$SLURM_DIR/slurm.conf"
+fi
+
+if [ ${#left_out[@]} -gt 0 ] && [ "${BENCH_TEST_REQUIRE_ALL:-0}" = 1 ]; then
+  for what in "${left_out[@]}"; do say "cannot run $what"; done
+  exit 1
+fi
+
+# --- the tests ----------------------------------------------------------------------------
+# This script's arguments: cargo's, then after `--` the test binaries'.
+cargo_args=()
+test_args=()
+seen=no
+for a in "$@"; do
+  if [ "$seen" = no ] && [ "$a" = -- ]; then seen=yes; continue; fi
+  if [ "$seen" = yes ]; then test_args+=("$a"); else cargo_args+=("$a"); fi
+done
+targets=()
+if [ "$slurm" = no ]; then
+  # Every test target but tests/slurm.
+  targets=(--workspace --lib --bins)
+  for t in tests/*/main.rs; do
+    name="$(basename "$(dirname "$t")")"
+    [ "$name" = slurm ] || targets+=(--test "$name")
+  done
+fi
+status=0
+cargo test --release "${targets[@]}" "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" \
+  || status=$?
+for what in "${left_out[@]}"; do say "NOT RUN: $what"; done
+exit "$status"
