@@ -142,6 +142,25 @@ pub enum Backend {
     Rgw,
 }
 
+/// Two tests of one body `fn body(backend: Backend)`: the first name runs it on moto, the
+/// second on Ceph's gateway.
+#[allow(unused_macros)]
+macro_rules! on_both_servers {
+    ($(#[$doc:meta])* $moto:ident, $rgw:ident => $body:ident) => {
+        $(#[$doc])*
+        #[test]
+        fn $moto() {
+            $body(Backend::Moto);
+        }
+
+        $(#[$doc])*
+        #[test]
+        fn $rgw() {
+            $body(Backend::Rgw);
+        }
+    };
+}
+
 /// A Ceph cluster with its gateway on 127.0.0.1 (`scripts/rgw-up.sh`, a folder of its
 /// own, so tests run theirs side by side), stopped by its pid files when dropped.
 pub struct RgwCluster {

@@ -1,5 +1,6 @@
 //! Integration tests: the real `bench` binary and the real lance on temp dirs.
 
+#[macro_use]
 mod common;
 mod coordinator;
 mod local;

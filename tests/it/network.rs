@@ -30,15 +30,11 @@ fn run_s3(
     (dir, o, records)
 }
 
-#[test]
-fn the_requests_counted_in_the_workers_are_the_servers_own_count() {
-    requests_counted_in_the_workers_are_the_servers(Backend::Moto);
-}
-
-#[test]
-fn on_ceph_s_gateway_the_requests_counted_in_the_workers_are_the_servers_own_count() {
-    requests_counted_in_the_workers_are_the_servers(Backend::Rgw);
-}
+on_both_servers!(
+    the_requests_counted_in_the_workers_are_the_servers_own_count,
+    on_ceph_s_gateway_the_requests_counted_in_the_workers_are_the_servers_own_count
+        => requests_counted_in_the_workers_are_the_servers
+);
 
 fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
     let server = S3Server::start_on(backend, &[]);

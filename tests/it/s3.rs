@@ -19,15 +19,11 @@ fn run_s3(server: &S3Server, plan: &Path, out: &Path, root: &str, extra: &[&str]
     run_with(bench_s3(), plan, out, &args)
 }
 
-#[test]
-fn tiny_sweep_on_s3_matches_local_leaves_no_runs_and_reuses_goldens() {
-    tiny_sweep_leaves_no_runs_and_reuses_goldens(Backend::Moto);
-}
-
-#[test]
-fn tiny_sweep_on_ceph_s_gateway_leaves_no_runs_and_reuses_goldens() {
-    tiny_sweep_leaves_no_runs_and_reuses_goldens(Backend::Rgw);
-}
+on_both_servers!(
+    tiny_sweep_on_s3_matches_local_leaves_no_runs_and_reuses_goldens,
+    tiny_sweep_on_ceph_s_gateway_leaves_no_runs_and_reuses_goldens
+        => tiny_sweep_leaves_no_runs_and_reuses_goldens
+);
 
 fn tiny_sweep_leaves_no_runs_and_reuses_goldens(backend: Backend) {
     let server = S3Server::start_on(backend, &[]);
@@ -317,17 +313,12 @@ fn the_request_estimate_comes_close_to_the_servers_count() {
     }
 }
 
-/// Removing a prefix of N objects takes one listing (⌈N/1000⌉ pages) and ⌈N/1000⌉ delete
-/// requests (S3's DeleteObjects), as the server counts them; what is left is nothing.
-#[test]
-fn a_prefix_is_removed_in_bulk() {
-    prefix_removed_in_bulk(Backend::Moto);
-}
-
-#[test]
-fn on_ceph_s_gateway_a_prefix_is_removed_in_bulk() {
-    prefix_removed_in_bulk(Backend::Rgw);
-}
+on_both_servers!(
+    /// Removing a prefix of N objects takes one listing (⌈N/1000⌉ pages) and ⌈N/1000⌉ delete
+    /// requests (S3's DeleteObjects), as the server counts them; what is left is nothing.
+    a_prefix_is_removed_in_bulk,
+    on_ceph_s_gateway_a_prefix_is_removed_in_bulk => prefix_removed_in_bulk
+);
 
 fn prefix_removed_in_bulk(backend: Backend) {
     let server = S3Server::start_on(backend, &[]);
@@ -368,15 +359,11 @@ fn prefix_removed_in_bulk(backend: Backend) {
     });
 }
 
-#[test]
-fn a_cells_copy_holds_exactly_the_goldens_objects_and_leaves_the_golden_unchanged() {
-    cells_copy_holds_the_goldens_objects(Backend::Moto);
-}
-
-#[test]
-fn on_ceph_s_gateway_a_cells_copy_holds_exactly_the_goldens_objects() {
-    cells_copy_holds_the_goldens_objects(Backend::Rgw);
-}
+on_both_servers!(
+    a_cells_copy_holds_exactly_the_goldens_objects_and_leaves_the_golden_unchanged,
+    on_ceph_s_gateway_a_cells_copy_holds_exactly_the_goldens_objects
+        => cells_copy_holds_the_goldens_objects
+);
 
 fn cells_copy_holds_the_goldens_objects(backend: Backend) {
     let server = S3Server::start_on(backend, &[]);
@@ -649,18 +636,13 @@ fn s3_shaped_local_requests_are_the_requests_of_s3() {
     }
 }
 
-/// Writers that contend for `__manifest` race on its conditional PUT, and the store alone
-/// decides each race (on Ceph's gateway there is no lock in front of it): some PUTs are
-/// answered 412, and no commit is lost (every cell verified), in every mode.
-#[test]
-fn contending_writers_lose_no_commit_on_ceph_s_gateway() {
-    writers_race_on_the_store(Backend::Rgw);
-}
-
-#[test]
-fn contending_writers_lose_no_commit_on_moto() {
-    writers_race_on_the_store(Backend::Moto);
-}
+on_both_servers!(
+    /// Writers that contend for `__manifest` race on its conditional PUT, and the store
+    /// alone decides each race (on Ceph's gateway there is no lock in front of it): some
+    /// PUTs are answered 412, and no commit is lost (every cell verified), in every mode.
+    contending_writers_lose_no_commit_on_moto,
+    contending_writers_lose_no_commit_on_ceph_s_gateway => writers_race_on_the_store
+);
 
 fn writers_race_on_the_store(backend: Backend) {
     let server = S3Server::start_on(backend, &[]);
