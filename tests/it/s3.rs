@@ -738,3 +738,55 @@ fn ceph_s_gateway_starts_with_rgw_up_and_rgw_down_leaves_no_process() {
         assert!(!dir.exists());
     }
 }
+
+on_both_servers!(
+    /// A sweep on S3 killed (SIGKILL) while copying a golden, mid-cell and between a result
+    /// and its checkpoint resumes with the same command: every cell recorded once and
+    /// verified, its root's claim taken over, no run copy left in the bucket.
+    a_sweep_on_s3_killed_anywhere_resumes_with_each_cell_once,
+    a_sweep_on_ceph_s_gateway_killed_anywhere_resumes_with_each_cell_once
+        => killed_then_resumed
+);
+
+fn killed_then_resumed(backend: Backend) {
+    let server = S3Server::start_on(backend, &[]);
+    let (_dir, plan, out) = plan_dir(
+        "name = 'resume'\n[matrix]\nsizes = [100]\ninline = [true, false]\n\
+         [continuous]\noperations = 4\n[concurrent]\nconcurrency = [2]\nduration_secs = 1\n",
+    );
+    let root = "s3://bench/resume";
+    let count = |out: &Path| {
+        let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+        for r in lines(&out.join("results.jsonl")) {
+            *by.entry(r["bench_tag"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+        by
+    };
+    for point in ["copy", "cell", "append"] {
+        let args = server.args(root);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut crashing = bench_s3();
+        crashing.env("BENCH_FAULT", point);
+        let o = run_with(crashing, &plan, &out, &args);
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&o.status),
+            Some(libc::SIGKILL),
+            "{point}: {}",
+            stderr(&o)
+        );
+        assert!(count(&out).values().all(|&n| n == 1), "{point}");
+    }
+    let o = run_s3(&server, &plan, &out, root, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let by = count(&out);
+    assert_eq!(by.len(), 4, "{by:?}");
+    assert!(by.values().all(|&n| n == 1), "{by:?}");
+    for r in lines(&out.join("results.jsonl")) {
+        assert_eq!(r["verified"], true, "{r}");
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt.block_on(Store::open(root, &server.storage())).unwrap();
+    assert!(rt.block_on(store.list("runs")).unwrap().is_empty());
+    assert_eq!(rt.block_on(store.read(CLAIM)).unwrap(), None);
+}
