@@ -376,21 +376,21 @@ async fn drive(
                 arms.exited(&mut w, idx, status)
             }
         };
-        // A bound reached: every worker of the arm ends after its operation in flight.
+        // A bound reached: every worker of the arm ends after its operation in flight (a
+        // pacer ends the arm's slice with it, and goes on with the other arm alone).
         if let Some(n) = bounds[arm]
             && !ended[arm]
             && arms.folds[arm].succeeded() >= n
         {
             ended[arm] = true;
-            send(
-                &mut w,
-                &arms,
-                vec![pace::Send {
+            let sends = match pace.as_mut() {
+                Some(p) => p.end(arm),
+                None => vec![pace::Send {
                     arm,
                     cmd: Command::End,
                 }],
-            )
-            .await;
+            };
+            send(&mut w, &arms, sends).await;
         }
         // Paired, a lost worker stops both arms: the pair can never complete.
         let action = if paired && arms.folds[arm].failed() {

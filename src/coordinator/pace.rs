@@ -77,6 +77,7 @@ impl Pace {
             turns: 0,
             active: None,
             spent: [Duration::ZERO; 2],
+            ended: [false; 2],
             units: Default::default(),
         })
     }
@@ -150,6 +151,19 @@ impl Pace {
                 b.op(arm, op.ok, op.read, now);
                 Ok(Vec::new())
             }
+        }
+    }
+
+    /// `arm` reached the cell's bound on its commits: what to send so that its workers end
+    /// (after their operations in flight). Slices end its slice under way as a pause would,
+    /// and run the other arm's alone until it too is done.
+    pub fn end(&mut self, arm: usize) -> Vec<Send> {
+        match self {
+            Pace::Slices(s) => s.end(arm),
+            _ => vec![Send {
+                arm,
+                cmd: Command::End,
+            }],
         }
     }
 
@@ -253,12 +267,23 @@ pub struct Slices {
     turns: u64,
     active: Option<Active>,
     spent: [Duration; 2],
+    /// Arms told to end (their bound reached): they run no more slices.
+    ended: [bool; 2],
     units: [ArmUnits; 2],
 }
 
 impl Slices {
+    /// Whether an arm has run all it will: told to end, or its time spent.
+    fn finished(&self, arm: usize) -> bool {
+        self.ended[arm] || self.spent[arm] >= self.per_arm
+    }
+
     fn begin(&mut self, now: Instant) -> Vec<Send> {
-        let arm = turn(self.lead, self.turns);
+        let mut arm = turn(self.lead, self.turns);
+        // An arm that ended its bound runs no more slices: the other runs alone.
+        if self.ended[arm] {
+            arm = 1 - arm;
+        }
         self.turns += 1;
         self.active = Some(Active {
             arm,
@@ -309,6 +334,19 @@ impl Slices {
         }
     }
 
+    fn end(&mut self, arm: usize) -> Vec<Send> {
+        self.ended[arm] = true;
+        // Mid-slice, the end is the slice's pause: its workers each report `paused` as
+        // they stop, and the slice closes as any other.
+        if let Some(a) = self.active.as_mut().filter(|a| a.arm == arm) {
+            a.pause_sent = true;
+        }
+        vec![Send {
+            arm,
+            cmd: Command::End,
+        }]
+    }
+
     fn paused(&mut self, arm: usize, now: Instant) -> Result<Vec<Send>, String> {
         let workers = self.workers[arm];
         let Some(a) = self
@@ -331,9 +369,16 @@ impl Slices {
         self.spent[arm] += took;
         self.units[arm].ops.push(Unit { ms, ops: a.ops });
         self.units[arm].reads.push(Unit { ms, ops: a.reads });
-        let pair_complete = self.turns.is_multiple_of(2);
-        if pair_complete && self.spent.iter().all(|&s| s >= self.per_arm) {
-            return Ok(both(Command::End));
+        let pair_complete = self.turns.is_multiple_of(2) || self.ended.contains(&true);
+        if pair_complete && self.finished(0) && self.finished(1) {
+            // An arm already told to end has exited: only the other needs telling.
+            return Ok((0..2)
+                .filter(|&a| !self.ended[a])
+                .map(|arm| Send {
+                    arm,
+                    cmd: Command::End,
+                })
+                .collect());
         }
         Ok(self.begin(now))
     }
@@ -527,6 +572,60 @@ mod tests {
             }
         );
         assert_eq!(a.reads[0].ops, 0.0);
+    }
+
+    /// A concurrent cell with both a bound and a duration: the arm that reaches its bound
+    /// mid-slice ends there (its workers report `paused` as they stop), and the other arm
+    /// runs its slices alone until its time is spent; then it is told to end.
+    #[test]
+    fn an_arm_that_reaches_its_bound_ends_its_slice_and_the_other_goes_on() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut p = Pace::slices(ms(100), ms(200), [2, 2], 0);
+        let resume = |arm| {
+            vec![Send {
+                arm,
+                cmd: Command::Resume,
+            }]
+        };
+        let end = |arm| {
+            vec![Send {
+                arm,
+                cmd: Command::End,
+            }]
+        };
+        assert_eq!(p.start(t0), resume(0));
+        p.op(0, &op(1.0, true, false), t0 + ms(10)).unwrap();
+        // A's bound, mid-slice: it is told to end, not to pause.
+        assert_eq!(p.end(0), end(0));
+        assert_eq!(p.next_tick(), None, "no pause after the end");
+        // Each of its workers stops and says so; the slice closes, B's begins.
+        assert!(p.paused(0, t0 + ms(30)).unwrap().is_empty());
+        assert_eq!(p.paused(0, t0 + ms(40)).unwrap(), resume(1));
+        // B runs alone: two slices of 100 ms, then it is told to end (A has exited).
+        let mut t = t0 + ms(40);
+        let mut next = resume(1);
+        let mut slices = 0;
+        while next == resume(1) {
+            slices += 1;
+            p.op(1, &op(1.0, true, false), t).unwrap();
+            t += ms(100);
+            assert_eq!(p.tick(t)[0].cmd, Command::Pause);
+            p.paused(1, t).unwrap();
+            next = p.paused(1, t).unwrap();
+        }
+        assert_eq!(slices, 2);
+        assert_eq!(next, end(1));
+        let [a, b] = p.units();
+        assert_eq!((a.ops.len(), b.ops.len()), (1, 2));
+        assert_eq!(a.ops[0], Unit { ms: 40.0, ops: 1.0 });
+        // B's bound after A's time ran out: B's slice ends, and the cell with it.
+        let mut p = Pace::slices(ms(100), ms(100), [1, 1], 0);
+        p.start(t0);
+        p.tick(t0 + ms(100));
+        assert_eq!(p.paused(0, t0 + ms(100)).unwrap(), resume(1));
+        assert_eq!(p.end(1), end(1));
+        assert_eq!(p.paused(1, t0 + ms(150)).unwrap(), end(0));
     }
 
     #[test]
