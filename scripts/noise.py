@@ -5,6 +5,8 @@
     scripts/noise.sh pairs [SIZES...]          `bench ab` per pairing, size and planted slowdown
     scripts/noise.sh neighbour                 `bench ab` beside a periodic CPU neighbour
     scripts/noise.sh trials [N] [ROWS]         N identical and N planted-5 % `bench ab` runs
+    scripts/noise.sh decide [N] [ROWS]         N identical and N planted-8 % runs of `bench ab
+                                               --threshold 5` and no other option
 
 Every `bench ab` here runs with `--threshold 5`; the pairs inside a cell (`alternate`, `duet`)
 with runs of 50 commits (a concurrent cell of 2 writers for 3 s at 1,000 rows), a pilot of 5
@@ -70,7 +72,7 @@ ROW = re.compile(
 
 def ab(plan_path, cand, pairing, out):
     """One `bench ab`; returns its exit code and, per cell of the main table, what it said."""
-    extra = PRECISION if pairing != "runs" else []
+    extra = PRECISION if pairing != "runs" else ["--no-extend"]
     cmd = [BENCH, "ab", plan_path, "--candidate", cand, "--out", out, "--root", STORE,
            "--pairing", pairing, "--threshold", THRESHOLD, "--fail-on-regression",
            "--progress", "lines"] + extra
@@ -206,6 +208,58 @@ def part_trials(n, rows):
           f"planted 5 %: seen in {seen_five}/{n}, due ratio inside the interval in {contained}/{n}")
 
 
+def ab_default(plan_path, cand, out):
+    """`bench ab PLAN --candidate CAND --threshold 5`, nothing else (but where it writes):
+    each cell runs until its interval decides at ±5 % or its budget (120 s) ends. Returns
+    the row of the main table and the seconds it took."""
+    cmd = [BENCH, "ab", plan_path, "--candidate", cand, "--threshold", THRESHOLD,
+           "--out", out, "--root", STORE, "--progress", "lines"]
+    began = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    took = time.monotonic() - began
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr[-3000:])
+        raise SystemExit(f"bench ab failed with {p.returncode}")
+    for line in p.stdout.splitlines():
+        m = ROW.match(line)
+        if m:
+            return m.groupdict(), took
+    raise SystemExit(f"no row in:\n{p.stdout}")
+
+
+def part_decide(n, rows):
+    print(f"== {n} identical and {n} planted-8 % runs of `bench ab --threshold 5` (no other "
+          f"option), {rows} rows, 60 commits a run, 5 repetitions a cell ==")
+    p = plan(f"de-{rows}", rows, 60, None, repetitions=5)
+    cell = f"cont_inline_true_rows_{rows}"
+    same_verdicts = caught = 0
+    times = {"same": [], "planted": []}
+    runs = {"same": [], "planted": []}
+    for i in range(n):
+        same = os.path.join(WORK, f"de-same-{i}")
+        r, t = ab_default(p, os.path.realpath(BENCH), same)
+        same_verdicts += not r["verdict"].startswith("within")
+        times["same"].append(t)
+        runs["same"].append(int(r["runs"]))
+        delay = round(arm_latency(same, cell) * 0.08, 3)
+        out = os.path.join(WORK, f"de-p8-{i}")
+        r2, t2 = ab_default(p, candidate(delay), out)
+        caught += r2["verdict"].startswith("REGRESSION")
+        times["planted"].append(t2)
+        runs["planted"].append(int(r2["runs"]))
+        print(f"run {i + 1}: same {r['ratio']} [{r['lo']}–{r['hi']}] {verdict_word(r['verdict'])}"
+              f" ({r['runs']} runs, {t:.0f} s); 8 % (due {due(out, cell, delay):.3f}) "
+              f"{r2['ratio']} [{r2['lo']}–{r2['hi']}] {verdict_word(r2['verdict'])} "
+              f"({r2['runs']} runs, {t2:.0f} s)", flush=True)
+
+    def spread(v):
+        v = sorted(v)
+        return f"median {v[len(v) // 2]:.0f}, {v[0]:.0f}–{v[-1]:.0f}"
+    print(f"identical builds: {same_verdicts}/{n} verdicts (runs {spread(runs['same'])}; "
+          f"seconds {spread(times['same'])}); planted 8 %: REGRESSION in {caught}/{n} (runs "
+          f"{spread(runs['planted'])}; seconds {spread(times['planted'])})")
+
+
 def part_compare(pairs):
     print(f"== bench compare of separate sequential runs ({pairs} identical pairs at 3 and at 5 "
           "repetitions, then a planted 25 ms slowdown) ==")
@@ -288,6 +342,8 @@ def main():
             part_neighbour()
         elif part == "trials":
             part_trials(int(rest[0]) if rest else 10, int(rest[1]) if len(rest) > 1 else 1000)
+        elif part == "decide":
+            part_decide(int(rest[0]) if rest else 10, int(rest[1]) if len(rest) > 1 else 1000)
         elif part == "compare":
             part_compare(int(rest[0]) if rest else 3)
         else:

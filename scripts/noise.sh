@@ -6,5 +6,6 @@
 #   scripts/noise.sh pairs [SIZES...]         `bench ab` per pairing, size and planted slowdown
 #   scripts/noise.sh neighbour                `bench ab` beside a periodic CPU neighbour
 #   scripts/noise.sh trials [N] [ROWS]        N identical and N planted-5 % `bench ab` runs
+#   scripts/noise.sh decide [N] [ROWS]        `bench ab --threshold 5` alone: N identical, N planted-8 %
 set -euo pipefail
 exec python3 "$(dirname "$0")/noise.py" "$@"

@@ -120,7 +120,7 @@ pub struct RunArgs {
     pub trace: Option<u32>,
 }
 
-/// How `bench ab` pairs its arms.
+/// How `bench ab` pairs its arms, and how long each cell runs.
 #[derive(Debug, Clone, Args)]
 pub struct PairArgs {
     /// How the arms form pairs: `alternate` takes turns inside every run of a cell
@@ -132,19 +132,26 @@ pub struct PairArgs {
     #[arg(long, value_name = "MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(10..=600_000))]
     pub slice_ms: u64,
-    /// Run each cell until the 95 % interval of its throughput ratio is within ±PCT
-    /// (Stein's two-stage rule: a pilot fixes the count), or its budget runs out.
-    #[arg(long, value_name = "PCT", value_parser = parse_precision)]
+    /// Instead of running each cell until its interval decides at --threshold: until the
+    /// 95 % interval of its throughput ratio is within ±PCT (Stein's two-stage rule: a
+    /// pilot fixes the count), or its budget runs out.
+    #[arg(long, value_name = "PCT", value_parser = parse_precision, conflicts_with = "no_extend")]
     pub precision: Option<f64>,
-    /// The most time one cell may take with --precision, in seconds.
+    /// Run only the plan's repetitions of each cell, decided or not (by default a cell runs
+    /// on until its interval lies wholly beyond or wholly within ±--threshold, or its
+    /// budget runs out).
+    #[arg(long)]
+    pub no_extend: bool,
+    /// The most time one cell may take, its copies and verification included, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 120,
           value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub budget_secs: u64,
 }
 
 impl PairArgs {
-    /// The options, checked: `--precision` needs pairs inside the runs.
-    pub fn options(&self) -> Result<crate::sweep::PairOptions, String> {
+    /// The options, checked: `--precision` needs pairs inside the runs. Without it (nor
+    /// `--no-extend`), each cell runs until it decides at `threshold_pct`.
+    pub fn options(&self, threshold_pct: f64) -> Result<crate::sweep::PairOptions, String> {
         if self.precision.is_some() && self.pairing == Pairing::Runs {
             return Err(
                 "--precision needs pairs inside each run of a cell: use --pairing alternate \
@@ -152,10 +159,17 @@ impl PairArgs {
                     .into(),
             );
         }
+        let until = match (self.precision, self.no_extend) {
+            (Some(p), _) => crate::sweep::Until::Precision(p / 100.0),
+            (None, true) => crate::sweep::Until::Repetitions,
+            // A threshold of 0 decides nothing but the sign: no band to be within.
+            (None, false) if threshold_pct <= 0.0 => crate::sweep::Until::Repetitions,
+            (None, false) => crate::sweep::Until::Decided(threshold_pct / 100.0),
+        };
         Ok(crate::sweep::PairOptions {
             pairing: self.pairing,
             slice: std::time::Duration::from_millis(self.slice_ms),
-            precision: self.precision.map(|p| p / 100.0),
+            until,
             budget: std::time::Duration::from_secs(self.budget_secs),
         })
     }
@@ -173,7 +187,8 @@ fn parse_precision(s: &str) -> Result<f64, String> {
 /// Options that change where a plan runs.
 #[derive(Debug, Clone, Args)]
 pub struct OverrideArgs {
-    /// Results directory [default: results/<plan name>].
+    /// Results directory [default: results/<plan name>; for bench ab, results/<plan
+    /// name>-ab].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Store root, replacing the plan's `root`: a local directory or s3://BUCKET/PREFIX.
@@ -200,7 +215,7 @@ impl From<OverrideArgs> for crate::sweep::Overrides {
             out: o.out,
             root: o.root,
             storage: o.storage_option,
-            ab: false,
+            ab: None,
             shard: o.shard,
             launcher: o.launcher,
             trace: None,

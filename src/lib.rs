@@ -12,6 +12,7 @@ pub mod coordinator;
 mod failure;
 mod fault;
 pub mod golden;
+pub mod out;
 mod progress;
 pub mod store;
 mod sweep;
@@ -20,7 +21,7 @@ pub mod worker;
 
 // The lance-free core (crates/bench-core), under the same names as the stages here.
 pub use bench_core::{
-    clock, compare, error, export, files, lock, merge, plan, report, state, stats, trace,
+    answer, clock, compare, error, export, files, lock, merge, plan, report, state, stats, trace,
 };
 
 use std::process::ExitCode;
@@ -66,7 +67,7 @@ async fn dispatch(command: Command) -> u8 {
         }
         Command::WorkerInfo => {
             let v = worker::protocol::Versions::own();
-            println!("{}", serde_json::to_string(&v).expect("versions serialise"));
+            out::line(&serde_json::to_string(&v).expect("versions serialise"));
             return exit::OK;
         }
         Command::Plan { plan, over } => match sweep::Sweep::prepare(&plan, &over.into()).await {
@@ -79,13 +80,13 @@ async fn dispatch(command: Command) -> u8 {
         },
         Command::Report { results } => report::regenerate(&results, false).map(print),
         Command::Summarize { results } => report::regenerate(&results, true).map(print),
-        Command::Compare(args) => compare::run(&args),
-        Command::Predict(args) => bench_core::predict::run(&args),
+        Command::Compare(args) => compare::run(&args).map(out::answer),
+        Command::Predict(args) => bench_core::predict::run(&args).map(out::answer),
         Command::Merge {
             out,
             shards,
             allow_mixed_roots,
-        } => merge::run(&out, &shards, allow_mixed_roots),
+        } => merge::run(&out, &shards, allow_mixed_roots).map(out::answer),
         Command::Run { plan, run } => run_cmd(&plan, run, None).await,
         Command::Ab {
             plan,
@@ -94,7 +95,7 @@ async fn dispatch(command: Command) -> u8 {
             run,
             pairs,
             verdict,
-        } => match pairs.options() {
+        } => match pairs.options(verdict.threshold) {
             Ok(p) => run_cmd(&plan, run, Some((baseline, candidate, p, verdict))).await,
             Err(e) => Err(BenchError::Usage(e)),
         },
@@ -120,7 +121,6 @@ async fn run_cmd(
         pairs: ab.as_ref().map(|(_, _, p, _)| *p),
     };
     let mut over: sweep::Overrides = args.over.into();
-    over.ab = ab.is_some();
     over.trace = args.trace;
     let own = std::env::current_exe()
         .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?;
@@ -131,14 +131,21 @@ async fn run_cmd(
             Ok(sweep::run(&s, &opts, &[arm]).await?.exit_code())
         }
         Some((baseline, candidate, _, verdict)) => {
+            // Both builds answer, and are known by their bytes, before anything is written:
+            // their digests are part of every cell's key.
+            let arms = [
+                sweep::Arm::checked(Some(sweep::ARM_A), baseline.unwrap_or(own)).await?,
+                sweep::Arm::checked(Some(sweep::ARM_B), candidate).await?,
+            ];
+            over.ab = Some(arms.clone());
             let s = sweep::Sweep::prepare(plan, &over).await?;
-            sweep::ab(&s, &opts, baseline.unwrap_or(own), candidate, &verdict).await
+            sweep::ab(&s, &opts, &arms, &verdict).await
         }
     }
 }
 
 fn print(text: String) -> u8 {
-    print!("{text}");
+    out::print(&text);
     exit::OK
 }
 
@@ -146,7 +153,7 @@ fn finish(result: Result<u8, BenchError>) -> u8 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            out::note(&format!("error: {e}"));
             e.exit_code()
         }
     }

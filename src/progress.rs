@@ -48,12 +48,14 @@ fn fit(mut s: String) -> String {
     s
 }
 
-/// The sweep's line: cells done, time elapsed, the estimate of what is left.
+/// The sweep's line: cells done, time elapsed, the estimate of what is left (and, while a
+/// cell of `bench ab` runs on until it decides, the most that may add: `upto`).
 pub fn sweep_line(
     done: u64,
     total: u64,
     elapsed: Duration,
     left: Option<Duration>,
+    upto: Option<Duration>,
     interrupted: bool,
 ) -> String {
     let mut s = format!("sweep {done}/{total} cells  {} elapsed", clock(elapsed));
@@ -66,6 +68,9 @@ pub fn sweep_line(
         s.push_str("  finished");
     } else if let Some(left) = left {
         s.push_str(&format!("  about {} left", short(left)));
+        if let Some(more) = upto {
+            s.push_str(&format!(", up to {} more to decide", short(more)));
+        }
     }
     fit(s)
 }
@@ -123,7 +128,13 @@ pub fn cell_line(v: &CellView, now: Instant) -> String {
     let Some(released) = v.released else {
         return match &v.waiting {
             Some(said) => fit_cell(&v.id, &format!("waiting: {said}")),
-            None => fit_cell(&v.id, &format!("starting {} workers", v.workers)),
+            None => fit_cell(
+                &v.id,
+                &format!(
+                    "starting {}",
+                    crate::plan::count(v.workers.into(), "worker", "workers")
+                ),
+            ),
         };
     };
     let since = now.saturating_duration_since(released);
@@ -217,6 +228,9 @@ struct SweepClock {
     kinds: [Learned; 2],
     unit: Option<Unit>,
     interrupted: bool,
+    /// A cell runs on until it decides: the most time its budget still allows, counted
+    /// down from when it was set.
+    upto: Option<(Instant, Duration)>,
 }
 
 impl SweepClock {
@@ -232,6 +246,7 @@ impl SweepClock {
             kinds: [learned(predicted.goldens), learned(predicted.runs)],
             unit: None,
             interrupted: false,
+            upto: None,
         }
     }
 
@@ -268,6 +283,8 @@ impl SweepClock {
             self.total,
             now.saturating_duration_since(self.started),
             Some(self.left(now)),
+            self.upto
+                .map(|(since, d)| d.saturating_sub(now.saturating_duration_since(since))),
             self.interrupted,
         )
     }
@@ -408,6 +425,18 @@ impl Progress {
             let k = &mut c.kinds[u.work as usize];
             k.left = k.left.saturating_sub(u.predicted);
         }
+    }
+
+    /// More work than was predicted: a run added to a cell (`bench ab` until it decides).
+    pub fn extend(&self, work: Work, predicted: Duration) {
+        let mut c = self.clock.lock().expect("clock");
+        c.kinds[work as usize].left += predicted;
+    }
+
+    /// A cell runs on until it decides, for at most `upto` more (`None`: it stopped).
+    pub fn extending(&self, upto: Option<Duration>) {
+        let mut c = self.clock.lock().expect("clock");
+        c.upto = upto.map(|d| (Instant::now(), d));
     }
 
     /// Work that was predicted but will not run (a golden reused, a cell skipped or failed).
@@ -602,6 +631,16 @@ mod tests {
             ..v
         };
         assert!(cell_line(&starting, t0).contains("starting 4 workers"));
+        let one = CellView {
+            workers: 1,
+            ..starting.clone()
+        };
+        assert!(
+            cell_line(&one, t0).contains("starting 1 worker"),
+            "{}",
+            cell_line(&one, t0)
+        );
+        assert!(!cell_line(&one, t0).contains("1 workers"));
         // A launcher holds the workers in its queue: its words, within 80 columns.
         let queued = CellView {
             waiting: Some("srun: job 7 queued and waiting for resources".into()),
@@ -634,19 +673,24 @@ mod tests {
     fn the_sweep_line_ticks_and_says_what_an_interrupt_left() {
         let s = Duration::from_secs;
         assert_eq!(
-            sweep_line(5, 12, s(143), Some(s(250)), false),
+            sweep_line(5, 12, s(143), Some(s(250)), None, false),
             "sweep 5/12 cells  00:02:23 elapsed  about 4m10s left"
         );
         assert_eq!(
-            sweep_line(5, 12, s(188), Some(s(205)), false),
+            sweep_line(5, 12, s(188), Some(s(205)), None, false),
             "sweep 5/12 cells  00:03:08 elapsed  about 3m25s left"
         );
+        // A cell of bench ab runs on until it decides: the most its budget may add.
         assert_eq!(
-            sweep_line(5, 12, s(200), None, true),
+            sweep_line(5, 12, s(188), Some(s(5)), Some(s(95)), false),
+            "sweep 5/12 cells  00:03:08 elapsed  about 5s left, up to 1m35s more to decide"
+        );
+        assert_eq!(
+            sweep_line(5, 12, s(200), None, None, true),
             "sweep 5/12 cells  00:03:20 elapsed  interrupted, 7 not done"
         );
         assert_eq!(
-            sweep_line(12, 12, s(3700), None, false),
+            sweep_line(12, 12, s(3700), None, None, false),
             "sweep 12/12 cells  01:01:40 elapsed  finished"
         );
     }

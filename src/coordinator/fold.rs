@@ -142,6 +142,12 @@ impl Fold {
                 for (kind, ms) in p.wait_by_kind {
                     *m.path_wait_by_kind.entry(kind).or_default() += ms;
                 }
+                for (kind, n) in p.trips_by_kind {
+                    *m.path_trips_by_kind.entry(kind).or_default() += n;
+                }
+                if let Some(f) = p.fastest_ms {
+                    m.fastest_request_ms = Some(m.fastest_request_ms.map_or(f, |x| x.min(f)));
+                }
             }
             return;
         }
@@ -372,6 +378,8 @@ mod tests {
                 round_trips: 2,
                 wait_ms: ms / 2.0,
                 wait_by_kind: [("put".to_string(), ms / 2.0)].into(),
+                trips_by_kind: [("put".to_string(), 2.0)].into(),
+                fastest_ms: Some(ms / 4.0),
             }),
         })
     }
@@ -482,6 +490,12 @@ mod tests {
         assert!((m.path_wait_ms - 3.0).abs() < 1e-9);
         // By kind: what the operations reported, summed.
         assert!((m.path_wait_by_kind["put"] - 3.0).abs() < 1e-9);
+        assert!((m.path_trips_by_kind["put"] - 4.0).abs() < 1e-9);
+        assert_eq!(
+            m.fastest_request_ms,
+            Some(0.5),
+            "the successful commits' shortest"
+        );
         assert_eq!(m.latencies.summary().max, 4.0);
         assert_eq!((m.reads.attempts, m.reads.errors), (2, 1));
         assert_eq!(m.reads.latencies.summary().count, 1);

@@ -16,9 +16,8 @@ const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where a sweep's S3 credentials come from, and until when they hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Credentials {
-    /// The provider that answered, as the SDK names it (`Environment`, `ProfileFile`,
-    /// `CredentialProcess`, `SSO`, `WebIdentityToken`, `EcsContainer`, `IMDSv2`), or
-    /// `storage options`.
+    /// The provider that answered, in words (`the environment`, `a profile's
+    /// credential_process`, `the instance's role (IMDSv2)`, …), or `storage options`.
     pub provider: String,
     /// The profile (`AWS_PROFILE`), where a profile provider answered.
     pub profile: Option<String>,
@@ -71,9 +70,24 @@ pub async fn resolve(storage: &BTreeMap<String, String>) -> Result<Credentials, 
     Ok(Credentials {
         session: creds.session_token().is_some() && creds.expiry().is_none(),
         expiry: creds.expiry(),
-        provider,
+        provider: in_words(&provider),
         profile,
     })
+}
+
+/// A provider as the SDK names it (`EnvironmentVariable`, `ProfileFile`, …), in words.
+fn in_words(sdk: &str) -> String {
+    match sdk {
+        "EnvironmentVariable" | "Environment" => "the environment (AWS_ACCESS_KEY_ID)",
+        "ProfileFile" | "Profile" => "a profile's keys",
+        "CredentialProcess" => "a profile's credential_process",
+        "SSO" | "Sso" => "an SSO login",
+        "WebIdentityToken" => "a web identity token",
+        "EcsContainer" => "the container's role",
+        "IMDSv2" | "IMDS" => "the instance's role (IMDSv2)",
+        other => return format!("the AWS provider {other}"),
+    }
+    .to_string()
 }
 
 /// The provider's name: the SDK shows it only in the credentials' `Debug` form, which
@@ -153,6 +167,14 @@ mod tests {
         assert!(warning.contains("in about 5 min"), "{warning}");
         assert!(warning.contains("2027-01-15T08:05:00Z"), "{warning}");
         assert!(expiring.describe(Duration::from_secs(60), now).1.is_none());
+        for (sdk, words) in [
+            ("EnvironmentVariable", "the environment (AWS_ACCESS_KEY_ID)"),
+            ("CredentialProcess", "a profile's credential_process"),
+            ("IMDSv2", "the instance's role (IMDSv2)"),
+            ("Something", "the AWS provider Something"),
+        ] {
+            assert_eq!(in_words(sdk), words);
+        }
         let fixed = Credentials {
             provider: "storage options".into(),
             profile: None,

@@ -6,6 +6,7 @@
 mod claim;
 pub mod credentials;
 mod preflight;
+pub use preflight::look;
 
 pub use claim::{CLAIM, Claim};
 

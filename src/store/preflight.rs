@@ -19,8 +19,8 @@ fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchErr
         .to_string();
     let fault = classify(error);
     let what = match fault {
-        // Only a missing bucket makes a write (the first step) not found.
-        Fault::NotFound if step == "write" => format!(
+        // Only a missing bucket makes a write (the first step) or a listing not found.
+        Fault::NotFound if step == "write" || step == "list" => format!(
             "bucket `{bucket}` does not exist (or these credentials cannot see it); create it \
              or fix `root`"
         ),
@@ -63,6 +63,26 @@ fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchErr
         detail.push_str(" …");
     }
     BenchError::store(format!("S3 preflight failed: {what} ({detail})"))
+}
+
+/// A read-only look at an S3 root, for `bench plan`: that the bucket is there and these
+/// credentials may list it, and how long a request takes there: the median of seven reads
+/// of an object that does not exist, in ms (what the request estimate's model takes).
+pub async fn look(store: &Store) -> Result<f64, BenchError> {
+    store
+        .list("_bench_look")
+        .await
+        .map_err(|e| explain(store, "list", &e))?;
+    let mut ms = Vec::new();
+    for _ in 0..7 {
+        let began = std::time::Instant::now();
+        store
+            .read("_bench_look/absent")
+            .await
+            .map_err(|e| explain(store, "read", &e))?;
+        ms.push(began.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(crate::stats::median(ms))
 }
 
 /// A step whose answer was wrong rather than an error.

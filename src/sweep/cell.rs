@@ -83,10 +83,10 @@ fn write_trace(
     if let Some(a) = arm {
         name.push_str(&format!("_{a}"));
     }
-    let rel = format!("traces/{name}.json");
+    let rel = format!("{}/{name}.json", super::run::TRACE_DIR);
     let trace = crate::trace::chrome_trace(&name, &m.traces);
     let path = sweep.out.join(&rel);
-    let written = std::fs::create_dir_all(sweep.out.join("traces"))
+    let written = std::fs::create_dir_all(sweep.out.join(super::run::TRACE_DIR))
         .and_then(|_| crate::files::write_atomic(&path, trace.to_string().as_bytes()));
     match written {
         Ok(()) => Some(rel),
@@ -265,13 +265,17 @@ pub(super) async fn run_one(
     interrupt: &mut watch::Receiver<bool>,
 ) -> Result<CellResult, BenchError> {
     let Job {
-        cell,
-        repetition,
-        of,
-        golden,
-        arms,
+        cell, repetition, ..
     } = job;
     let (id, key) = (cell.id(), cell.key());
+    // A build rebuilt while the sweep runs is no longer the one its cells' keys name.
+    for arm in job.arms {
+        arm.unchanged(
+            &arm_label(arm, cell),
+            arm.name.is_some() || cell.build.is_some(),
+        )?;
+    }
+    let began = std::time::Instant::now();
     let run_rel = format!("runs/{id}");
     // Opened anew for every run, as the workers are: credentials that changed since the
     // sweep started (rotated keys in a profile) are picked up here too.
@@ -279,50 +283,122 @@ pub(super) async fn run_one(
     state.set(&id, &key, Status::Running, None);
     state.save(&sweep.out)?;
     let pace = pair
-        .filter(|_| arms.len() == 2)
+        .filter(|_| job.arms.len() == 2)
         .map(|p| p.pace(cell, repetition));
     // Paired, each arm has its own copy under the cell's prefix.
     let rels: Vec<String> = if pace.is_some() {
-        arms.iter()
+        (job.arms.iter())
             .map(|a| format!("{run_rel}/{}", a.name.unwrap_or(ARM_A)))
             .collect()
     } else {
         vec![run_rel.clone()]
     };
-    let mut copies = Vec::new();
-    for rel in &rels {
-        let began = std::time::Instant::now();
-        let copied = store.copy_prefix(&golden.rel, rel).await;
-        if let Ok(objects) = copied {
-            copies.push(record::CopyTime {
-                objects,
-                parallelism: sweep.plan.run.copy_parallelism,
-                ms: (began.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
-            });
-        }
-        if let Err(e) = copied {
+    let result = match copy_golden(sweep, store, job.golden, &rels).await {
+        Err(reason) => {
             let _ = store.remove_prefix(&run_rel).await;
-            return Ok(CellResult::Failed(format!(
+            return Ok(CellResult::Failed(reason));
+        }
+        Ok(copies) => {
+            let roots: Vec<String> = rels.iter().map(|r| store.uri(r)).collect();
+            let started_at = now_utc_ms();
+            let ran = watch_workers(sweep, &job, &roots, pace, progress, interrupt).await;
+            let run = Run {
+                sweep,
+                job: &job,
+                roots: &roots,
+                copies: &copies,
+                started_at,
+                scheme: store.scheme(),
+                pilot: pair.and_then(|p| p.pilot),
+            };
+            run.result(ran, progress, interrupt).await
+        }
+    };
+    if !sweep.plan.run.keep_runs
+        && let Err(e) = store.remove_prefix(&run_rel).await
+    {
+        progress.log(format!(
+            "warning: {id}: its copy {run_rel} was not removed ({e}); its results are kept, \
+             and the sweep's cleanup (run.cleanup) or its next run removes it"
+        ));
+    }
+    let mut result = result;
+    if let CellResult::Recorded(records) = &mut result {
+        // The run's whole time, copies, verification and removal included: what a budget
+        // counts.
+        let ms = (began.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0;
+        for r in records {
+            r.wall_ms = Some(ms);
+        }
+    }
+    Ok(result)
+}
+
+/// Copy the golden to each of `rels` (one per arm that runs on a copy of its own): how each
+/// copy went, or why one failed.
+async fn copy_golden(
+    sweep: &Sweep,
+    store: &crate::store::Store,
+    golden: &Golden,
+    rels: &[String],
+) -> Result<Vec<record::CopyTime>, String> {
+    let mut copies = Vec::new();
+    for rel in rels {
+        let began = std::time::Instant::now();
+        let objects = store.copy_prefix(&golden.rel, rel).await.map_err(|e| {
+            format!(
                 "cannot copy golden {} to {rel}: {e}; make room or fix the store, then re-run \
                  with --retry-failed",
                 golden.rel
-            )));
-        }
+            )
+        })?;
+        copies.push(record::CopyTime {
+            objects,
+            parallelism: sweep.plan.run.copy_parallelism,
+            ms: (began.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+        });
     }
-    let roots: Vec<String> = rels.iter().map(|r| store.uri(r)).collect();
-    let arms = &arms[..roots.len()];
-    let timed = cell.mode.operations().is_none() && cell.mode.duration_secs() > 0;
-    let duration = Duration::from_secs(cell.mode.duration_secs());
-    // The cell, its repetition and its arms, as the display names the run.
-    let mut label = id.clone();
-    if of > 1 {
+    Ok(copies)
+}
+
+/// The display's name of a run: the cell, its repetition, and its arms.
+fn run_label(id: &str, repetition: u32, of: u32, paired: bool, arm: Option<&str>) -> String {
+    let mut label = id.to_string();
+    if repetition > of {
+        // Beyond the count fixed so far (a pilot, or runs until the cell decides).
+        label.push_str(&format!(" {repetition}"));
+    } else if of > 1 {
         label.push_str(&format!(" {repetition}/{of}"));
     }
-    match (pace.is_some(), arms.first().and_then(|a| a.name)) {
+    match (paired, arm) {
         (true, _) => label.push_str(" [A+B]"),
         (false, Some(name)) => label.push_str(&format!(" [{name}]")),
         (false, None) => {}
     }
+    label
+}
+
+/// Start the run's workers on their copies (`roots`, one per arm) and watch them to the end,
+/// with the cell's bar.
+async fn watch_workers(
+    sweep: &Sweep,
+    job: &Job<'_>,
+    roots: &[String],
+    pace: Option<Pace>,
+    progress: &Progress,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Ran {
+    let cell = job.cell;
+    let arms = &job.arms[..roots.len()];
+    let timed = cell.mode.operations().is_none() && cell.mode.duration_secs() > 0;
+    let duration = Duration::from_secs(cell.mode.duration_secs());
+    let label = run_label(
+        &cell.id(),
+        job.repetition,
+        job.of,
+        pace.is_some(),
+        arms.first().and_then(|a| a.name),
+    );
     let bar = progress.cell(CellView {
         id: label.clone(),
         workers: cell.mode.workers() * roots.len() as u32,
@@ -335,7 +411,6 @@ pub(super) async fn run_one(
         mixed: cell.mode.mixed_reads().is_some(),
         ..CellView::default()
     });
-    let started_at = now_utc_ms();
     let launcher = (sweep.plan.run.launcher.as_ref()).map(|l| l.command(cell.mode.workers()));
     // The workers' environment: storage options, and the namespace properties under their
     // prefix.
@@ -348,7 +423,7 @@ pub(super) async fn run_one(
     }
     let runs: Vec<CellRun<'_>> = arms
         .iter()
-        .zip(&roots)
+        .zip(roots)
         .map(|(arm, root)| CellRun {
             exe: &arm.exe,
             workers: worker_args(cell, root, sweep.plan.run.trace_operations),
@@ -367,44 +442,69 @@ pub(super) async fn run_one(
     let ran = run_workers(runs, pace, sweep.plan.run.cell_timeout, &watched, interrupt).await;
     watched.clear();
     bar.finish();
+    ran
+}
 
-    let result = match ran {
-        Ran::Interrupted => CellResult::Interrupted,
-        Ran::Failed(reason) => CellResult::Failed(reason),
-        Ran::Measured(measured, units) => {
-            crate::fault::pause("verify", interrupt).await;
-            let mut records = Vec::new();
-            for (k, (m, root)) in measured.iter().zip(&roots).enumerate() {
-                let v = verification(cell, root, golden, m).await;
-                let p = Provenance {
-                    plan: &sweep.plan.name,
-                    arm: arms[k].name,
-                    versions: &arms[k].versions,
-                    repetition,
-                    started_at: started_at.clone(),
-                    finished_at: now_utc_ms(),
-                    storage_scheme: store.scheme(),
-                };
-                let mut r = record::assemble(cell, m, v, p);
-                r.copy = copies.get(k).copied();
-                if !m.traces.is_empty() {
-                    r.trace = write_trace(sweep, &id, repetition, arms[k].name, m, progress);
-                }
-                r.paired = units.as_ref().map(|(u, kind)| {
-                    record::PairUnits::new(*kind, &u[k], pair.and_then(|p| p.pilot))
-                });
-                records.push(r);
+/// One run of a cell, once its workers are done: what the records need of it.
+struct Run<'a> {
+    sweep: &'a Sweep,
+    job: &'a Job<'a>,
+    roots: &'a [String],
+    copies: &'a [record::CopyTime],
+    started_at: String,
+    scheme: &'static str,
+    /// Precision mode, after its pilot: the pilot's repetitions (recorded with the units).
+    pilot: Option<u32>,
+}
+
+impl Run<'_> {
+    /// What the workers measured, verified and made records of (one per arm).
+    async fn result(
+        &self,
+        ran: Ran,
+        progress: &Progress,
+        interrupt: &mut watch::Receiver<bool>,
+    ) -> CellResult {
+        let (measured, units) = match ran {
+            Ran::Interrupted => return CellResult::Interrupted,
+            Ran::Failed(reason) => return CellResult::Failed(reason),
+            Ran::Measured(measured, units) => (measured, units),
+        };
+        crate::fault::pause("verify", interrupt).await;
+        let (cell, arms) = (self.job.cell, self.job.arms);
+        let mut records = Vec::new();
+        for (k, (m, root)) in measured.iter().zip(self.roots).enumerate() {
+            let v = verification(cell, root, self.job.golden, m).await;
+            let p = Provenance {
+                plan: &self.sweep.plan.name,
+                arm: arms[k].name,
+                versions: &arms[k].versions,
+                digest: Some(&arms[k].digest),
+                repetition: self.job.repetition,
+                started_at: self.started_at.clone(),
+                finished_at: now_utc_ms(),
+                storage_scheme: self.scheme,
+            };
+            let mut r = record::assemble(cell, m, v, p);
+            r.copy = self.copies.get(k).copied();
+            if !m.traces.is_empty() {
+                let (id, rep) = (cell.id(), self.job.repetition);
+                r.trace = write_trace(self.sweep, &id, rep, arms[k].name, m, progress);
             }
-            CellResult::Recorded(records)
+            r.paired = units
+                .as_ref()
+                .map(|(u, kind)| record::PairUnits::new(*kind, &u[k], self.pilot));
+            records.push(r);
         }
-    };
-    if !sweep.plan.run.keep_runs
-        && let Err(e) = store.remove_prefix(&run_rel).await
-    {
-        progress.log(format!(
-            "warning: {id}: its copy {run_rel} was not removed ({e}); its results are kept, \
-             and the sweep's cleanup (run.cleanup) or its next run removes it"
-        ));
+        CellResult::Recorded(records)
     }
-    Ok(result)
+}
+
+/// How messages name an arm: `arm B`, `build cow`, or this bench.
+fn arm_label(arm: &Arm, cell: &Cell) -> String {
+    match (arm.name, &cell.build) {
+        (Some(n), _) => format!("arm {n}"),
+        (None, Some(b)) => format!("build {}", b.name),
+        (None, None) => "the bench binary".to_string(),
+    }
 }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use ab::ab;
 pub use cell::Pairing;
+pub use precision::Until;
 pub use run::{ARM_A, ARM_B, Arm, PairOptions, RunOptions, run};
 pub use views::{show_plan, show_status};
 
@@ -31,8 +32,9 @@ pub struct Overrides {
     pub out: Option<PathBuf>,
     pub root: Option<String>,
     pub storage: Vec<(String, String)>,
-    /// An A/B sweep: its results go to `results/<plan name>-ab/` by default.
-    pub ab: bool,
+    /// An A/B sweep, with its two arms, checked (their builds are part of every cell's
+    /// key): its results go to `results/<plan name>-ab/` by default.
+    pub ab: Option<[Arm; 2]>,
     /// Run only this shard's share of the cells.
     pub shard: Option<shard::ShardArg>,
     /// `--launcher`: replaces the plan's `run.launcher`.
@@ -58,6 +60,8 @@ pub struct Sweep {
     /// The plan's `[builds]`, each checked (`worker-info`) and resolved: whose workers run
     /// the cells of that build.
     pub builds: std::collections::BTreeMap<String, Arm>,
+    /// `bench ab`: its arms' executables (recorded in the checkpoint).
+    pub ab: Option<[PathBuf; 2]>,
 }
 
 /// Check every build of the plan before anything is written: resolve its path (`"bench"`
@@ -78,7 +82,7 @@ async fn check_builds(
         let arm = Arm::checked(None, exe)
             .await
             .map_err(|e| BenchError::Usage(format!("builds.{} (\"{}\"): {}", b.name, b.path, e)))?;
-        b.identity = Some(arm.versions.to_string());
+        b.id = Some(arm.id());
         arms.insert(b.name.clone(), arm);
     }
     Ok(arms)
@@ -94,11 +98,13 @@ impl Sweep {
         if !self.builds.is_empty() {
             let builds: Vec<String> = (self.plan.builds.iter())
                 .map(|b| {
+                    let arm = &self.builds[&b.name];
                     format!(
-                        "{} = {} ({})",
+                        "{} = {} ({}, digest {})",
                         b.name,
-                        self.builds[&b.name].exe.display(),
-                        self.builds[&b.name].versions
+                        arm.exe.display(),
+                        arm.versions,
+                        arm.short_digest()
                     )
                 })
                 .collect();
@@ -150,7 +156,7 @@ impl Sweep {
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
         let mut plan = Plan::load(plan_path)?;
         plan.override_with(over.root.as_deref(), &over.storage);
-        if over.ab && !plan.builds.is_empty() {
+        if over.ab.is_some() && !plan.builds.is_empty() {
             return Err(BenchError::Usage(format!(
                 "{} names its builds in [builds]; bench ab takes its two builds from its \
                  command line: run the plan with `bench run {}` and compare its builds with \
@@ -171,7 +177,7 @@ impl Sweep {
             plan.run.trace_operations = n;
         }
         let out = over.out.clone().unwrap_or_else(|| {
-            let dir = if over.ab {
+            let dir = if over.ab.is_some() {
                 format!("{}-ab", plan.name)
             } else {
                 plan.name.clone()
@@ -179,15 +185,21 @@ impl Sweep {
             Path::new("results").join(dir)
         });
         let out = std::path::absolute(&out).map_err(|e| BenchError::io("resolve", &out, e))?;
-        let root = match &plan.root {
-            Some(r) => r.clone(),
-            None => out.join("store").display().to_string(),
-        };
         let shard = match over.shard {
             None => None,
             Some(arg) => {
                 Some(shard::resolve(arg, &|k| std::env::var(k).ok()).map_err(BenchError::Usage)?)
             }
+        };
+        let root = match &plan.root {
+            Some(r) => r.clone(),
+            None => default_root(&out, shard.is_some()).display().to_string(),
+        };
+        // The arms' builds are in every cell's key: bench ab's own, or (for `bench plan` and
+        // `bench status` of an A/B directory) those its checkpoint names, checked anew.
+        plan.arms = match &over.ab {
+            Some([a, b]) => Some([a.id(), b.id()]),
+            None => recorded_arms(&out).await,
         };
         let parallelism = plan.run.copy_parallelism as usize;
         let mut store = Store::open(&root, &plan.storage)
@@ -213,6 +225,10 @@ impl Sweep {
             planned,
             root,
             builds,
+            ab: over
+                .ab
+                .as_ref()
+                .map(|[a, b]| [a.exe.clone(), b.exe.clone()]),
         })
     }
 
@@ -223,6 +239,10 @@ impl Sweep {
             repetitions: self.plan.run.repetitions,
             shard: self.shard,
             pairing: None,
+            arms: self
+                .ab
+                .as_ref()
+                .map(|[a, b]| [a.display().to_string(), b.display().to_string()]),
             root: Some(self.root.clone()),
             storage: self
                 .plan
@@ -322,26 +342,38 @@ impl Sweep {
 
 impl Sweep {
     /// For an S3 root: the requests what is left will make (see [`requests`]), and what
-    /// S3 Standard charges for them; calibrated by the directory's records.
+    /// S3 Standard charges for them; calibrated by the directory's records, and the model
+    /// by the store's latency (`request_ms`, from [`crate::store::look`]) where known.
     fn requests_note(
         &self,
         state: &State,
         records: &[Record],
         arms: &[Option<&str>],
         ready: &BTreeSet<GoldenSpec>,
+        request_ms: Option<f64>,
     ) -> Option<String> {
         if self.store.scheme() != "s3" {
             return None;
         }
         let (runs, goldens) = self.left(state, records, arms, false, ready);
         let goldens: Vec<GoldenSpec> = goldens.into_iter().collect();
-        let e = requests::estimate(&runs, &goldens, records);
+        let e = requests::estimate(&runs, &goldens, records, request_ms);
         let (put, get, _) = requests::PRICES;
+        let model = match (e.modeled, request_ms) {
+            (0, _) => String::new(),
+            (_, Some(ms)) => format!(
+                " (its cells bounded by time make as many commits as {ms:.1} ms a request, \
+                 measured now, allows)"
+            ),
+            (_, None) => " (its cells bounded by time at local disk's pace: a ceiling, as \
+                          the store could not be reached to time a request)"
+                .to_string(),
+        };
         Some(format!(
             "requests to S3 for what is left (estimate): {}; about ${} at S3 Standard \
              prices (${put} per 1,000 PUT, COPY, LIST; ${get} per 1,000 GET, HEAD; DELETE \
-             free); {} runs from the directory's records of the same cells, {} from a model \
-             (docs/s3.md)",
+             free); {} runs from the directory's records of the same cells, {} from a \
+             model{model} (docs/s3.md)",
             requests::describe(&e.requests),
             match requests::cost(&e.requests) {
                 c if c < 0.1 => format!("{c:.4}"),
@@ -350,6 +382,38 @@ impl Sweep {
             e.calibrated,
             e.modeled
         ))
+    }
+}
+
+/// The builds of an A/B directory's arms, from the executables its checkpoint names,
+/// checked anew (an arm that cannot be checked any more is a build of unknown bytes: its
+/// cells are stale, and said so).
+async fn recorded_arms(out: &Path) -> Option<[crate::plan::BuildId; 2]> {
+    let paths = crate::state::State::read(out)?.sweep?.arms?;
+    let mut ids = Vec::new();
+    for (name, path) in [ARM_A, ARM_B].into_iter().zip(paths) {
+        ids.push(match Arm::checked(Some(name), PathBuf::from(&path)).await {
+            Ok(arm) => arm.id(),
+            Err(e) => {
+                crate::out::note(&format!(
+                    "note: {} is an A/B directory whose {e}; its cells count as stale",
+                    out.display()
+                ));
+                crate::plan::BuildId::default()
+            }
+        });
+    }
+    ids.try_into().ok()
+}
+
+/// The store root of a sweep that names none: `<out>/store`; for a shard, `store/` beside
+/// its results directory, which the shards of one sweep share when their `--out`s are
+/// siblings (`results/<plan>/shard-K`), each under a prefix of its own, so that they merge
+/// as one store.
+fn default_root(out: &Path, sharded: bool) -> PathBuf {
+    match out.parent() {
+        Some(parent) if sharded => parent.join("store"),
+        _ => out.join("store"),
     }
 }
 

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use super::Sweep;
 use super::cell::{self, CellResult, Job, PairSpec, Pairing};
+use super::precision::Until;
 use super::resume::{self, CellStatus};
 use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
@@ -33,10 +34,10 @@ pub struct PairOptions {
     pub pairing: Pairing,
     /// The length of a time slice (and of a duet's bucket).
     pub slice: Duration,
-    /// `--precision`: run each cell until its throughput ratio's interval is within ±this
-    /// fraction (Stein's two-stage rule), or its budget runs out.
-    pub precision: Option<f64>,
-    /// The time a cell may take in precision mode.
+    /// How long each cell runs: the plan's repetitions, until its interval decides at the
+    /// threshold (the default), or Stein's count for `--precision`.
+    pub until: Until,
+    /// The time a cell may take beyond the plan's repetitions.
     pub budget: Duration,
 }
 
@@ -70,7 +71,11 @@ impl RunReport {
     }
 }
 
-/// Move the outputs of an earlier run into `previous-<time>/` (nothing is deleted).
+/// Where a sweep's trace files go (`--trace`), under its results directory.
+pub const TRACE_DIR: &str = "traces";
+
+/// Move the outputs of an earlier run into `previous-<time>/` (nothing is deleted): the
+/// records' trace files go with them, so that the paths they name still hold.
 fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
     let files = [
         crate::state::STATE_FILE,
@@ -78,6 +83,7 @@ fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
         csv::SUMMARY_FILE,
         crate::report::REPORT_FILE,
         crate::report::CHART_DIR,
+        TRACE_DIR,
     ];
     let present: Vec<_> = files.iter().filter(|f| out.join(f).exists()).collect();
     if present.is_empty() {
@@ -165,11 +171,25 @@ async fn open(
 ) -> Result<Opened, BenchError> {
     let out = &sweep.out;
     sweep.store.prepare().await?;
+    let had_dir = out.exists();
+    let had_lock = out.join(crate::lock::LOCK_FILE).exists();
     std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
     let lock = crate::lock::acquire(out)?;
     // The store root too, before anything is moved or written: another sweep on it would
-    // remove this one's copies and goldens.
-    let claim = sweep.store.claim(out).await?;
+    // remove this one's copies and goldens. Refused, this run leaves nothing behind.
+    let claim = match sweep.store.claim(out).await {
+        Ok(c) => c,
+        Err(e) => {
+            drop(lock);
+            if !had_lock {
+                let _ = std::fs::remove_file(out.join(crate::lock::LOCK_FILE));
+            }
+            if !had_dir {
+                let _ = std::fs::remove_dir(out);
+            }
+            return Err(e);
+        }
+    };
     match take(sweep, opts, arms).await {
         Ok((state, records, notices)) => Ok(Opened {
             _lock: lock,
@@ -256,6 +276,13 @@ async fn take(
             .any(|r| r.arm.is_some())
             .then(|| "runs".into())
     });
+    if before.is_some() && pairing.is_none() {
+        return Err(BenchError::Usage(format!(
+            "{} holds the A/B pairs of `bench ab`; resume it with the same `bench ab` \
+             command, or give `bench run` another --out",
+            out.display()
+        )));
+    }
     if let (Some(was), Some(now)) = (&before, &pairing)
         && was != now
     {
@@ -320,6 +347,47 @@ fn schedule(groups: &[usize], repetitions: u32, order: Order) -> Vec<(usize, u32
     }
 }
 
+/// Whether a run's rule has nothing to add to a cell whose repetitions are recorded.
+/// `bench run` and `--no-extend`: always; `--precision`: once Stein's count is fixed; until
+/// decided: once its records decide at this threshold or its time reached this budget (so a
+/// cell asked again at another threshold, or with more time, goes on from its runs).
+fn rule_stopped(opts: &RunOptions, state: &State, records: &[Record], cell: &Cell) -> bool {
+    let fixed = (state.cells.get(&cell.id()))
+        .filter(|c| c.key == cell.key())
+        .and_then(|c| c.precision)
+        .is_some();
+    match opts.pairs.map(|p| (p.until, p.budget)) {
+        None | Some((Until::Repetitions, _)) => true,
+        Some((Until::Precision(_), _)) => fixed,
+        Some((Until::Decided(t), budget)) => {
+            super::precision::decided(cell, records, t)
+                || super::precision::spent(records, &cell.id(), &cell.key()) >= budget
+        }
+    }
+}
+
+/// How a run of a cell is named among its repetitions (`fixed`: the count it runs so far,
+/// `plan`: the plan's): `repetition 2/3`; beyond the count, what decides how many
+/// (`repetition 4 of a pilot of at least 5`, `repetition 4, until decided`); `None` for a
+/// cell of one repetition.
+fn repetition_label(
+    repetition: u32,
+    fixed: u32,
+    plan: u32,
+    until: Option<Until>,
+) -> Option<String> {
+    if repetition <= fixed {
+        return (fixed > 1).then(|| format!("repetition {repetition}/{fixed}"));
+    }
+    Some(match until {
+        Some(Until::Precision(_)) => format!(
+            "repetition {repetition} of a pilot of at least {}",
+            plan.max(super::precision::PILOT_RUNS as u32)
+        ),
+        _ => format!("repetition {repetition}, until decided"),
+    })
+}
+
 /// The arms of a repetition in the order they run: A B, then B A, … so that a drift of the
 /// machine weighs on both arms alike.
 fn arm_order(arms: &[Arm], repetition: u32) -> Vec<&Arm> {
@@ -364,9 +432,11 @@ async fn run_opened(
         opts.retry_failed,
         &Default::default(),
     );
+    // Done, and nothing for bench ab's rule to add.
     let done_before = cells
         .iter()
         .filter(|c| sweep.standing(&state, &records, c, &names, false).status == CellStatus::Done)
+        .filter(|c| rule_stopped(opts, &state, &records, c))
         .count() as u64;
     let display = crate::progress::choose(
         opts.display,
@@ -404,6 +474,21 @@ async fn run_opened(
     ));
     for line in sweep.namespace_note() {
         r.progress.log(line);
+    }
+    // A trace is of the runs a sweep makes: done cells are not run again for it.
+    if sweep.plan.run.trace_operations > 0 && done_before > 0 {
+        r.progress.log(format!(
+            "note: traces are written of the runs this sweep makes; {} already done {} not \
+             run again, so {} no trace: trace them with --fresh (earlier outputs are moved \
+             aside) or into another --out",
+            crate::plan::count(done_before, "cell", "cells"),
+            if done_before == 1 { "is" } else { "are" },
+            if done_before == 1 {
+                "it gets"
+            } else {
+                "they get"
+            },
+        ));
     }
     for line in sweep.credentials_note(predicted.total()).await {
         r.progress.log(line);
@@ -449,16 +534,10 @@ impl Runner<'_> {
         let standing = self
             .sweep
             .standing(&self.state, &self.records, cell, &self.names(), false);
-        // With --precision, a cell is done once its count is fixed and reached; one whose
-        // pilot ended just before the count was fixed goes on to fix it.
-        let undecided = self.opts.pairs.is_some_and(|p| p.precision.is_some())
-            && self
-                .state
-                .cells
-                .get(&id)
-                .is_none_or(|c| c.precision.is_none());
         match standing.status {
-            CellStatus::Done if undecided => return false,
+            // A cell run until it decides (or by Stein's count) is done once its rule has
+            // stopped it: one interrupted before, or decided at another threshold, goes on.
+            CellStatus::Done if !self.stopped_by_rule(cell) => return false,
             CellStatus::Done => self.report.skipped_done += 1,
             CellStatus::Failed if !self.opts.retry_failed => {
                 self.report.failed_not_retried += 1;
@@ -477,6 +556,12 @@ impl Runner<'_> {
         true
     }
 
+    /// `bench ab`: whether this run's rule has nothing to add to the cell (see
+    /// [`rule_stopped`]).
+    fn stopped_by_rule(&self, cell: &Cell) -> bool {
+        rule_stopped(self.opts, &self.state, &self.records, cell)
+    }
+
     /// Whether the sweep was interrupted (Ctrl-C or SIGTERM): also between the steps a
     /// signal does not cut short (a golden's build, a copy, a verification, which finish
     /// first), so that the sweep stops at the next step and exits 130, never 0.
@@ -490,7 +575,8 @@ impl Runner<'_> {
         self.report.interrupted
     }
 
-    /// Run one repetition of a cell (by each arm that lacks it), unless the cell is settled.
+    /// Run one repetition of a cell (by each arm that lacks it), unless the cell is settled;
+    /// after the plan's last, `bench ab` goes on as its rule says.
     async fn repetition(&mut self, cell: &Cell, repetition: u32) -> Result<(), BenchError> {
         if self.settle(cell) || self.stopped() {
             return Ok(());
@@ -509,6 +595,42 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
+        if !self.run_repetition(cell, &golden, repetition).await? {
+            return Ok(());
+        }
+        // bench ab: after the plan's last repetition, its rule says whether the cell goes on
+        // (and says where it stopped).
+        if repetition == self.sweep.plan.run.repetitions
+            && self.opts.pairs.is_some()
+            && !self.extend(cell, &golden).await?
+        {
+            return Ok(());
+        }
+        // Done once its repetitions are recorded; in bench ab, only after the plan's last
+        // (where its rule is asked) unless the rule has nothing to add.
+        let standing = self
+            .sweep
+            .standing(&self.state, &self.records, cell, &self.names(), false);
+        let last = repetition >= self.sweep.plan.run.repetitions;
+        if standing.status == CellStatus::Done && (last || self.stopped_by_rule(cell)) {
+            self.report.ran += 1;
+            self.settled.insert(id);
+            self.progress.cell_finished();
+        }
+        Ok(())
+    }
+
+    /// Run repetition `repetition` of a cell by the arms that lack it: both arms at once, as
+    /// pairs inside the run (`bench ab` by default), or each on its own (`bench run`, a
+    /// build of `[builds]`, `bench ab --pairing runs`: A B, then B A). Returns whether the
+    /// cell goes on (false: it failed, or the sweep was interrupted).
+    async fn run_repetition(
+        &mut self,
+        cell: &Cell,
+        golden: &Golden,
+        repetition: u32,
+    ) -> Result<bool, BenchError> {
+        let id = cell.id();
         // A cell of a plan's build runs on that build's workers.
         let arms = match &cell.build {
             Some(b) => std::slice::from_ref(&self.sweep.builds[&b.name]),
@@ -525,11 +647,11 @@ impl Runner<'_> {
         };
         for group in groups {
             if self.stopped() {
-                return Ok(());
+                return Ok(false);
             }
             let missing = group
                 .iter()
-                .any(|a| resume::recorded(&self.records, &id, &key, a.name) < repetition);
+                .any(|a| resume::recorded(&self.records, &id, &cell.key(), a.name) < repetition);
             if !missing {
                 continue;
             }
@@ -537,7 +659,7 @@ impl Runner<'_> {
                 cell,
                 repetition,
                 of: self.repetitions_of(cell),
-                golden: &golden,
+                golden,
                 arms: &group,
             };
             let pair = together.map(|p| PairSpec {
@@ -546,24 +668,10 @@ impl Runner<'_> {
                 pilot: self.pilot_of(&id),
             });
             if !self.run_job(cell, job, pair).await? {
-                return Ok(());
+                return Ok(false);
             }
         }
-        if together.is_some_and(|p| p.precision.is_some())
-            && repetition == self.sweep.plan.run.repetitions
-            && !self.extend(cell, &golden).await?
-        {
-            return Ok(());
-        }
-        let standing = self
-            .sweep
-            .standing(&self.state, &self.records, cell, &self.names(), false);
-        if standing.status == CellStatus::Done {
-            self.report.ran += 1;
-            self.settled.insert(id);
-            self.progress.cell_finished();
-        }
-        Ok(())
+        Ok(true)
     }
 
     /// Run one job (a repetition of a cell by one arm, or by both as pairs) and record what
@@ -577,10 +685,11 @@ impl Runner<'_> {
     ) -> Result<bool, BenchError> {
         let (id, key) = (cell.id(), cell.key());
         let repetition = job.repetition;
-        let reps = self.repetitions_of(cell);
         let mut label = id.clone();
-        if reps > 1 {
-            label.push_str(&format!(" (repetition {repetition}/{reps})"));
+        let (plan, fixed) = (self.sweep.plan.run.repetitions, self.repetitions_of(cell));
+        let until = self.opts.pairs.map(|p| p.until);
+        if let Some(r) = repetition_label(repetition, fixed, plan, until) {
+            label.push_str(&format!(" ({r})"));
         }
         match job.arms {
             [one] => {
@@ -626,84 +735,147 @@ impl Runner<'_> {
         }
     }
 
-    /// The repetitions a cell runs: the plan's, or more when `--precision` decided so.
+    /// The repetitions a cell runs: the plan's, or more when `bench ab` fixed more.
     fn repetitions_of(&self, cell: &Cell) -> u32 {
         resume::repetitions_of(&self.state, cell, self.sweep.plan.run.repetitions)
     }
 
     /// The pilot's repetitions, once `--precision` has fixed a cell's count.
     fn pilot_of(&self, id: &str) -> Option<u32> {
-        self.state.cells.get(id)?.precision.map(|p| p.pilot)
+        self.state.cells.get(id)?.precision?.stein_pilot()
     }
 
-    /// `bench ab --precision`: after the plan's repetitions of a cell, run more until the
-    /// pilot holds enough batches, fix the count by Stein's rule, and run the rest, within
-    /// the cell's time budget. Returns whether the cell goes on.
+    /// `bench ab`, after the plan's repetitions of a cell: run more as its rule says, within
+    /// the cell's time budget (copies and verification included) — until its throughput
+    /// interval decides at the threshold, or (`--precision`) until the pilot holds enough
+    /// runs, its count is fixed by Stein's rule, and the rest have run. The stop is
+    /// checkpointed. Returns whether the cell goes on.
     async fn extend(&mut self, cell: &Cell, golden: &Golden) -> Result<bool, BenchError> {
-        let opts = self.opts.pairs.expect("precision is an option of bench ab");
-        let precision = opts.precision.expect("precision mode");
+        let opts = self.opts.pairs.expect("only bench ab extends a cell");
         let (id, key) = (cell.id(), cell.key());
-        loop {
+        let mut extending = false;
+        let goes_on = loop {
             let recorded = self.recorded_pairs(cell);
-            let decided = self.state.cells.get(&id).and_then(|c| c.precision);
-            let target = match decided {
-                Some(d) => Some(d.repetitions),
-                None => match super::precision::decide(cell, &self.records, precision) {
-                    super::precision::Decision::MorePilot => None,
-                    super::precision::Decision::Total(total) => {
-                        let total = total.max(recorded);
-                        self.state.decide(&id, &key, recorded, total);
-                        self.state.save(&self.sweep.out)?;
-                        self.progress.log(format!(
-                            "{id}: its pilot of {} needs {total} in all \
-                             for ±{:.1} % (Stein's rule)",
-                            crate::plan::count(recorded.into(), "repetition", "repetitions"),
-                            precision * 100.0
-                        ));
-                        Some(total)
-                    }
-                },
+            let reached = match opts.until {
+                Until::Repetitions => true,
+                Until::Precision(p) => self
+                    .stein_count(cell, recorded, p)?
+                    .is_some_and(|t| recorded >= t),
+                Until::Decided(t) => super::precision::decided(cell, &self.records, t),
             };
-            if target.is_some_and(|t| recorded >= t) {
-                return Ok(true);
-            }
             let spent = super::precision::spent(&self.records, &id, &key);
-            if spent >= opts.budget {
-                let pilot = self.pilot_of(&id).unwrap_or(recorded);
-                self.state.decide(&id, &key, pilot, recorded);
+            if reached || spent >= opts.budget {
+                self.stop_extending(cell, recorded, reached, opts)?;
+                break true;
+            }
+            if !extending {
+                extending = true;
+                self.progress
+                    .extending(Some(opts.budget.saturating_sub(spent)));
+            }
+            self.progress.extend(
+                Work::Run,
+                super::estimate::cell_run(cell) * self.arms.len() as u32,
+            );
+            if !self.run_repetition(cell, golden, recorded + 1).await? {
+                break false;
+            }
+        };
+        if extending {
+            self.progress.extending(None);
+        }
+        Ok(goes_on)
+    }
+
+    /// `--precision`: the count Stein's rule fixed for the cell, fixing it once its pilot
+    /// has enough runs; `None` while the pilot needs more.
+    fn stein_count(
+        &mut self,
+        cell: &Cell,
+        recorded: u32,
+        precision: f64,
+    ) -> Result<Option<u32>, BenchError> {
+        let (id, key) = (cell.id(), cell.key());
+        if let Some(d) = self.state.cells.get(&id).and_then(|c| c.precision) {
+            return Ok(Some(d.repetitions));
+        }
+        match super::precision::decide(cell, &self.records, precision) {
+            super::precision::Decision::MorePilot => Ok(None),
+            super::precision::Decision::Total(total) => {
+                let total = total.max(recorded);
+                self.state.decide(
+                    &id,
+                    &key,
+                    crate::state::Decided {
+                        pilot: recorded,
+                        repetitions: total,
+                        threshold_pct: None,
+                    },
+                );
                 self.state.save(&self.sweep.out)?;
-                let when = match target {
-                    Some(t) => format!("after {recorded} of {t} repetitions"),
-                    None => format!(
-                        "during its pilot, after {}",
-                        crate::plan::count(recorded.into(), "repetition", "repetitions")
-                    ),
+                self.progress.log(format!(
+                    "{id}: its pilot of {} needs {total} in all for ±{:.1} % (Stein's rule)",
+                    crate::plan::count(recorded.into(), "repetition", "repetitions"),
+                    precision * 100.0
+                ));
+                Ok(Some(total))
+            }
+        }
+    }
+
+    /// A cell's rule stopped it after `recorded` repetitions (`reached`: as the rule asked;
+    /// else its budget ran out): checkpoint where, so that a resume knows, and say why.
+    fn stop_extending(
+        &mut self,
+        cell: &Cell,
+        recorded: u32,
+        reached: bool,
+        opts: PairOptions,
+    ) -> Result<(), BenchError> {
+        let (id, key) = (cell.id(), cell.key());
+        let runs = crate::plan::count(recorded.into(), "repetition", "repetitions");
+        let decided = match opts.until {
+            Until::Repetitions => return Ok(()),
+            Until::Decided(t) => {
+                self.progress.log(if reached {
+                    format!("{id}: decided at ±{:.1} % after {runs}", t * 100.0)
+                } else {
+                    format!(
+                        "{id}: its budget of {}s ran out after {runs}, undecided at ±{:.1} %",
+                        opts.budget.as_secs(),
+                        t * 100.0
+                    )
+                });
+                crate::state::Decided {
+                    pilot: 0,
+                    repetitions: recorded,
+                    threshold_pct: Some(t * 100.0),
+                }
+            }
+            Until::Precision(p) => {
+                let fixed = self.state.cells.get(&id).and_then(|c| c.precision);
+                if reached {
+                    return Ok(());
+                }
+                let when = match fixed {
+                    Some(d) => format!("after {recorded} of {} repetitions", d.repetitions),
+                    None => format!("during its pilot, after {runs}"),
                 };
                 self.progress.log(format!(
                     "{id}: its budget of {}s ran out {when}; its interval may be wider than \
                      ±{:.1} %",
                     opts.budget.as_secs(),
-                    precision * 100.0
+                    p * 100.0
                 ));
-                return Ok(true);
+                crate::state::Decided {
+                    pilot: fixed.map_or(recorded, |d| d.pilot),
+                    repetitions: recorded,
+                    threshold_pct: None,
+                }
             }
-            let arms: Vec<&Arm> = self.arms.iter().collect();
-            let job = Job {
-                cell,
-                repetition: recorded + 1,
-                of: self.repetitions_of(cell).max(recorded + 1),
-                golden,
-                arms: &arms,
-            };
-            let pair = PairSpec {
-                pairing: opts.pairing,
-                slice: opts.slice,
-                pilot: self.pilot_of(&id),
-            };
-            if !self.run_job(cell, job, Some(pair)).await? {
-                return Ok(false);
-            }
-        }
+        };
+        self.state.decide(&id, &key, decided);
+        self.state.save(&self.sweep.out)
     }
 
     /// Repetitions of a cell that both arms have recorded (under its current key).
@@ -927,7 +1099,6 @@ async fn cleanup(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::protocol::Versions;
 
     #[test]
     fn sequential_runs_a_cell_s_repetitions_together_interleaved_spreads_them() {
@@ -990,15 +1161,39 @@ mod tests {
             None,
             "nothing left to archive"
         );
+        // The trace files go with the records that name them (relative paths still hold).
+        std::fs::write(out.join(jsonl::RESULTS_FILE), "run 4\n").unwrap();
+        std::fs::create_dir_all(out.join(TRACE_DIR)).unwrap();
+        std::fs::write(out.join(TRACE_DIR).join("c_r1.json"), "{}").unwrap();
+        let dest = archive_outputs(out).unwrap().unwrap();
+        assert!(dest.join(TRACE_DIR).join("c_r1.json").is_file());
+        assert!(!out.join(TRACE_DIR).exists());
+    }
+
+    /// A run beyond the count fixed so far is never "4/3": it says what decides.
+    #[test]
+    fn runs_beyond_the_plan_s_repetitions_say_what_decides_their_count() {
+        let label = |r, fixed, until| repetition_label(r, fixed, 3, until);
+        assert_eq!(label(2, 3, None).as_deref(), Some("repetition 2/3"));
+        assert_eq!(label(1, 1, None), None);
+        assert_eq!(
+            label(4, 3, Some(Until::Precision(0.02))).as_deref(),
+            Some("repetition 4 of a pilot of at least 5")
+        );
+        assert_eq!(
+            label(4, 3, Some(Until::Decided(0.05))).as_deref(),
+            Some("repetition 4, until decided")
+        );
+        // Once Stein's rule fixed 9: counted against it.
+        assert_eq!(
+            label(6, 9, Some(Until::Precision(0.02))).as_deref(),
+            Some("repetition 6/9")
+        );
     }
 
     #[test]
     fn arms_alternate_a_b_b_a() {
-        let arm = |name| Arm {
-            name: Some(name),
-            exe: PathBuf::from("bench"),
-            versions: Versions::own(),
-        };
+        let arm = |name| Arm::sample(Some(name));
         let arms = [arm(ARM_A), arm(ARM_B)];
         let names = |r| {
             arm_order(&arms, r)

@@ -1,6 +1,6 @@
 //! `bench plan` and `bench status`: read-only views of where a sweep stands.
 
-use super::resume::CellStatus;
+use super::resume::{CellStatus, Stale};
 use super::{Sweep, arms_in};
 use crate::error::BenchError;
 use crate::export::{Record, jsonl};
@@ -17,22 +17,26 @@ fn records_for_display(sweep: &Sweep) -> Vec<Record> {
     })
 }
 
-/// Why a stale cell is stale: the plan changed, or the directory was run against another
-/// store (the cell's key under that store is the one its checkpoint holds).
-fn stale_because(state: &State, cell: &crate::plan::Cell) -> &'static str {
-    let recorded = state.cells.get(&cell.id()).map(|c| c.key.clone());
-    if let Some(info) = state.sweep.as_ref()
-        && let Some(root) = &info.root
-    {
-        let mut there = cell.clone();
-        there.root = root.clone();
-        there.storage = info.storage.clone();
-        let key = there.key();
-        if Some(&key) == recorded.as_ref() && key != cell.key() {
-            return "another store";
-        }
+/// `N stale (…)`: why, by count: the plan changed, another store, a build changed.
+fn stale_counts(all: usize, store: usize, build: usize) -> String {
+    let plan = all - store - build;
+    let parts: Vec<String> = [
+        (plan, "plan changed since they ran"),
+        (store, "run against another store"),
+        (build, "a build changed"),
+    ]
+    .iter()
+    .filter(|(k, _)| *k > 0)
+    .map(|(k, why)| format!("{k}: {why}"))
+    .collect();
+    match parts.len() {
+        0 => format!("{all} stale (plan changed since they ran)"),
+        1 => format!(
+            "{all} stale ({})",
+            parts[0].split_once(": ").map_or("", |p| p.1)
+        ),
+        _ => format!("{all} stale ({})", parts.join("; ")),
     }
-    "plan changed"
 }
 
 /// A note when the directory was run against another store than the one given now.
@@ -113,7 +117,8 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
                 let st = sweep.standing(&state, &records, c, &arms, live.is_some());
                 let mut label = st.label();
                 if st.status == CellStatus::Stale {
-                    label.push_str(&format!(" ({})", stale_because(&state, c)));
+                    let why = super::resume::stale_reason(&state, &records, c);
+                    label.push_str(&format!(" ({})", why.label()));
                 }
                 s.push_str(&format!("{i:>4}  {:<40} {:<18} {label}\n", c.id(), c.key()));
             }
@@ -130,7 +135,21 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     for line in sweep.credentials_note(left.total()).await {
         s.push_str(&format!("{line}\n"));
     }
-    if let Some(line) = sweep.requests_note(&state, &records, &arms, &ready) {
+    // A look at an S3 store (read only): that it is there, and how fast it answers.
+    let request_ms = match sweep.store.scheme() {
+        "s3" => match crate::store::look(&sweep.store).await {
+            Ok(ms) => Some(ms),
+            Err(e) => {
+                s.push_str(&format!(
+                    "warning: the store cannot be used as it is: {e}; `bench run` would stop \
+                     there\n"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    if let Some(line) = sweep.requests_note(&state, &records, &arms, &ready, request_ms) {
         s.push_str(&format!("{line}\n"));
     }
     Ok(s)
@@ -146,12 +165,18 @@ pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let live = crate::lock::holder(&sweep.out);
     let mut count = std::collections::HashMap::new();
     let (mut partial, mut failures) = (Vec::new(), Vec::new());
-    let mut elsewhere = 0;
+    let (mut elsewhere, mut rebuilt) = (0, Vec::new());
     for c in &cells {
         let st = sweep.standing(&state, &records, c, &arms, live.is_some());
         *count.entry(st.status).or_insert(0) += 1;
-        if st.status == CellStatus::Stale && stale_because(&state, c) == "another store" {
-            elsewhere += 1;
+        if st.status == CellStatus::Stale {
+            match super::resume::stale_reason(&state, &records, c) {
+                Stale::Store => elsewhere += 1,
+                why @ Stale::Build { .. } => {
+                    rebuilt.push(format!("  {}: {}\n", c.id(), why.label()))
+                }
+                Stale::Plan => {}
+            }
         }
         if st.partial() {
             partial.push(format!("  {}: {}\n", c.id(), st.label()));
@@ -166,14 +191,7 @@ pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         }
     }
     let n = |st: CellStatus| count.get(&st).copied().unwrap_or(0);
-    let stale = match (n(CellStatus::Stale) - elsewhere, elsewhere) {
-        (p, 0) => format!("{p} stale (plan changed since they ran)"),
-        (0, e) => format!("{e} stale (run against another store)"),
-        (p, e) => format!(
-            "{} stale ({p}: plan changed since they ran; {e}: run against another store)",
-            p + e
-        ),
-    };
+    let stale = stale_counts(n(CellStatus::Stale), elsewhere, rebuilt.len());
     let mut s = format!(
         "plan `{}`{}: {} cells: {} done, {} failed, {} pending, {stale}, {} interrupted{}\n",
         sweep.plan.name,
@@ -211,6 +229,10 @@ pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     if !failures.is_empty() {
         s.push_str("failed cells (re-run them with `bench run --retry-failed`):\n");
         s.extend(failures);
+    }
+    if !rebuilt.is_empty() {
+        s.push_str("stale because a build changed (their runs of the new build are to run):\n");
+        s.extend(rebuilt);
     }
     s.push_str(&store_note(sweep, &state));
     if live.is_some()

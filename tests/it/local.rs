@@ -198,9 +198,27 @@ fn check_record(r: &Value) {
     assert!(copy["objects"].as_u64().unwrap() >= 2, "{r}");
     assert_eq!(copy["parallelism"], 16, "{r}");
     assert!(copy["ms"].as_f64().unwrap() >= 0.0, "{r}");
+    // The round trips by kind add up to the round trips; the fastest request is no longer
+    // than a commit's wait.
+    let trips_by = obj["round_trips_by_kind"].as_object().unwrap();
+    let sum: f64 = trips_by.values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((sum - trips).abs() <= 1e-6 * trips, "{r}");
+    let fastest = obj["fastest_request_ms"].as_f64().unwrap();
+    assert!(fastest > 0.0 && fastest <= wait * 1.001, "{r}");
+    // The build by its bytes; the run's whole time, its copy and window within it.
+    let digest = obj["build_digest"].as_str().unwrap();
+    assert!(
+        digest.len() == 16 && digest.chars().all(|c| c.is_ascii_hexdigit()),
+        "{r}"
+    );
+    let wall = obj["wall_ms"].as_f64().unwrap();
+    assert!(
+        wall >= copy["ms"].as_f64().unwrap() + obj["total_duration_ms"].as_f64().unwrap() * 0.999,
+        "{r}"
+    );
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 14,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 18,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);
@@ -729,6 +747,12 @@ fn a_second_sweep_on_a_root_in_use_is_refused_naming_the_first() {
         "{said}"
     );
     assert!(!other.join("results.jsonl").exists());
+    // The refused sweep leaves nothing behind: no results directory, no lock file in it.
+    assert!(
+        !other.exists(),
+        "{:?}",
+        std::fs::read_dir(&other).map(|d| d.count())
+    );
     // SAFETY: kill(2) on our own child.
     unsafe {
         libc::kill(first.id() as i32, libc::SIGINT);
@@ -865,6 +889,32 @@ fn a_trace_of_each_run_holds_every_workers_first_operations_and_their_requests()
                 assert!(a1 <= b0 || b1 <= a0, "{a} overlaps {b}");
             }
         }
+    }
+    // Asked again of the finished sweep: nothing runs, and it says so and how to trace.
+    let o = run(&plan, &out, &["--trace", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 cells already done are not run again, so they get no trace"),
+        "{}",
+        stderr(&o)
+    );
+    // --fresh moves the traces aside with the records that name them.
+    let o = run(&plan, &out, &["--fresh", "--trace", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let archived: Vec<std::path::PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("previous-")
+        })
+        .collect();
+    assert_eq!(archived.len(), 1);
+    for r in lines(&archived[0].join("results.jsonl")) {
+        let rel = r["trace"].as_str().unwrap();
+        assert!(archived[0].join(rel).is_file(), "{rel}");
     }
     // Without --trace, none.
     let (_dir2, plan2, out2) = plan_dir(text);

@@ -168,19 +168,31 @@ fn a_prediction_from_20_ms_holds_at_40_ms() {
     };
     let (dir20, _) = at("20");
     let (_dir40, at40) = at("40");
-    let o = bench()
-        .arg("predict")
-        .arg(dir20.path().join("out"))
-        .args(["--latency-ms", "40", "--measured-at-ms", "20", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let predictions: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(predictions.len(), 4);
-    for p in &predictions {
+    let predict = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let o = bench()
+            .arg("predict")
+            .arg(dir20.path().join("out"))
+            .args(["--latency-ms", "40", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // Given the latency measured at, and without it: bench finds it in the records (each
+    // run's fastest request, about the store's 20 ms).
+    let given = predict(&["--measured-at-ms", "20"]);
+    let found = predict(&[]);
+    for p in &found {
+        assert_eq!(p["measured_at"], "fastest request", "{p}");
+        let at = p["measured_at_ms"].as_f64().unwrap();
+        assert!((20.0..25.0).contains(&at), "{p}");
+    }
+    assert_eq!(given.len(), 4);
+    for p in given.iter().chain(&found) {
         let measured = at40
             .iter()
             .find(|r| r["bench_tag"] == p["bench_tag"])

@@ -237,6 +237,25 @@ fn shards_run_apart_and_merge_into_the_whole_sweep() {
     assert!(stderr(&o).contains("different sweeps"), "{}", stderr(&o));
 }
 
+/// The README's commands as written: shards on one machine, each with its own --out beside
+/// the others and no --root, share one store by default, and their merge is the sweep.
+#[test]
+fn shards_without_a_root_share_one_store_and_merge() {
+    let (dir, plan, _) = plan_dir(&tiny_plan().replace("sizes = [100, 1000]", "sizes = [100]"));
+    let results = dir.path().join("results").join("tiny");
+    let shard = |k: u32| results.join(format!("shard-{k}"));
+    for k in 1..=2 {
+        let o = run(&plan, &shard(k), &["--shard", &format!("{k}/2")]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = merge(&results.join("merged"), &[&shard(1), &shard(2)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(ids(&results.join("merged").join("results.jsonl")).len(), 4);
+    // Their store is beside them, each shard under its own prefix.
+    let store = results.join("store");
+    assert!(store.join("shard-1-of-2").is_dir() && store.join("shard-2-of-2").is_dir());
+}
+
 #[test]
 fn a_shard_remembers_its_store_and_merge_refuses_records_of_two_stores() {
     let (dir, plan, _) = plan_dir(&tiny_plan().replace("sizes = [100, 1000]", "sizes = [100]"));

@@ -74,6 +74,11 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
         assert_eq!(r["copy"]["parallelism"], 2, "{r}");
         assert!(r["copy"]["objects"].as_u64().unwrap() >= 2, "{r}");
         assert!(r["copy"]["ms"].as_f64().unwrap() > 0.0, "{r}");
+        // The build by its bytes; the run's whole time, its copy included.
+        assert_eq!(r["build_digest"].as_str().unwrap().len(), 16, "{r}");
+        let wall = r["wall_ms"].as_f64().unwrap();
+        assert!(wall > r["copy"]["ms"].as_f64().unwrap(), "{r}");
+        assert!(wall >= r["total_duration_ms"].as_f64().unwrap(), "{r}");
     }
     // The builds of one cell's repetition run side by side, in rotating order.
     let first_of = |rep: u64| -> String {
@@ -133,24 +138,52 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
         String::from_utf8_lossy(&o.stdout)
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("REGRESSION"));
+    // One build against another: its cells, then the line that sums them up.
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("variants by throughput against main"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let o = compare(&out, &["--against", "cow"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("main, slow20, slow5"), "{}", stderr(&o));
 
-    // A changed build runs its own cells again, and only those.
-    let moved = dir.path().join("slow20-moved.sh");
-    std::fs::copy(&slow20, &moved).unwrap();
-    std::fs::write(&plan, variants_plan(dir.path(), &moved)).unwrap();
+    // A rebuilt build (the same path, other bytes) runs its own cells again, and only those.
+    let digest = |name: &str| {
+        records.iter().find(|r| r["build"] == name).unwrap()["build_digest"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let was = digest("slow20");
+    slow_build(dir.path(), "slow20.sh", 21);
     let o = bench_on("plan", &plan, &out);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let listing = String::from_utf8_lossy(&o.stdout).to_string();
     let cells: Vec<&str> = listing.lines().filter(|l| l.contains("cont_")).collect();
     assert_eq!(cells.len(), 12, "{listing}");
     for l in cells {
-        let stale = l.contains("stale");
+        let stale = l.contains("stale (build slow20 rebuilt: ");
         assert_eq!(stale, l.contains("_slow20_"), "{l}");
         assert!(stale || l.contains("done"), "{l}");
     }
+    assert!(
+        listing.contains(&format!("rebuilt: {was} -> ")),
+        "{listing}"
+    );
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("4 cells run, 8 already done"),
+        "{}",
+        stderr(&o)
+    );
+    let after = lines(&out.join("results.jsonl"));
+    let new: Vec<&serde_json::Value> = after[records.len()..].iter().collect();
+    assert_eq!(new.len(), 4 * 3, "slow20's cells, three repetitions each");
+    assert!(new.iter().all(|r| r["build"] == "slow20"));
+    let now = new[0]["build_digest"].as_str().unwrap();
+    assert!(now != was && new.iter().all(|r| r["build_digest"] == now));
 }
 
 #[test]

@@ -99,7 +99,12 @@ const LOCKSTEP: &str = "name = 'lockstep'\n[matrix]\nsizes = [100]\ninline = [fa
 fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
     let _alone = crate::alone();
     let (_dir, plan, out) = plan_dir(LOCKSTEP);
-    let o = ab(&plan, &out, &own(), &["--fail-on-regression"]);
+    let o = ab(
+        &plan,
+        &out,
+        &own(),
+        &["--fail-on-regression", "--no-extend"],
+    );
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
     let records = lines(&out.join("results.jsonl"));
@@ -157,7 +162,7 @@ fn slices_pause_slow_operations_and_lose_none() {
                 [run]\nrepetitions = 3\n";
     let (dir, plan, out) = plan_dir(plan);
     let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=150");
-    let o = ab(&plan, &out, &slow, &["--slice-ms", "200"]);
+    let o = ab(&plan, &out, &slow, &["--slice-ms", "200", "--no-extend"]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
     let records = lines(&out.join("results.jsonl"));
@@ -227,7 +232,7 @@ fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
         "ab",
         &plan,
         &out,
-        &["--candidate", slow.to_str().unwrap()],
+        &["--candidate", slow.to_str().unwrap(), "--no-extend"],
     );
     // Wait for the first pair's records, then interrupt during the second pair.
     let results = out.join("results.jsonl");
@@ -248,7 +253,7 @@ fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
         kept >= 2 && kept.is_multiple_of(2),
         "whole pairs only: {kept}"
     );
-    let o = ab(&plan, &out, &slow, &[]);
+    let o = ab(&plan, &out, &slow, &["--no-extend"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let records = lines(&results);
     assert_eq!(records.len(), 6, "three pairs, each once");
@@ -311,7 +316,7 @@ fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
     let _alone = crate::alone();
     let (dir, plan, out) = plan_dir(LOCKSTEP);
     let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=20");
-    let o = ab(&plan, &out, &slow, &["--pairing", "duet"]);
+    let o = ab(&plan, &out, &slow, &["--pairing", "duet", "--no-extend"]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
     let records = lines(&out.join("results.jsonl"));
@@ -321,4 +326,185 @@ fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
     }
     let (row, ratio, lo, hi) = ratio_row(&text, "cont_inline_false_rows_100");
     assert!(lo <= ratio && ratio <= hi && hi < 0.9, "{row}");
+}
+
+/// The candidate's bytes as records carry them: the first 16 hex digits of its SHA-256.
+fn digest16(path: &Path) -> String {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).unwrap();
+    let d = sha2::Sha256::digest(&bytes);
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Rebuild the candidate, rerun the same `bench ab`: every cell runs again (a pair needs
+/// both arms), and the verdict is the new build's; `bench status` says why the cells were
+/// stale. A run interrupted and resumed across a rebuild never pools two builds.
+#[test]
+fn a_rebuilt_candidate_runs_every_cell_again_and_the_verdict_is_its_own() {
+    let _alone = crate::alone();
+    let (dir, plan, out) = plan_dir(LOCKSTEP);
+    let args = ["--no-extend", "--fail-on-regression"];
+    let cand = candidate(dir.path(), "cand.sh", "BENCH_OP_DELAY_MS=0");
+    let o = ab(&plan, &out, &cand, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = lines(&out.join("results.jsonl"));
+    assert_eq!(first.len(), 6);
+    let was = digest16(&cand);
+    assert!(
+        first
+            .iter()
+            .filter(|r| r["arm"] == "B")
+            .all(|r| r["build_digest"] == was)
+    );
+
+    // The same wrapper, now 15 ms slower a commit: the same command.
+    candidate(dir.path(), "cand.sh", "BENCH_OP_DELAY_MS=15");
+    let now = digest16(&cand);
+    assert_ne!(was, now);
+    let o = bench_on("status", &plan, &out);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("1 stale (a build changed)"), "{text}");
+    assert!(
+        text.contains(&format!("arm B rebuilt: {was} -> {now}")),
+        "{text}"
+    );
+    let o = ab(&plan, &out, &cand, &args);
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(5), "the new build's verdict: {table}");
+    assert!(
+        stderr(&o).contains("1 cell run, 0 already done"),
+        "{}",
+        stderr(&o)
+    );
+    let all = lines(&out.join("results.jsonl"));
+    assert_eq!(all.len(), 12, "every run again, both arms");
+    let key = all[11]["cell_key"].clone();
+    assert_ne!(key, first[0]["cell_key"]);
+    let current: Vec<_> = all.iter().filter(|r| r["cell_key"] == key).collect();
+    assert!(
+        current
+            .iter()
+            .filter(|r| r["arm"] == "B")
+            .all(|r| r["build_digest"] == now)
+    );
+    let (row, _, _, hi) = ratio_row(&table, "cont_inline_false_rows_100");
+    assert!(row.contains("REGRESSION") && hi < 0.9, "{row}");
+    assert!(table.contains(&format!("digest {now}")), "{table}");
+
+    // Interrupted after a pair, rebuilt, resumed: the pair of the earlier build does not
+    // count; the cell's pairs are all of the build that finished it.
+    let resumed = dir.path().join("resumed");
+    let slow = candidate(dir.path(), "long.sh", "BENCH_OP_DELAY_MS=200");
+    let mut child = spawn_sweep(
+        bench(),
+        "ab",
+        &plan,
+        &resumed,
+        &["--candidate", slow.to_str().unwrap(), "--no-extend"],
+    );
+    let results = resumed.join("results.jsonl");
+    let until = Instant::now() + Duration::from_secs(120);
+    while lines(&results).len() < 2 {
+        assert!(Instant::now() < until, "no pair recorded");
+        assert!(child.try_wait().unwrap().is_none(), "bench ab ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    candidate(dir.path(), "long.sh", "BENCH_OP_DELAY_MS=1");
+    let o = ab(&plan, &resumed, &slow, &["--no-extend"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let all = lines(&results);
+    let key = all.last().unwrap()["cell_key"].clone();
+    let current: Vec<_> = all.iter().filter(|r| r["cell_key"] == key).collect();
+    assert_eq!(current.len(), 6, "three pairs of the new build");
+    let digests: std::collections::BTreeSet<String> = current
+        .iter()
+        .filter(|r| r["arm"] == "B")
+        .map(|r| r["build_digest"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(digests.len(), 1, "{digests:?}");
+    assert!(
+        all.len() > current.len(),
+        "the earlier build's pair is kept, apart"
+    );
+}
+
+/// Time slices with a bound on commits and a duration: the arm that reaches its bound
+/// ends mid-slice (its workers say `paused` as they stop), the other goes on alone; both
+/// arms finish, verified.
+#[test]
+fn slices_end_an_arm_at_its_bound_and_both_finish_verified() {
+    let _alone = crate::alone();
+    let plan = "name = 'bounded'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [concurrent]\nconcurrency = [2]\noperations = 6\nduration_secs = 20\n\
+                [run]\nrepetitions = 2\n";
+    let (dir, plan, out) = plan_dir(plan);
+    // B is slower: A reaches its bound first, mid-slice.
+    let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=30");
+    let o = ab(&plan, &out, &slow, &["--slice-ms", "100", "--no-extend"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        check_units(r, "slices");
+        assert_eq!(r["operations_bound"], 6, "{r}");
+        let ops = r["total_operations"].as_u64().unwrap();
+        assert!(
+            (6..=8).contains(&ops),
+            "the bound, and up to one a writer in flight: {r}"
+        );
+    }
+}
+
+/// By default a cell runs until its interval decides at the threshold, or its budget ends:
+/// an undecided cell says so, and why.
+#[test]
+fn the_default_runs_a_cell_on_until_it_decides_or_its_budget_ends() {
+    let _alone = crate::alone();
+    let plan = "name = 'decide'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [continuous]\noperations = 60\n[run]\nrepetitions = 2\n";
+    let (_dir, plan, out) = plan_dir(plan);
+    // Two runs give no interval; each takes a second or so (120 commits of several ms, and
+    // the start), so a budget of 1 s ends the cell before a third.
+    let o = ab(
+        &plan,
+        &out,
+        &own(),
+        &["--threshold", "5", "--budget-secs", "1"],
+    );
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{err}");
+    assert!(
+        err.contains("until its interval decides at ±5.0 %"),
+        "{err}"
+    );
+    assert!(
+        err.contains("budget of 1s ran out after 2 repetitions, undecided"),
+        "{err}"
+    );
+    assert!(text.contains("undecided at ±5.0 % after 2 runs"), "{text}");
+    // Asked again with a budget: it goes on from its runs until it decides.
+    let o = ab(&plan, &out, &own(), &["--threshold", "5"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("decided at ±5.0 % after"), "{err}");
+    let runs = lines(&out.join("results.jsonl")).len() / 2;
+    assert!(runs >= 3, "{runs}");
+    assert!(err.contains("repetition 3, until decided"), "{err}");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
+    let decided = &state["cells"]["cont_inline_false_rows_100"]["precision"];
+    assert_eq!(decided["threshold_pct"], 5.0, "{state}");
+    assert_eq!(decided["repetitions"], runs, "{state}");
+    // Decided: the same command runs nothing more.
+    let o = ab(&plan, &out, &own(), &["--threshold", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl")).len(), runs * 2);
 }

@@ -123,7 +123,7 @@ fn ab_finds_no_difference_between_a_build_and_itself() {
         &plan,
         &out,
         &own,
-        &["--fail-on-regression", "--pairing", "runs"],
+        &["--fail-on-regression", "--pairing", "runs", "--no-extend"],
     );
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
@@ -159,11 +159,17 @@ fn ab_finds_a_planted_slowdown_with_its_ratio_in_the_interval() {
     let _alone = crate::alone();
     let (dir, plan, out) = plan_dir(PLAN);
     let candidate = delayed_candidate(dir.path(), DELAY_MS);
+    // No option but the exit code's: by default the cell runs until it decides.
     let o = ab(&plan, &out, &candidate, &["--fail-on-regression"]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(5), "{text}");
     let r = row(&text, "cont_inline_false_rows_100");
     assert!(r.contains("REGRESSION (ops/s -"), "{r}");
+    assert!(
+        stderr(&o).contains("decided at ±10.0 % after"),
+        "{}",
+        stderr(&o)
+    );
     // The planted ratio of throughput over the lockstep pairs: A's commits took avg ms each
     // on average, B's the delay more.
     let records = lines(&out.join("results.jsonl"));

@@ -112,6 +112,10 @@ pub enum BenchError {
         #[source]
         source: Option<Source>,
     },
+    /// A worker build was rewritten while the sweep ran: what it recorded is kept, and the
+    /// next run of the same command runs its cells again.
+    #[error("{0}")]
+    BuildChanged(String),
     #[error("{0}")]
     Internal(String),
 }
@@ -119,7 +123,9 @@ pub enum BenchError {
 impl BenchError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            BenchError::Plan(_) | BenchError::Usage(_) => exit::BAD_PLAN,
+            BenchError::Plan(_) | BenchError::Usage(_) | BenchError::BuildChanged(_) => {
+                exit::BAD_PLAN
+            }
             BenchError::Output { .. } | BenchError::Store { .. } => exit::OUTPUT,
             BenchError::Internal(_) => exit::INTERNAL,
         }

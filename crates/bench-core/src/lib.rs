@@ -6,6 +6,7 @@
 //! lines a worker and its coordinator speak). The `bench` binary runs the catalog, the store
 //! and the processes over it. Dependencies inside run one way (docs/architecture.md).
 
+pub mod answer;
 pub mod clock;
 pub mod compare;
 pub mod error;

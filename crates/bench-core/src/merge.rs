@@ -123,20 +123,28 @@ struct Tally {
 
 /// `bench merge OUT INPUT...`. Returns the exit code: 0 when every planned cell is done,
 /// [`exit::CELLS_FAILED`] when some failed, [`INCOMPLETE`] when some are missing.
-pub fn run(out: &Path, inputs: &[PathBuf], mixed_roots: bool) -> Result<u8, BenchError> {
+pub fn run(
+    out: &Path,
+    inputs: &[PathBuf],
+    mixed_roots: bool,
+) -> Result<crate::answer::Answer, BenchError> {
     let out_abs = std::path::absolute(out).map_err(io_err("resolve", out))?;
     let read = read_inputs(&out_abs, inputs, mixed_roots)?;
     let merged = combine(&read)?;
     let plan = &read[0].state.plan;
     write_out(&out_abs, &merged, &read)?;
-    println!("{}", summary_line(out, plan, &merged.tally, read.len()));
-    Ok(if !merged.tally.missing.is_empty() {
-        INCOMPLETE
-    } else if !merged.tally.failed.is_empty() {
-        exit::CELLS_FAILED
-    } else {
-        exit::OK
-    })
+    let mut answer = crate::answer::Answer {
+        code: if !merged.tally.missing.is_empty() {
+            INCOMPLETE
+        } else if !merged.tally.failed.is_empty() {
+            exit::CELLS_FAILED
+        } else {
+            exit::OK
+        },
+        ..Default::default()
+    };
+    answer.line(summary_line(out, plan, &merged.tally, read.len()));
+    Ok(answer)
 }
 
 /// Read the inputs (leaving out OUT itself) and check that they are of one sweep, against
@@ -219,6 +227,9 @@ struct Merged {
     state: State,
     sources: Vec<Source>,
     tally: Tally,
+    /// The trace files the records name (`--trace`): where each is in its input, and where
+    /// it goes under OUT (the same path relative to the directory, as the record has it).
+    traces: Vec<(PathBuf, String)>,
 }
 
 /// Take every planned cell once: done somewhere (duplicates must agree), else failed
@@ -230,6 +241,7 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
         state: State::new(&first.state.plan),
         sources: Vec::new(),
         tally: Tally::default(),
+        traces: Vec::new(),
     };
     m.state.sweep = Some(SweepInfo {
         shard: None,
@@ -271,7 +283,9 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
             (Some((input, recs)), _) => {
                 m.state
                     .set(id, &input.state.cells[id].key, Status::Done, None);
-                m.records.extend(recs.into_iter().cloned());
+                for r in recs {
+                    m.records.push(with_trace(r, &input.dir, &mut m.traces));
+                }
                 m.tally.done += 1;
                 ("done", Some(input), None)
             }
@@ -296,6 +310,26 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
     Ok(m)
 }
 
+/// A record as merged: its trace file (if it names one) goes with it, at the same path
+/// relative to OUT; one that is gone from its input is named no more (and said).
+fn with_trace(r: &Record, dir: &Path, traces: &mut Vec<(PathBuf, String)>) -> Record {
+    let mut r = r.clone();
+    if let Some(rel) = r.trace.clone() {
+        let from = dir.join(&rel);
+        if from.is_file() {
+            traces.push((from, rel));
+        } else {
+            eprintln!(
+                "note: {}'s trace {} is not there; its merged record names none",
+                r.bench_tag,
+                from.display()
+            );
+            r.trace = None;
+        }
+    }
+    r
+}
+
 fn same_records(a: &[&Record], b: &[&Record]) -> bool {
     let lines = |rs: &[&Record]| -> Vec<String> {
         let mut v: Vec<String> = rs
@@ -314,6 +348,7 @@ fn write_out(out: &Path, merged: &Merged, inputs: &[Input]) -> Result<(), BenchE
         records,
         state,
         sources,
+        traces,
         ..
     } = merged;
     let earlier_run = [STATE_FILE, jsonl::RESULTS_FILE]
@@ -332,6 +367,16 @@ fn write_out(out: &Path, merged: &Merged, inputs: &[Input]) -> Result<(), BenchE
     for r in records {
         serde_json::to_writer(&mut lines, r).expect("record serialises");
         lines.push(b'\n');
+    }
+    // The traces first: a record never names a file that is not there.
+    for (from, rel) in traces {
+        let to = out.join(rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+        }
+        if *from != to {
+            std::fs::copy(from, &to).map_err(io_err("copy a trace to", &to))?;
+        }
     }
     let results = out.join(jsonl::RESULTS_FILE);
     write_atomic(&results, &lines).map_err(io_err("write", &results))?;
@@ -391,4 +436,68 @@ fn summary_line(out: &Path, plan: &str, t: &Tally, inputs: usize) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::record::tests::record;
+    use crate::plan::{ModeKind, Variant};
+
+    /// A shard's results directory holding cell `id` done (with a trace file when `trace`).
+    fn shard(dir: &Path, id: &str, planned: &[&str], trace: bool) {
+        let mut r = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, id);
+        r.cell_key = "k".into();
+        if trace {
+            let rel = format!("traces/{id}_r1.json");
+            std::fs::create_dir_all(dir.join("traces")).unwrap();
+            std::fs::write(dir.join(&rel), format!("{{\"cell\": \"{id}\"}}")).unwrap();
+            r.trace = Some(rel);
+        }
+        jsonl::append_all(&dir.join(jsonl::RESULTS_FILE), &[r]).unwrap();
+        let mut st = State::new("p");
+        st.sweep = Some(SweepInfo {
+            planned: planned.iter().map(|s| s.to_string()).collect(),
+            repetitions: 1,
+            shard: None,
+            pairing: None,
+            root: Some("/r".into()),
+            storage: Default::default(),
+            arms: None,
+        });
+        st.set(id, "k", Status::Done, None);
+        st.save(dir).unwrap();
+    }
+
+    /// A merged record's trace names a file under OUT: the traces come with their records.
+    #[test]
+    fn traces_come_with_their_records() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, out) = (
+            tmp.path().join("a"),
+            tmp.path().join("b"),
+            tmp.path().join("m"),
+        );
+        for d in [&a, &b] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        shard(&a, "x", &["x", "y"], true);
+        shard(&b, "y", &["x", "y"], false);
+        assert_eq!(run(&out, &[a.clone(), b], false).unwrap().code, exit::OK);
+        let merged = jsonl::read_all(&out.join(jsonl::RESULTS_FILE)).unwrap();
+        let traced: Vec<&Record> = merged.iter().filter(|r| r.trace.is_some()).collect();
+        assert_eq!(traced.len(), 1);
+        let rel = traced[0].trace.as_deref().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join(rel)).unwrap(),
+            std::fs::read_to_string(a.join(rel)).unwrap()
+        );
+        // A trace gone from its shard: the merged record names none, rather than a file
+        // that is not there.
+        std::fs::remove_file(a.join(rel)).unwrap();
+        let again = tmp.path().join("m2");
+        run(&again, &[a, tmp.path().join("b")], false).unwrap();
+        let merged = jsonl::read_all(&again.join(jsonl::RESULTS_FILE)).unwrap();
+        assert!(merged.iter().all(|r| r.trace.is_none()), "{merged:?}");
+    }
 }

@@ -1,13 +1,120 @@
-//! `bench ab --precision`: how many repetitions a cell runs, fixed once by Stein's
-//! two-stage rule after a pilot (see `stats::paired`), and the time it has taken.
+//! How long `bench ab` runs a cell ([`Until`]): the plan's repetitions; until its
+//! throughput interval decides at the threshold (the default: [`decided`]); or a count fixed
+//! once by Stein's two-stage rule after a pilot (`--precision`, see `stats::paired`); and
+//! the time a cell has taken against its budget.
 
 use std::time::Duration;
 
-use crate::compare::{inside_batches, pairs_of, run_secs};
+use crate::compare::{Comparison, Row, inside_batches, pairs_of, wall_secs};
 use crate::export::Record;
 use crate::export::record::{ARM_A, ARM_B};
 use crate::plan::Cell;
-use crate::stats::paired::stein_batches;
+use crate::state::State;
+use crate::stats::RatioTest;
+use crate::stats::paired::{half_width, stein_batches};
+
+/// How long `bench ab` runs each cell (beyond the plan's repetitions, within its budget).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Until {
+    /// The plan's repetitions and no more (`--no-extend`).
+    Repetitions,
+    /// The count Stein's rule fixes after a pilot for an interval within ±this fraction
+    /// (`--precision`).
+    Precision(f64),
+    /// Until the throughput interval decides at this threshold (a fraction): it lies
+    /// wholly beyond ±threshold (a verdict) or wholly within it (no change that large).
+    Decided(f64),
+}
+
+/// Whether an interval decides at `threshold` (a fraction): wholly beyond ±threshold, or
+/// wholly within it. An interval across either edge of the band cannot tell.
+pub fn decides(t: &RatioTest, threshold: f64) -> bool {
+    let (lo, hi) = t.ci;
+    let (down, up) = (1.0 - threshold, 1.0 + threshold);
+    hi < down || lo > up || (lo >= down && hi <= up)
+}
+
+/// A row's throughput test, if it decides at `threshold`.
+fn row_decides(r: &Row, threshold: f64) -> bool {
+    r.tests[0].is_some_and(|t| decides(&t, threshold))
+}
+
+/// Whether the paired records of a cell (under its current key) decide at `threshold` (a
+/// fraction): every throughput (commits, and a mixed cell's reads) has its interval, and
+/// each decides.
+pub fn decided(cell: &Cell, records: &[Record], threshold: f64) -> bool {
+    let (id, key) = (cell.id(), cell.key());
+    let mine: Vec<Record> = records
+        .iter()
+        .filter(|r| r.bench_tag == id && r.cell_key == key)
+        .cloned()
+        .collect();
+    let c = crate::compare::paired(&mine, threshold * 100.0);
+    let rows: Vec<&Row> = c.rows.iter().chain(&c.read_rows).collect();
+    !rows.is_empty() && rows.iter().all(|r| row_decides(r, threshold))
+}
+
+/// What the A/B table cannot say itself: the cells whose interval did not get where the
+/// rule (`until`) asked, and why (the budget ran out; or Stein's count was reached but its
+/// runs were noisier than the pilot's).
+pub fn notes(c: &Comparison, state: &State, until: Until, budget: Duration) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in c.rows.iter().chain(&c.read_rows) {
+        let runs = r.pairs.as_ref().map_or(0, |p| p.runs);
+        let pct = |x: f64| (x - 1.0) * 100.0;
+        let decided = state.cells.get(&r.cell).and_then(|s| s.precision);
+        match (until, r.tests[0]) {
+            (Until::Precision(p), Some(t)) if half_width(&t) > p * 1.0001 => {
+                let reached = decided.is_some_and(|d| runs as u32 >= d.repetitions);
+                let why = if reached {
+                    format!(
+                        "it ran the {runs} runs Stein's rule asked for after its pilot, but \
+                         they were noisier than the pilot's (run it again with --fresh, or \
+                         accept the wider interval)"
+                    )
+                } else {
+                    format!(
+                        "its budget of {}s ran out after {runs} runs (raise --budget-secs, or \
+                         accept the wider interval)",
+                        budget.as_secs()
+                    )
+                };
+                out.push(format!(
+                    "{} ({}): ±{:.1} %, not ±{:.1} %: {why}",
+                    r.cell,
+                    r.per_sec,
+                    half_width(&t) * 100.0,
+                    p * 100.0
+                ));
+            }
+            (Until::Decided(th), test) if !row_decides(r, th) => {
+                let why = match test {
+                    Some(t) => format!(
+                        "its interval {:+.1} %..{:+.1} % reaches across ±{:.1} %: the change \
+                         is close to the threshold (raise --budget-secs to decide it)",
+                        pct(t.ci.0),
+                        pct(t.ci.1),
+                        th * 100.0
+                    ),
+                    None => format!(
+                        "a test needs {} runs (raise --budget-secs)",
+                        crate::compare::MIN_REPETITIONS
+                    ),
+                };
+                out.push(format!(
+                    "{} ({}): undecided at ±{:.1} % after {runs} runs, when its budget of {}s \
+                     ran out: {why}",
+                    r.cell,
+                    r.per_sec,
+                    th * 100.0,
+                    budget.as_secs()
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
 
 /// Runs the pilot must hold before it can fix the count: Stein's count uses the t of the
 /// pilot's degrees of freedom (t(4) = 2.78 for 5 runs; fewer make it larger still).
@@ -51,12 +158,15 @@ pub fn decide(cell: &Cell, records: &[Record], precision: f64) -> Decision {
     Decision::Total(need as u32)
 }
 
-/// The wall time a cell's paired runs have taken (both arms run together).
+/// The wall time a cell's runs have taken, copies and verification included: a pair's
+/// two records share one run's time; whole runs of each arm add up.
 pub fn spent(records: &[Record], id: &str, key: &str) -> Duration {
     let secs: f64 = records
         .iter()
-        .filter(|r| r.bench_tag == id && r.cell_key == key && r.arm.as_deref() == Some(ARM_A))
-        .map(run_secs)
+        .filter(|r| r.bench_tag == id && r.cell_key == key)
+        // A pair inside one run: its time once, on arm A's record.
+        .filter(|r| r.paired.is_none() || r.arm.as_deref() == Some(ARM_A))
+        .map(wall_secs)
         .sum();
     Duration::from_secs_f64(secs)
 }
@@ -70,8 +180,13 @@ mod tests {
     }
 
     fn records(reps: u32) -> Vec<Record> {
+        at_ratio(reps, 1.05)
+    }
+
+    /// Lockstep runs of the cell, B's latency `ratio` times A's.
+    fn at_ratio(reps: u32, ratio: f64) -> Vec<Record> {
         let c = cell();
-        let mut v = crate::compare::tests::lockstep(reps, 60, 1.05);
+        let mut v = crate::compare::tests::lockstep(reps, 60, ratio);
         for r in &mut v {
             r.cell_key = c.key();
             r.bench_tag = c.id();
@@ -96,6 +211,124 @@ mod tests {
         assert_eq!(
             spent(&records(4), &c.id(), &c.key()),
             Duration::from_millis(10_000)
+        );
+        // A run's whole time where the records have it (copies and verification
+        // included), once per pair.
+        let mut whole = records(4);
+        whole.iter_mut().for_each(|r| r.wall_ms = Some(4000.0));
+        assert_eq!(
+            spent(&whole, &c.id(), &c.key()),
+            Duration::from_millis(16_000)
+        );
+        // Whole runs of each arm (no pairs inside) add up.
+        whole.iter_mut().for_each(|r| r.paired = None);
+        assert_eq!(
+            spent(&whole, &c.id(), &c.key()),
+            Duration::from_millis(32_000)
+        );
+    }
+
+    #[test]
+    fn an_interval_decides_beyond_or_within_the_threshold_not_across_it() {
+        let t = |lo: f64, hi: f64| RatioTest {
+            ratio: (lo * hi).sqrt(),
+            ci: (lo, hi),
+        };
+        for (lo, hi, decided) in [
+            (0.90, 0.94, true),  // wholly beyond -5 %
+            (1.06, 1.10, true),  // wholly beyond +5 %
+            (0.97, 1.02, true),  // wholly within ±5 %
+            (0.93, 0.97, false), // across -5 %
+            (1.03, 1.07, false), // across +5 %
+            (0.90, 1.10, false), // across both
+        ] {
+            assert_eq!(decides(&t(lo, hi), 0.05), decided, "{lo}..{hi}");
+        }
+    }
+
+    /// A cell decides once its interval lies beyond or within ±threshold: an 8 % slowdown
+    /// or identical builds at ±5 %; not with fewer runs than a test needs. The note says why
+    /// one did not.
+    #[test]
+    fn a_cell_decides_at_the_threshold_and_says_when_it_did_not() {
+        let c = cell();
+        assert!(decided(&c, &at_ratio(6, 1.08), 0.05), "8 % slower");
+        assert!(decided(&c, &at_ratio(6, 1.0), 0.05), "identical");
+        // Four runs of the same: t(3) leaves the interval across -5 % yet.
+        assert!(!decided(&c, &at_ratio(4, 1.08), 0.05));
+        assert!(
+            !decided(&c, &at_ratio(2, 1.08), 0.05),
+            "two runs: no interval"
+        );
+        // Records of another key do not count.
+        let mut other = at_ratio(6, 1.08);
+        other.iter_mut().for_each(|r| r.cell_key = "old".into());
+        assert!(!decided(&c, &other, 0.05));
+        let cmp = crate::compare::paired(&at_ratio(2, 1.08), 5.0);
+        let notes = notes(
+            &cmp,
+            &State::new("p"),
+            Until::Decided(0.05),
+            Duration::from_secs(120),
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains(
+                "undecided at ±5.0 % after 2 runs, when its budget of 120s ran out: a test \
+                 needs 3 runs"
+            ),
+            "{notes:?}"
+        );
+        // Decided: nothing to say.
+        let cmp = crate::compare::paired(&at_ratio(6, 1.08), 5.0);
+        assert!(notes_of(&cmp).is_empty());
+    }
+
+    fn notes_of(c: &Comparison) -> Vec<String> {
+        notes(
+            c,
+            &State::new("p"),
+            Until::Decided(0.05),
+            Duration::from_secs(1),
+        )
+    }
+
+    /// `--precision`: a cell that reached Stein's count but is wider than asked was noisier
+    /// than its pilot; one cut short ran out of budget. The note tells them apart.
+    #[test]
+    fn a_wide_interval_is_blamed_on_what_made_it() {
+        let recs = at_ratio(4, 1.05);
+        let cmp = crate::compare::paired(&recs, 5.0);
+        let mut state = State::new("p");
+        let id = cell().id();
+        state.decide(
+            &id,
+            &cell().key(),
+            crate::state::Decided {
+                pilot: 4,
+                repetitions: 4,
+                threshold_pct: None,
+            },
+        );
+        let tight = Until::Precision(0.000_001);
+        let reached = notes(&cmp, &state, tight, Duration::from_secs(60));
+        assert!(
+            reached[0].contains("noisier than the pilot's"),
+            "{reached:?}"
+        );
+        state.decide(
+            &id,
+            &cell().key(),
+            crate::state::Decided {
+                pilot: 4,
+                repetitions: 40,
+                threshold_pct: None,
+            },
+        );
+        let cut = notes(&cmp, &state, tight, Duration::from_secs(60));
+        assert!(
+            cut[0].contains("budget of 60s ran out after 4 runs"),
+            "{cut:?}"
         );
     }
 }

@@ -55,7 +55,8 @@ pub fn rank_from(env: &dyn Fn(&str) -> Option<String>) -> Result<u32, String> {
         }
     }
     Err(format!(
-        "started by a launcher (--rank-from-env) but none of {} is set; the launcher must give          every task its rank (srun and mpirun do)",
+        "started by a launcher (--rank-from-env) but none of {} is set; the launcher must give \
+         every task its rank (srun and mpirun do)",
         RANK_VARS.join(", ")
     ))
 }
@@ -391,6 +392,7 @@ mod tests {
                     round_trips: 3,
                     wait_ms: 0.75,
                     wait_by_kind: [("get".to_string(), 0.75)].into(),
+                    ..Default::default()
                 }),
             }),
             Event::Paused,
@@ -476,6 +478,7 @@ mod tests {
         );
         let err = rank_from(&env(&[])).unwrap_err();
         assert!(err.contains("SLURM_PROCID"), "{err}");
+        assert!(err.contains("must give every task its rank"), "{err}");
         let err = rank_from(&env(&[("SLURM_PROCID", "x")])).unwrap_err();
         assert!(err.contains("not a rank"), "{err}");
         assert_eq!(host_name(&env(&[("SLURMD_NODENAME", "n2")])), "n2");

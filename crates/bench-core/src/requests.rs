@@ -7,9 +7,11 @@
 //! comes from the records of the same cell shape (operation, size, index, mode, writers,
 //! duration or bound) where the directory has any: their `io_total`, median by kind. Else
 //! from a model of one writer's commits measured on the S3 test endpoint
-//! (`scripts/s3-server.py`, lance 14.0.2), with a contention factor for several writers;
-//! time-bounded cells count the commits the local-disk time model gives, more than S3 will
-//! make. docs/s3.md says how close the estimate came.
+//! (`scripts/s3-server.py`, lance 14.0.2), with a contention factor for several writers.
+//! Cells bounded by time make as many attempts as the store's pace allows: an attempt waits
+//! on its requests one after another, so it takes at least its requests times the store's
+//! latency (`bench plan` times a few requests to the store), and each writer makes its
+//! attempts beside the others'; without that figure, at local disk's pace (a ceiling). docs/s3.md says how close the estimate came.
 
 use std::collections::BTreeMap;
 
@@ -159,24 +161,49 @@ fn contention(writers: u32) -> f64 {
     1.0 + 0.45 * f64::from(writers.saturating_sub(1)).min(8.0)
 }
 
-/// Commits (and a mixed cell's reads) one run of a cell makes, by the local-disk model.
-fn operations(cell: &Cell) -> (f64, f64) {
-    let per = |op| crate::estimate::per_op_secs(cell.golden.rows, cell.golden.inline, op);
+/// How long one operation takes on the store, in seconds: the local-disk model's time, or
+/// where longer, its requests one after another at `request_ms` each.
+fn per_op(cell: &Cell, op: Operation, request_ms: Option<f64>) -> f64 {
+    let (rows, inline) = (cell.golden.rows, cell.golden.inline);
+    let local = crate::estimate::per_op_secs(rows, inline, op);
+    let requests = if op.is_write() {
+        commit(rows, inline)
+    } else {
+        read(op, rows, inline)
+    };
+    let trips = requests.get + requests.head + requests.put + requests.list;
+    request_ms.map_or(local, |ms| local.max(trips * ms / 1000.0))
+}
+
+/// What one run of a cell makes, at the store's pace: its commits (attempts, where its time
+/// bounds it: retried commits take their time too), a mixed cell's reads, and whether its
+/// time bounded it.
+fn operations(cell: &Cell, request_ms: Option<f64>) -> (f64, f64, bool) {
+    let per = |op| per_op(cell, op, request_ms);
     let warm = (cell.warmup * u64::from(cell.mode.workers())) as f64;
     match cell.mode {
-        Mode::Continuous { operations } => (operations as f64 + warm, 0.0),
+        Mode::Continuous { operations } => (operations as f64 + warm, 0.0, false),
         Mode::Concurrent {
             duration_secs,
             operations,
             concurrency,
         } => {
-            let by_time = duration_secs as f64 / per(cell.operation);
-            let n = match (duration_secs, operations) {
-                (0, Some(b)) => b as f64 + f64::from(concurrency),
-                (_, Some(b)) => (b as f64 + f64::from(concurrency)).min(by_time),
-                (_, None) => by_time,
+            // At local disk's pace the writers take turns on the version bump; on a store
+            // whose latency bounds a commit, each writer's attempts go on beside the others'.
+            let writers = match request_ms {
+                Some(_) => f64::from(concurrency),
+                None => 1.0,
             };
-            (n + warm, 0.0)
+            let by_time = writers * duration_secs as f64 / per(cell.operation);
+            let (n, timed) = match (duration_secs, operations) {
+                (0, Some(b)) => (b as f64 + f64::from(concurrency), false),
+                (_, Some(b)) => {
+                    let by_count = b as f64 + f64::from(concurrency);
+                    (by_count.min(by_time), by_time < by_count)
+                }
+                (_, None) => (by_time, true),
+            };
+            (n + warm, 0.0, timed)
         }
         Mode::Mixed {
             duration_secs,
@@ -186,7 +213,7 @@ fn operations(cell: &Cell) -> (f64, f64) {
         } => {
             let round = per(cell.operation) + reads_per_write as f64 * per(read);
             let commits = f64::from(clients) * duration_secs as f64 / round;
-            (commits + warm, commits * reads_per_write as f64)
+            (commits + warm, commits * reads_per_write as f64, true)
         }
     }
 }
@@ -240,8 +267,14 @@ pub struct Estimate {
 }
 
 /// The requests of `runs` (each a cell and how many runs of it are left) and of building
-/// `goldens`, once a sweep's preflight with them; calibrated by `records`.
-pub fn estimate(runs: &[(&Cell, u32)], goldens: &[GoldenSpec], records: &[Record]) -> Estimate {
+/// `goldens`, once a sweep's preflight with them; calibrated by `records`; the model's
+/// cells bounded by time at `request_ms` a request (see [`per_op`]).
+pub fn estimate(
+    runs: &[(&Cell, u32)],
+    goldens: &[GoldenSpec],
+    records: &[Record],
+    request_ms: Option<f64>,
+) -> Estimate {
     let mut measured: BTreeMap<_, Vec<&crate::stats::IoCounts>> = BTreeMap::new();
     for r in records {
         if let Some(io) = &r.io_total {
@@ -282,14 +315,17 @@ pub fn estimate(runs: &[(&Cell, u32)], goldens: &[GoldenSpec], records: &[Record
             continue;
         }
         let (rows, inline) = (cell.golden.rows, cell.golden.inline);
-        let (commits, reads) = operations(cell);
+        let (commits, reads, timed) = operations(cell, request_ms);
         let per_commit = if cell.operation.is_write() {
             commit(rows, inline)
         } else {
             read(cell.operation, rows, inline)
         };
+        // Several writers retry: a cell bounded by its commits makes more attempts than
+        // commits; one bounded by time at the store's pace counted its attempts already.
         let factor = match cell.mode {
             Mode::Continuous { .. } => 1.0,
+            _ if timed && request_ms.is_some() => 1.0,
             _ => contention(cell.mode.workers()),
         };
         add(&mut e.requests, per_commit, commits * factor * n_f);
@@ -308,7 +344,7 @@ mod tests {
     #[test]
     fn a_continuous_run_costs_its_commits_and_its_overhead() {
         let cell = crate::plan::sample(10);
-        let e = estimate(&[(&cell, 1)], &[], &[]);
+        let e = estimate(&[(&cell, 1)], &[], &[], None);
         // One writer, 10 commits at 100 rows without the index, plus one run's overhead
         // and the sweep's preflight: what the test endpoint counted.
         assert_eq!(e.modeled, 1);
@@ -342,13 +378,50 @@ mod tests {
             put: 1000,
             ..Default::default()
         });
-        let e = estimate(&[(&cell, 2)], &[], &[r]);
+        let e = estimate(&[(&cell, 2)], &[], &[r], None);
         assert_eq!((e.calibrated, e.modeled), (2, 0));
         assert!(
             (e.requests.put - (4.0 + 2000.0)).abs() < 1e-9,
             "{:?}",
             e.requests
         );
-        assert_eq!(estimate(&[], &[], &[]), Estimate::default());
+        assert_eq!(estimate(&[], &[], &[], None), Estimate::default());
+    }
+
+    /// A cell bounded by time makes as many commits as the store's pace allows: on a store
+    /// with 20 ms requests, a commit of about 10 requests takes 0.2 s or more, not local
+    /// disk's few ms, and the estimate falls by as much.
+    #[test]
+    fn time_bounded_cells_make_the_commits_the_store_s_pace_allows() {
+        let cell = Cell {
+            mode: crate::plan::Mode::Concurrent {
+                concurrency: 2,
+                duration_secs: 10,
+                operations: None,
+            },
+            ..crate::plan::sample(1)
+        };
+        let local = estimate(&[(&cell, 1)], &[], &[], None).requests;
+        let slow = estimate(&[(&cell, 1)], &[], &[], Some(20.0)).requests;
+        let c = commit(100, false);
+        let trips = c.get + c.head + c.put + c.list;
+        // Attempts in 10 s of each of 2 writers, at 20 ms a request: 2 × 10 / (trips ×
+        // 0.02); retries are among them.
+        let commits = 2.0 * 10.0 / (trips * 0.02);
+        let want = commits * c.conditional_put;
+        let over = overhead(&cell).conditional_put + FIXED.conditional_put;
+        assert!(
+            (slow.conditional_put - over - want).abs() < 1e-6,
+            "{} vs {}",
+            slow.conditional_put - over,
+            want
+        );
+        assert!(local.get > 10.0 * slow.get, "{local:?} vs {slow:?}");
+        // A continuous cell makes its commits whatever the pace.
+        let cont = crate::plan::sample(10);
+        assert_eq!(
+            estimate(&[(&cont, 1)], &[], &[], None),
+            estimate(&[(&cont, 1)], &[], &[], Some(20.0))
+        );
     }
 }

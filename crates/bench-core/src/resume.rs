@@ -151,6 +151,119 @@ pub fn standing_of(
     }
 }
 
+/// Why a stale cell is stale (its checkpoint holds another key than the plan gives it now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stale {
+    /// A build whose workers run it is another now: rebuilt (`was`: the digest its records
+    /// carry), or recorded before builds were known by their bytes (`was`: `None`).
+    Build {
+        /// `arm B`, `build cow`.
+        which: String,
+        was: Option<String>,
+        now: String,
+    },
+    /// The directory was run against another store (root or storage options).
+    Store,
+    /// The plan changed.
+    Plan,
+}
+
+impl Stale {
+    /// As `bench plan` and `bench status` say it.
+    pub fn label(&self) -> String {
+        match self {
+            Stale::Build {
+                which,
+                was: Some(w),
+                now,
+            } => {
+                format!("{which} rebuilt: {w} -> {now}")
+            }
+            Stale::Build {
+                which, was: None, ..
+            } => {
+                format!("{which}: recorded before builds were known by their bytes")
+            }
+            Stale::Store => "another store".into(),
+            Stale::Plan => "plan changed".into(),
+        }
+    }
+}
+
+/// Why `cell` is stale: a build changed (the digests its records under the checkpoint's key
+/// carry are not its builds' now), the directory was run against another store (the cell's
+/// key under that store is the checkpoint's), or else the plan changed.
+pub fn stale_reason(state: &State, records: &[Record], cell: &Cell) -> Stale {
+    let id = cell.id();
+    let Some(was) = state.cells.get(&id).map(|c| c.key.clone()) else {
+        return Stale::Plan;
+    };
+    for (arm, build) in cell.builds() {
+        let recorded = records
+            .iter()
+            .filter(|r| r.bench_tag == id && r.cell_key == was && r.arm.as_deref() == arm)
+            .find_map(|r| r.build_digest.clone());
+        let any = records
+            .iter()
+            .any(|r| r.bench_tag == id && r.cell_key == was && r.arm.as_deref() == arm);
+        let which = match (arm, &cell.build) {
+            (Some(a), _) => format!("arm {a}"),
+            (None, Some(b)) => format!("build {}", b.name),
+            (None, None) => "the build".into(),
+        };
+        let now = build.short().to_string();
+        match recorded {
+            Some(d) if d != now => {
+                return Stale::Build {
+                    which,
+                    was: Some(d),
+                    now,
+                };
+            }
+            None if any => {
+                return Stale::Build {
+                    which,
+                    was: None,
+                    now,
+                };
+            }
+            _ => {}
+        }
+    }
+    if let Some(info) = state.sweep.as_ref()
+        && let Some(root) = &info.root
+    {
+        let mut there = cell.clone();
+        there.root = root.clone();
+        there.storage = info.storage.clone();
+        let key = there.key();
+        if key == was && key != cell.key() {
+            return Stale::Store;
+        }
+    }
+    Stale::Plan
+}
+
+/// The records that stand for each cell of a results directory (or of a results JSONL
+/// file), as every command that reads finished results takes them: under the key its
+/// checkpoint holds for the cell (`state.json` beside the file), where it has records under
+/// it; otherwise its records under the last key in the file (see [`crate::export::standing`]).
+/// `bench ab`, `bench compare`, `bench predict`, the summary and the report all follow it, so
+/// a reverted plan edit never puts the other plan's records in a verdict.
+pub fn load(path: &std::path::Path) -> Result<(std::path::PathBuf, Vec<Record>), String> {
+    let (file, records) = crate::export::jsonl::load(path)?;
+    let dir = file.parent().unwrap_or(std::path::Path::new("."));
+    let is_dirs_own =
+        file.file_name() == Some(std::ffi::OsStr::new(crate::export::jsonl::RESULTS_FILE));
+    Ok(match State::read(dir).filter(|_| is_dirs_own) {
+        Some(state) => {
+            let kept = crate::export::standing(&records, &state.keys());
+            (file, kept)
+        }
+        None => (file, records),
+    })
+}
+
 /// The arms whose records a results directory holds: A and B for a `bench ab` directory,
 /// the one unnamed arm of `bench run` otherwise.
 pub fn arms_in(records: &[Record]) -> Vec<Option<&'static str>> {
@@ -270,6 +383,85 @@ mod tests {
                 assert_eq!(live, s, "case {i}");
             }
         }
+    }
+
+    /// A rebuilt arm makes its cells stale, and `bench status` says which and how.
+    #[test]
+    fn a_rebuilt_build_is_why_a_cell_is_stale() {
+        use crate::plan::BuildId;
+        let arm = |d: &str| BuildId {
+            identity: "bench 0.1.0".into(),
+            digest: d.into(),
+        };
+        let then = Cell {
+            arms: Some([arm(&"a".repeat(64)), arm(&"b".repeat(64))]),
+            ..cell()
+        };
+        let now = Cell {
+            arms: Some([arm(&"a".repeat(64)), arm(&"c".repeat(64))]),
+            ..cell()
+        };
+        let mut state = State::new("p");
+        state.set(&then.id(), &then.key(), Status::Done, None);
+        let rec = |a: &str, d: char| {
+            let mut r = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, &then.id());
+            r.cell_key = then.key();
+            r.arm = Some(a.into());
+            r.build_digest = Some(d.to_string().repeat(16));
+            r
+        };
+        let records = vec![rec("A", 'a'), rec("B", 'b')];
+        let ab = [Some("A"), Some("B")];
+        assert_eq!(
+            standing(&state, &records, &now, 1, &ab, false).status,
+            CellStatus::Stale
+        );
+        let why = stale_reason(&state, &records, &now);
+        assert_eq!(
+            why.label(),
+            format!("arm B rebuilt: {} -> {}", "b".repeat(16), "c".repeat(16))
+        );
+        // Records from before digests: said so.
+        let mut old = records.clone();
+        old.iter_mut().for_each(|r| r.build_digest = None);
+        assert!(
+            stale_reason(&state, &old, &now)
+                .label()
+                .contains("before builds were known by their bytes")
+        );
+        // The same builds, another plan: the plan changed.
+        let other = Cell {
+            commit_retries: 3,
+            ..then.clone()
+        };
+        assert_eq!(stale_reason(&state, &records, &other), Stale::Plan);
+    }
+
+    /// compare, ab and predict read a directory's records as the summary does: a reverted
+    /// plan edit counts the records of the key the checkpoint holds, not the last in the file.
+    #[test]
+    fn finished_results_are_read_by_the_checkpoint_s_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = |key: &str, ops: u64| {
+            let mut r = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, "c");
+            r.cell_key = key.into();
+            r.total_operations = ops;
+            r
+        };
+        let file = dir.path().join(crate::export::jsonl::RESULTS_FILE);
+        crate::export::jsonl::append_all(&file, &[rec("k1", 5), rec("k2", 6)]).unwrap();
+        // No checkpoint: the last key in the file.
+        let (_, all) = load(dir.path()).unwrap();
+        assert_eq!(crate::export::cells(&all)[0].first().total_operations, 6);
+        // The plan edit was reverted: the checkpoint holds k1 again.
+        let mut state = State::new("p");
+        state.set("c", "k1", Status::Done, None);
+        state.save(dir.path()).unwrap();
+        let (_, kept) = load(dir.path()).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].total_operations, 5);
+        // The same through the file's path.
+        assert_eq!(load(&file).unwrap().1, kept);
     }
 
     #[test]

@@ -175,32 +175,48 @@ pub fn resolve(arg: ShardArg, env: &dyn Fn(&str) -> Option<String>) -> Result<Sh
     ))
 }
 
-/// The shard (0-based) of every cell, balancing estimated work over `count` shards.
+/// The shard (0-based) of every cell, balancing estimated work over `count` shards. The
+/// variants of one shape (builds, properties: cells that differ in nothing else) go to one
+/// shard together, where they run side by side and pair up run by run; on several machines
+/// they would not.
 pub fn partition(cells: &[&Cell], repetitions: u32, count: u32) -> Vec<u32> {
     let n = count.max(1) as usize;
     let cost = |c: &Cell| crate::estimate::cell_run(c).as_secs_f64() * f64::from(repetitions);
-    let mut order: Vec<usize> = (0..cells.len()).collect();
+    // The shapes, in plan order, each with its cells.
+    let mut shapes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        let id = c.shape_id();
+        match shapes.iter_mut().find(|(s, _)| *s == id) {
+            Some((_, members)) => members.push(i),
+            None => shapes.push((id, vec![i])),
+        }
+    }
+    let shape_cost = |m: &[usize]| m.iter().map(|&i| cost(cells[i])).sum::<f64>();
+    let mut order: Vec<usize> = (0..shapes.len()).collect();
     // Most expensive first; equal costs in plan order (a stable sort).
-    order.sort_by(|&a, &b| cost(cells[b]).total_cmp(&cost(cells[a])));
+    order.sort_by(|&a, &b| shape_cost(&shapes[b].1).total_cmp(&shape_cost(&shapes[a].1)));
     let mut load = vec![0.0f64; n];
     let mut goldens = vec![BTreeSet::new(); n];
     let mut shard_of = vec![0u32; cells.len()];
-    for i in order {
-        let cell = cells[i];
-        let end = |s: usize| {
-            let golden = if goldens[s].contains(&cell.golden) {
+    for s in order {
+        let members = &shapes[s].1;
+        let golden = cells[members[0]].golden;
+        let end = |k: usize| {
+            let g = if goldens[k].contains(&golden) {
                 0.0
             } else {
-                crate::estimate::golden(cell.golden).as_secs_f64()
+                crate::estimate::golden(golden).as_secs_f64()
             };
-            load[s] + cost(cell) + golden
+            load[k] + shape_cost(members) + g
         };
         let best = (0..n)
             .min_by(|&a, &b| end(a).total_cmp(&end(b)))
             .expect("at least one shard");
         load[best] = end(best);
-        goldens[best].insert(cell.golden);
-        shard_of[i] = best as u32;
+        goldens[best].insert(golden);
+        for &i in members {
+            shard_of[i] = best as u32;
+        }
     }
     shard_of
 }
@@ -350,6 +366,27 @@ mod tests {
             assert_eq!(p, partition(&cells, 1, n), "deterministic");
         }
         assert!(partition(&cells, 1, 1).iter().all(|&s| s == 0));
+    }
+
+    /// The variants of a shape (builds, properties) stay on one shard, where they run side
+    /// by side and pair up; different shapes still spread.
+    #[test]
+    fn a_shape_s_variants_stay_on_one_shard() {
+        let text = format!(
+            "{PANEL}[builds]\nmain = 'bench'\ncow = '../cow/bench'\n[matrix.properties]\nk = [1, 2]\n"
+        );
+        let plan = Plan::parse(&text).unwrap();
+        let steps = expand(&plan, "/r");
+        let cells = cells(&steps);
+        let p = partition(&cells, 1, 4);
+        let mut by_shape: std::collections::BTreeMap<String, BTreeSet<u32>> = Default::default();
+        for (c, &s) in cells.iter().zip(&p) {
+            by_shape.entry(c.shape_id()).or_default().insert(s);
+        }
+        assert!(by_shape.len() >= 16, "{by_shape:?}");
+        assert!(by_shape.values().all(|s| s.len() == 1), "{by_shape:?}");
+        let used: BTreeSet<u32> = p.iter().copied().collect();
+        assert_eq!(used.len(), 4, "{p:?}");
     }
 
     #[test]

@@ -29,18 +29,32 @@ pub struct CellState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub updated_at: String,
-    /// `bench ab --precision`: the repetitions this cell runs in all, fixed after a pilot.
+    /// `bench ab`: the repetitions this cell runs in all, fixed after a pilot
+    /// (`--precision`) or where it stopped (its interval decided at the threshold, or its
+    /// budget ran out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<Decided>,
 }
 
-/// What `bench ab --precision` fixed for a cell after its pilot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What `bench ab` fixed for a cell: after its pilot (`--precision`), or where it stopped
+/// running until its interval decided at a threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Decided {
-    /// The pilot's repetitions.
+    /// The pilot's repetitions (`--precision`); 0 for a cell run until it decided.
     pub pilot: u32,
     /// The repetitions the cell runs in all.
     pub repetitions: u32,
+    /// A cell run until its interval decided: the threshold, in percent. Run again at
+    /// another threshold, the cell goes on from its runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_pct: Option<f64>,
+}
+
+impl Decided {
+    /// The pilot of Stein's rule, when the count came from one.
+    pub fn stein_pilot(&self) -> Option<u32> {
+        self.threshold_pct.is_none().then_some(self.pilot)
+    }
 }
 
 /// What sweep a results directory holds: every cell of the plan (whichever shard runs it),
@@ -62,6 +76,10 @@ pub struct SweepInfo {
     pub root: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub storage: BTreeMap<String, String>,
+    /// `bench ab`: the executables of arms A and B, as resolved paths, so that `bench plan`
+    /// and `bench status` know the builds (their digests are in the cells' keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arms: Option<[String; 2]>,
 }
 
 impl SweepInfo {
@@ -169,6 +187,7 @@ impl State {
         }
         for (id, cell) in &self.cells {
             if let Some(p) = cell.precision
+                && p.threshold_pct.is_none()
                 && (p.pilot == 0 || p.repetitions < p.pilot)
             {
                 return Err(format!(
@@ -223,13 +242,13 @@ impl State {
         );
     }
 
-    /// `bench ab --precision` fixed a cell's repetitions after a pilot.
-    pub fn decide(&mut self, id: &str, key: &str, pilot: u32, repetitions: u32) {
+    /// `bench ab` fixed a cell's repetitions (see [`Decided`]).
+    pub fn decide(&mut self, id: &str, key: &str, decided: Decided) {
         if self.cells.get(id).is_none_or(|c| c.key != key) {
             self.set(id, key, Status::Running, None);
         }
         let c = self.cells.get_mut(id).expect("just set");
-        c.precision = Some(Decided { pilot, repetitions });
+        c.precision = Some(decided);
     }
 }
 

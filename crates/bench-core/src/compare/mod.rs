@@ -14,9 +14,10 @@ use std::path::PathBuf;
 
 pub use table::{markdown, tables_markdown, text, warnings};
 
+use crate::answer::Answer;
 use crate::error::{BenchError, exit, io_err};
 use crate::export::record::{ARM_A, ARM_B};
-use crate::export::{CellRecords, ReadFigures, Record, cells, jsonl};
+use crate::export::{CellRecords, ReadFigures, Record, cells};
 use crate::plan::ModeKind;
 use crate::stats::paired::{Batch, PairingKind, median_ratio, run_batch, throughput_ratio};
 use crate::stats::{RatioTest, Spread, Unit, paired_log, spread, welch_log};
@@ -81,10 +82,10 @@ fn parse_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `bench compare`: print the comparison (and its warnings), write the Markdown if asked;
+/// `bench compare`: the comparison (and its warnings), the Markdown written if asked;
 /// exit 5 on a significant regression with `--fail-on-regression`.
-pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
-    let (fa, ra) = jsonl::load(&args.a).map_err(BenchError::output)?;
+pub fn run(args: &CompareArgs) -> Result<Answer, BenchError> {
+    let (fa, ra) = crate::resume::load(&args.a).map_err(BenchError::output)?;
     let na = fa.display().to_string();
     if let Some(against) = &args.against {
         if let Some(b) = &args.b {
@@ -98,7 +99,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
     }
     let (c, na, nb) = match &args.b {
         Some(b) => {
-            let (fb, rb) = jsonl::load(b).map_err(BenchError::output)?;
+            let (fb, rb) = crate::resume::load(b).map_err(BenchError::output)?;
             let nb = fb.display().to_string();
             if mixes_ab(&ra, &rb) {
                 let (ab, plain) = if is_ab(&ra) { (&na, &nb) } else { (&nb, &na) };
@@ -133,18 +134,23 @@ pub fn run(args: &CompareArgs) -> Result<u8, BenchError> {
             names(&c.only_b)
         )));
     }
-    print_comparison(&c, &na, &nb, args.markdown.as_deref())?;
-    Ok(c.exit_code(&args.verdict))
+    let mut answer = comparison(&c, &na, &nb);
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, markdown(&c, &na, &nb)).map_err(io_err("write", path))?;
+        answer.note(format!("markdown: {}", path.display()));
+    }
+    answer.code = c.exit_code(&args.verdict);
+    Ok(answer)
 }
 
-/// `bench compare DIR --against A [--variant V]`: each variant against the baseline, and
-/// with more than one, the variants in order of their throughput.
+/// `bench compare DIR --against A [--variant V]`: each variant against the baseline, then
+/// the variants in order of their throughput.
 fn run_variants(
     args: &CompareArgs,
     records: &[Record],
     name: &str,
     against: &variants::Selector,
-) -> Result<u8, BenchError> {
+) -> Result<Answer, BenchError> {
     let cs = variants::compare_variants(
         records,
         against,
@@ -154,35 +160,38 @@ fn run_variants(
     )
     .map_err(|m| BenchError::Usage(format!("{name}: {m}")))?;
     let mut md = String::new();
-    let mut code = exit::OK;
+    let mut answer = Answer::default();
     for (i, (v, c)) in cs.iter().enumerate() {
         if i > 0 {
-            println!();
+            answer.line("");
         }
         let (na, nb) = (
             format!("{name}, variant {against}"),
             format!("{name}, variant {v}"),
         );
-        print_comparison(c, &na, &nb, None)?;
+        let one = comparison(c, &na, &nb);
+        answer.stdout.push_str(&one.stdout);
+        answer.stderr.extend(one.stderr);
         md.push_str(&format!(
             "## {v} against {against}\n\n{}\n",
             markdown(c, &na, &nb)
         ));
-        code = code.max(c.exit_code(&args.verdict));
+        answer.code = answer.code.max(c.exit_code(&args.verdict));
     }
-    if cs.len() > 1 {
-        println!("\nvariants by throughput against {against}, best first:");
-        md.push_str(&format!("## Variants by throughput against {against}\n\n"));
-        for line in variants::ranking(&cs, against) {
-            println!("  {line}");
-            md.push_str(&format!("- {line}\n"));
-        }
+    // The ranking, with one variant too (its line sums its cells up).
+    answer.line(format!(
+        "\nvariants by throughput against {against}, best first:"
+    ));
+    md.push_str(&format!("## Variants by throughput against {against}\n\n"));
+    for line in variants::ranking(&cs, against) {
+        answer.line(format!("  {line}"));
+        md.push_str(&format!("- {line}\n"));
     }
     if let Some(path) = &args.markdown {
         std::fs::write(path, md).map_err(io_err("write", path))?;
-        eprintln!("markdown: {}", path.display());
+        answer.note(format!("markdown: {}", path.display()));
     }
-    Ok(code)
+    Ok(answer)
 }
 
 /// Whether records are of `bench ab` (each carries its arm).
@@ -204,22 +213,16 @@ fn names(ids: &[String]) -> String {
     }
 }
 
-/// Print a comparison with its warnings, and write its Markdown when asked.
-pub fn print_comparison(
-    c: &Comparison,
-    na: &str,
-    nb: &str,
-    markdown_file: Option<&std::path::Path>,
-) -> Result<(), BenchError> {
-    for w in warnings(c, na, nb) {
-        eprintln!("warning: {w}");
+/// A comparison as text, with its warnings.
+pub fn comparison(c: &Comparison, na: &str, nb: &str) -> Answer {
+    Answer {
+        stdout: format!("A: {na}\nB: {nb}\n\n{}", text(c)),
+        stderr: warnings(c, na, nb)
+            .into_iter()
+            .map(|w| format!("warning: {w}"))
+            .collect(),
+        code: exit::OK,
     }
-    print!("A: {na}\nB: {nb}\n\n{}", text(c));
-    if let Some(path) = markdown_file {
-        std::fs::write(path, markdown(c, na, nb)).map_err(io_err("write", path))?;
-        eprintln!("markdown: {}", path.display());
-    }
-    Ok(())
 }
 
 /// The three compared figures, in the order of the tables.
@@ -567,8 +570,9 @@ pub fn widened(t: RatioTest, between: f64) -> RatioTest {
 }
 
 /// Unpaired: Welch's test on each metric, when both sides have enough repetitions, its
-/// interval widened by the spread between separate runs (`between`, a fraction); the ratio
-/// shown is of the medians shown beside it.
+/// interval widened by the spread between separate runs (`between`, a fraction). One
+/// estimator per test: where there is a test, the ratio shown and thresholded is its own
+/// (the ratio of geometric means, inside its interval); without one, the ratio of medians.
 fn unpaired_row(
     cell: &str,
     (a, b): (Figures, Figures),
@@ -582,7 +586,7 @@ fn unpaired_row(
             .flatten()
             .map(|w| widened(w, between))
     });
-    let ratios = median_ratios(&a, &b);
+    let ratios = estimates(&tests, median_ratios(&a, &b));
     row(cell, (a, b), tests, ratios, t, per_sec)
 }
 
@@ -728,7 +732,13 @@ pub fn pairs_of<'a>(a: &[&'a Record], b: &[&'a Record]) -> (Vec<&'a Record>, Vec
         .unzip()
 }
 
-/// Wall seconds of a record's run.
+/// Wall seconds of a record's run, copies and verification included (`wall_ms`); of
+/// records without it, from its start to its end.
+pub fn wall_secs(r: &Record) -> f64 {
+    r.wall_ms.map_or_else(|| run_secs(r), |ms| ms / 1000.0)
+}
+
+/// Wall seconds of a record's run, from its start to its end.
 pub fn run_secs(r: &Record) -> f64 {
     let t = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
     match (t(&r.started_at), t(&r.finished_at)) {
@@ -783,12 +793,12 @@ fn paired_row(
     t: f64,
     per_sec: &'static str,
 ) -> Row {
-    let secs: f64 = pa.iter().chain(pb).map(|r| run_secs(r)).sum();
+    let secs: f64 = pa.iter().chain(pb).map(|r| wall_secs(r)).sum();
     if let Some((all, pilot, pairs)) = inside_batches(pa, pb, reads) {
         let kind = pa[0].paired.as_ref().map(|p| p.pairing);
         let per_op = kind.is_some_and(|k| k.per_operation(pa[0].mode == ModeKind::Continuous));
         // Paired runs run both arms at once: their records share one wall time.
-        let secs: f64 = pa.iter().map(|r| run_secs(r)).sum();
+        let secs: f64 = pa.iter().map(|r| wall_secs(r)).sum();
         // A test needs as many runs as an unpaired one needs repetitions.
         let enough = all.len() >= MIN_REPETITIONS;
         let throughput = enough
@@ -915,15 +925,40 @@ pub(crate) mod tests {
             "{}",
             c.rows[0].verdict()
         );
-        // The same spread, but one outlier: beyond 10 % on the median, not significant.
+        // A wide spread: beyond 10 % on the median, and not significant.
         let wobbly = reps(&[88.0, 140.0, 60.0, 130.0, 85.0], None);
         let c = compare(&a, &wobbly, 10.0, 0.0);
-        assert_eq!(c.rows[0].changes[0], Change::Noise, "{:?}", c.rows[0]);
+        assert!(!c.rows[0].regressed(), "{:?}", c.rows[0]);
         assert_eq!(c.rows[0].verdict(), "within noise");
         // Too few repetitions: no verdict, however large the change.
         let c = compare(&a[..2], &slow[..2], 10.0, 0.0);
         assert_eq!(c.regressions(), 0);
         assert_eq!(c.rows[0].verdict(), "no verdict (2/2 repetitions)");
+    }
+
+    /// One estimator per test: the ratio shown and thresholded is the test's own, inside
+    /// its interval, even where the medians tell another story.
+    #[test]
+    fn an_unpaired_row_shows_and_thresholds_its_test_s_own_ratio() {
+        let a = reps(&[100.0, 101.0, 99.0, 100.0, 100.5].repeat(4), None);
+        // Most runs 9 % slower, eight of twenty 30 % slower: the median says -9 % (within
+        // 10 %), the geometric means -18 %, with an interval wholly beyond -10 %.
+        let mut slow = vec![91.0; 12];
+        slow.extend([70.0; 8]);
+        let b = reps(&slow, None);
+        let c = compare(&a, &b, 10.0, 0.0);
+        let r = &c.rows[0];
+        let t = r.tests[0].unwrap();
+        assert!(t.ci.1 < 0.9, "{t:?}");
+        assert_eq!(
+            r.ratios[0],
+            Some(t.ratio),
+            "the printed ratio is the test's"
+        );
+        assert!(t.ci.0 <= t.ratio && t.ratio <= t.ci.1);
+        assert_eq!(r.changes[0], Change::Worse, "{r:?}");
+        // The medians stay the medians.
+        assert_eq!((r.a.median(0), r.b.median(0)), (100.0, 91.0));
     }
 
     #[test]
@@ -971,7 +1006,7 @@ pub(crate) mod tests {
         let c = compare(&more(a, 1000), &more(slow, 1000), 10.0, 0.0);
         assert!(c.rows[0].tests[2].is_some());
         assert!(
-            c.rows[0].verdict().contains("p99 +25.0%"),
+            c.rows[0].verdict().contains("p99 +24.9%"),
             "{}",
             c.rows[0].verdict()
         );

@@ -153,11 +153,15 @@ fn row_name(r: &Record, dims: &[&Dim]) -> String {
     name
 }
 
-/// Whether two cells ran side by side: the same shape, each repetition of one beside the
-/// same repetition of the other (nothing of either in between), as the run loop rotates
-/// builds and properties.
+/// Whether two cells ran side by side: the same shape, on one host (by one sweep: shards
+/// on other machines interleave in time without running side by side), each repetition of
+/// one beside the same repetition of the other (nothing of either in between), as the run
+/// loop rotates builds and properties.
 fn side_by_side(a: &[&Record], b: &[&Record]) -> bool {
     if a.is_empty() || shape_id(a[0]) != shape_id(b[0]) || a.len() != b.len() {
+        return false;
+    }
+    if a.iter().chain(b).any(|r| r.hostname != a[0].hostname) {
         return false;
     }
     let mut all: Vec<(&str, u32, bool)> = a
@@ -441,6 +445,29 @@ mod tests {
             compare_variants(&recs, &sel("main"), Some(&sel("k=1")), 10.0, 100.0).unwrap_err();
         assert!(err.contains("different dimensions"), "{err}");
         assert!(Selector::parse("main,slow5").is_err());
+    }
+
+    /// Shards merged from two machines: their runs interleave in time, but one machine's
+    /// builds never ran beside the other's; a difference between the machines is no pair.
+    #[test]
+    fn variants_from_different_hosts_are_separate_runs() {
+        let mut recs = directory();
+        for r in recs
+            .iter_mut()
+            .filter(|r| r.build.as_deref() == Some("slow5"))
+        {
+            r.hostname = "other-machine".into();
+        }
+        let cs = compare_variants(
+            &recs,
+            &Selector::parse("main").unwrap(),
+            Some(&Selector::parse("slow5").unwrap()),
+            10.0,
+            100.0,
+        )
+        .unwrap();
+        assert!(!cs[0].1.paired, "interleaved in time, but on two hosts");
+        assert_eq!(cs[0].1.between_runs_pct, 100.0);
     }
 
     #[test]

@@ -154,6 +154,22 @@ pub struct Record {
     /// (`run.local_requests`): `io_per_op` then counts S3's requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_requests: Option<String>,
+    /// The first 16 hex digits of the SHA-256 of the worker executable that measured this
+    /// record (for a wrapper script, of the script): builds are known by their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_digest: Option<String>,
+    /// The wall time of this run, in ms: the copies of its golden, the workers, the
+    /// verification and the copies' removal (both arms of a pair: one run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<f64>,
+    /// `round_trips_per_op` by kind of request: each round trip shared equally among its
+    /// requests, so that the kinds add up to the whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips_by_kind: Option<std::collections::BTreeMap<String, f64>>,
+    /// The shortest request of the run's measured operations, in ms: about the latency of
+    /// the store it ran on (what `bench predict` takes as measured at).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fastest_request_ms: Option<f64>,
 }
 
 /// How a run's copy of its golden went.
@@ -300,6 +316,8 @@ pub struct Provenance<'a> {
     pub arm: Option<&'a str>,
     /// What the workers were (their bench and lance versions go into the record).
     pub versions: &'a Versions,
+    /// The digest of the workers' executable ([`Record::build_digest`]).
+    pub digest: Option<&'a str>,
     pub repetition: u32,
     pub started_at: String,
     pub finished_at: String,
@@ -438,6 +456,17 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         }),
         trace: None,
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
+        build_digest: p
+            .digest
+            .map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string()),
+        wall_ms: None,
+        round_trips_by_kind: path.map(|_| {
+            m.path_trips_by_kind
+                .iter()
+                .map(|(k, n)| (k.clone(), n / count as f64))
+                .collect()
+        }),
+        fastest_request_ms: path.and(m.fastest_request_ms),
     }
 }
 
@@ -513,6 +542,10 @@ pub(crate) mod tests {
             store_wait_ms_by_kind: None,
             trace: None,
             local_requests: None,
+            build_digest: None,
+            wall_ms: None,
+            round_trips_by_kind: None,
+            fastest_request_ms: None,
         }
     }
 

@@ -197,18 +197,42 @@ pub struct Cell {
     pub varied: Vec<(String, String)>,
     /// The build whose workers run the cell (`[builds]`); `None`: the running bench's.
     pub build: Option<CellBuild>,
+    /// `bench ab`: the builds of arms A and B, both in the key (a pair needs both arms, so
+    /// a rebuild of either runs the cell again).
+    pub arms: Option<[BuildId; 2]>,
     /// The workers reach a local root through the object-store API, as S3
     /// (`run.local_requests = "s3"`); never on an S3 root.
     pub s3_shaped: bool,
 }
 
-/// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what its
-/// `worker-info` said.
+/// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
+/// is (its `worker-info` and the digest of its file).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CellBuild {
     pub name: String,
     pub path: String,
+    pub id: BuildId,
+}
+
+/// What a worker build is: what its `worker-info` says (bench and lance versions) and a
+/// digest of the executable file it is (for a wrapper script, of the script). A rebuild
+/// changes the digest, so the cells it runs run again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct BuildId {
     pub identity: String,
+    /// The file's SHA-256, as hex digits (the first [`DIGEST_SHOWN`] of them in records);
+    /// empty where unknown.
+    pub digest: String,
+}
+
+/// Hex digits of a build's digest that records carry and messages show.
+pub const DIGEST_SHOWN: usize = 16;
+
+impl BuildId {
+    /// The digest as records carry it: its first [`DIGEST_SHOWN`] hex digits.
+    pub fn short(&self) -> &str {
+        &self.digest[..self.digest.len().min(DIGEST_SHOWN)]
+    }
 }
 
 impl Cell {
@@ -242,6 +266,16 @@ impl Cell {
     /// `inline_index` or `no_index`, as the reference reports it.
     pub fn variant(&self) -> Variant {
         Variant::of(self.golden.inline)
+    }
+
+    /// The builds whose workers run the cell: its `[builds]` entry, or `bench ab`'s two
+    /// arms; empty for the running bench's own workers.
+    pub fn builds(&self) -> Vec<(Option<&'static str>, &BuildId)> {
+        match (&self.build, &self.arms) {
+            (Some(b), _) => vec![(None, &b.id)],
+            (None, Some([a, b])) => vec![(Some("A"), a), (Some("B"), b)],
+            (None, None) => Vec::new(),
+        }
     }
 
     /// The variant as a name: build, index maintenance and the values of
@@ -280,7 +314,15 @@ impl Cell {
         if let Some(b) = &self.build {
             h.update(format!(
                 "build={}\nbuild_path={}\nbuild_identity={}\n",
-                b.name, b.path, b.identity
+                b.name, b.path, b.id.identity
+            ));
+            // Added with digests: a cell recorded before is stale, as its build is unknown.
+            h.update(format!("build_digest={}\n", b.id.digest));
+        }
+        if let Some([a, b]) = &self.arms {
+            h.update(format!(
+                "arm.A={};{}\narm.B={};{}\n",
+                a.identity, a.digest, b.identity, b.digest
             ));
         }
         if self.s3_shaped {
@@ -308,6 +350,7 @@ pub fn sample(operations: u64) -> Cell {
         properties: BTreeMap::new(),
         varied: Vec::new(),
         build: None,
+        arms: None,
         s3_shaped: false,
     }
 }

@@ -41,7 +41,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                 Some(CellBuild {
                     name: b.name.clone(),
                     path: b.path.clone(),
-                    identity: b.identity.clone().unwrap_or_default(),
+                    id: b.id.clone().unwrap_or_default(),
                 })
             })
             .collect()
@@ -69,6 +69,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                             properties,
                             varied: varied.clone(),
                             build: build.clone(),
+                            arms: plan.arms.clone(),
                             s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
                         }));
                     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 #[cfg(test)]
 pub use cell::sample;
-pub use cell::{Cell, CellBuild, GoldenSpec, Mode, ModeKind, Variant};
+pub use cell::{BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Mode, ModeKind, Variant};
 pub use expand::{Step, cells, expand};
 pub use operation::Operation;
 
@@ -170,6 +170,8 @@ pub struct Plan {
     /// The builds every cell runs under (`[builds]`, `matrix.builds`), in order; empty:
     /// the running bench's own workers, unnamed.
     pub builds: Vec<Build>,
+    /// `bench ab`: its two arms' builds, once checked (part of every cell's key).
+    pub arms: Option<[BuildId; 2]>,
     pub run: RunSettings,
 }
 
@@ -179,9 +181,9 @@ pub struct Build {
     pub name: String,
     /// As the plan gives it; the runner resolves it (`"bench"`: the running binary).
     pub path: String,
-    /// What the build's `worker-info` says (bench and lance versions), once the runner has
-    /// asked; part of its cells' keys, so that a changed build re-runs its cells.
-    pub identity: Option<String>,
+    /// What the build is (its `worker-info` and the digest of its file), once the runner
+    /// has checked it; part of its cells' keys, so that a rebuilt build re-runs its cells.
+    pub id: Option<BuildId>,
 }
 
 /// `[builds]`'s name for the running bench itself.

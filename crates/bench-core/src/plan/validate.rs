@@ -199,7 +199,8 @@ fn property_matrix(
             return Err(invalid(
                 &key,
                 format!(
-                    "is also set in [namespace] ({k} = {:?}); give it in one place: in                      [namespace] for every cell, or here as a dimension",
+                    "is also set in [namespace] ({k} = {:?}); give it in one place: in \
+                     [namespace] for every cell, or here as a dimension",
                     fixed[&k]
                 ),
             ));
@@ -262,7 +263,7 @@ fn builds(table: toml::Table, listed: Option<Vec<String>>) -> Result<Vec<Build>,
         known.push(Build {
             name,
             path: path.trim().to_string(),
-            identity: None,
+            id: None,
         });
     }
     let Some(listed) = listed else {
@@ -549,6 +550,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         namespace,
         property_matrix,
         builds,
+        arms: None,
         root: raw.root.map(|r| r.trim().to_string()),
         operation,
         sizes: raw.matrix.sizes,
@@ -723,10 +725,31 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), 4);
         // What a build's worker-info says is in its cells' keys, and only in theirs.
-        p.builds[0].identity = Some("bench 2 with lance 15".into());
+        p.builds[0].id = Some(crate::plan::BuildId {
+            identity: "bench 2 with lance 15".into(),
+            digest: String::new(),
+        });
         let after: Vec<String> = cells(&p).iter().map(|c| c.key()).collect();
         assert_ne!(after[0], keys[0]);
         assert_eq!(after[2..], keys[2..]);
+        // So is the digest of its file: a rebuild with the same versions runs them again.
+        p.builds[0].id.as_mut().unwrap().digest = "ab".repeat(32);
+        let rebuilt: Vec<String> = cells(&p).iter().map(|c| c.key()).collect();
+        assert_ne!(rebuilt[0], after[0]);
+        assert_eq!(rebuilt[2..], keys[2..]);
+        // bench ab's arms: both in every cell's key.
+        let plain = rebuilt.clone();
+        let arm = |d: &str| crate::plan::BuildId {
+            identity: "bench 0.1.0".into(),
+            digest: d.into(),
+        };
+        p.arms = Some([arm("aa"), arm("bb")]);
+        let ab: Vec<String> = cells(&p).iter().map(|c| c.key()).collect();
+        p.arms = Some([arm("aa"), arm("cc")]);
+        let rebuilt_b: Vec<String> = cells(&p).iter().map(|c| c.key()).collect();
+        for i in 0..4 {
+            assert!(ab[i] != plain[i] && rebuilt_b[i] != ab[i], "cell {i}");
+        }
         // Without matrix.builds, every build of [builds] in the order written.
         let all = Plan::parse(&text.replace("builds = ['cow', 'main']\n", "")).unwrap();
         let names: Vec<&str> = all.builds.iter().map(|b| b.name.as_str()).collect();
@@ -770,6 +793,8 @@ mod tests {
                 err.contains(needle),
                 "plan {text:?}: message {err:?} lacks {needle:?}"
             );
+            // One line of prose: no run of spaces left by a broken string continuation.
+            assert!(!err.contains("  "), "plan {text:?}: message {err:?}");
             if !key.is_empty() {
                 assert!(
                     err.contains(&format!("`{key}`")),

@@ -49,6 +49,10 @@ pub struct Measured {
     pub path_ops: u64,
     /// The store-wait time of those operations by kind of request, summed.
     pub path_wait_by_kind: std::collections::BTreeMap<String, f64>,
+    /// Their round trips by kind of request, summed.
+    pub path_trips_by_kind: std::collections::BTreeMap<String, f64>,
+    /// The shortest request any of them made, in ms.
+    pub fastest_request_ms: Option<f64>,
     /// Each worker's id and its traced operations (`--trace`).
     pub traces: Vec<(u32, Vec<crate::trace::TracedOp>)>,
 }

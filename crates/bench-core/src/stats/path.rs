@@ -8,7 +8,9 @@
 //! store-wait time is the time covered by at least one request (the union of the
 //! intervals); the rest of the operation's time is the client's own (CPU, locks, waits on
 //! anything but the store). The wait by kind shares each instant of waiting equally among
-//! the requests in flight then: the kinds add up to the whole wait.
+//! the requests in flight then: the kinds add up to the whole wait. The round trips by kind
+//! share each round trip equally among its requests: they add up to the round trips, and
+//! say how many a commit makes of each kind (what another latency for one kind moves).
 
 use std::collections::BTreeMap;
 
@@ -24,6 +26,13 @@ pub struct CriticalPath {
     /// `wait_ms` shared among the kinds of request (`get`, `put`, … as in `io_per_op`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub wait_by_kind: BTreeMap<String, f64>,
+    /// `round_trips` shared among the kinds of request: each round trip equally among its
+    /// requests.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trips_by_kind: BTreeMap<String, f64>,
+    /// The shortest request, in ms: about the store's latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fastest_ms: Option<f64>,
 }
 
 /// One request of an operation: start and end in ms on any one clock, and its kind.
@@ -48,23 +57,38 @@ pub fn critical_path(requests: &[Request], start: f64, end: f64) -> CriticalPath
         .collect();
     inside.sort_by(|x, y| x.start.total_cmp(&y.start));
     let mut path = CriticalPath::default();
-    let mut group: Option<(f64, f64)> = None;
+    // The group under way: its span and its requests' kinds.
+    let mut group: Option<(f64, f64, Vec<&'static str>)> = None;
+    let close = |g: (f64, f64, Vec<&'static str>), path: &mut CriticalPath| {
+        path.wait_ms += g.1 - g.0;
+        let share = 1.0 / g.2.len() as f64;
+        for k in g.2 {
+            *path.trips_by_kind.entry(k.to_string()).or_default() += share;
+        }
+    };
     for r in &inside {
-        match group {
-            Some((ga, gb)) if r.start < gb => group = Some((ga, gb.max(r.end))),
+        match group.as_mut() {
+            Some((_, gb, kinds)) if r.start < *gb => {
+                *gb = gb.max(r.end);
+                kinds.push(r.kind);
+            }
             _ => {
-                if let Some((ga, gb)) = group {
-                    path.wait_ms += gb - ga;
+                if let Some(g) = group.take() {
+                    close(g, &mut path);
                 }
                 path.round_trips += 1;
-                group = Some((r.start, r.end));
+                group = Some((r.start, r.end, vec![r.kind]));
             }
         }
     }
-    if let Some((ga, gb)) = group {
-        path.wait_ms += gb - ga;
+    if let Some(g) = group {
+        close(g, &mut path);
     }
     path.wait_by_kind = wait_by_kind(&inside);
+    path.fastest_ms = inside
+        .iter()
+        .map(|r| r.end - r.start)
+        .min_by(f64::total_cmp);
     path
 }
 
@@ -127,6 +151,33 @@ mod tests {
         assert_eq!(p.round_trips, 2);
         assert!(close(p.wait_ms, 3.0), "{p:?}");
         assert_eq!(critical_path(&[], 0.0, 1.0), CriticalPath::default());
+    }
+
+    #[test]
+    fn round_trips_are_shared_among_the_kinds_of_their_requests() {
+        // A HEAD alone, then a GET and a HEAD together, then three PUTs together, then a
+        // conditional PUT alone: 4 round trips, of which the PUTs make one.
+        let p = critical_path(
+            &reqs(&[
+                (0.0, 10.0, "head"),
+                (12.0, 20.0, "get"),
+                (13.0, 22.0, "head"),
+                (23.0, 30.0, "put"),
+                (23.5, 31.0, "put"),
+                (24.0, 29.0, "put"),
+                (40.0, 50.0, "conditional_put"),
+            ]),
+            0.0,
+            55.0,
+        );
+        assert_eq!(p.round_trips, 4);
+        assert!(close(p.trips_by_kind["head"], 1.5), "{p:?}");
+        assert!(close(p.trips_by_kind["get"], 0.5), "{p:?}");
+        assert!(close(p.trips_by_kind["put"], 1.0), "{p:?}");
+        assert!(close(p.trips_by_kind["conditional_put"], 1.0), "{p:?}");
+        let sum: f64 = p.trips_by_kind.values().sum();
+        assert!(close(sum, 4.0));
+        assert_eq!(p.fastest_ms, Some(5.0));
     }
 
     #[test]
