@@ -235,13 +235,22 @@ def part_decide(n, rows):
     same_verdicts = caught = 0
     times = {"same": [], "planted": []}
     runs = {"same": [], "planted": []}
+    # The planted delay is 8 % of the baseline's commit latency: the median over a first
+    # A/B of the binary against itself and every identical run so far (one run alone can
+    # be a few % off).
+    first = os.path.join(WORK, "de-calibration")
+    subprocess.run([BENCH, "ab", p, "--candidate", os.path.realpath(BENCH), "--no-extend",
+                    "--out", first, "--root", STORE, "--progress", "lines"],
+                   capture_output=True, check=True)
+    latencies = [arm_latency(first, cell)]
     for i in range(n):
         same = os.path.join(WORK, f"de-same-{i}")
         r, t = ab_default(p, os.path.realpath(BENCH), same)
         same_verdicts += not r["verdict"].startswith("within")
         times["same"].append(t)
         runs["same"].append(int(r["runs"]))
-        delay = round(arm_latency(same, cell) * 0.08, 3)
+        latencies.append(arm_latency(same, cell))
+        delay = round(sorted(latencies)[len(latencies) // 2] * 0.08, 3)
         out = os.path.join(WORK, f"de-p8-{i}")
         r2, t2 = ab_default(p, candidate(delay), out)
         caught += r2["verdict"].startswith("REGRESSION")
