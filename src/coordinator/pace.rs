@@ -462,11 +462,13 @@ mod tests {
         }
     }
 
+    /// One command to one arm.
+    fn to(arm: usize, cmd: Command) -> Vec<Send> {
+        vec![Send { arm, cmd }]
+    }
+
     fn step(arm: usize) -> Vec<Send> {
-        vec![Send {
-            arm,
-            cmd: Command::Step,
-        }]
+        to(arm, Command::Step)
     }
 
     #[test]
@@ -507,12 +509,7 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut p = Pace::slices(ms(100), ms(200), [2, 2], 0);
-        let resume = |arm| {
-            vec![Send {
-                arm,
-                cmd: Command::Resume,
-            }]
-        };
+        let resume = |arm| to(arm, Command::Resume);
         assert_eq!(p.start(t0), resume(0));
         assert_eq!(p.next_tick(), Some(t0 + ms(100)));
         assert!(p.tick(t0 + ms(50)).is_empty());
@@ -582,18 +579,7 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut p = Pace::slices(ms(100), ms(200), [2, 2], 0);
-        let resume = |arm| {
-            vec![Send {
-                arm,
-                cmd: Command::Resume,
-            }]
-        };
-        let end = |arm| {
-            vec![Send {
-                arm,
-                cmd: Command::End,
-            }]
-        };
+        let (resume, end) = (|arm| to(arm, Command::Resume), |arm| to(arm, Command::End));
         assert_eq!(p.start(t0), resume(0));
         p.op(0, &op(1.0, true, false), t0 + ms(10)).unwrap();
         // A's bound, mid-slice: it is told to end, not to pause.

@@ -259,6 +259,43 @@ fn credentials_that_expire_before_the_estimated_end_are_said_before_any_cell() {
     assert!(!text.contains("warning"), "{text}");
 }
 
+/// `bench plan`'s estimate of the requests a sweep makes, summed over the kinds, and its
+/// line.
+fn estimated_requests(plan: &Path, out: &Path, args: &[String]) -> (f64, String) {
+    let o = bench_s3()
+        .arg("plan")
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("requests to S3 for what is left"))
+        .unwrap_or_else(|| panic!("no estimate in:\n{text}"))
+        .to_string();
+    let counts = line.split(": ").nth(1).unwrap().split(';').next().unwrap();
+    // "1,570 GET, 1,123 HEAD, 1,253 PUT (251 of them conditional), 403 LIST, ..."
+    let sum = counts
+        .split(", ")
+        .filter_map(|part| part.split(' ').next()?.replace(',', "").parse::<f64>().ok())
+        .sum();
+    (sum, line)
+}
+
+/// The requests the server counted since its counts were last taken (a conditional PUT is a
+/// PUT, counted among conditional_put too; the last two keys are bytes).
+fn requests_counted(server: &S3Server) -> f64 {
+    let c = server.take_counts();
+    IO_KEYS[..7]
+        .iter()
+        .filter(|k| **k != "conditional_put")
+        .map(|k| c[k].as_f64().unwrap())
+        .sum()
+}
+
 /// `bench plan`'s request estimate against the server's own count: a priori (the model)
 /// and, for a re-run of the same cells under another key, from the first run's records.
 #[test]
@@ -271,37 +308,8 @@ fn the_request_estimate_comes_close_to_the_servers_count() {
                 [run]\ncommit_retries = 20\n";
     let out = dir.path().join("out");
     let args = server.args("s3://bench/acc");
-    let estimate = || -> f64 {
-        let o = bench_s3()
-            .arg("plan")
-            .arg(&plan)
-            .arg("--out")
-            .arg(&out)
-            .args(&args)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&o.stdout).to_string();
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("requests to S3 for what is left"))
-            .unwrap_or_else(|| panic!("no estimate in:\n{text}"));
-        let counts = line.split(": ").nth(1).unwrap().split(';').next().unwrap();
-        // "1,570 GET, 1,123 HEAD, 1,253 PUT (251 of them conditional), 403 LIST, ..."
-        counts
-            .split(", ")
-            .filter_map(|part| part.split(' ').next()?.replace(',', "").parse::<f64>().ok())
-            .sum()
-    };
-    let truth = || -> f64 {
-        let c = server.take_counts();
-        // The requests (a conditional PUT is a PUT, counted among conditional_put too;
-        // the last two keys are bytes).
-        IO_KEYS[..7]
-            .iter()
-            .filter(|k| **k != "conditional_put")
-            .map(|k| c[k].as_f64().unwrap())
-            .sum()
-    };
+    let estimate = || estimated_requests(&plan, &out, &args).0;
+    let truth = || requests_counted(&server);
     let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
     for (edit, within) in [("commit_retries = 20", 0.25), ("commit_retries = 19", 0.10)] {
         std::fs::write(&plan, text.replace("commit_retries = 20", edit)).unwrap();
@@ -334,35 +342,13 @@ fn a_cell_bounded_by_time_is_estimated_at_the_store_s_pace() {
     .unwrap();
     let out = dir.path().join("out");
     let args = server.args("s3://bench/timed");
-    let o = bench_s3()
-        .arg("plan")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .args(&args)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout).to_string();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("requests to S3 for what is left"))
-        .unwrap_or_else(|| panic!("no estimate in:\n{text}"));
+    let (guess, line) = estimated_requests(&plan, &out, &args);
     assert!(line.contains("ms a request, measured now"), "{line}");
-    let counts = line.split(": ").nth(1).unwrap().split(';').next().unwrap();
-    let guess: f64 = counts
-        .split(", ")
-        .filter_map(|part| part.split(' ').next()?.replace(',', "").parse::<f64>().ok())
-        .sum();
     server.take_counts();
     let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = sweep_with(bench_s3(), "run", &plan, &out, &args_ref);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let c = server.take_counts();
-    let real: f64 = IO_KEYS[..7]
-        .iter()
-        .filter(|k| **k != "conditional_put")
-        .map(|k| c[k].as_f64().unwrap())
-        .sum();
+    let real = requests_counted(&server);
     assert!(
         (guess / real - 1.0).abs() <= 0.25,
         "estimated {guess}, the server counted {real}"

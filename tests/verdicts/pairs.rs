@@ -219,22 +219,11 @@ fn a_worker_dying_mid_cell_fails_the_cell_for_both_arms() {
     assert!(left.is_empty(), "no worker left: {left:?}");
 }
 
-#[test]
-fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
-    let _alone = crate::alone();
-    let plan = "name = 'resume'\n[matrix]\nsizes = [100]\ninline = [false]\n\
-                [continuous]\noperations = 200\n[run]\nrepetitions = 3\n";
-    let (dir, plan, out) = plan_dir(plan);
-    // B takes 5 ms more a commit: a repetition lasts a few seconds.
-    let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=5");
-    let mut child = spawn_sweep(
-        bench(),
-        "ab",
-        &plan,
-        &out,
-        &["--candidate", slow.to_str().unwrap(), "--no-extend"],
-    );
-    // Wait for the first pair's records, then interrupt during the second pair.
+/// Start `bench ab --no-extend` against `candidate`, wait for its first pair's records,
+/// then interrupt it (during its next pair): it exits 130.
+fn interrupt_after_a_pair(plan: &Path, out: &Path, candidate: &Path) {
+    let args = ["--candidate", candidate.to_str().unwrap(), "--no-extend"];
+    let mut child = spawn_sweep(bench(), "ab", plan, out, &args);
     let results = out.join("results.jsonl");
     let until = Instant::now() + Duration::from_secs(120);
     while lines(&results).len() < 2 {
@@ -248,6 +237,18 @@ fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
     }
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+}
+
+#[test]
+fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
+    let _alone = crate::alone();
+    let plan = "name = 'resume'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [continuous]\noperations = 200\n[run]\nrepetitions = 3\n";
+    let (dir, plan, out) = plan_dir(plan);
+    // B takes 5 ms more a commit: a repetition lasts a few seconds.
+    let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=5");
+    let results = out.join("results.jsonl");
+    interrupt_after_a_pair(&plan, &out, &slow);
     let kept = lines(&results).len();
     assert!(
         kept >= 2 && kept.is_multiple_of(2),
@@ -395,26 +396,8 @@ fn a_rebuilt_candidate_runs_every_cell_again_and_the_verdict_is_its_own() {
     // count; the cell's pairs are all of the build that finished it.
     let resumed = dir.path().join("resumed");
     let slow = candidate(dir.path(), "long.sh", "BENCH_OP_DELAY_MS=200");
-    let mut child = spawn_sweep(
-        bench(),
-        "ab",
-        &plan,
-        &resumed,
-        &["--candidate", slow.to_str().unwrap(), "--no-extend"],
-    );
     let results = resumed.join("results.jsonl");
-    let until = Instant::now() + Duration::from_secs(120);
-    while lines(&results).len() < 2 {
-        assert!(Instant::now() < until, "no pair recorded");
-        assert!(child.try_wait().unwrap().is_none(), "bench ab ended early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    interrupt_after_a_pair(&plan, &resumed, &slow);
     candidate(dir.path(), "long.sh", "BENCH_OP_DELAY_MS=1");
     let o = ab(&plan, &resumed, &slow, &["--no-extend"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

@@ -447,6 +447,12 @@ mod tests {
         assert!(Selector::parse("main,slow5").is_err());
     }
 
+    /// `--variant slow5 --against main`, at ±10 % with a spread of 100 % between runs.
+    fn slow5_against_main(recs: &[Record]) -> Vec<(Selector, Comparison)> {
+        let sel = |s: &str| Selector::parse(s).unwrap();
+        compare_variants(recs, &sel("main"), Some(&sel("slow5")), 10.0, 100.0).unwrap()
+    }
+
     /// Shards merged from two machines: their runs interleave in time, but one machine's
     /// builds never ran beside the other's; a difference between the machines is no pair.
     #[test]
@@ -458,14 +464,7 @@ mod tests {
         {
             r.hostname = "other-machine".into();
         }
-        let cs = compare_variants(
-            &recs,
-            &Selector::parse("main").unwrap(),
-            Some(&Selector::parse("slow5").unwrap()),
-            10.0,
-            100.0,
-        )
-        .unwrap();
+        let cs = slow5_against_main(&recs);
         assert!(!cs[0].1.paired, "interleaved in time, but on two hosts");
         assert_eq!(cs[0].1.between_runs_pct, 100.0);
     }
@@ -480,14 +479,7 @@ mod tests {
         {
             r.started_at = r.started_at.replace("2026-01-01", "2026-01-02");
         }
-        let cs = compare_variants(
-            &recs,
-            &Selector::parse("main").unwrap(),
-            Some(&Selector::parse("slow5").unwrap()),
-            10.0,
-            100.0,
-        )
-        .unwrap();
+        let cs = slow5_against_main(&recs);
         assert!(!cs[0].1.paired);
         assert_eq!(cs[0].1.between_runs_pct, 100.0);
     }
