@@ -21,9 +21,20 @@ case "${S3_BACKEND:-moto}" in
 esac
 # shellcheck disable=SC2086
 python3 scripts/s3-server.py --port "$PORT" --bucket bench "${UPSTREAM[@]}" ${S3_SERVER_ARGS:-} \
-  > "$WORK/server.out" 2>/dev/null &
+  > "$WORK/server.out" 2>&1 &
 S3_SERVER=$!
 trap 'kill $S3_SERVER 2>/dev/null; [ ${#UPSTREAM[@]} -eq 0 ] || scripts/rgw-down.sh "$WORK/rgw"; rm -rf "$WORK"' EXIT
-until grep -q ready "$WORK/server.out" 2>/dev/null; do sleep 0.2; done
+# Until it says ready; a server that dies first (a port taken, moto missing) is said, not
+# waited for; nor one that says nothing for a minute.
+for _ in $(seq 300); do
+  grep -q ready "$WORK/server.out" 2>/dev/null && break
+  if ! kill -0 "$S3_SERVER" 2>/dev/null; then
+    echo "s3-endpoint: scripts/s3-server.py exited before it was ready:" >&2
+    tail -n 5 "$WORK/server.out" >&2
+    exit 1
+  fi
+  sleep 0.2
+done
+grep -q ready "$WORK/server.out" || { echo "s3-endpoint: the S3 server was not ready within 60 s" >&2; exit 1; }
 S3_OPTS=(--storage-option "aws_endpoint=http://127.0.0.1:$PORT"
          --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)

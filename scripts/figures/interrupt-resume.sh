@@ -2,12 +2,12 @@
 # Interrupt a real sweep at random moments, resume it each time, and check that every cell
 # ends up in results.jsonl exactly once and that no worker outlives its coordinator.
 #
-#   scripts/interrupt-resume.sh [PLAN] [INTERRUPTS] [SIGNAL]
+#   scripts/figures/interrupt-resume.sh [PLAN] [INTERRUPTS] [SIGNAL]
 #
 # PLAN defaults to plans/tiny.toml, INTERRUPTS to 3, SIGNAL to INT (Ctrl-C); use KILL to
 # simulate a crash of the coordinator. Needs a release build (cargo build --release).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 plan="${1:-plans/tiny.toml}"
 interrupts="${2:-3}"
 signal="${3:-INT}"

@@ -12,9 +12,9 @@
 # (a) and (b) run alternately, three times each, and the medians are compared.
 # Then golden bootstrap speed and peak RSS at 100,000 and 1,000,000 rows.
 #
-#   scripts/harness-bench.sh [OPS] [SIZES...]      (defaults: 50 commits; 1000 10000 100000)
+#   scripts/figures/harness-bench.sh [OPS] [SIZES...]      (defaults: 50 commits; 1000 10000 100000)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ops="${1:-50}"; shift || true
 sizes=("${@:-1000 10000 100000}")
 sizes=(${sizes[*]})

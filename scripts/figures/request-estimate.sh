@@ -5,11 +5,11 @@
 # first from the model alone, then (its cells re-run under another key) from the first
 # run's records. Prints each estimate, the server's count and their ratio.
 #
-#   scripts/request-estimate.sh        (about 1 minute; needs a release build and moto)
+#   scripts/figures/request-estimate.sh        (about 1 minute; needs a release build and moto)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# shellcheck source=scripts/s3-endpoint.sh
-. scripts/s3-endpoint.sh
+cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/figures/s3-endpoint.sh
+. scripts/figures/s3-endpoint.sh
 OPTS=(--root s3://bench/estimate "${S3_OPTS[@]}")
 counted() {  # the server's count of requests since the last call (a conditional PUT is a PUT)
   curl -s -X DELETE "http://127.0.0.1:$PORT/_bench/counts" | python3 -c 'import json,sys

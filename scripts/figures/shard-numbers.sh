@@ -5,12 +5,12 @@
 # throughput and p50 of each way, their spread (min–max over the rounds) and the ratio
 # sharded / whole of the medians.
 #
-#   scripts/shard-numbers.sh [ROUNDS]        (default 3; about 1 minute a round)
+#   scripts/figures/shard-numbers.sh [ROUNDS]        (default 3; about 1 minute a round)
 #
 # Needs a release build (cargo build --release); uses $BENCH, else the build in
 # $CARGO_TARGET_DIR or target/.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
 [ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }

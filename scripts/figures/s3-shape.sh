@@ -3,7 +3,7 @@
 # endpoint with a network's latency (scripts/s3-server.py --latency-ms), printing per cell
 # the throughput, the requests per commit and the errors.
 #
-#   scripts/s3-shape.sh [LATENCY_MS] [DURATION_SECS] [REPS]   (defaults: 25 ms, 12 s, 1)
+#   scripts/figures/s3-shape.sh [LATENCY_MS] [DURATION_SECS] [REPS]   (defaults: 25 ms, 12 s, 1)
 #
 # With REPS > 1 every cell runs REPS times (interleaved order) and each figure is the median
 # with its range (min–max) over the repetitions: one run's cell moves by 10–45 % here.
@@ -13,13 +13,13 @@
 # as errors. Takes about 5 minutes a repetition. Needs a release build and moto (see docs/s3.md);
 # S3_BACKEND=rgw runs it on Ceph's gateway (scripts/rgw-up.sh) behind the same endpoint.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 LATENCY=${1:-25}
 DURATION=${2:-12}
 REPS=${3:-1}
 S3_SERVER_ARGS="--latency-ms $LATENCY"
-# shellcheck source=scripts/s3-endpoint.sh
-. scripts/s3-endpoint.sh
+# shellcheck source=scripts/figures/s3-endpoint.sh
+. scripts/figures/s3-endpoint.sh
 
 cat > "$WORK/shape.toml" <<EOF
 name = "shape"

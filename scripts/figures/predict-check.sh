@@ -5,11 +5,11 @@
 # was measured there too. Prints per cell and pair of latencies the predicted and measured
 # throughput (medians over the repetitions) and their ratio, and the largest error.
 #
-#   scripts/predict-check.sh ["LATENCIES ..."] [REPS]   (defaults: "10 25 50", 3)
+#   scripts/figures/predict-check.sh ["LATENCIES ..."] [REPS]   (defaults: "10 25 50", 3)
 #
 # About 2 minutes a latency. Needs a release build and moto (see docs/s3.md).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 LATENCIES=${1:-"10 25 50"}
 REPS=${2:-3}
 RESULTS=$(mktemp -d)
@@ -17,8 +17,8 @@ trap 'rm -rf "$RESULTS"' EXIT
 measure() {  # run the panel at $1 ms a request into $RESULTS/at-$1
   (
     S3_SERVER_ARGS="--latency-ms $1"
-    # shellcheck source=scripts/s3-endpoint.sh
-    . scripts/s3-endpoint.sh
+    # shellcheck source=scripts/figures/s3-endpoint.sh
+    . scripts/figures/s3-endpoint.sh
     cat > "$WORK/p.toml" <<PLAN
 name = "predict"
 [matrix]

@@ -4,18 +4,18 @@
 # the second traced commit of each variant as its round trips (requests in flight together
 # on one line) with their times and bytes, and each record's wait by kind of request.
 #
-#   scripts/trace-commit.sh [LATENCY] [ROWS]   (defaults: 20, 1000)
+#   scripts/figures/trace-commit.sh [LATENCY] [ROWS]   (defaults: 20, 1000)
 #
 # Needs a release build and moto (see docs/s3.md). The trace files are left in
 # results/trace-commit/traces/ to open in https://ui.perfetto.dev.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 LATENCY=${1:-20}
 ROWS=${2:-1000}
 OUT=results/trace-commit
 S3_SERVER_ARGS="--latency-ms $LATENCY"
-# shellcheck source=scripts/s3-endpoint.sh
-. scripts/s3-endpoint.sh
+# shellcheck source=scripts/figures/s3-endpoint.sh
+. scripts/figures/s3-endpoint.sh
 cat > "$WORK/p.toml" <<PLAN
 name = "trace-commit"
 [matrix]

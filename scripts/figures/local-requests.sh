@@ -4,9 +4,9 @@
 # and with S3-shaped requests ("s3"), alternately, ROUNDS times; prints per cell the median
 # throughput of each (with the range), their ratio, and the requests a commit makes in each.
 #
-#   scripts/local-requests.sh [ROUNDS] [OPS]   (defaults: 3, 200)
+#   scripts/figures/local-requests.sh [ROUNDS] [OPS]   (defaults: 3, 200)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 OPS=${2:-200}
 BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"

@@ -3,9 +3,9 @@
 # scripts/rgw-down.sh N times each; prints each time, the medians and the gateway's
 # daemons' resident memory once it is up.
 #
-#   scripts/rgw-times.sh [N]   (default 5)
+#   scripts/figures/rgw-times.sh [N]   (default 5)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 N=${1:-5}
 WORK=$(mktemp -d)
 trap 'scripts/rgw-down.sh "$WORK/c" >/dev/null 2>&1; rm -rf "$WORK"' EXIT

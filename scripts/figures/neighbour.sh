@@ -2,10 +2,10 @@
 # A periodic CPU neighbour, as a build or a noisy VM next door: one core busy for BUSY
 # seconds, then idle for IDLE seconds, over and over, until killed.
 #
-#   scripts/neighbour.sh [BUSY] [IDLE]        (defaults: 2.5 2.5)
+#   scripts/figures/neighbour.sh [BUSY] [IDLE]        (defaults: 2.5 2.5)
 #
-# Used by scripts/noise.sh to measure verdicts beside a neighbour; start it in the
-# background and kill it by its pid (`scripts/neighbour.sh & pid=$!; ...; kill $pid`).
+# Used by scripts/figures/noise.sh to measure verdicts beside a neighbour; start it in the
+# background and kill it by its pid (`scripts/figures/neighbour.sh & pid=$!; ...; kill $pid`).
 set -euo pipefail
 BUSY=${1:-2.5}
 IDLE=${2:-2.5}

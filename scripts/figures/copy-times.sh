@@ -6,18 +6,18 @@
 # parallelism the objects copied and the copy's wall time (median and range over REPS), and
 # the speed-up against one copy at a time.
 #
-#   scripts/copy-times.sh [LATENCY_MS] [REPS] [SIZES]   (defaults: 25 ms, 3, "100000 1000000")
+#   scripts/figures/copy-times.sh [LATENCY_MS] [REPS] [SIZES]   (defaults: 25 ms, 3, "100000 1000000")
 #
 # Needs a release build and moto (see docs/s3.md). The goldens are built once and reused.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 LATENCY=${1:-25}
 REPS=${2:-3}
 SIZES=${3:-"100000 1000000"}
 PARALLELISM=${PARALLELISM:-"1 4 16 64"}
 S3_SERVER_ARGS="--latency-ms $LATENCY"
-# shellcheck source=scripts/s3-endpoint.sh
-. scripts/s3-endpoint.sh
+# shellcheck source=scripts/figures/s3-endpoint.sh
+. scripts/figures/s3-endpoint.sh
 OPTS=(--root s3://bench/copies "${S3_OPTS[@]}")
 SIZE_LIST=$(echo "$SIZES" | tr ' ' ',')
 for p in $PARALLELISM; do

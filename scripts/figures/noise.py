@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """How much the verdicts of `bench compare` and `bench ab` are worth on this machine.
 
-    scripts/noise.sh compare [PAIRS]           `bench compare` of separate runs, identical or not
-    scripts/noise.sh pairs [SIZES...]          `bench ab` per pairing, size and planted slowdown
-    scripts/noise.sh neighbour                 `bench ab` beside a periodic CPU neighbour
-    scripts/noise.sh trials [N] [ROWS]         N identical and N planted-5 % `bench ab` runs
-    scripts/noise.sh decide [N] [ROWS]         N identical and N planted-8 % runs of `bench ab
+    scripts/figures/noise.sh compare [PAIRS]           `bench compare` of separate runs, identical or not
+    scripts/figures/noise.sh pairs [SIZES...]          `bench ab` per pairing, size and planted slowdown
+    scripts/figures/noise.sh neighbour                 `bench ab` beside a periodic CPU neighbour
+    scripts/figures/noise.sh trials [N] [ROWS]         N identical and N planted-5 % `bench ab` runs
+    scripts/figures/noise.sh decide [N] [ROWS]         N identical and N planted-8 % runs of `bench ab
                                                --threshold 5` and no other option
 
 Every `bench ab` here runs with `--threshold 5`; the pairs inside a cell (`alternate`, `duet`)
@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.environ.get("BENCH") or os.path.join(
     os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "bench"
 )
@@ -146,7 +146,7 @@ def part_pairs(sizes):
 
 
 def neighbour():
-    return subprocess.Popen([os.path.join(ROOT, "scripts", "neighbour.sh"), "2.5", "2.5"])
+    return subprocess.Popen([os.path.join(ROOT, "scripts", "figures", "neighbour.sh"), "2.5", "2.5"])
 
 
 def part_neighbour():
