@@ -7,6 +7,12 @@
 set -uo pipefail
 DIR="${1:-${BENCH_RGW_DIR:-/tmp/bench-rgw}}"
 [ -d "$DIR" ] || exit 0
+# The owner's watchdog first (unless it is what runs this), so it does not stop a cluster
+# started anew in this folder.
+w="$DIR/run/watchdog.pid"
+if [ -s "$w" ] && [ "$(cat "$w")" != "$PPID" ] && [ "$(cat "$w")" != "$$" ]; then
+  kill -TERM "$(cat "$w")" 2>/dev/null
+fi
 pids=()
 for name in client.rgw.a osd.0 mon.a; do
   f="$DIR/run/$name.pid"
@@ -25,6 +31,15 @@ for p in "${alive[@]}"; do
   echo "rgw-down: $p did not stop within 10 s: killed" >&2
   kill -KILL "$p" 2>/dev/null
 done
+# Its ports are free again: out of the registry rgw-up.sh keeps.
+REG="${BENCH_RGW_REGISTRY:-/tmp/bench-rgw-ports}"
+if [ -f "$REG" ]; then
+  (
+    flock 9
+    grep -v "^$DIR " "$REG" > "$REG.new" 2>/dev/null
+    mv -f "$REG.new" "$REG"
+  ) 9>>"$REG.lock"
+fi
 if [ "${2:-}" = --keep-logs ]; then
   find "$DIR" -mindepth 1 -maxdepth 1 ! -name log -exec rm -rf {} +
 else

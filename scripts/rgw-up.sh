@@ -11,8 +11,10 @@
 #
 # Needs Debian's Ceph (apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd
 # ceph-common uuid-runtime) and curl. Every port is chosen free when the cluster starts (the
-# monitor's, the gateway's and a range for the OSD), so two clusters in two folders run at
-# once. Every daemon writes a pid file in DIR/run; rgw-down.sh stops them by those pids,
+# monitor's, the gateway's and a range for the OSD), under a lock and away from the ports of
+# every other live cluster (/tmp/bench-rgw-ports), so two clusters in two folders run at
+# once. With RGW_OWNER_PID set, the cluster stops by itself when that process is gone (a
+# test run interrupted, even by SIGKILL). Every daemon writes a pid file in DIR/run; rgw-down.sh stops them by those pids,
 # never by name. It creates a user (keys RGW_ACCESS_KEY / RGW_SECRET_KEY, default
 # testing / testing) and a bucket (RGW_BUCKET, default bench), writes DIR/env and prints it.
 # A cluster already up in DIR is reused. Data is in memory: gone at stop.
@@ -51,14 +53,49 @@ fail() {
   exit 1
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-MON_PORT=$(free_port)
-RGW_PORT=$(free_port)
-# The OSD binds several ports from a range: a free port and the 99 above it.
-OSD_PORT=$(free_port)
-[ "$OSD_PORT" -le 65400 ] || OSD_PORT=$((OSD_PORT - 200))
+# Ports, picked without a race: under a lock held until this script ends (its daemons have
+# bound theirs by then), from none that another live cluster holds (the monitor's, the
+# gateway's and the OSD's whole range, which it binds as it goes), as the registry says.
+REG="${BENCH_RGW_REGISTRY:-/tmp/bench-rgw-ports}"
+exec 9>>"$REG.lock"
+flock 9
+read -r MON_PORT RGW_PORT OSD_PORT < <(python3 - "$REG" "$DIR" <<'PY'
+import os, random, socket, sys
+reg, me = sys.argv[1], sys.argv[2]
+held, keep = set(), []
+for line in open(reg).read().splitlines() if os.path.exists(reg) else []:
+    f = line.split()
+    if len(f) != 4 or f[0] == me or not os.path.isdir(f[0]):
+        continue  # malformed, this folder's earlier cluster, or a cluster gone
+    keep.append(line)
+    mon, rgw, osd = map(int, f[1:])
+    held |= {mon, rgw} | set(range(osd, osd + 100))
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+rng = random.Random()
+while True:
+    osd = rng.randrange(20000, 60000)
+    if all(p not in held and free(p) for p in range(osd, osd + 100)):
+        break
+held |= set(range(osd, osd + 100))
+picked = []
+while len(picked) < 2:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
+    if p not in held:
+        held.add(p); picked.append(p)
+keep.append(f"{me} {picked[0]} {picked[1]} {osd}")
+open(reg + ".new", "w").write("\n".join(keep) + "\n")
+os.replace(reg + ".new", reg)
+print(picked[0], picked[1], osd)
+PY
+)
 
 FSID=$(uuidgen)
 OSD_UUID=$(uuidgen)
@@ -128,7 +165,8 @@ done
 monmaptool --create --fsid "$FSID" --addv a "[v1:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
 ceph-mon "${C[@]}" --mkfs -i a --monmap "$DIR/monmap" --keyring "$DIR/mon..keyring" \
   || fail "the monitor's store was not made"
-ceph-mon "${C[@]}" -i a 2>>"$DIR/log/mon-start.log" || fail "the monitor did not start"
+# The daemons do not keep the port lock (fd 9) open: it is the next cluster's to take.
+ceph-mon "${C[@]}" -i a 2>>"$DIR/log/mon-start.log" 9>&- || fail "the monitor did not start"
 timeout 30 bash -c "until ceph ${C[*]} --connect-timeout 2 mon stat >/dev/null 2>&1; do sleep 0.2; done" \
   || fail "the monitor did not answer within 30 s"
 
@@ -136,11 +174,11 @@ OSD_ID=$(ceph "${C[@]}" osd create "$OSD_UUID") || fail "the OSD was not created
 cp "$DIR/osd.0.keyring" "$DIR/osd/ceph-0/keyring"
 ceph-osd "${C[@]}" -i "$OSD_ID" --mkfs --osd-uuid "$OSD_UUID" 2>>"$DIR/log/osd-mkfs.log" \
   || fail "the OSD's store was not made"
-ceph-osd "${C[@]}" -i "$OSD_ID" 2>>"$DIR/log/osd-start.log" || fail "the OSD did not start"
+ceph-osd "${C[@]}" -i "$OSD_ID" 2>>"$DIR/log/osd-start.log" 9>&- || fail "the OSD did not start"
 timeout 60 bash -c "until ceph ${C[*]} osd stat 2>/dev/null | grep -q '1 up'; do sleep 0.3; done" \
   || fail "the OSD was not up within 60 s"
 
-radosgw "${C[@]}" -n client.rgw.a 2>>"$DIR/log/rgw-start.log" || fail "the gateway did not start"
+radosgw "${C[@]}" -n client.rgw.a 2>>"$DIR/log/rgw-start.log" 9>&- || fail "the gateway did not start"
 timeout 120 bash -c "until curl -sf -o /dev/null http://127.0.0.1:$RGW_PORT/; do sleep 0.3; done" \
   || fail "the gateway did not answer on 127.0.0.1:$RGW_PORT within 120 s"
 radosgw-admin "${C[@]}" user create --uid=bench --display-name=bench \
@@ -149,6 +187,14 @@ radosgw-admin "${C[@]}" user create --uid=bench --display-name=bench \
 curl -sf -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ACCESS:$SECRET" \
   -H "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" \
   "http://127.0.0.1:$RGW_PORT/$BUCKET" || fail "bucket $BUCKET was not created"
+
+# An owner (a test process): when it is gone, however it ended, the cluster stops too. The
+# watchdog is detached from this script's output, so that a caller reading it is not held.
+if [ -n "${RGW_OWNER_PID:-}" ]; then
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec "$2/rgw-down.sh" "$3"' \
+    _ "$RGW_OWNER_PID" "$HERE" "$DIR" </dev/null >/dev/null 2>&1 9>&- &
+  echo $! > "$DIR/run/watchdog.pid"
+fi
 
 cat > "$DIR/env" <<ENV
 export RGW_ENDPOINT=http://127.0.0.1:$RGW_PORT

@@ -16,9 +16,9 @@
 # - Slurm and munge (the multi-machine tests): installed with apt-get where missing, as
 #   root; a 3-node cluster is started on 127.0.0.1 (scripts/slurm-up.sh) and stopped by its
 #   pid files when this script ends.
-# Where Ceph or Slurm cannot be installed (not root, no apt-get), their tests are left out
-# and the script says so at its end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that
-# is a failure instead.
+# Where moto, Ceph or Slurm cannot be installed (no python3-venv without root, not root, no
+# apt-get, an apt-get that fails), their tests are left out and the script says so at its
+# end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that is a failure instead.
 #
 # Run again, it installs nothing: what it installed is found where it put it.
 set -euo pipefail
@@ -27,12 +27,17 @@ cd "$(dirname "$0")/.."
 MOTO_VERSION=5.1.22
 STATE="${BENCH_TEST_HOME:-$HOME/.cache/bench-test}"
 left_out=()
+skip=()
 say() { echo "test.sh: $*" >&2; }
 can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
+# apt-get, quietly; a failure is said and returns non-zero (never ends the script).
 apt_install() {
   say "installing $* (apt-get)"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends "$@" >/dev/null; }; then
+    say "apt-get could not install $*"
+    return 1
+  fi
 }
 
 command -v cargo >/dev/null 2>&1 || { say "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
@@ -42,30 +47,26 @@ has_moto() {  # what scripts/s3-server.py imports
   "$1" -c "import boto3, werkzeug.serving, moto.s3.responses, moto.moto_server.werkzeug_app" \
     >/dev/null 2>&1
 }
-if ! command -v python3 >/dev/null 2>&1; then
-  if can_apt; then apt_install python3 python3-venv; else
-    say "python3 not found: the S3 tests run moto's S3 server with it; install Python 3"
-    exit 1
-  fi
-fi
-if has_moto python3; then
-  :
-elif has_moto "$STATE/venv/bin/python3"; then
-  export PATH="$STATE/venv/bin:$PATH"
-else
+# A virtual environment with moto, under $STATE; returns non-zero where it cannot be made.
+install_moto() {
+  command -v python3 >/dev/null 2>&1 || { can_apt && apt_install python3 python3-venv; } \
+    || return 1
   say "installing moto[server]==$MOTO_VERSION into $STATE/venv (for the S3 tests)"
   if ! python3 -m venv --clear "$STATE/venv" >/dev/null 2>&1; then
-    if can_apt; then
-      apt_install python3-venv
-      python3 -m venv --clear "$STATE/venv"
-    else
-      say "python3 cannot make a virtual environment: install python3-venv (Debian/Ubuntu), or moto[server]==$MOTO_VERSION for python3 yourself"
-      exit 1
-    fi
+    can_apt && apt_install python3-venv && python3 -m venv --clear "$STATE/venv" || return 1
   fi
-  "$STATE/venv/bin/python3" -m pip install -q --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+  "$STATE/venv/bin/python3" -m pip install -q --disable-pip-version-check \
+    "moto[server]==$MOTO_VERSION" && has_moto "$STATE/venv/bin/python3"
+}
+moto=yes
+if command -v python3 >/dev/null 2>&1 && has_moto python3; then
+  :
+elif has_moto "$STATE/venv/bin/python3" || install_moto; then
   export PATH="$STATE/venv/bin:$PATH"
-  has_moto python3 || { say "moto[server]==$MOTO_VERSION did not install"; exit 1; }
+else
+  moto=no
+  left_out+=("the S3 tests (tests/it's s3:: and network::, on moto and on Ceph's gateway, and tests/slurm, which write to S3): moto[server]==$MOTO_VERSION could not be installed (python3 with python3-venv, or pip install 'moto[server]==$MOTO_VERSION' for python3)")
+  skip+=(--skip s3:: --skip network:: --skip on_slurm::)
 fi
 
 # --- Debian packages: Slurm and munge, Ceph's gateway ------------------------------------
@@ -76,17 +77,13 @@ has radosgw ceph-mon ceph-osd ceph uuidgen curl \
   || missing+=(radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)
 if [ ${#missing[@]} -gt 0 ] && can_apt; then
   # --no-install-recommends: Ceph recommends a manager and more, which the tests do not use.
-  say "installing ${missing[*]} (apt-get)"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}" || true
 fi
 slurm=yes
 if ! has slurmctld slurmd munged sinfo; then
   slurm=no
   left_out+=("the Slurm tests (tests/slurm): Slurm and munge are not installed and cannot be here (they need root and apt-get: apt-get install -y slurm-wlm munge)")
 fi
-skip=()
 if ! has radosgw ceph-mon ceph-osd ceph uuidgen curl; then
   skip+=(--skip ceph_s_gateway)
   left_out+=("the tests on Ceph's gateway (tests/it, named *ceph_s_gateway*): Ceph is not installed and cannot be here (it needs root and apt-get: apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)")
@@ -95,11 +92,13 @@ if [ "$slurm" = yes ] && [ "$(id -u)" != 0 ]; then
   slurm=no
   left_out+=("the Slurm tests (tests/slurm): their daemons run as root; run this script as root")
 fi
-if [ "$slurm" = yes ]; then
+if [ "$slurm" = yes ] && [ "$moto" = yes ]; then
   SLURM_DIR="$(mktemp -d /tmp/bench-test-slurm.XXXXXX)"
   trap 'scripts/slurm-down.sh "$SLURM_DIR" >/dev/null 2>&1; rm -rf "$SLURM_DIR"' EXIT
   scripts/slurm-up.sh "$SLURM_DIR" >/dev/null
   export SLURM_CONF="$SLURM_DIR/slurm.conf"
+elif [ "$slurm" = no ]; then
+  skip+=(--skip on_slurm::)
 fi
 
 if [ ${#left_out[@]} -gt 0 ] && [ "${BENCH_TEST_REQUIRE_ALL:-0}" = 1 ]; then
@@ -108,7 +107,8 @@ if [ ${#left_out[@]} -gt 0 ] && [ "${BENCH_TEST_REQUIRE_ALL:-0}" = 1 ]; then
 fi
 
 # --- the tests ----------------------------------------------------------------------------
-# This script's arguments: cargo's, then after `--` the test binaries'.
+# This script's arguments: cargo's, then after `--` the test binaries'. Every target is
+# built (examples and doctests too); tests that cannot run here are skipped by name.
 cargo_args=()
 test_args=()
 seen=no
@@ -116,17 +116,7 @@ for a in "$@"; do
   if [ "$seen" = no ] && [ "$a" = -- ]; then seen=yes; continue; fi
   if [ "$seen" = yes ]; then test_args+=("$a"); else cargo_args+=("$a"); fi
 done
-targets=()
-if [ "$slurm" = no ]; then
-  # Every test target but tests/slurm.
-  targets=(--workspace --lib --bins)
-  for t in tests/*/main.rs; do
-    name="$(basename "$(dirname "$t")")"
-    [ "$name" = slurm ] || targets+=(--test "$name")
-  done
-fi
 status=0
-cargo test --release "${targets[@]}" "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" \
-  || status=$?
+cargo test --release "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" || status=$?
 for what in "${left_out[@]}"; do say "NOT RUN: $what"; done
 exit "$status"

@@ -162,14 +162,47 @@ macro_rules! on_both_servers {
 }
 
 /// A Ceph cluster with its gateway on 127.0.0.1 (`scripts/rgw-up.sh`, a folder of its
-/// own, so tests run theirs side by side), stopped by its pid files when dropped.
+/// own, so tests run theirs side by side, at most [`RGW_AT_ONCE`] at a time), stopped by its
+/// pid files when dropped — or, if this test process dies first (an interrupted `cargo
+/// test`), by its watchdog.
 pub struct RgwCluster {
     pub dir: PathBuf,
     pub endpoint: String,
+    _slot: RgwSlot,
+}
+
+/// Clusters up at once in one test process: each holds an OSD of up to 2 GiB.
+pub const RGW_AT_ONCE: usize = 2;
+
+static RGW_SLOTS: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+/// One of [`RGW_AT_ONCE`] places for a cluster, given back when dropped.
+struct RgwSlot;
+
+impl RgwSlot {
+    fn take() -> RgwSlot {
+        let (lock, freed) = &RGW_SLOTS;
+        let mut up = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while *up >= RGW_AT_ONCE {
+            up = freed.wait(up).unwrap_or_else(|e| e.into_inner());
+        }
+        *up += 1;
+        RgwSlot
+    }
+}
+
+impl Drop for RgwSlot {
+    fn drop(&mut self) {
+        let (lock, freed) = &RGW_SLOTS;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        freed.notify_one();
+    }
 }
 
 impl RgwCluster {
     pub fn start() -> RgwCluster {
+        let slot = RgwSlot::take();
         let dir = tempfile::Builder::new()
             .prefix("bench-rgw-")
             .tempdir()
@@ -177,6 +210,7 @@ impl RgwCluster {
             .keep();
         let up = Command::new(repo_file("scripts/rgw-up.sh"))
             .arg(&dir)
+            .env("RGW_OWNER_PID", std::process::id().to_string())
             .output()
             .unwrap();
         assert!(
@@ -192,7 +226,11 @@ impl RgwCluster {
             .find_map(|l| l.strip_prefix("export RGW_ENDPOINT="))
             .expect("RGW_ENDPOINT in the cluster's env file")
             .to_string();
-        RgwCluster { dir, endpoint }
+        RgwCluster {
+            dir,
+            endpoint,
+            _slot: slot,
+        }
     }
 }
 

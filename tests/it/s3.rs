@@ -73,9 +73,15 @@ fn tiny_sweep_leaves_no_runs_and_reuses_goldens(backend: Backend) {
         4
     );
 
-    // Starting over reuses the goldens on the bucket.
-    let o = run_s3(&server, &plan, &out, "s3://bench/test", &["--fresh"]);
-    assert_eq!(o.status.code(), Some(0));
+    // Another sweep of the same shapes (its continuous cells only, to be quick) reuses the
+    // goldens on the bucket.
+    let again = out.with_file_name("again");
+    let shapes = "name = 'again'\n[matrix]\nsizes = [100, 1000]\ninline = [true, false]\n\
+                  [continuous]\noperations = 2\n";
+    let plan_again = again.with_extension("toml");
+    std::fs::write(&plan_again, shapes).unwrap();
+    let o = run_s3(&server, &plan_again, &again, "s3://bench/test", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.matches(": reused").count(), 4, "{err}");
     assert!(!err.contains("built"), "{err}");
@@ -797,6 +803,38 @@ fn ceph_s_gateway_starts_with_rgw_up_and_rgw_down_leaves_no_process() {
             "{needle}: a process is left"
         );
         assert!(!dir.exists());
+    }
+}
+
+/// An interrupted test run leaves no Ceph daemon behind: a cluster started for an owner
+/// process (`RGW_OWNER_PID`, as the tests start theirs) stops by itself once the owner is
+/// gone, however it ended (here SIGKILL), and its folder goes with it.
+#[test]
+fn ceph_s_gateway_stops_by_itself_when_its_owner_dies() {
+    let mut owner = Command::new("sleep").arg("600").spawn().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("bench-rgw-owned-")
+        .tempdir()
+        .unwrap()
+        .keep();
+    let up = Command::new(repo_file("scripts/rgw-up.sh"))
+        .arg(&dir)
+        .env("RGW_OWNER_PID", owner.id().to_string())
+        .output()
+        .unwrap();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let needle = dir.to_str().unwrap().to_string();
+    assert!(processes_mentioning(&needle).len() >= 3);
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !processes_mentioning(&needle).is_empty() || dir.exists() {
+        assert!(std::time::Instant::now() < until, "{needle}: left behind");
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
 
