@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::compare::{CompareArgs, VerdictArgs};
-use crate::progress::Display;
+use crate::compare::variants::Selector;
+use crate::compare::{DEFAULT_BETWEEN_RUNS_PCT, DEFAULT_THRESHOLD_PCT, parse_threshold};
 use crate::sweep::Pairing;
-use crate::worker::WorkerArgs;
+use bench_core::display::Display;
 
 /// Run the Lance `__manifest` commit benchmark as a declarative sweep.
 #[derive(Debug, Parser)]
@@ -89,13 +89,33 @@ pub enum Command {
     Compare(CompareArgs),
     /// Predict continuous cells' commit latency and throughput on a store with another
     /// latency, from their records' round trips on the critical path.
-    Predict(bench_core::predict::PredictArgs),
-    /// One worker process of a cell (started by `bench run`).
+    Predict(PredictArgs),
+    /// One worker process of a cell (started by `bench run`; its arguments are the
+    /// coordinator's, read by the core's protocol).
     #[command(hide = true)]
-    Worker(WorkerArgs),
+    Worker {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Print what this binary is as a worker: protocol, bench and lance versions (JSON).
     #[command(hide = true)]
     WorkerInfo,
+}
+
+/// `--progress`'s values, with what each shows.
+fn display_parser() -> impl clap::builder::TypedValueParser<Value = Display> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("auto")
+            .help("Bars when stderr is a terminal and not in CI, lines otherwise"),
+        PossibleValue::new("bars"),
+        PossibleValue::new("lines"),
+    ])
+    .map(|s| match s.as_str() {
+        "bars" => Display::Bars,
+        "lines" => Display::Lines,
+        _ => Display::Auto,
+    })
 }
 
 /// Options of `bench run` (and `bench ab`).
@@ -110,7 +130,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub retry_failed: bool,
     /// How to show progress.
-    #[arg(long, value_enum, default_value_t = Display::Auto)]
+    #[arg(long, default_value = "auto", value_parser = display_parser())]
     pub progress: Display,
     /// Write a trace of each run: every worker's first N operations (5 if not given) with
     /// their requests, as a Chrome trace event file under <out>/traces/ that Perfetto and
@@ -151,7 +171,7 @@ pub struct PairArgs {
 impl PairArgs {
     /// The options, checked: `--precision` needs pairs inside the runs. Without it (nor
     /// `--no-extend`), each cell runs until it decides at `threshold_pct`.
-    pub fn options(&self, threshold_pct: f64) -> Result<crate::sweep::PairOptions, String> {
+    pub fn options(&self, threshold_pct: f64) -> Result<crate::sweep::AbOptions, String> {
         if self.precision.is_some() && self.pairing == Pairing::Runs {
             return Err(
                 "--precision needs pairs inside each run of a cell: use --pairing alternate \
@@ -166,7 +186,7 @@ impl PairArgs {
             (None, false) if threshold_pct <= 0.0 => crate::sweep::Until::Repetitions,
             (None, false) => crate::sweep::Until::Decided(threshold_pct / 100.0),
         };
-        Ok(crate::sweep::PairOptions {
+        Ok(crate::sweep::AbOptions {
             pairing: self.pairing,
             slice: std::time::Duration::from_millis(self.slice_ms),
             until,
@@ -229,5 +249,106 @@ fn parse_option(s: &str) -> Result<(String, String), String> {
             Ok((k.trim().to_string(), v.to_string()))
         }
         _ => Err(format!("`{s}` is not KEY=VALUE")),
+    }
+}
+
+/// `bench compare A B` (or `bench compare AB_DIR`).
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Baseline: a results directory or a results JSONL file; alone, a results directory
+    /// of `bench ab`, whose arm A is compared with its arm B.
+    pub a: PathBuf,
+    /// Candidate: a results directory or a results JSONL file.
+    pub b: Option<PathBuf>,
+    #[command(flatten)]
+    pub verdict: VerdictArgs,
+    /// How far two separate runs of the same build differ on this machine (the 95th
+    /// percentile of their ratios, as `scripts/figures/noise.sh compare` measures it): added to
+    /// each interval, so that a machine's drift between runs is no verdict. 0 for a machine
+    /// known to hold still; not used for an A/B directory, whose pairs cancel it.
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_BETWEEN_RUNS_PCT,
+          value_parser = parse_threshold)]
+    pub between_runs: f64,
+    /// Also write the comparison as a Markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Within one results directory: the baseline variant, by a build of the plan's
+    /// `[builds]` (`main`), a property value (`shards=1`) or `inline_index`/`no_index`;
+    /// several comma-separated. Every other variant in those dimensions is compared with it.
+    #[arg(long, value_name = "VARIANT", value_parser = Selector::parse)]
+    pub against: Option<Selector>,
+    /// With --against: compare only this variant (named in the same dimensions).
+    #[arg(long, value_name = "VARIANT", value_parser = Selector::parse, requires = "against")]
+    pub variant: Option<Selector>,
+}
+
+impl From<CompareArgs> for crate::compare::CompareArgs {
+    fn from(a: CompareArgs) -> Self {
+        crate::compare::CompareArgs {
+            a: a.a,
+            b: a.b,
+            verdict: a.verdict.into(),
+            between_runs: a.between_runs,
+            markdown: a.markdown,
+            against: a.against,
+            variant: a.variant,
+        }
+    }
+}
+
+/// What makes a verdict, shared by `bench compare` and `bench ab`.
+#[derive(Debug, Clone, Args)]
+pub struct VerdictArgs {
+    /// Changes within this many percent are noise and not flagged.
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_THRESHOLD_PCT,
+          value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// Exit with code 5 when any cell regressed significantly beyond the threshold.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+}
+
+impl From<VerdictArgs> for crate::compare::VerdictArgs {
+    fn from(v: VerdictArgs) -> Self {
+        crate::compare::VerdictArgs {
+            threshold: v.threshold,
+            fail_on_regression: v.fail_on_regression,
+        }
+    }
+}
+
+/// `bench predict`.
+#[derive(Debug, Clone, Args)]
+pub struct PredictArgs {
+    /// A results directory or a results JSONL file.
+    pub results: PathBuf,
+    /// The latency of the store to predict for, in ms a request.
+    #[arg(long, value_name = "MS")]
+    pub latency_ms: f64,
+    /// The latency of the store the records were measured on, in ms a request (e.g. 20 for
+    /// `scripts/s3-server.py --latency-ms 20`) [default: each cell's fastest request, as
+    /// its records have it].
+    #[arg(long, value_name = "MS")]
+    pub measured_at_ms: Option<f64>,
+    /// The latency of one kind of request where it differs from --latency-ms, e.g.
+    /// `conditional_put=60` (kinds as in io_per_op: get, head, put, conditional_put, list,
+    /// delete, copy); repeat for several.
+    #[arg(long = "kind-ms", value_name = "KIND=MS",
+          value_parser = bench_core::predict::parse_kind_ms)]
+    pub kind_ms: Vec<(String, f64)>,
+    /// One JSON object a cell instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl From<PredictArgs> for bench_core::predict::PredictArgs {
+    fn from(a: PredictArgs) -> Self {
+        bench_core::predict::PredictArgs {
+            results: a.results,
+            latency_ms: a.latency_ms,
+            measured_at_ms: a.measured_at_ms,
+            kind_ms: a.kind_ms,
+            json: a.json,
+        }
     }
 }

@@ -37,7 +37,8 @@ pub struct GoldenMarker {
     pub build_secs: f64,
 }
 
-const MARKER_FORMAT: u32 = 1;
+/// The version of the marker's format: a golden marked with another is rebuilt.
+pub const MARKER_FORMAT: u32 = 1;
 
 /// A golden ready to be copied.
 #[derive(Debug, Clone)]
@@ -222,104 +223,4 @@ pub fn manifest_batch(start: u64, len: u64, total: u64) -> RecordBatch {
         ],
     )
     .expect("generated batch matches the manifest schema")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn batches_split_namespaces_and_tables_by_thirds() {
-        let b = manifest_batch(0, 9, 9);
-        assert_eq!(b.num_rows(), 9);
-        let ids = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
-        let types = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(ids.value(0), "ns_0");
-        assert_eq!(ids.value(2), "ns_2");
-        assert_eq!(ids.value(3), "table_0");
-        assert_eq!(types.value(3), "table");
-        assert_eq!(b.column(2).null_count(), 3);
-        assert_eq!(b.column(4).null_count(), 9);
-        // A later batch continues the numbering.
-        let b = manifest_batch(6, 3, 9);
-        let ids = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(ids.value(0), "table_3");
-    }
-
-    #[test]
-    fn object_id_carries_the_primary_key_metadata() {
-        let schema = catalog::manifest_schema();
-        let f = schema.field_with_name("object_id").unwrap();
-        assert_eq!(
-            f.metadata()
-                .get(lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION),
-            Some(&"0".to_string())
-        );
-        assert_eq!(
-            schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect::<Vec<_>>(),
-            [
-                "object_id",
-                "object_type",
-                "location",
-                "metadata",
-                "base_objects"
-            ]
-        );
-    }
-
-    #[tokio::test]
-    async fn a_golden_without_a_valid_marker_is_not_found() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().to_str().unwrap(), &Default::default())
-            .await
-            .unwrap();
-        let spec = GoldenSpec {
-            rows: 10,
-            inline: false,
-        };
-        store
-            .write("golden/inline_false_rows_10/__manifest/x", b"half")
-            .await
-            .unwrap();
-        assert!(find(&store, spec).await.is_none());
-        store
-            .write(
-                "golden/inline_false_rows_10/_bench_golden.json",
-                b"{not json",
-            )
-            .await
-            .unwrap();
-        assert!(find(&store, spec).await.is_none());
-        let marker = GoldenMarker {
-            format: MARKER_FORMAT,
-            rows: 10,
-            inline: false,
-            lance_version: LANCE_VERSION.into(),
-            manifest_rows: 10,
-            build_secs: 0.1,
-        };
-        store
-            .write(
-                "golden/inline_false_rows_10/_bench_golden.json",
-                &serde_json::to_vec(&marker).unwrap(),
-            )
-            .await
-            .unwrap();
-        assert_eq!(find(&store, spec).await.unwrap().marker, marker);
-        assert!(
-            find(
-                &store,
-                GoldenSpec {
-                    rows: 10,
-                    inline: true
-                }
-            )
-            .await
-            .is_none()
-        );
-    }
 }

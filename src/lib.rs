@@ -6,12 +6,15 @@
 //! ([`worker`]), each with its own [`catalog`]. Everything that does not touch lance or the
 //! store is in `bench-core` (re-exported here). See docs/architecture.md.
 
+pub mod arm;
 pub mod catalog;
 pub mod cli;
+mod commands;
 pub mod coordinator;
-mod failure;
+pub mod failure;
 mod fault;
 pub mod golden;
+pub mod harness;
 pub mod out;
 mod progress;
 pub mod store;
@@ -21,13 +24,9 @@ pub mod worker;
 
 // The lance-free core (crates/bench-core), under the same names as the stages here.
 pub use bench_core::{
-    answer, clock, compare, error, export, files, lock, merge, plan, report, state, stats, trace,
+    answer, clock, compare, error, export, files, fold, lock, merge, observer, order, pace, plan,
+    report, state, stats, trace,
 };
-
-use std::process::ExitCode;
-
-use cli::{Cli, Command};
-use error::{BenchError, exit};
 
 /// When this process started (its `main`): a worker's start-up is timed from here.
 pub fn started() -> std::time::Instant {
@@ -35,126 +34,4 @@ pub fn started() -> std::time::Instant {
     *STARTED.get_or_init(std::time::Instant::now)
 }
 
-/// Run the parsed command line and map the outcome to an exit code.
-pub fn main(cli: Cli) -> ExitCode {
-    if let Command::Worker(args) = &cli.command
-        && args.s3_shaped
-    {
-        // S3 has no version-hint file: lance writes none when this is off. Read by lance
-        // once, at its first commit. SAFETY: set before any thread of this process starts.
-        unsafe { std::env::set_var(worker::VERSION_HINT_ENV, "0") };
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("start the tokio runtime");
-    let code = runtime.block_on(dispatch(cli.command));
-    // Do not wait for blocking tasks (e.g. a worker's stdin reader) at shutdown.
-    runtime.shutdown_background();
-    ExitCode::from(code)
-}
-
-async fn dispatch(command: Command) -> u8 {
-    let result = match command {
-        Command::Worker(args) => {
-            return match worker::run(args).await {
-                Ok(()) => exit::OK,
-                Err(e) => {
-                    eprintln!("bench worker: {e:#}");
-                    exit::INTERNAL
-                }
-            };
-        }
-        Command::WorkerInfo => {
-            let v = worker::protocol::Versions::own();
-            out::line(&serde_json::to_string(&v).expect("versions serialise"));
-            return exit::OK;
-        }
-        Command::Plan { plan, over } => match sweep::Sweep::prepare(&plan, &over.into()).await {
-            Ok(s) => sweep::show_plan(&s).await.map(print),
-            Err(e) => Err(e),
-        },
-        Command::Status { plan, over } => match sweep::Sweep::prepare(&plan, &over.into()).await {
-            Ok(s) => sweep::show_status(&s).await.map(print),
-            Err(e) => Err(e),
-        },
-        Command::Report { results } => report::regenerate(&results, false).map(print),
-        Command::Summarize { results } => report::regenerate(&results, true).map(print),
-        Command::Compare(args) => compare::run(&args).map(out::answer),
-        Command::Predict(args) => bench_core::predict::run(&args).map(out::answer),
-        Command::Merge {
-            out,
-            shards,
-            allow_mixed_roots,
-        } => merge::run(&out, &shards, allow_mixed_roots).map(out::answer),
-        Command::Run { plan, run } => run_cmd(&plan, run, None).await,
-        Command::Ab {
-            plan,
-            candidate,
-            baseline,
-            run,
-            pairs,
-            verdict,
-        } => match pairs.options(verdict.threshold) {
-            Ok(p) => run_cmd(&plan, run, Some((baseline, candidate, p, verdict))).await,
-            Err(e) => Err(BenchError::Usage(e)),
-        },
-    };
-    finish(result)
-}
-
-/// `bench run`, or with two builds `bench ab`.
-async fn run_cmd(
-    plan: &std::path::Path,
-    args: cli::RunArgs,
-    ab: Option<(
-        Option<std::path::PathBuf>,
-        std::path::PathBuf,
-        sweep::PairOptions,
-        compare::VerdictArgs,
-    )>,
-) -> Result<u8, BenchError> {
-    let opts = sweep::RunOptions {
-        fresh: args.fresh,
-        retry_failed: args.retry_failed,
-        display: args.progress,
-        pairs: ab.as_ref().map(|(_, _, p, _)| *p),
-    };
-    let mut over: sweep::Overrides = args.over.into();
-    over.trace = args.trace;
-    let own = std::env::current_exe()
-        .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?;
-    match ab {
-        None => {
-            let arm = sweep::Arm::checked(None, own).await?;
-            let s = sweep::Sweep::prepare(plan, &over).await?;
-            Ok(sweep::run(&s, &opts, &[arm]).await?.exit_code())
-        }
-        Some((baseline, candidate, _, verdict)) => {
-            // Both builds answer, and are known by their bytes, before anything is written:
-            // their digests are part of every cell's key.
-            let arms = [
-                sweep::Arm::checked(Some(sweep::ARM_A), baseline.unwrap_or(own)).await?,
-                sweep::Arm::checked(Some(sweep::ARM_B), candidate).await?,
-            ];
-            over.ab = Some(arms.clone());
-            let s = sweep::Sweep::prepare(plan, &over).await?;
-            sweep::ab(&s, &opts, &arms, &verdict).await
-        }
-    }
-}
-
-fn print(text: String) -> u8 {
-    out::print(&text);
-    exit::OK
-}
-
-fn finish(result: Result<u8, BenchError>) -> u8 {
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            out::note(&format!("error: {e}"));
-            e.exit_code()
-        }
-    }
-}
+pub use commands::main;

@@ -1,10 +1,8 @@
 //! Runs one cell: spawns its worker processes ([`process`]), waits until all are ready,
-//! releases them at once, folds their events into what the cell measured ([`fold`], pure),
-//! and enforces the cell timeout and interrupts. Progress is reported through the narrow
-//! [`Observer`] interface.
+//! releases them at once, folds their events into what the cell measured (the core's
+//! `fold`, pure), paces pairs of arms (the core's `pace`, pure), and enforces the cell
+//! timeout and interrupts. Progress is reported through the narrow [`Observer`] interface.
 
-mod fold;
-pub mod pace;
 mod process;
 
 use std::collections::BTreeMap;
@@ -13,27 +11,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::fold::{Action, Fold};
+pub use crate::observer::Observer;
+use crate::pace;
+pub use crate::pace::{ArmUnits, Pace, PairingKind};
 use crate::stats::Measured;
 use crate::worker::protocol::{Command, PROTOCOL_VERSION, Versions};
 use crate::worker::{Event, WorkerArgs};
-use fold::{Action, Fold};
-pub use pace::{ArmUnits, Pace, PairingKind};
 use process::{Msg, Workers};
-
-/// What a display learns of a running cell.
-pub trait Observer {
-    /// The workers were released: the measured window starts.
-    fn released(&self) {}
-    /// One measured operation finished.
-    fn op(&self, _ok: bool, _read: bool) {}
-    /// A worker finished its operations.
-    fn worker_done(&self) {}
-    /// Before release, a launcher said something of its tasks (e.g. that they are queued).
-    fn waiting(&self, _line: &str) {}
-}
-
-/// Observes nothing.
-impl Observer for () {}
 
 #[derive(Debug)]
 pub enum Outcome {
@@ -246,199 +231,266 @@ enum Driven {
 /// pace (when paired), collect, and enforce the timeout and interrupts.
 async fn drive(
     runs: Vec<CellRun<'_>>,
-    mut pace: Option<Pace>,
+    pace: Option<Pace>,
     timeout: Duration,
     observer: &dyn Observer,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Driven {
-    let paired = runs.len() > 1;
-    let paced = pace.as_ref().is_some_and(Pace::paced);
-    let bounds: Vec<Option<u64>> = runs.iter().map(|r| r.bound).collect();
-    let mut ended = vec![false; runs.len()];
-    let mut w = Workers::new();
-    let spawn_start = Instant::now();
+    let mut d = match Driver::spawn(&runs, pace, observer).await {
+        Ok(d) => d,
+        Err(failed) => return failed,
+    };
     // The plan bounds the timeout; saturate rather than overflow all the same.
     let now = tokio::time::Instant::now();
-    let deadline = now
-        .checked_add(timeout)
-        .unwrap_or(now + Duration::from_secs(86_400 * 365));
-    let mut arms = Arms {
-        folds: Vec::new(),
-        first_worker: Vec::new(),
-        procs: Vec::new(),
-        launcher: Vec::new(),
-        ready: vec![false; runs.len()],
-    };
-    for run in &runs {
-        let (first, p0) = (w.worker_count(), w.proc_count());
-        arms.first_worker.push(first);
-        arms.launcher.push(run.launcher.is_some());
-        let ids = run.workers.iter().map(|a| a.worker_id).collect();
-        arms.folds.push(Fold::new(ids, run.versions.cloned()));
-        let started = start(&mut w, run, paced);
-        arms.procs.push(p0..w.proc_count());
-        if let Err(e) = started {
-            w.all_spawned();
-            w.stop().await;
-            return Driven::Failed(name_arm(paired, arms.folds.len() - 1, e));
-        }
-    }
-    w.all_spawned();
-    let mut exited = 0;
-    let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
-    // Until release, what a launcher last said of its tasks (a queue, an allocation).
-    let mut released = false;
-    let mut waiting: Option<String> = None;
-    while exited < w.proc_count() {
-        let tick = pace.as_ref().and_then(Pace::next_tick);
+    let far = now + Duration::from_secs(86_400 * 365);
+    let deadline = now.checked_add(timeout).unwrap_or(far);
+    while d.exited < d.w.proc_count() {
+        let tick = d.pace.as_ref().and_then(Pace::next_tick);
         let msg = tokio::select! {
-            msg = w.rx.recv() => msg,
+            msg = d.w.rx.recv() => msg,
             _ = tokio::time::sleep_until(deadline) => {
-                w.stop().await;
-                let limit = if paired {
-                    " (both arms; twice cell_timeout_secs)"
-                } else {
-                    " (cell_timeout_secs)"
-                };
-                return Driven::Failed(match (released, waiting) {
-                    (false, Some(said)) => format!(
-                        "timeout: the cell's workers had not started within {}s{limit}: the \
-                         launcher still waited ({said}); give its tasks the CPUs they need \
-                         (e.g. --overcommit for srun, or more nodes), or a longer \
-                         cell_timeout_secs",
-                        timeout.as_secs()
-                    ),
-                    _ => format!(
-                        "timeout: the cell did not finish within {}s{limit}",
-                        timeout.as_secs()
-                    ),
-                });
+                d.w.stop().await;
+                return Driven::Failed(d.timed_out(timeout));
             }
             _ = interrupt.changed() => {
-                w.stop().await;
+                d.w.stop().await;
                 return Driven::Interrupted;
             }
             _ = tokio::time::sleep_until(tick.map_or(far, tokio::time::Instant::from_std)),
                 if tick.is_some() => {
-                let sends = pace.as_mut().map(|p| p.tick(Instant::now())).unwrap_or_default();
-                send(&mut w, &arms, sends).await;
+                let sends = d.pace.as_mut().map(|p| p.tick(Instant::now())).unwrap_or_default();
+                send(&mut d.w, &d.arms, sends).await;
                 continue;
             }
         };
         let Some(msg) = msg else { break };
-        let (arm, action) = match msg {
-            Msg::Event(idx, event) => {
-                let (arm, local) = arms.of_worker(idx);
-                let paced_reply = match (&event, pace.as_mut()) {
-                    (Event::Op(op), p) => {
-                        observer.op(op.ok, op.read);
-                        crate::fault::point("cell");
-                        p.map(|p| p.op(arm, op, Instant::now()))
-                    }
-                    (Event::Paused, Some(p)) => Some(p.paused(arm, Instant::now())),
-                    (Event::Paused, None) => Some(Err(format!(
-                        "worker {local} reported a pause it was not asked for"
-                    ))),
-                    (Event::Done { .. }, _) => {
-                        observer.worker_done();
-                        None
-                    }
-                    (Event::Ready { .. } | Event::Trace { .. }, _) => None,
-                };
-                let action = match paced_reply {
-                    Some(Ok(sends)) => {
-                        send(&mut w, &arms, sends).await;
-                        arms.folds[arm].event(local, event)
-                    }
-                    Some(Err(e)) => {
-                        arms.folds[arm].fail(e);
-                        Action::Abort
-                    }
-                    None if matches!(event, Event::Paused) => Action::Continue,
-                    None => arms.folds[arm].event(local, event),
-                };
-                (arm, action)
-            }
-            Msg::Garbage(idx, line) => {
-                let (arm, local) = arms.of_worker(idx);
-                arms.folds[arm].garbage(local, line);
-                (arm, Action::Continue)
-            }
-            Msg::Said(idx, line) => {
-                if !released && !line.trim().is_empty() {
-                    observer.waiting(&line);
-                    waiting = Some(line);
-                }
-                (arms.of_proc(idx), Action::Continue)
-            }
-            Msg::Exited(idx, status) => {
-                exited += 1;
-                arms.exited(&mut w, idx, status)
-            }
-        };
-        // A bound reached: every worker of the arm ends after its operation in flight (a
-        // pacer ends the arm's slice with it, and goes on with the other arm alone).
-        if let Some(n) = bounds[arm]
-            && !ended[arm]
-            && arms.folds[arm].succeeded() >= n
-        {
-            ended[arm] = true;
-            let sends = match pace.as_mut() {
-                Some(p) => p.end(arm),
-                None => vec![pace::Send {
-                    arm,
-                    cmd: Command::End,
-                }],
-            };
-            send(&mut w, &arms, sends).await;
-        }
+        let (arm, action) = d.message(msg).await;
+        d.check_bound(arm).await;
         // Paired, a lost worker stops both arms: the pair can never complete.
-        let action = if paired && arms.folds[arm].failed() {
+        let action = if d.paired && d.arms.folds[arm].failed() {
             Action::Abort
         } else {
             action
         };
+        if !d.act(arm, action).await {
+            break;
+        }
+    }
+    d.finish()
+}
+
+/// One or two arms' workers being driven.
+struct Driver<'o> {
+    w: Workers,
+    arms: Arms,
+    pace: Option<Pace>,
+    observer: &'o dyn Observer,
+    paired: bool,
+    paced: bool,
+    bounds: Vec<Option<u64>>,
+    /// Arms told to end at their bound.
+    ended: Vec<bool>,
+    exited: usize,
+    spawned_at: Instant,
+    released: bool,
+    /// Until release, what a launcher last said of its tasks (a queue, an allocation).
+    waiting: Option<String>,
+}
+
+impl<'o> Driver<'o> {
+    /// Start every arm's workers; a failure to start stops those started and says why.
+    async fn spawn(
+        runs: &[CellRun<'_>],
+        pace: Option<Pace>,
+        observer: &'o dyn Observer,
+    ) -> Result<Driver<'o>, Driven> {
+        let paired = runs.len() > 1;
+        let paced = pace.as_ref().is_some_and(Pace::paced);
+        let mut w = Workers::new();
+        let spawned_at = Instant::now();
+        let mut arms = Arms {
+            folds: Vec::new(),
+            first_worker: Vec::new(),
+            procs: Vec::new(),
+            launcher: Vec::new(),
+            ready: vec![false; runs.len()],
+        };
+        for run in runs {
+            let (first, p0) = (w.worker_count(), w.proc_count());
+            arms.first_worker.push(first);
+            arms.launcher.push(run.launcher.is_some());
+            let ids = run.workers.iter().map(|a| a.worker_id).collect();
+            arms.folds.push(Fold::new(ids, run.versions.cloned()));
+            let started = start(&mut w, run, paced);
+            arms.procs.push(p0..w.proc_count());
+            if let Err(e) = started {
+                w.all_spawned();
+                w.stop().await;
+                return Err(Driven::Failed(name_arm(paired, arms.folds.len() - 1, e)));
+            }
+        }
+        w.all_spawned();
+        Ok(Driver {
+            w,
+            arms,
+            pace,
+            observer,
+            paired,
+            paced,
+            bounds: runs.iter().map(|r| r.bound).collect(),
+            ended: vec![false; runs.len()],
+            exited: 0,
+            spawned_at,
+            released: false,
+            waiting: None,
+        })
+    }
+
+    /// Why the cell timed out: before release, what the launcher last said.
+    fn timed_out(&mut self, timeout: Duration) -> String {
+        let limit = if self.paired {
+            " (both arms; twice cell_timeout_secs)"
+        } else {
+            " (cell_timeout_secs)"
+        };
+        match (self.released, self.waiting.take()) {
+            (false, Some(said)) => format!(
+                "timeout: the cell's workers had not started within {}s{limit}: the launcher \
+                 still waited ({said}); give its tasks the CPUs they need (e.g. --overcommit \
+                 for srun, or more nodes), or a longer cell_timeout_secs",
+                timeout.as_secs()
+            ),
+            _ => format!(
+                "timeout: the cell did not finish within {}s{limit}",
+                timeout.as_secs()
+            ),
+        }
+    }
+
+    /// Fold a message of a worker or process into its arm: the arm and what to do next.
+    async fn message(&mut self, msg: Msg) -> (usize, Action) {
+        match msg {
+            Msg::Event(idx, event) => self.event(idx, event).await,
+            Msg::Garbage(idx, line) => {
+                let (arm, local) = self.arms.of_worker(idx);
+                self.arms.folds[arm].garbage(local, line);
+                (arm, Action::Continue)
+            }
+            Msg::Said(idx, line) => {
+                if !self.released && !line.trim().is_empty() {
+                    self.observer.waiting(&line);
+                    self.waiting = Some(line);
+                }
+                (self.arms.of_proc(idx), Action::Continue)
+            }
+            Msg::Exited(idx, status) => {
+                self.exited += 1;
+                self.arms.exited(&mut self.w, idx, status)
+            }
+        }
+    }
+
+    /// A worker's event: shown, paced (an operation or a pause of a paired run), folded.
+    async fn event(&mut self, idx: usize, event: Event) -> (usize, Action) {
+        let (arm, local) = self.arms.of_worker(idx);
+        let paced_reply = match (&event, self.pace.as_mut()) {
+            (Event::Op(op), p) => {
+                self.observer.op(op.ok, op.read);
+                crate::fault::point("cell");
+                p.map(|p| p.op(arm, op, Instant::now()))
+            }
+            (Event::Paused, Some(p)) => Some(p.paused(arm, Instant::now())),
+            (Event::Paused, None) => Some(Err(format!(
+                "worker {local} reported a pause it was not asked for"
+            ))),
+            (Event::Done { .. }, _) => {
+                self.observer.worker_done();
+                None
+            }
+            (Event::Ready { .. } | Event::Trace { .. }, _) => None,
+        };
+        let action = match paced_reply {
+            Some(Ok(sends)) => {
+                send(&mut self.w, &self.arms, sends).await;
+                self.arms.folds[arm].event(local, event)
+            }
+            Some(Err(e)) => {
+                self.arms.folds[arm].fail(e);
+                Action::Abort
+            }
+            None if matches!(event, Event::Paused) => Action::Continue,
+            None => self.arms.folds[arm].event(local, event),
+        };
+        (arm, action)
+    }
+
+    /// A bound reached: every worker of the arm ends after its operation in flight (a
+    /// pacer ends the arm's slice with it, and goes on with the other arm alone).
+    async fn check_bound(&mut self, arm: usize) {
+        let Some(n) = self.bounds[arm] else { return };
+        if self.ended[arm] || self.arms.folds[arm].succeeded() < n {
+            return;
+        }
+        self.ended[arm] = true;
+        let sends = match self.pace.as_mut() {
+            Some(p) => p.end(arm),
+            None => vec![pace::Send {
+                arm,
+                cmd: Command::End,
+            }],
+        };
+        send(&mut self.w, &self.arms, sends).await;
+    }
+
+    /// Do what the fold said: release every worker once all are ready, or stop. Returns
+    /// whether the drive goes on.
+    async fn act(&mut self, arm: usize, action: Action) -> bool {
         match action {
             Action::Continue => {}
             Action::Release => {
-                arms.ready[arm] = true;
-                if arms.ready.iter().all(|&r| r) {
-                    released = true;
-                    w.send(0..w.proc_count(), Command::Go).await;
-                    let setup_ms = spawn_start.elapsed().as_secs_f64() * 1000.0;
-                    for f in &mut arms.folds {
+                self.arms.ready[arm] = true;
+                if self.arms.ready.iter().all(|&r| r) {
+                    self.released = true;
+                    self.w.send(0..self.w.proc_count(), Command::Go).await;
+                    let setup_ms = self.spawned_at.elapsed().as_secs_f64() * 1000.0;
+                    for f in &mut self.arms.folds {
                         f.set_setup_ms(setup_ms);
                     }
-                    observer.released();
-                    let sends = pace.as_mut().map(|p| p.start(Instant::now()));
-                    send(&mut w, &arms, sends.unwrap_or_default()).await;
+                    self.observer.released();
+                    let sends = self.pace.as_mut().map(|p| p.start(Instant::now()));
+                    send(&mut self.w, &self.arms, sends.unwrap_or_default()).await;
                 }
             }
             Action::Abort => {
-                w.stop().await;
-                break;
+                self.w.stop().await;
+                return false;
             }
         }
+        true
     }
-    let units = pace.map(Pace::units);
-    let mut measured = Vec::new();
-    let mut failures = Vec::new();
-    for (arm, fold) in arms.folds.into_iter().enumerate() {
-        match fold.finish() {
-            Ok(mut m) => {
-                if let (true, Some(u)) = (paced, &units) {
-                    // Paced, an arm's window is the time it was let run: its units.
-                    m.window_ms = u[arm].ops.iter().map(|x| x.ms).sum();
+
+    /// What each arm measured, or why it failed.
+    fn finish(self) -> Driven {
+        let units = self.pace.map(Pace::units);
+        let mut measured = Vec::new();
+        let mut failures = Vec::new();
+        for (arm, fold) in self.arms.folds.into_iter().enumerate() {
+            match fold.finish() {
+                Ok(mut m) => {
+                    if let (true, Some(u)) = (self.paced, &units) {
+                        // Paced, an arm's window is the time it was let run: its units.
+                        m.window_ms = u[arm].ops.iter().map(|x| x.ms).sum();
+                    }
+                    measured.push(m);
                 }
-                measured.push(m);
+                Err(reason) => failures.push(name_arm(self.paired, arm, reason)),
             }
-            Err(reason) => failures.push(name_arm(paired, arm, reason)),
         }
-    }
-    if failures.is_empty() {
-        Driven::Finished(measured, units)
-    } else {
-        Driven::Failed(failures.join("\n"))
+        if failures.is_empty() {
+            Driven::Finished(measured, units)
+        } else {
+            Driven::Failed(failures.join("\n"))
+        }
     }
 }
 

@@ -76,7 +76,7 @@ pub async fn resolve(storage: &BTreeMap<String, String>) -> Result<Credentials, 
 }
 
 /// A provider as the SDK names it (`EnvironmentVariable`, `ProfileFile`, …), in words.
-fn in_words(sdk: &str) -> String {
+pub fn in_words(sdk: &str) -> String {
     match sdk {
         "EnvironmentVariable" | "Environment" => "the environment (AWS_ACCESS_KEY_ID)",
         "ProfileFile" | "Profile" => "a profile's keys",
@@ -142,47 +142,5 @@ impl Credentials {
             )
         });
         (line, warning)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn expiry_before_the_estimated_end_warns_and_static_keys_do_not() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-        let expiring = Credentials {
-            provider: "CredentialProcess".into(),
-            profile: Some("bench".into()),
-            expiry: Some(now + Duration::from_secs(300)),
-            session: false,
-        };
-        let (line, warning) = expiring.describe(Duration::from_secs(3 * 3600), now);
-        assert!(
-            line.contains("CredentialProcess (profile bench), expiring"),
-            "{line}"
-        );
-        let warning = warning.expect("expires before the end");
-        assert!(warning.contains("in about 5 min"), "{warning}");
-        assert!(warning.contains("2027-01-15T08:05:00Z"), "{warning}");
-        assert!(expiring.describe(Duration::from_secs(60), now).1.is_none());
-        for (sdk, words) in [
-            ("EnvironmentVariable", "the environment (AWS_ACCESS_KEY_ID)"),
-            ("CredentialProcess", "a profile's credential_process"),
-            ("IMDSv2", "the instance's role (IMDSv2)"),
-            ("Something", "the AWS provider Something"),
-        ] {
-            assert_eq!(in_words(sdk), words);
-        }
-        let fixed = Credentials {
-            provider: "storage options".into(),
-            profile: None,
-            expiry: None,
-            session: false,
-        };
-        let (line, warning) = fixed.describe(Duration::from_secs(3 * 3600), now);
-        assert!(line.contains("static keys"), "{line}");
-        assert!(warning.is_none());
     }
 }

@@ -378,7 +378,7 @@ impl Store {
 
 /// An `http://` endpoint needs `aws_allow_http`; without it the S3 client refuses every
 /// request with a bare "builder error", so say so before anything runs.
-fn check_http(storage: &BTreeMap<String, String>) -> Result<(), BenchError> {
+pub fn check_http(storage: &BTreeMap<String, String>) -> Result<(), BenchError> {
     let option = |keys: &[&'static str]| -> Option<(&'static str, String)> {
         keys.iter()
             .find_map(|&k| storage.get(k).map(|v| (k, v.clone())))
@@ -457,90 +457,4 @@ fn local_root(path: &str) -> Result<String, BenchError> {
     } else {
         s
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn copy_skips_the_marker_replaces_the_target_and_verifies() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().to_str().unwrap(), &BTreeMap::new())
-            .await
-            .unwrap();
-        store.prepare().await.unwrap();
-        store.write("g/__manifest/a.lance", b"a").await.unwrap();
-        store
-            .write("g/__manifest/_versions/1.manifest", b"mm")
-            .await
-            .unwrap();
-        store
-            .write(&format!("g/{GOLDEN_MARKER}"), b"{}")
-            .await
-            .unwrap();
-        store.write("runs/c/stale", b"old").await.unwrap();
-        assert_eq!(store.copy_prefix("g", "runs/c").await.unwrap(), 2);
-        assert_eq!(
-            store
-                .read("runs/c/__manifest/_versions/1.manifest")
-                .await
-                .unwrap(),
-            Some(b"mm".to_vec())
-        );
-        let listing = store.list("runs/c").await.unwrap();
-        assert_eq!(
-            listing.into_iter().collect::<Vec<_>>(),
-            vec![
-                ("__manifest/_versions/1.manifest".to_string(), 2),
-                ("__manifest/a.lance".to_string(), 1)
-            ]
-        );
-        store.remove_prefix("runs/c").await.unwrap();
-        assert!(store.list("runs/c").await.unwrap().is_empty());
-        assert!(!std::path::Path::new(&store.uri("runs/c")).exists());
-        store.remove_prefix("runs/c").await.unwrap();
-        assert!(store.copy_prefix("nothing", "runs/d").await.is_err());
-    }
-
-    #[tokio::test]
-    async fn create_refuses_to_overwrite() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().to_str().unwrap(), &BTreeMap::new())
-            .await
-            .unwrap();
-        assert!(store.create("x/once", b"1").await.unwrap());
-        assert!(!store.create("x/once", b"2").await.unwrap());
-        assert_eq!(store.read("x/once").await.unwrap(), Some(b"1".to_vec()));
-    }
-
-    #[tokio::test]
-    async fn an_http_endpoint_without_allow_http_is_named() {
-        let mut storage: BTreeMap<String, String> =
-            [("aws_endpoint".to_string(), "http://127.0.0.1:9".to_string())].into();
-        let err = Store::open("s3://b/p", &storage)
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("aws_allow_http=true"), "{err}");
-        storage.insert("aws_allow_http".into(), "true".into());
-        assert!(check_http(&storage).is_ok());
-        storage.insert("aws_endpoint".into(), "https://s3.example".into());
-        storage.remove("aws_allow_http");
-        assert!(check_http(&storage).is_ok());
-    }
-
-    #[tokio::test]
-    async fn other_schemes_are_refused_clearly() {
-        let err = Store::open("gs://bucket/prefix", &BTreeMap::new())
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("gs://"), "{err}");
-        let err = Store::open("s3://", &BTreeMap::new())
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("names no bucket"), "{err}");
-    }
 }

@@ -77,7 +77,7 @@ pub async fn ab(
 }
 
 /// How the arms are paired and how long each cell goes on, for the first line.
-fn how(sweep: &Sweep, pairs: &super::PairOptions) -> String {
+fn how(sweep: &Sweep, pairs: &super::AbOptions) -> String {
     let reps = sweep.plan.run.repetitions;
     let budget = pairs.budget.as_secs();
     match (pairs.pairing, pairs.until) {

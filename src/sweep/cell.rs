@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::arm::{ARM_A, Arm};
+use crate::arm::{ARM_A, Arm};
 use crate::catalog;
 use crate::clock::now_utc_ms;
 use crate::coordinator::{
@@ -125,7 +125,7 @@ async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) ->
 /// How the two arms of `bench ab` form their pairs inside one run of a cell (not with
 /// [`Pairing::Runs`], whose arms run one after the other).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PairSpec {
+pub(super) struct RunPairing {
     pub pairing: Pairing,
     /// Slices and duet buckets.
     pub slice: Duration,
@@ -159,7 +159,7 @@ impl Pairing {
     }
 }
 
-impl PairSpec {
+impl RunPairing {
     /// The pacing of one repetition: the arm that leads alternates between repetitions.
     fn pace(&self, cell: &Cell, repetition: u32) -> Pace {
         let lead = ((repetition + 1) % 2) as usize;
@@ -259,7 +259,7 @@ async fn run_workers(
 pub(super) async fn run_one(
     sweep: &Sweep,
     job: Job<'_>,
-    pair: Option<PairSpec>,
+    pair: Option<RunPairing>,
     progress: &Progress,
     state: &mut State,
     interrupt: &mut watch::Receiver<bool>,

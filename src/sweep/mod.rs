@@ -3,7 +3,6 @@
 //! `bench status` ([`views`]), the run loop ([`run`]) and one run of one cell ([`cell`]).
 
 mod ab;
-mod arm;
 mod cell;
 mod run;
 mod views;
@@ -17,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub use ab::ab;
 pub use cell::Pairing;
 pub use precision::Until;
-pub use run::{ARM_A, ARM_B, Arm, PairOptions, RunOptions, run};
+pub use run::{ARM_A, ARM_B, AbOptions, Arm, RunOptions, run};
 pub use views::{show_plan, show_status};
 
 use crate::error::BenchError;
@@ -131,6 +130,31 @@ impl Sweep {
             ));
         }
         lines
+    }
+
+    /// Mixed cells whose clients' reads before one commit outlast the cell's duration (by the
+    /// records of earlier runs of the cell, else the model): each would measure no commit.
+    pub fn starved_note(&self, records: &[Record]) -> Vec<String> {
+        self.cells()
+            .into_iter()
+            .filter_map(|c| {
+                let id = c.id();
+                let measured: Vec<f64> = (records.iter())
+                    .filter(|r| r.bench_tag == id)
+                    .filter_map(|r| r.reads.as_ref())
+                    .filter(|x| x.total_operations > 0)
+                    .map(|x| x.avg_latency_ms)
+                    .collect();
+                let (secs, from) = estimate::starved_mixed(c, &measured)?;
+                let (read, reads) = c.mode.mixed_reads()?;
+                Some(format!(
+                    "warning: {id}: its {reads} reads of {read} and a commit take about \
+                     {secs:.0} s (reads by the {from}), more than its {} s: it would measure no \
+                     commit; lower mixed.reads_per_write or raise mixed.duration_secs",
+                    c.mode.duration_secs()
+                ))
+            })
+            .collect()
     }
 
     /// For an S3 root: where the credentials come from and until when, against `left` (the

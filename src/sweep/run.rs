@@ -2,35 +2,34 @@
 //! outputs brought up to date after every cell.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::cell::{self, CellResult, Job, PairSpec, Pairing};
+use super::cell::{self, CellResult, Job, Pairing, RunPairing};
 use super::precision::Until;
 use super::resume::{self, CellStatus};
 use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
 use crate::golden::{self, Golden, GoldenConfig};
-use crate::plan::{Cell, Cleanup, GoldenSpec, Order};
+use crate::plan::{Cell, Cleanup, GoldenSpec};
 use crate::progress::{Display, Progress, Work};
 use crate::state::{State, Status};
 
-pub use super::arm::{ARM_A, ARM_B, Arm};
+pub use crate::arm::{ARM_A, ARM_B, Arm};
 
 pub struct RunOptions {
     pub fresh: bool,
     pub retry_failed: bool,
     pub display: Display,
     /// `bench ab`: how its two arms form their pairs.
-    pub pairs: Option<PairOptions>,
+    pub pairs: Option<AbOptions>,
 }
 
 /// How `bench ab` pairs its arms, and how long it goes on.
 #[derive(Debug, Clone, Copy)]
-pub struct PairOptions {
+pub struct AbOptions {
     pub pairing: Pairing,
     /// The length of a time slice (and of a duet's bucket).
     pub slice: Duration,
@@ -41,7 +40,7 @@ pub struct PairOptions {
     pub budget: Duration,
 }
 
-impl PairOptions {
+impl AbOptions {
     /// Pairs inside a cell (lockstep, slices, duet), not whole runs one after the other.
     fn inside(&self) -> bool {
         self.pairing != Pairing::Runs
@@ -71,45 +70,8 @@ impl RunReport {
     }
 }
 
-/// Where a sweep's trace files go (`--trace`), under its results directory.
-pub const TRACE_DIR: &str = "traces";
-
-/// Move the outputs of an earlier run into `previous-<time>/` (nothing is deleted): the
-/// records' trace files go with them, so that the paths they name still hold.
-fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
-    let files = [
-        crate::state::STATE_FILE,
-        jsonl::RESULTS_FILE,
-        csv::SUMMARY_FILE,
-        crate::report::REPORT_FILE,
-        crate::report::CHART_DIR,
-        TRACE_DIR,
-    ];
-    let present: Vec<_> = files.iter().filter(|f| out.join(f).exists()).collect();
-    if present.is_empty() {
-        return Ok(None);
-    }
-    // A directory of its own, never one that exists: two --fresh runs within one second
-    // get `previous-<time>` and `previous-<time>-2`, and no archive is overwritten.
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let mut n = 1;
-    let dest = loop {
-        let dest = match n {
-            1 => out.join(format!("previous-{stamp}")),
-            n => out.join(format!("previous-{stamp}-{n}")),
-        };
-        match std::fs::create_dir(&dest) {
-            Ok(()) => break dest,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-            Err(e) => return Err(io_err("create", &dest)(e)),
-        }
-    };
-    for f in present {
-        let from = out.join(f);
-        std::fs::rename(&from, dest.join(f)).map_err(io_err("move away", &from))?;
-    }
-    Ok(Some(dest))
-}
+pub use bench_core::archive::TRACE_DIR;
+use bench_core::archive::archive_outputs;
 
 /// Interrupt flag set by Ctrl-C or SIGTERM; a second signal exits at once.
 fn watch_signals(log: crate::progress::Logger) -> watch::Receiver<bool> {
@@ -224,38 +186,8 @@ async fn take(
         ));
     }
     let mut state = sweep.state()?;
-    let had = state.sweep.as_ref().map(|i| i.shard);
-    if let Some(had) = had
-        && had != sweep.shard
-        && !state.cells.is_empty()
-    {
-        let name = |s: Option<crate::sweep::shard::Shard>| match s {
-            Some(s) => format!("shard {s}"),
-            None => "the whole sweep (no --shard)".to_string(),
-        };
-        return Err(BenchError::Usage(format!(
-            "{} holds {} of plan `{}`, not {}; give each shard its own --out",
-            out.display(),
-            name(had),
-            sweep.plan.name,
-            name(sweep.shard)
-        )));
-    }
-    let results = sweep.results_path();
-    let cut = jsonl::repair(&results).map_err(io_err("repair", &results))?;
-    if cut.torn {
-        notices.push(format!(
-            "{}: removed a torn last line left by a crash; its cell runs again",
-            results.display()
-        ));
-    }
-    if cut.lone_half {
-        notices.push(format!(
-            "{}: removed the lone half of a pair left by a crash; the pair runs again",
-            results.display()
-        ));
-    }
-    let records = jsonl::read_all(&results).map_err(BenchError::output)?;
+    same_shard(sweep, &state)?;
+    let records = repaired_records(sweep, &mut notices)?;
     // The cells' keys depend on the store: a resume against another one would run every
     // cell again, on another store, and mix their records.
     if let Some(was) = sweep.other_store(&state)
@@ -268,30 +200,7 @@ async fn take(
             was.store_args()
         )));
     }
-    // An A/B directory keeps the pairing it was started with.
-    let pairing = opts.pairs.map(|p| p.pairing.as_str().to_string());
-    let before = (state.sweep.as_ref().and_then(|i| i.pairing.clone())).or_else(|| {
-        records
-            .iter()
-            .any(|r| r.arm.is_some())
-            .then(|| "runs".into())
-    });
-    if before.is_some() && pairing.is_none() {
-        return Err(BenchError::Usage(format!(
-            "{} holds the A/B pairs of `bench ab`; resume it with the same `bench ab` \
-             command, or give `bench run` another --out",
-            out.display()
-        )));
-    }
-    if let (Some(was), Some(now)) = (&before, &pairing)
-        && was != now
-    {
-        return Err(BenchError::Usage(format!(
-            "{} holds A/B pairs formed with --pairing {was}; resume it with --pairing {was}, \
-             or give another --out (or --fresh) for --pairing {now}",
-            out.display()
-        )));
-    }
+    let (pairing, before) = same_pairing(sweep, opts, &state, &records)?;
     state.sweep = Some(crate::state::SweepInfo {
         pairing: pairing.or(before),
         ..sweep.info()
@@ -318,84 +227,86 @@ async fn take(
     Ok((state, records, notices))
 }
 
-/// The order of a sweep's runs: (cell index, repetition) pairs. `groups` gives each cell's
-/// group: consecutive cells of one group (the variants of builds and properties of one
-/// shape) run each repetition together, in an order rotating by one each repetition, so
-/// that a drift of the machine weighs on all of them alike.
-fn schedule(groups: &[usize], repetitions: u32, order: Order) -> Vec<(usize, u32)> {
-    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
-    for (i, g) in groups.iter().enumerate() {
-        match spans.last_mut() {
-            Some(s) if groups[s.start] == *g => s.end = i + 1,
-            _ => spans.push(i..i + 1),
-        }
+/// A directory holds one shard (or the whole sweep): another is refused.
+fn same_shard(sweep: &Sweep, state: &State) -> Result<(), BenchError> {
+    let had = state.sweep.as_ref().map(|i| i.shard);
+    if let Some(had) = had
+        && had != sweep.shard
+        && !state.cells.is_empty()
+    {
+        let name = |s: Option<crate::sweep::shard::Shard>| match s {
+            Some(s) => format!("shard {s}"),
+            None => "the whole sweep (no --shard)".to_string(),
+        };
+        return Err(BenchError::Usage(format!(
+            "{} holds {} of plan `{}`, not {}; give each shard its own --out",
+            sweep.out.display(),
+            name(had),
+            sweep.plan.name,
+            name(sweep.shard)
+        )));
     }
-    let rotated = move |s: std::ops::Range<usize>, r: u32| {
-        let n = s.len();
-        let shift = (r as usize - 1) % n;
-        (0..n).map(move |i| (s.start + (i + shift) % n, r))
-    };
-    let reps = 1..=repetitions;
-    match order {
-        Order::Sequential => spans
-            .into_iter()
-            .flat_map(|s| reps.clone().flat_map(move |r| rotated(s.clone(), r)))
-            .collect(),
-        Order::Interleaved => reps
-            .flat_map(|r| spans.clone().into_iter().flat_map(move |s| rotated(s, r)))
-            .collect(),
-    }
+    Ok(())
 }
 
-/// Whether a run's rule has nothing to add to a cell whose repetitions are recorded.
-/// `bench run` and `--no-extend`: always; `--precision`: once Stein's count is fixed; until
-/// decided: once its records decide at this threshold or its time reached this budget (so a
-/// cell asked again at another threshold, or with more time, goes on from its runs).
+/// The records, with what a crash left at the end of the file cut (and said).
+fn repaired_records(sweep: &Sweep, notices: &mut Vec<String>) -> Result<Vec<Record>, BenchError> {
+    let results = sweep.results_path();
+    let cut = jsonl::repair(&results).map_err(io_err("repair", &results))?;
+    if cut.torn {
+        notices.push(format!(
+            "{}: removed a torn last line left by a crash; its cell runs again",
+            results.display()
+        ));
+    }
+    if cut.lone_half {
+        notices.push(format!(
+            "{}: removed the lone half of a pair left by a crash; the pair runs again",
+            results.display()
+        ));
+    }
+    jsonl::read_all(&results).map_err(BenchError::output)
+}
+
+/// An A/B directory keeps the pairing it was started with, and is resumed by `bench ab`
+/// only. Returns this run's pairing and the directory's.
+fn same_pairing(
+    sweep: &Sweep,
+    opts: &RunOptions,
+    state: &State,
+    records: &[Record],
+) -> Result<(Option<String>, Option<String>), BenchError> {
+    let out = &sweep.out;
+    let pairing = opts.pairs.map(|p| p.pairing.as_str().to_string());
+    let before = (state.sweep.as_ref().and_then(|i| i.pairing.clone())).or_else(|| {
+        records
+            .iter()
+            .any(|r| r.arm.is_some())
+            .then(|| "runs".into())
+    });
+    if before.is_some() && pairing.is_none() {
+        return Err(BenchError::Usage(format!(
+            "{} holds the A/B pairs of `bench ab`; resume it with the same `bench ab` \
+             command, or give `bench run` another --out",
+            out.display()
+        )));
+    }
+    if let (Some(was), Some(now)) = (&before, &pairing)
+        && was != now
+    {
+        return Err(BenchError::Usage(format!(
+            "{} holds A/B pairs formed with --pairing {was}; resume it with --pairing {was}, \
+             or give another --out (or --fresh) for --pairing {now}",
+            out.display()
+        )));
+    }
+    Ok((pairing, before))
+}
+
+/// Whether a run's rule has nothing to add to a cell (see [`precision::rule_stopped`]).
 fn rule_stopped(opts: &RunOptions, state: &State, records: &[Record], cell: &Cell) -> bool {
-    let fixed = (state.cells.get(&cell.id()))
-        .filter(|c| c.key == cell.key())
-        .and_then(|c| c.precision)
-        .is_some();
-    match opts.pairs.map(|p| (p.until, p.budget)) {
-        None | Some((Until::Repetitions, _)) => true,
-        Some((Until::Precision(_), _)) => fixed,
-        Some((Until::Decided(t), budget)) => {
-            super::precision::decided(cell, records, t)
-                || super::precision::spent(records, &cell.id(), &cell.key()) >= budget
-        }
-    }
-}
-
-/// How a run of a cell is named among its repetitions (`fixed`: the count it runs so far,
-/// `plan`: the plan's): `repetition 2/3`; beyond the count, what decides how many
-/// (`repetition 4 of a pilot of at least 5`, `repetition 4, until decided`); `None` for a
-/// cell of one repetition.
-fn repetition_label(
-    repetition: u32,
-    fixed: u32,
-    plan: u32,
-    until: Option<Until>,
-) -> Option<String> {
-    if repetition <= fixed {
-        return (fixed > 1).then(|| format!("repetition {repetition}/{fixed}"));
-    }
-    Some(match until {
-        Some(Until::Precision(_)) => format!(
-            "repetition {repetition} of a pilot of at least {}",
-            plan.max(super::precision::PILOT_RUNS as u32)
-        ),
-        _ => format!("repetition {repetition}, until decided"),
-    })
-}
-
-/// The arms of a repetition in the order they run: A B, then B A, … so that a drift of the
-/// machine weighs on both arms alike.
-fn arm_order(arms: &[Arm], repetition: u32) -> Vec<&Arm> {
-    let mut order: Vec<&Arm> = arms.iter().collect();
-    if repetition.is_multiple_of(2) {
-        order.reverse();
-    }
-    order
+    let rule = opts.pairs.map(|p| (p.until, p.budget));
+    super::precision::rule_stopped(rule, state, records, cell)
 }
 
 /// `bench run` (one arm) and `bench ab` (two): run every pending cell, resuming from the
@@ -461,65 +372,81 @@ async fn run_opened(
         report: RunReport::default(),
     };
     r.write_derived()?;
-    r.progress.log(format!(
-        "sweep `{}`{}: {} cells, {done_before} already done; results in {}; {} to run (estimated)",
-        sweep.plan.name,
-        match sweep.shard {
-            Some(s) => format!(" shard {s}"),
-            None => String::new(),
-        },
-        cells.len(),
-        sweep.out.display(),
-        super::estimate::about(predicted.total())
-    ));
-    for line in sweep.namespace_note() {
-        r.progress.log(line);
-    }
-    // A trace is of the runs a sweep makes: done cells are not run again for it.
-    if sweep.plan.run.trace_operations > 0 && done_before > 0 {
-        r.progress.log(format!(
-            "note: traces are written of the runs this sweep makes; {} already done {} not \
-             run again, so {} no trace: trace them with --fresh (earlier outputs are moved \
-             aside) or into another --out",
-            crate::plan::count(done_before, "cell", "cells"),
-            if done_before == 1 { "is" } else { "are" },
-            if done_before == 1 {
-                "it gets"
-            } else {
-                "they get"
-            },
-        ));
-    }
-    for line in sweep.credentials_note(predicted.total()).await {
-        r.progress.log(line);
-    }
+    r.say_what_runs(cells.len(), done_before, predicted).await;
     let plan_run = &sweep.plan.run;
     let shapes: Vec<String> = cells.iter().map(|c| c.shape_id()).collect();
     let groups: Vec<usize> = (0..cells.len())
         .map(|i| shapes.iter().position(|s| *s == shapes[i]).unwrap_or(i))
         .collect();
-    for (c, repetition) in schedule(&groups, plan_run.repetitions, plan_run.order) {
+    for (c, repetition) in crate::order::schedule(&groups, plan_run.repetitions, plan_run.order) {
         r.repetition(cells[c], repetition).await?;
         if r.stopped() {
             break;
         }
     }
-    r.progress.finish(r.report.interrupted);
-    if !r.report.interrupted {
-        // What is left in the store is no reason to fail a sweep whose results are safe.
-        if let Err(e) = cleanup(sweep, &r.state, &r.records, &names).await {
-            r.progress.log(format!(
-                "warning: the store's cleanup (run.cleanup) did not finish ({e}); every \
-                 result is kept; remove what is left under {} when the store allows it",
-                sweep.store.root_uri()
-            ));
-        }
-        r.progress.log(r.final_line());
-    }
+    r.end().await;
     Ok(r.report)
 }
 
 impl Runner<'_> {
+    /// The sweep's first lines: what it holds and what is left, its builds and namespace
+    /// properties, what `--trace` will not see, and the store's credentials.
+    async fn say_what_runs(&self, cells: usize, done: u64, predicted: crate::progress::Predicted) {
+        let sweep = self.sweep;
+        self.progress.log(format!(
+            "sweep `{}`{}: {cells} cells, {done} already done; results in {}; {} to run \
+             (estimated)",
+            sweep.plan.name,
+            match sweep.shard {
+                Some(s) => format!(" shard {s}"),
+                None => String::new(),
+            },
+            sweep.out.display(),
+            super::estimate::about(predicted.total())
+        ));
+        for line in sweep.namespace_note() {
+            self.progress.log(line);
+        }
+        for line in sweep.starved_note(&self.records) {
+            self.progress.log(line);
+        }
+        // A trace is of the runs a sweep makes: done cells are not run again for it.
+        if sweep.plan.run.trace_operations > 0 && done > 0 {
+            let (are, get) = if done == 1 {
+                ("is", "it gets")
+            } else {
+                ("are", "they get")
+            };
+            self.progress.log(format!(
+                "note: traces are written of the runs this sweep makes; {} already done {are} \
+                 not run again, so {get} no trace: trace them with --fresh (earlier outputs \
+                 are moved aside) or into another --out",
+                crate::plan::count(done, "cell", "cells"),
+            ));
+        }
+        for line in sweep.credentials_note(predicted.total()).await {
+            self.progress.log(line);
+        }
+    }
+
+    /// The sweep's end: the bars finished; unless interrupted, the store's cleanup (what is
+    /// left there is no reason to fail a sweep whose results are safe) and the final line.
+    async fn end(&mut self) {
+        self.progress.finish(self.report.interrupted);
+        if self.report.interrupted {
+            return;
+        }
+        let names = self.names();
+        if let Err(e) = cleanup(self.sweep, &self.state, &self.records, &names).await {
+            self.progress.log(format!(
+                "warning: the store's cleanup (run.cleanup) did not finish ({e}); every \
+                 result is kept; remove what is left under {} when the store allows it",
+                self.sweep.store.root_uri()
+            ));
+        }
+        self.progress.log(self.final_line());
+    }
+
     fn names(&self) -> Vec<Option<&'static str>> {
         self.arms.iter().map(|a| a.name).collect()
     }
@@ -640,7 +567,7 @@ impl Runner<'_> {
         let groups: Vec<Vec<&Arm>> = match together {
             // Both arms in one run, as pairs inside it.
             Some(_) => vec![arms.iter().collect()],
-            None => arm_order(arms, repetition)
+            None => crate::order::arm_order(arms, repetition)
                 .into_iter()
                 .map(|a| vec![a])
                 .collect(),
@@ -662,7 +589,7 @@ impl Runner<'_> {
                 golden,
                 arms: &group,
             };
-            let pair = together.map(|p| PairSpec {
+            let pair = together.map(|p| RunPairing {
                 pairing: p.pairing,
                 slice: p.slice,
                 pilot: self.pilot_of(&id),
@@ -681,14 +608,14 @@ impl Runner<'_> {
         &mut self,
         cell: &Cell,
         job: Job<'_>,
-        pair: Option<PairSpec>,
+        pair: Option<RunPairing>,
     ) -> Result<bool, BenchError> {
         let (id, key) = (cell.id(), cell.key());
         let repetition = job.repetition;
         let mut label = id.clone();
         let (plan, fixed) = (self.sweep.plan.run.repetitions, self.repetitions_of(cell));
         let until = self.opts.pairs.map(|p| p.until);
-        if let Some(r) = repetition_label(repetition, fixed, plan, until) {
+        if let Some(r) = super::precision::repetition_label(repetition, fixed, plan, until) {
             label.push_str(&format!(" ({r})"));
         }
         match job.arms {
@@ -830,7 +757,7 @@ impl Runner<'_> {
         cell: &Cell,
         recorded: u32,
         reached: bool,
-        opts: PairOptions,
+        opts: AbOptions,
     ) -> Result<(), BenchError> {
         let (id, key) = (cell.id(), cell.key());
         let runs = crate::plan::count(recorded.into(), "repetition", "repetitions");
@@ -1093,115 +1020,5 @@ async fn cleanup(
             }
             Ok(())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sequential_runs_a_cell_s_repetitions_together_interleaved_spreads_them() {
-        assert_eq!(
-            schedule(&[0, 1], 3, Order::Sequential),
-            [(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]
-        );
-        assert_eq!(
-            schedule(&[0, 1], 3, Order::Interleaved),
-            [(0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)]
-        );
-    }
-
-    /// The variants of one shape (cells 1, 2, 3 here) run each repetition together, in an
-    /// order that rotates: each goes first once in three repetitions.
-    #[test]
-    fn variants_of_a_shape_rotate_within_each_repetition() {
-        assert_eq!(
-            schedule(&[0, 1, 1, 1], 3, Order::Sequential),
-            [
-                (0, 1),
-                (0, 2),
-                (0, 3),
-                (1, 1),
-                (2, 1),
-                (3, 1),
-                (2, 2),
-                (3, 2),
-                (1, 2),
-                (3, 3),
-                (1, 3),
-                (2, 3)
-            ]
-        );
-        assert_eq!(
-            schedule(&[0, 1, 1], 2, Order::Interleaved),
-            [(0, 1), (1, 1), (2, 1), (0, 2), (2, 2), (1, 2)]
-        );
-    }
-
-    /// Three archives in a row (within one second, as two quick `--fresh` runs): each in a
-    /// directory of its own, none overwriting another.
-    #[test]
-    fn fresh_archives_never_overwrite_one_another() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path();
-        let mut dests = Vec::new();
-        for i in 0..3 {
-            std::fs::write(out.join(jsonl::RESULTS_FILE), format!("run {i}\n")).unwrap();
-            dests.push(archive_outputs(out).unwrap().unwrap());
-        }
-        assert!(!out.join(jsonl::RESULTS_FILE).exists());
-        let kept: std::collections::BTreeSet<String> = dests
-            .iter()
-            .map(|d| std::fs::read_to_string(d.join(jsonl::RESULTS_FILE)).unwrap())
-            .collect();
-        assert_eq!(kept.len(), 3, "{dests:?}");
-        assert_eq!(
-            archive_outputs(out).unwrap(),
-            None,
-            "nothing left to archive"
-        );
-        // The trace files go with the records that name them (relative paths still hold).
-        std::fs::write(out.join(jsonl::RESULTS_FILE), "run 4\n").unwrap();
-        std::fs::create_dir_all(out.join(TRACE_DIR)).unwrap();
-        std::fs::write(out.join(TRACE_DIR).join("c_r1.json"), "{}").unwrap();
-        let dest = archive_outputs(out).unwrap().unwrap();
-        assert!(dest.join(TRACE_DIR).join("c_r1.json").is_file());
-        assert!(!out.join(TRACE_DIR).exists());
-    }
-
-    /// A run beyond the count fixed so far is never "4/3": it says what decides.
-    #[test]
-    fn runs_beyond_the_plan_s_repetitions_say_what_decides_their_count() {
-        let label = |r, fixed, until| repetition_label(r, fixed, 3, until);
-        assert_eq!(label(2, 3, None).as_deref(), Some("repetition 2/3"));
-        assert_eq!(label(1, 1, None), None);
-        assert_eq!(
-            label(4, 3, Some(Until::Precision(0.02))).as_deref(),
-            Some("repetition 4 of a pilot of at least 5")
-        );
-        assert_eq!(
-            label(4, 3, Some(Until::Decided(0.05))).as_deref(),
-            Some("repetition 4, until decided")
-        );
-        // Once Stein's rule fixed 9: counted against it.
-        assert_eq!(
-            label(6, 9, Some(Until::Precision(0.02))).as_deref(),
-            Some("repetition 6/9")
-        );
-    }
-
-    #[test]
-    fn arms_alternate_a_b_b_a() {
-        let arm = |name| Arm::sample(Some(name));
-        let arms = [arm(ARM_A), arm(ARM_B)];
-        let names = |r| {
-            arm_order(&arms, r)
-                .iter()
-                .map(|a| a.name.unwrap())
-                .collect::<String>()
-        };
-        let seq: Vec<String> = (1..=4).map(names).collect();
-        assert_eq!(seq, ["AB", "BA", "AB", "BA"]);
     }
 }

@@ -125,6 +125,9 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         }
     }
     s.push_str(&store_note(sweep, &state));
+    for line in sweep.starved_note(&records) {
+        s.push_str(&format!("{line}\n"));
+    }
     let left = sweep.predicted_left(&state, &records, &arms, false, &ready);
     s.push_str(&format!(
         "\nestimated time for what is left: {} on a 2-core, 24 GiB VM with local disk (a model \

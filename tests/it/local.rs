@@ -52,6 +52,20 @@ fn plan_lists_cells_in_order_and_writes_nothing() {
         "{text}"
     );
     assert!(!out.exists(), "bench plan must not write anything");
+    // A mixed cell whose reads and a commit outlast its duration is named (the tiny plan's
+    // cells, and the default plan's, are not).
+    assert!(!text.contains("would measure no commit"), "{text}");
+    let o = bench_on("plan", &repo_file("plans/default.toml"), &out);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("would measure no commit"));
+    let starved = "name = 'starved'\n[matrix]\nsizes = [1000000]\ninline = [false]\n\
+                   [mixed]\nclients = [4]\nreads_per_write = 1000\nduration_secs = 5\n";
+    let (_d, plan, out) = plan_dir(starved);
+    let text = String::from_utf8(bench_on("plan", &plan, &out).stdout).unwrap();
+    assert!(
+        text.contains("warning: mixed_inline_false_rows_1000000_c_4: its 1000 reads")
+            && text.contains("would measure no commit"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -481,7 +495,7 @@ inline = [false]
 operations = 3
 [concurrent]
 concurrency = [2]
-duration_secs = 30
+duration_secs = 8
 "#;
     let (_dir, plan, out) = plan_dir(text);
     let child = bench()

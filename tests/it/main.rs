@@ -10,4 +10,5 @@ mod recovery;
 mod report;
 mod s3;
 mod shards;
+mod units;
 mod variants;

@@ -317,11 +317,17 @@ fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
     let _alone = crate::alone();
     let (dir, plan, out) = plan_dir(LOCKSTEP);
     let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=20");
-    let o = ab(&plan, &out, &slow, &["--pairing", "duet", "--no-extend"]);
+    // By default the cell runs on until it decides: 3 runs do on a quiet machine, more
+    // where a neighbour makes the runs noisy.
+    let o = ab(&plan, &out, &slow, &["--pairing", "duet"]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
     let records = lines(&out.join("results.jsonl"));
-    assert_eq!(records.len(), 6);
+    assert!(
+        records.len() >= 6 && records.len() % 2 == 0,
+        "{}",
+        records.len()
+    );
     for r in &records {
         check_units(r, "duet");
     }
@@ -388,8 +394,11 @@ fn a_rebuilt_candidate_runs_every_cell_again_and_the_verdict_is_its_own() {
             .filter(|r| r["arm"] == "B")
             .all(|r| r["build_digest"] == now)
     );
-    let (row, _, _, hi) = ratio_row(&table, "cont_inline_false_rows_100");
-    assert!(row.contains("REGRESSION") && hi < 0.9, "{row}");
+    // The verdict is the slower build's: its p50 beyond the threshold (throughput, over
+    // runs of 20 commits, may or may not decide too).
+    let (row, _, _, _) = ratio_row(&table, "cont_inline_false_rows_100");
+    let verdict = &row[row.find("REGRESSION").unwrap_or_else(|| panic!("{row}"))..];
+    assert!(verdict.contains("p50 +"), "{row}");
     assert!(table.contains(&format!("digest {now}")), "{table}");
 
     // Interrupted after a pair, rebuilt, resumed: the pair of the earlier build does not
@@ -453,41 +462,43 @@ fn the_default_runs_a_cell_on_until_it_decides_or_its_budget_ends() {
     let plan = "name = 'decide'\n[matrix]\nsizes = [100]\ninline = [false]\n\
                 [continuous]\noperations = 60\n[run]\nrepetitions = 2\n";
     let (_dir, plan, out) = plan_dir(plan);
-    // Two runs give no interval; each takes a second or so (120 commits of several ms, and
-    // the start), so a budget of 1 s ends the cell before a third.
+    // At ±10 %: a few runs decide on a quiet machine, and a few tens where a neighbour makes
+    // them noisy, within the default budget. Two runs give no interval; each takes a
+    // second or so (120 commits of several ms, and the start), so a budget of 1 s ends the
+    // cell before a third.
     let o = ab(
         &plan,
         &out,
         &own(),
-        &["--threshold", "5", "--budget-secs", "1"],
+        &["--threshold", "10", "--budget-secs", "1"],
     );
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{err}");
     assert!(
-        err.contains("until its interval decides at ±5.0 %"),
+        err.contains("until its interval decides at ±10.0 %"),
         "{err}"
     );
     assert!(
         err.contains("budget of 1s ran out after 2 repetitions, undecided"),
         "{err}"
     );
-    assert!(text.contains("undecided at ±5.0 % after 2 runs"), "{text}");
+    assert!(text.contains("undecided at ±10.0 % after 2 runs"), "{text}");
     // Asked again with a budget: it goes on from its runs until it decides.
-    let o = ab(&plan, &out, &own(), &["--threshold", "5"]);
+    let o = ab(&plan, &out, &own(), &["--threshold", "10"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("decided at ±5.0 % after"), "{err}");
+    assert!(err.contains("decided at ±10.0 % after"), "{err}");
     let runs = lines(&out.join("results.jsonl")).len() / 2;
     assert!(runs >= 3, "{runs}");
     assert!(err.contains("repetition 3, until decided"), "{err}");
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
     let decided = &state["cells"]["cont_inline_false_rows_100"]["precision"];
-    assert_eq!(decided["threshold_pct"], 5.0, "{state}");
+    assert_eq!(decided["threshold_pct"], 10.0, "{state}");
     assert_eq!(decided["repetitions"], runs, "{state}");
     // Decided: the same command runs nothing more.
-    let o = ab(&plan, &out, &own(), &["--threshold", "5"]);
+    let o = ab(&plan, &out, &own(), &["--threshold", "10"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(lines(&out.join("results.jsonl")).len(), runs * 2);
 }

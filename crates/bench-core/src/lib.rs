@@ -7,14 +7,20 @@
 //! and the processes over it. Dependencies inside run one way (docs/architecture.md).
 
 pub mod answer;
+pub mod archive;
 pub mod clock;
 pub mod compare;
+pub mod display;
 pub mod error;
 pub mod estimate;
 pub mod export;
 pub mod files;
+pub mod fold;
 pub mod lock;
 pub mod merge;
+pub mod observer;
+pub mod order;
+pub mod pace;
 pub mod plan;
 pub mod precision;
 pub mod predict;

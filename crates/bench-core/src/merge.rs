@@ -129,11 +129,14 @@ pub fn run(
     mixed_roots: bool,
 ) -> Result<crate::answer::Answer, BenchError> {
     let out_abs = std::path::absolute(out).map_err(io_err("resolve", out))?;
-    let read = read_inputs(&out_abs, inputs, mixed_roots)?;
-    let merged = combine(&read)?;
+    let mut notes = Vec::new();
+    let read = read_inputs(&out_abs, inputs, mixed_roots, &mut notes)?;
+    let mut merged = combine(&read)?;
+    notes.append(&mut merged.notes);
     let plan = &read[0].state.plan;
-    write_out(&out_abs, &merged, &read)?;
+    write_out(&out_abs, &merged, &read, &mut notes)?;
     let mut answer = crate::answer::Answer {
+        stderr: notes,
         code: if !merged.tally.missing.is_empty() {
             INCOMPLETE
         } else if !merged.tally.failed.is_empty() {
@@ -153,15 +156,16 @@ fn read_inputs(
     out: &Path,
     inputs: &[PathBuf],
     mixed_roots: bool,
+    notes: &mut Vec<String>,
 ) -> Result<Vec<Input>, BenchError> {
     let mut read = Vec::new();
     for dir in inputs {
         let abs = std::path::absolute(dir).map_err(io_err("resolve", dir))?;
         if abs == out {
-            eprintln!(
+            notes.push(format!(
                 "note: {} is the output; its earlier merge is replaced, not read",
                 dir.display()
-            );
+            ));
             continue;
         }
         read.push(read_input(dir)?);
@@ -211,11 +215,11 @@ fn read_inputs(
     }
     for i in &read {
         if let Some(pid) = crate::lock::holder(&i.dir) {
-            eprintln!(
+            notes.push(format!(
                 "warning: {} is still being run (bench pid {pid}); its unfinished cells are \
                  missing from this merge: merge again when it ends",
                 i.dir.display()
-            );
+            ));
         }
     }
     Ok(read)
@@ -230,6 +234,8 @@ struct Merged {
     /// The trace files the records name (`--trace`): where each is in its input, and where
     /// it goes under OUT (the same path relative to the directory, as the record has it).
     traces: Vec<(PathBuf, String)>,
+    /// What to say of it.
+    notes: Vec<String>,
 }
 
 /// Take every planned cell once: done somewhere (duplicates must agree), else failed
@@ -242,6 +248,7 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
         sources: Vec::new(),
         tally: Tally::default(),
         traces: Vec::new(),
+        notes: Vec::new(),
     };
     m.state.sweep = Some(SweepInfo {
         shard: None,
@@ -284,7 +291,8 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
                 m.state
                     .set(id, &input.state.cells[id].key, Status::Done, None);
                 for r in recs {
-                    m.records.push(with_trace(r, &input.dir, &mut m.traces));
+                    let r = with_trace(r, &input.dir, &mut m.traces, &mut m.notes);
+                    m.records.push(r);
                 }
                 m.tally.done += 1;
                 ("done", Some(input), None)
@@ -312,18 +320,23 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
 
 /// A record as merged: its trace file (if it names one) goes with it, at the same path
 /// relative to OUT; one that is gone from its input is named no more (and said).
-fn with_trace(r: &Record, dir: &Path, traces: &mut Vec<(PathBuf, String)>) -> Record {
+fn with_trace(
+    r: &Record,
+    dir: &Path,
+    traces: &mut Vec<(PathBuf, String)>,
+    notes: &mut Vec<String>,
+) -> Record {
     let mut r = r.clone();
     if let Some(rel) = r.trace.clone() {
         let from = dir.join(&rel);
         if from.is_file() {
             traces.push((from, rel));
         } else {
-            eprintln!(
+            notes.push(format!(
                 "note: {}'s trace {} is not there; its merged record names none",
                 r.bench_tag,
                 from.display()
-            );
+            ));
             r.trace = None;
         }
     }
@@ -343,7 +356,12 @@ fn same_records(a: &[&Record], b: &[&Record]) -> bool {
 }
 
 /// Write OUT's files, each replaced whole. Refuses a directory that holds a run's results.
-fn write_out(out: &Path, merged: &Merged, inputs: &[Input]) -> Result<(), BenchError> {
+fn write_out(
+    out: &Path,
+    merged: &Merged,
+    inputs: &[Input],
+    notes: &mut Vec<String>,
+) -> Result<(), BenchError> {
     let Merged {
         records,
         state,
@@ -394,10 +412,10 @@ fn write_out(out: &Path, merged: &Merged, inputs: &[Input]) -> Result<(), BenchE
     let summary = out.join(csv::SUMMARY_FILE);
     csv::write(&summary, records).map_err(io_err("write", &summary))?;
     if let Err(e) = crate::report::write(out, records) {
-        eprintln!(
+        notes.push(format!(
             "warning: the report was not written: {e}; retry with `bench report {}`",
             out.display()
-        );
+        ));
     }
     Ok(())
 }
@@ -496,7 +514,10 @@ mod tests {
         // that is not there.
         std::fs::remove_file(a.join(rel)).unwrap();
         let again = tmp.path().join("m2");
-        run(&again, &[a, tmp.path().join("b")], false).unwrap();
+        let said = run(&again, &[a, tmp.path().join("b")], false)
+            .unwrap()
+            .stderr;
+        assert!(said.iter().any(|n| n.contains("is not there")), "{said:?}");
         let merged = jsonl::read_all(&again.join(jsonl::RESULTS_FILE)).unwrap();
         assert!(merged.iter().all(|r| r.trace.is_none()), "{merged:?}");
     }

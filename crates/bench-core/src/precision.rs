@@ -158,6 +158,52 @@ pub fn decide(cell: &Cell, records: &[Record], precision: f64) -> Decision {
     Decision::Total(need as u32)
 }
 
+/// Whether a run's rule (`bench ab`'s [`Until`] and budget; `None` for `bench run`) has
+/// nothing to add to a cell whose repetitions are recorded. `bench run` and `--no-extend`:
+/// always; `--precision`: once Stein's count is fixed; until decided: once its records
+/// decide at this threshold or its time reached this budget (so a cell asked again at
+/// another threshold, or with more time, goes on from its runs).
+pub fn rule_stopped(
+    rule: Option<(Until, Duration)>,
+    state: &State,
+    records: &[Record],
+    cell: &Cell,
+) -> bool {
+    let fixed = (state.cells.get(&cell.id()))
+        .filter(|c| c.key == cell.key())
+        .and_then(|c| c.precision)
+        .is_some();
+    match rule {
+        None | Some((Until::Repetitions, _)) => true,
+        Some((Until::Precision(_), _)) => fixed,
+        Some((Until::Decided(t), budget)) => {
+            decided(cell, records, t) || spent(records, &cell.id(), &cell.key()) >= budget
+        }
+    }
+}
+
+/// How a run of a cell is named among its repetitions (`fixed`: the count it runs so far,
+/// `plan`: the plan's): `repetition 2/3`; beyond the count, what decides how many
+/// (`repetition 4 of a pilot of at least 5`, `repetition 4, until decided`); `None` for a
+/// cell of one repetition.
+pub fn repetition_label(
+    repetition: u32,
+    fixed: u32,
+    plan: u32,
+    until: Option<Until>,
+) -> Option<String> {
+    if repetition <= fixed {
+        return (fixed > 1).then(|| format!("repetition {repetition}/{fixed}"));
+    }
+    Some(match until {
+        Some(Until::Precision(_)) => format!(
+            "repetition {repetition} of a pilot of at least {}",
+            plan.max(PILOT_RUNS as u32)
+        ),
+        _ => format!("repetition {repetition}, until decided"),
+    })
+}
+
 /// The wall time a cell's runs have taken, copies and verification included: a pair's
 /// two records share one run's time; whole runs of each arm add up.
 pub fn spent(records: &[Record], id: &str, key: &str) -> Duration {
@@ -225,6 +271,54 @@ mod tests {
         assert_eq!(
             spent(&whole, &c.id(), &c.key()),
             Duration::from_millis(32_000)
+        );
+    }
+
+    /// A run beyond the count fixed so far is never "4/3": it says what decides.
+    #[test]
+    fn runs_beyond_the_plan_s_repetitions_say_what_decides_their_count() {
+        let label = |r, fixed, until| repetition_label(r, fixed, 3, until);
+        assert_eq!(label(2, 3, None).as_deref(), Some("repetition 2/3"));
+        assert_eq!(label(1, 1, None), None);
+        assert_eq!(
+            label(4, 3, Some(Until::Precision(0.02))).as_deref(),
+            Some("repetition 4 of a pilot of at least 5")
+        );
+        assert_eq!(
+            label(4, 3, Some(Until::Decided(0.05))).as_deref(),
+            Some("repetition 4, until decided")
+        );
+        // Once Stein's rule fixed 9: counted against it.
+        assert_eq!(
+            label(6, 9, Some(Until::Precision(0.02))).as_deref(),
+            Some("repetition 6/9")
+        );
+    }
+
+    /// Whether a cell goes on: by the rule of this run, from its records and checkpoint.
+    #[test]
+    fn a_cell_goes_on_until_its_rule_is_met() {
+        let c = cell();
+        let state = State::new("p");
+        let undecided = at_ratio(2, 1.08);
+        let secs = Duration::from_secs;
+        assert!(rule_stopped(None, &state, &undecided, &c), "bench run");
+        let no_extend = Some((Until::Repetitions, secs(120)));
+        assert!(rule_stopped(no_extend, &state, &undecided, &c));
+        let decide = |budget| Some((Until::Decided(0.05), secs(budget)));
+        assert!(!rule_stopped(decide(120), &state, &undecided, &c));
+        assert!(
+            rule_stopped(decide(1), &state, &undecided, &c),
+            "budget spent"
+        );
+        assert!(
+            rule_stopped(decide(120), &state, &at_ratio(6, 1.08), &c),
+            "decided"
+        );
+        let stein = Some((Until::Precision(0.02), secs(120)));
+        assert!(
+            !rule_stopped(stein, &state, &undecided, &c),
+            "no count fixed yet"
         );
     }
 

@@ -25,26 +25,18 @@ use crate::export::cells;
 use crate::plan::ModeKind;
 use crate::stats::median;
 
-/// `bench predict`.
-#[derive(Debug, Clone, clap::Args)]
+/// What `bench predict` is asked (the command line's, as plain values).
+#[derive(Debug, Clone)]
 pub struct PredictArgs {
     /// A results directory or a results JSONL file.
     pub results: PathBuf,
-    /// The latency of the store to predict for, in ms a request.
-    #[arg(long, value_name = "MS")]
+    /// The latency to predict for, in ms a request.
     pub latency_ms: f64,
-    /// The latency of the store the records were measured on, in ms a request (e.g. 20 for
-    /// `scripts/s3-server.py --latency-ms 20`) [default: each cell's fastest request, as
-    /// its records have it].
-    #[arg(long, value_name = "MS")]
+    /// The latency the records were measured at; `None`: each cell's fastest request.
     pub measured_at_ms: Option<f64>,
-    /// The latency of one kind of request where it differs from --latency-ms, e.g.
-    /// `conditional_put=60` (kinds as in io_per_op: get, head, put, conditional_put, list,
-    /// delete, copy); repeat for several.
-    #[arg(long = "kind-ms", value_name = "KIND=MS", value_parser = parse_kind_ms)]
+    /// Kinds of request with a latency of their own.
     pub kind_ms: Vec<(String, f64)>,
     /// One JSON object a cell instead of the table.
-    #[arg(long)]
     pub json: bool,
 }
 
@@ -74,7 +66,8 @@ const KINDS: [&str; 7] = [
     "copy",
 ];
 
-fn parse_kind_ms(s: &str) -> Result<(String, f64), String> {
+/// `KIND=MS` as the command line gives it, the kind one `io_per_op` has.
+pub fn parse_kind_ms(s: &str) -> Result<(String, f64), String> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| format!("{s:?} is not KIND=MS"))?;

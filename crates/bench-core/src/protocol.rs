@@ -231,56 +231,41 @@ pub struct OpReport {
     pub path: Option<crate::stats::CriticalPath>,
 }
 
-/// What a worker does; the coordinator builds it and passes it as arguments.
-#[derive(Debug, Clone, clap::Args)]
+/// What a worker does; the coordinator builds it and passes it as arguments
+/// ([`WorkerArgs::to_args`]), which the worker reads back ([`WorkerArgs::parse`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkerArgs {
-    #[arg(long)]
     pub root: String,
-    #[arg(long, value_enum)]
     pub operation: Operation,
-    #[arg(long)]
     pub inline: bool,
-    #[arg(long)]
     pub commit_retries: u32,
     /// This worker's id; with `--rank-from-env`, the id of rank 0 (the others add their
     /// rank).
-    #[arg(long)]
     pub worker_id: u32,
     /// Started through a launcher: add the task's rank ([`RANK_VARS`]) to `--worker-id`.
-    #[arg(long)]
     pub rank_from_env: bool,
     /// Run operations only when the coordinator says (`step`, `resume` … `pause`, `end`:
     /// see [`Command`]), for pairs formed inside a cell; `--operations` and
     /// `--duration-secs` are then not used.
-    #[arg(long)]
     pub paced: bool,
     /// Run operations until the coordinator says `end` (a concurrent cell bounded by its
     /// commits), or the deadline if there is one.
-    #[arg(long)]
     pub until_end: bool,
     /// Fixed number of operations (continuous cells).
-    #[arg(long, conflicts_with = "duration_secs")]
     pub operations: Option<u64>,
     /// Start operations until this many seconds after release (concurrent and mixed cells).
-    #[arg(long)]
     pub duration_secs: Option<u64>,
     /// Operations before release, excluded from the numbers.
-    #[arg(long, default_value_t = 0)]
     pub warmup: u64,
     /// Tables in the golden (what `describe-table` reads spread over).
-    #[arg(long, default_value_t = 0)]
     pub tables: u64,
     /// Mixed cells: reads of `--read-operation` before each commit.
-    #[arg(long, requires = "read_operation")]
     pub reads_per_write: Option<u64>,
-    #[arg(long, value_enum)]
     pub read_operation: Option<Operation>,
     /// Report the first N measured operations with their requests (`trace` event).
-    #[arg(long, default_value_t = 0)]
     pub trace: u32,
     /// A local root reached through the object-store API as S3 is (lance's
     /// `file-object-store`, 64 KiB blocks, no version hint).
-    #[arg(long)]
     pub s3_shaped: bool,
 }
 
@@ -337,6 +322,74 @@ impl WorkerArgs {
         v
     }
 
+    /// Read back what [`WorkerArgs::to_args`] wrote (after `worker`); an argument that is
+    /// missing, unknown or malformed is named.
+    pub fn parse(args: &[String]) -> Result<WorkerArgs, String> {
+        let mut w = WorkerArgs {
+            root: String::new(),
+            operation: Operation::CreateNamespace,
+            inline: false,
+            commit_retries: 0,
+            worker_id: 0,
+            rank_from_env: false,
+            paced: false,
+            until_end: false,
+            operations: None,
+            duration_secs: None,
+            warmup: 0,
+            tables: 0,
+            reads_per_write: None,
+            read_operation: None,
+            trace: 0,
+            s3_shaped: false,
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let mut value = || {
+                it.next()
+                    .cloned()
+                    .ok_or_else(|| format!("{flag} needs a value"))
+            };
+            fn num<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, String> {
+                v.parse()
+                    .map_err(|_| format!("{flag} takes a whole number, not `{v}`"))
+            }
+            match flag.as_str() {
+                "--root" => w.root = value()?,
+                "--operation" => w.operation = value()?.parse()?,
+                "--read-operation" => w.read_operation = Some(value()?.parse()?),
+                "--commit-retries" => w.commit_retries = num(flag, value()?)?,
+                "--worker-id" => w.worker_id = num(flag, value()?)?,
+                "--operations" => w.operations = Some(num(flag, value()?)?),
+                "--duration-secs" => w.duration_secs = Some(num(flag, value()?)?),
+                "--warmup" => w.warmup = num(flag, value()?)?,
+                "--tables" => w.tables = num(flag, value()?)?,
+                "--reads-per-write" => w.reads_per_write = Some(num(flag, value()?)?),
+                "--trace" => w.trace = num(flag, value()?)?,
+                "--inline" => w.inline = true,
+                "--rank-from-env" => w.rank_from_env = true,
+                "--paced" => w.paced = true,
+                "--until-end" => w.until_end = true,
+                "--s3-shaped" => w.s3_shaped = true,
+                other => return Err(format!("unknown worker argument `{other}`")),
+            }
+            seen.insert(flag.as_str());
+        }
+        for required in ["--root", "--operation", "--commit-retries", "--worker-id"] {
+            if !seen.contains(required) {
+                return Err(format!("the worker needs {required}"));
+            }
+        }
+        if w.operations.is_some() && w.duration_secs.is_some() {
+            return Err("--operations and --duration-secs exclude each other".into());
+        }
+        if w.reads_per_write.is_some() != w.read_operation.is_some() {
+            return Err("--reads-per-write and --read-operation go together".into());
+        }
+        Ok(w)
+    }
+
     /// The read a mixed cell interleaves and how many per commit.
     pub fn mix(&self) -> Option<(Operation, u64)> {
         self.read_operation.zip(self.reads_per_write)
@@ -353,8 +406,6 @@ pub fn hostname() -> String {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
 
     #[test]
@@ -485,16 +536,6 @@ mod tests {
         assert_eq!(host_name(&env(&[])), hostname());
     }
 
-    #[derive(Debug, Parser)]
-    struct Cmd {
-        #[command(subcommand)]
-        w: Sub,
-    }
-    #[derive(Debug, clap::Subcommand)]
-    enum Sub {
-        Worker(WorkerArgs),
-    }
-
     #[test]
     fn arguments_round_trip_through_the_command_line() {
         let args = WorkerArgs {
@@ -515,23 +556,49 @@ mod tests {
             trace: 4,
             s3_shaped: true,
         };
-        let line = std::iter::once("bench".to_string()).chain(args.to_args());
-        let Sub::Worker(back) = Cmd::try_parse_from(line).unwrap().w;
-        assert_eq!(back.to_args(), args.to_args());
+        let line = args.to_args();
+        assert_eq!(line[0], "worker");
+        let back = WorkerArgs::parse(&line[1..]).unwrap();
+        assert_eq!(back, args);
         assert_eq!(back.mix(), Some((Operation::ListTables { cold: true }, 10)));
-        let bad = [
-            "bench",
-            "worker",
-            "--root",
-            "/r",
-            "--operation",
-            "write-drop",
-            "--commit-retries",
-            "1",
-            "--worker-id",
-            "0",
-        ];
-        let err = Cmd::try_parse_from(bad).unwrap_err().to_string();
-        assert!(err.contains("write-drop"), "{err}");
+        let words = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let base = ["--root", "/r", "--commit-retries", "1", "--worker-id", "0"];
+        for (extra, needle) in [
+            (&["--operation", "write-drop"][..], "write-drop"),
+            (
+                &["--operation", "write-create-namespace", "--warmup", "x"][..],
+                "--warmup",
+            ),
+            (
+                &["--operation", "write-create-namespace", "--bogus"][..],
+                "--bogus",
+            ),
+            (&["--operation"][..], "needs a value"),
+            (&[][..], "needs --operation"),
+            (
+                &[
+                    "--operation",
+                    "write-create-namespace",
+                    "--operations",
+                    "1",
+                    "--duration-secs",
+                    "1",
+                ][..],
+                "exclude each other",
+            ),
+            (
+                &[
+                    "--operation",
+                    "write-create-namespace",
+                    "--reads-per-write",
+                    "2",
+                ][..],
+                "go together",
+            ),
+        ] {
+            let line = words(&[&base[..], extra].concat());
+            let err = WorkerArgs::parse(&line).unwrap_err();
+            assert!(err.contains(needle), "{extra:?}: {err}");
+        }
     }
 }

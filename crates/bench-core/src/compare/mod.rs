@@ -25,46 +25,30 @@ use crate::stats::{RatioTest, Spread, Unit, paired_log, spread, welch_log};
 /// Repetitions each side needs before a change can be a verdict.
 pub const MIN_REPETITIONS: usize = 3;
 
-/// `bench compare A B` (or `bench compare AB_DIR`).
-#[derive(Debug, Clone, clap::Args)]
+/// What `bench compare` is asked (the command line's, as plain values).
+#[derive(Debug, Clone)]
 pub struct CompareArgs {
-    /// Baseline: a results directory or a results JSONL file; alone, a results directory
-    /// of `bench ab`, whose arm A is compared with its arm B.
+    /// The baseline: a results directory or a results JSONL file; alone, a results
+    /// directory of `bench ab`.
     pub a: PathBuf,
-    /// Candidate: a results directory or a results JSONL file.
+    /// The candidate, if any.
     pub b: Option<PathBuf>,
-    #[command(flatten)]
     pub verdict: VerdictArgs,
-    /// How far two separate runs of the same build differ on this machine (the 95th
-    /// percentile of their ratios, as `scripts/noise.sh compare` measures it): added to
-    /// each interval, so that a machine's drift between runs is no verdict. 0 for a machine
-    /// known to hold still; not used for an A/B directory, whose pairs cancel it.
-    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_BETWEEN_RUNS_PCT,
-          value_parser = parse_threshold)]
+    /// The spread between separate runs, in percent, added to each interval.
     pub between_runs: f64,
-    /// Also write the comparison as a Markdown table to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Also write the comparison as Markdown here.
     pub markdown: Option<PathBuf>,
-    /// Within one results directory: the baseline variant, by a build of the plan's
-    /// `[builds]` (`main`), a property value (`shards=1`) or `inline_index`/`no_index`;
-    /// several comma-separated. Every other variant in those dimensions is compared with it.
-    #[arg(long, value_name = "VARIANT", value_parser = variants::Selector::parse)]
+    /// Within one results directory: the baseline variant.
     pub against: Option<variants::Selector>,
-    /// With --against: compare only this variant (named in the same dimensions).
-    #[arg(long, value_name = "VARIANT", value_parser = variants::Selector::parse,
-          requires = "against")]
+    /// With `against`: only this variant.
     pub variant: Option<variants::Selector>,
 }
 
-/// What makes a verdict, shared by `bench compare` and `bench ab`.
-#[derive(Debug, Clone, clap::Args)]
+/// What makes a verdict, shared by `bench compare` and `bench ab`: the noise threshold in
+/// percent, and whether a significant regression exits 5.
+#[derive(Debug, Clone)]
 pub struct VerdictArgs {
-    /// Changes within this many percent are noise and not flagged.
-    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_THRESHOLD_PCT,
-          value_parser = parse_threshold)]
     pub threshold: f64,
-    /// Exit with code 5 when any cell regressed significantly beyond the threshold.
-    #[arg(long)]
     pub fail_on_regression: bool,
 }
 
@@ -75,7 +59,8 @@ pub const DEFAULT_THRESHOLD_PCT: f64 = 10.0;
 /// 2-core VM with local disk (docs/results.md, "How noisy is a machine").
 pub const DEFAULT_BETWEEN_RUNS_PCT: f64 = 100.0;
 
-fn parse_threshold(s: &str) -> Result<f64, String> {
+/// A percentage as the command line gives it (`10`, `2.5`, `5%`), 0 or more.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
         _ => Err(format!("`{s}` is not a percentage (e.g. 10 or 2.5)")),
@@ -297,12 +282,12 @@ pub struct Row {
     /// What the throughput counts: `ops/s`, or `reads/s` for the reads of a mixed cell.
     pub per_sec: &'static str,
     /// An A/B comparison: how many pairs, formed how, and the time they took.
-    pub pairs: Option<PairInfo>,
+    pub pairs: Option<PairsBehind>,
 }
 
 /// The pairs behind a paired row.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PairInfo {
+pub struct PairsBehind {
     /// `runs`, `lockstep`, `slices` or `duet`.
     pub pairing: &'static str,
     pub pairs: usize,
@@ -820,7 +805,7 @@ fn paired_row(
         let tests = [throughput, p50, None];
         let ratios = estimates(&tests, median_ratios(&fa, &fb));
         let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
-        r.pairs = Some(PairInfo {
+        r.pairs = Some(PairsBehind {
             pairing: kind.map_or("inside", PairingKind::as_str),
             pairs,
             runs: all.len(),
@@ -850,7 +835,7 @@ fn paired_row(
     });
     let ratios = estimates(&tests, untested);
     let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
-    r.pairs = Some(PairInfo {
+    r.pairs = Some(PairsBehind {
         pairing: "runs",
         pairs: pa.len(),
         runs: pa.len(),

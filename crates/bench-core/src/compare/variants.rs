@@ -204,22 +204,56 @@ pub fn compare_variants(
         ));
     }
     let all = cells(records);
-    let present: Vec<Selector> = {
-        let mut v: Vec<Selector> = Vec::new();
-        for c in &all {
-            let co = coordinates(c.first());
-            let sel: Option<Vec<(Dim, String)>> = dims
-                .iter()
-                .map(|d| co.get(d).map(|x| ((*d).clone(), x.clone())))
-                .collect();
-            if let Some(s) = sel.map(Selector)
-                && !v.contains(&s)
-            {
-                v.push(s);
+    let present = present(&all, &dims);
+    let candidates = candidates(&present, against, variant)?;
+    let by_shape: BTreeMap<(String, Selector), &CellRecords<'_>> = all
+        .iter()
+        .filter_map(|c| {
+            let s = present.iter().find(|s| s.matches(c.first()))?;
+            Some(((shape(c.first(), &dims), s.clone()), c))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for v in candidates {
+        let mut pairs = Vec::new();
+        let mut only_a = Vec::new();
+        for xa in all.iter().filter(|c| against.matches(c.first())) {
+            match by_shape.get(&(shape(xa.first(), &dims), v.clone())) {
+                Some(xb) => pairs.push((xa, *xb)),
+                None => only_a.push(xa.first().bench_tag.clone()),
             }
         }
-        v
-    };
+        let c = comparison(&pairs, only_a, &dims, (threshold_pct, between_runs_pct));
+        out.push((v, c));
+    }
+    Ok(out)
+}
+
+/// The variants the records hold in these dimensions, in the order found.
+fn present(all: &[CellRecords<'_>], dims: &[&Dim]) -> Vec<Selector> {
+    let mut v: Vec<Selector> = Vec::new();
+    for c in all {
+        let co = coordinates(c.first());
+        let sel: Option<Vec<(Dim, String)>> = dims
+            .iter()
+            .map(|d| co.get(d).map(|x| ((*d).clone(), x.clone())))
+            .collect();
+        if let Some(s) = sel.map(Selector)
+            && !v.contains(&s)
+        {
+            v.push(s);
+        }
+    }
+    v
+}
+
+/// The variants to compare with `against`: `variant`, or every other one there is; an
+/// unknown one is named with those there are.
+fn candidates(
+    present: &[Selector],
+    against: &Selector,
+    variant: Option<&Selector>,
+) -> Result<Vec<Selector>, String> {
     let known = || {
         present
             .iter()
@@ -255,61 +289,52 @@ pub fn compare_variants(
             "the directory has no variant other than `{against}` in those dimensions"
         ));
     }
-    let by_shape: BTreeMap<(String, Selector), &CellRecords<'_>> = all
-        .iter()
-        .filter_map(|c| {
-            let s = present.iter().find(|s| s.matches(c.first()))?;
-            Some(((shape(c.first(), &dims), s.clone()), c))
-        })
-        .collect();
+    Ok(candidates)
+}
+
+/// One variant against the baseline, cell by cell: paired run by run where every pair of
+/// cells ran side by side, else as separate runs (`between_runs_pct` added).
+fn comparison(
+    pairs: &[(&CellRecords<'_>, &CellRecords<'_>)],
+    only_a: Vec<String>,
+    dims: &[&Dim],
+    (threshold_pct, between_runs_pct): (f64, f64),
+) -> Comparison {
+    let paired = !pairs.is_empty() && pairs.iter().all(|(a, b)| side_by_side(&a.reps, &b.reps));
     let t = threshold_pct / 100.0;
-    let mut out = Vec::new();
-    for v in candidates {
-        let mut pairs = Vec::new();
-        let mut only_a = Vec::new();
-        for xa in all.iter().filter(|c| against.matches(c.first())) {
-            match by_shape.get(&(shape(xa.first(), &dims), v.clone())) {
-                Some(xb) => pairs.push((xa, *xb)),
-                None => only_a.push(xa.first().bench_tag.clone()),
-            }
-        }
-        let paired = !pairs.is_empty() && pairs.iter().all(|(a, b)| side_by_side(&a.reps, &b.reps));
-        let mut c = Comparison {
-            threshold_pct,
-            between_runs_pct: if paired { 0.0 } else { between_runs_pct },
-            paired,
-            only_a,
-            ..Comparison::default()
-        };
-        for (xa, xb) in pairs {
-            let name = row_name(xa.first(), &dims);
-            for (reads, per_sec) in [(false, "ops/s"), (true, "reads/s")] {
-                let (Some(fa), Some(fb)) = (figures(&xa.reps, reads), figures(&xb.reps, reads))
-                else {
+    let mut c = Comparison {
+        threshold_pct,
+        between_runs_pct: if paired { 0.0 } else { between_runs_pct },
+        paired,
+        only_a,
+        ..Comparison::default()
+    };
+    for (xa, xb) in pairs {
+        let name = row_name(xa.first(), dims);
+        for (reads, per_sec) in [(false, "ops/s"), (true, "reads/s")] {
+            let (Some(fa), Some(fb)) = (figures(&xa.reps, reads), figures(&xb.reps, reads)) else {
+                continue;
+            };
+            let row = if paired {
+                let (pa, pb) = pairs_of(&xa.reps, &xb.reps);
+                let (Some(fa), Some(fb)) = (figures(&pa, reads), figures(&pb, reads)) else {
                     continue;
                 };
-                let row = if paired {
-                    let (pa, pb) = pairs_of(&xa.reps, &xb.reps);
-                    let (Some(fa), Some(fb)) = (figures(&pa, reads), figures(&pb, reads)) else {
-                        continue;
-                    };
-                    paired_row(&name, (fa, fb), (&pa, &pb), reads, t, per_sec)
-                } else {
-                    unpaired_row(&name, (fa, fb), (t, between_runs_pct / 100.0), per_sec)
-                };
-                if reads {
-                    c.read_rows.push(row);
-                } else {
-                    c.rows.push(row);
-                }
-            }
-            if let (Some(a), Some(b)) = (io_figures(&xa.reps), io_figures(&xb.reps)) {
-                c.io_rows.push(super::IoRow { cell: name, a, b });
+                paired_row(&name, (fa, fb), (&pa, &pb), reads, t, per_sec)
+            } else {
+                unpaired_row(&name, (fa, fb), (t, between_runs_pct / 100.0), per_sec)
+            };
+            if reads {
+                c.read_rows.push(row);
+            } else {
+                c.rows.push(row);
             }
         }
-        out.push((v, c));
+        if let (Some(a), Some(b)) = (io_figures(&xa.reps), io_figures(&xb.reps)) {
+            c.io_rows.push(super::IoRow { cell: name, a, b });
+        }
     }
-    Ok(out)
+    c
 }
 
 /// The variants ordered by their throughput against the baseline: the geometric mean of

@@ -119,6 +119,8 @@ fn cv(s: &Spread) -> String {
     s.cv.map(|c| format!("{c:.3}")).unwrap_or_default()
 }
 
+/// A cell's row, column by column. A flat table, one line a column in the order of the
+/// header: longer than a function should be, and clearer whole than in parts.
 fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     let r = cell.first();
     let med = |f: fn(&Record) -> f64| cell.med(f);

@@ -361,7 +361,8 @@ impl ReadFigures {
     }
 }
 
-/// The record of one run of `cell`.
+/// The record of one run of `cell`. A flat table, one line a field in the record's order:
+/// longer than a function should be, and clearer whole than in parts.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let LatencySummary {
         count,

@@ -90,16 +90,6 @@ impl FromStr for Operation {
     }
 }
 
-/// The worker's `--operation` and `--read-operation` take the same names.
-impl clap::ValueEnum for Operation {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Operation::ALL
-    }
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()))
-    }
-}
-
 /// In records, an operation is its name.
 impl serde::Serialize for Operation {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -127,10 +117,6 @@ mod tests {
             let json = serde_json::to_string(&op).unwrap();
             assert_eq!(json, format!("\"{op}\""));
             assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);
-            assert_eq!(
-                <Operation as clap::ValueEnum>::from_str(op.as_str(), false).unwrap(),
-                op
-            );
         }
         assert!(serde_json::from_str::<Operation>("\"write-drop\"").is_err());
     }

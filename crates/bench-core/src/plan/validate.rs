@@ -513,14 +513,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
              no cells; add at least one of them",
         ));
     }
-    for (k, v) in &raw.storage {
-        if k.trim().is_empty() {
-            return Err(invalid("storage", "has an empty key"));
-        }
-        if v.is_empty() {
-            return Err(invalid(&format!("storage.{k}"), "must not be empty"));
-        }
-    }
+    check_storage(&raw.storage)?;
     let run = run_settings(raw.run)?;
     let durations = [
         concurrent
@@ -528,20 +521,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
             .and_then(|c| c.duration.map(|d| ("concurrent", d))),
         mixed.as_ref().map(|m| ("mixed", m.duration)),
     ];
-    for (table, d) in durations.into_iter().flatten() {
-        if run.cell_timeout <= d {
-            return Err(invalid(
-                "run.cell_timeout_secs",
-                format!(
-                    "is {} s, not longer than `{table}.duration_secs` = {} s, so every such \
-                     cell would time out; set it well above, e.g. {}",
-                    run.cell_timeout.as_secs(),
-                    d.as_secs(),
-                    d.as_secs() * 2 + 60
-                ),
-            ));
-        }
-    }
+    check_timeout(&run, durations.into_iter().flatten())?;
     let namespace = namespace(raw.namespace)?;
     let property_matrix = property_matrix(raw.matrix.properties, &namespace)?;
     let builds = builds(raw.builds, raw.matrix.builds)?;
@@ -561,21 +541,61 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         storage: raw.storage,
         run,
     };
-    // Names of builds and property values are restricted, but two cells could still spell
-    // the same id (`a_b` = `c` beside `a` = `b_c`): refuse that rather than mix them.
-    let steps = super::expand(&plan, "");
+    unique_ids(&plan)?;
+    Ok(plan)
+}
+
+/// `[storage]`: no empty key, no empty value.
+fn check_storage(storage: &BTreeMap<String, String>) -> Result<(), PlanError> {
+    for (k, v) in storage {
+        if k.trim().is_empty() {
+            return Err(invalid("storage", "has an empty key"));
+        }
+        if v.is_empty() {
+            return Err(invalid(&format!("storage.{k}"), "must not be empty"));
+        }
+    }
+    Ok(())
+}
+
+/// A cell timeout longer than every duration a table gives (else every such cell times out).
+fn check_timeout(
+    run: &RunSettings,
+    durations: impl Iterator<Item = (&'static str, std::time::Duration)>,
+) -> Result<(), PlanError> {
+    for (table, d) in durations {
+        if run.cell_timeout <= d {
+            return Err(invalid(
+                "run.cell_timeout_secs",
+                format!(
+                    "is {} s, not longer than `{table}.duration_secs` = {} s, so every such \
+                     cell would time out; set it well above, e.g. {}",
+                    run.cell_timeout.as_secs(),
+                    d.as_secs(),
+                    d.as_secs() * 2 + 60
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Names of builds and property values are restricted, but two cells could still spell the
+/// same id (`a_b` = `c` beside `a` = `b_c`): refuse that rather than mix them.
+fn unique_ids(plan: &Plan) -> Result<(), PlanError> {
+    let steps = super::expand(plan, "");
     let mut seen = std::collections::BTreeSet::new();
-    if let Some(id) = super::cells(&steps)
+    match super::cells(&steps)
         .iter()
         .map(|c| c.id())
         .find(|id| !seen.insert(id.clone()))
     {
-        return Err(invalid(
+        Some(id) => Err(invalid(
             "matrix.properties",
             format!("two cells would both be named `{id}`; rename a property or a value"),
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok(plan)
 }
 
 #[cfg(test)]

@@ -70,7 +70,7 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
 
 /// `bench report DIR` (and with `summary`, `bench summarize DIR`): rebuild the report (and
 /// `summary.csv`) of a results directory from its `results.jsonl`. Returns what to print.
-pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
+pub fn regenerate(dir: &Path, summary: bool) -> Result<crate::answer::Answer, BenchError> {
     if !dir.is_dir() {
         return Err(BenchError::output(format!(
             "{} is not a results directory: give the directory of a sweep (results/<plan name>/ \
@@ -81,7 +81,7 @@ pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
     let (_, records) = jsonl::load(dir).map_err(BenchError::output)?;
     // Read first, so a directory without results gets nothing, not even a lock file.
     let _lock = crate::lock::acquire(dir)?;
-    let mut out = String::new();
+    let mut answer = crate::answer::Answer::default();
     // Records of one cell under several keys: those of the key its checkpoint holds count
     // (the rule of the resume), or without a checkpoint the last key in the file.
     let state = crate::state::State::read(dir);
@@ -90,7 +90,7 @@ pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
         keys.entry(&r.bench_tag).or_default().insert(&r.cell_key);
     }
     for (tag, k) in keys.iter().filter(|(_, k)| k.len() > 1) {
-        eprintln!(
+        answer.note(format!(
             "note: {tag} has records under {} different keys (plan edits, another root or machine); \
              the summary uses {}",
             k.len(),
@@ -98,7 +98,7 @@ pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
                 Some(_) => "those of the key its checkpoint (state.json) holds",
                 None => "the last one in results.jsonl",
             }
-        );
+        ));
     }
     let records = match &state {
         Some(s) => crate::export::standing(&records, &s.keys()),
@@ -107,14 +107,14 @@ pub fn regenerate(dir: &Path, summary: bool) -> Result<String, BenchError> {
     if summary {
         let path = dir.join(csv::SUMMARY_FILE);
         csv::write(&path, &records).map_err(|e| BenchError::io("write", &path, e))?;
-        out.push_str(&format!("summary: {}\n", path.display()));
+        answer.line(format!("summary: {}", path.display()));
     }
     let w = write(dir, &records).map_err(BenchError::output)?;
-    out.push_str(&format!(
-        "report:  {} ({} charts in {})\n",
+    answer.line(format!(
+        "report:  {} ({} charts in {})",
         w.report.display(),
         w.charts.len(),
         dir.join(CHART_DIR).display()
     ));
-    Ok(out)
+    Ok(answer)
 }

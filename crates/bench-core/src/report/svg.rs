@@ -256,6 +256,46 @@ fn runs(s: &Series, chart: &Chart) -> Vec<Vec<(f64, f64)>> {
     out
 }
 
+/// A chart of whole numbers: one label per whole number up to 10 of them, so that no tick
+/// goes unlabelled in between.
+fn integer_labels(chart: &Chart) -> Option<usize> {
+    let top = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max)
+        .ceil();
+    chart.y_integer.then(|| (top as usize + 1).clamp(2, 11))
+}
+
+/// A series' intervals: a vertical bar from low to high, capped at both ends.
+fn error_bars<X, Y>(
+    ctx: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    s: &Series,
+    chart: &Chart,
+    color: RGBColor,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for &(x, lo, hi) in s.bars.iter().filter(|b| shown(&(b.0, b.1), chart)) {
+        let bar = color.stroke_width(2);
+        ctx.draw_series(std::iter::once(PathElement::new(
+            vec![(x, lo), (x, hi)],
+            bar,
+        )))
+        .map_err(err)?;
+        // Caps: short horizontal ticks at both ends, a few pixels wide.
+        for y in [lo, hi] {
+            let cap = plotters::element::EmptyElement::at((x, y))
+                + PathElement::new(vec![(-5, 0), (5, 0)], bar);
+            ctx.draw_series(std::iter::once(cap)).map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
 fn draw<X, Y>(
     root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     chart: &Chart,
@@ -283,15 +323,8 @@ where
         false => tick(*v),
     };
     let mut mesh = ctx.configure_mesh();
-    if chart.y_integer {
-        // One label per whole number up to 10 of them: no unlabelled ticks in between.
-        let top = chart
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .fold(0.0f64, f64::max)
-            .ceil();
-        mesh.y_labels((top as usize + 1).clamp(2, 11));
+    if let Some(labels) = integer_labels(chart) {
+        mesh.y_labels(labels);
     }
     mesh.x_desc(chart.x_desc.as_str())
         .y_desc(chart.y_desc.as_str())
@@ -331,20 +364,7 @@ where
             ctx.draw_series(run.iter().map(|&p| Circle::new(p, size, color.filled())))
                 .map_err(err)?;
         }
-        for &(x, lo, hi) in s.bars.iter().filter(|b| shown(&(b.0, b.1), chart)) {
-            let bar = color.stroke_width(2);
-            ctx.draw_series(std::iter::once(PathElement::new(
-                vec![(x, lo), (x, hi)],
-                bar,
-            )))
-            .map_err(err)?;
-            // Caps: short horizontal ticks at both ends, a few pixels wide.
-            for y in [lo, hi] {
-                let cap = plotters::element::EmptyElement::at((x, y))
-                    + PathElement::new(vec![(-5, 0), (5, 0)], bar);
-                ctx.draw_series(std::iter::once(cap)).map_err(err)?;
-            }
-        }
+        error_bars(&mut ctx, s, chart, color)?;
     }
     ctx.configure_series_labels()
         .position(if chart.legend_left {

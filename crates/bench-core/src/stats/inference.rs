@@ -43,11 +43,8 @@ pub fn spread(values: &[f64]) -> Spread {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     let median = super::median(v.clone());
-    let mean = v.iter().sum::<f64>() / n.max(1) as f64;
-    let cv = (n >= 2 && mean != 0.0).then(|| {
-        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        var.sqrt() / mean.abs()
-    });
+    let (mean, var) = mean_var(&v);
+    let cv = (n >= 2 && mean != 0.0).then(|| var.sqrt() / mean.abs());
     if n < 2 {
         return Spread {
             median,
@@ -178,10 +175,15 @@ pub struct RatioTest {
     pub ci: (f64, f64),
 }
 
-fn mean_var(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+/// The mean and the sample variance (over n − 1) of `v`: the one place both are computed.
+/// The variance of fewer than two values is 0; the mean of none is 0.
+pub fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len();
+    let mean = v.iter().sum::<f64>() / n.max(1) as f64;
+    if n < 2 {
+        return (mean, 0.0);
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     (mean, var)
 }
 

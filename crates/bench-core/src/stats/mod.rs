@@ -10,7 +10,7 @@ pub mod paired;
 mod path;
 mod summary;
 
-pub use inference::{RatioTest, Spread, paired_log, spread, welch_log};
+pub use inference::{RatioTest, Spread, mean_var, paired_log, spread, welch_log};
 pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, ReadMeasured};

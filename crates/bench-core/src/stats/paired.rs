@@ -111,11 +111,7 @@ fn mean(v: impl Iterator<Item = f64>) -> (f64, usize) {
 }
 
 fn sd(v: &[f64]) -> f64 {
-    let (m, n) = mean(v.iter().copied());
-    if n < 2 {
-        return 0.0;
-    }
-    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    super::inference::mean_var(v).1.sqrt()
 }
 
 /// `ln R` and the runs' influence values ψ, or `None` when a side completed nothing (or

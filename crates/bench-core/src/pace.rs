@@ -15,9 +15,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::protocol::{Command, OpReport};
 use crate::stats::Unit;
 pub use crate::stats::paired::{ArmUnits, PairingKind};
-use crate::worker::protocol::{Command, OpReport};
 
 /// A command for every worker of one arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,15 +1,15 @@
 //! The pure part of running a cell: folding the workers' events (and their exits) into
 //! what the cell measured, and deciding when to release them. No processes, no clock.
 
-use crate::catalog::ErrorClass;
+use crate::protocol::ErrorClass;
+use crate::protocol::Event;
+use crate::protocol::OpReport;
+use crate::protocol::Versions;
 use crate::stats::{Latencies, Measured};
-use crate::worker::Event;
-use crate::worker::protocol::OpReport;
-use crate::worker::protocol::Versions;
 
 /// What the driver must do after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Action {
+pub enum Action {
     Continue,
     /// Every worker is ready: release them all now.
     Release,
@@ -19,7 +19,7 @@ pub(super) enum Action {
 
 /// The state of a running cell as its workers' events arrive.
 #[derive(Debug)]
-pub(super) struct Fold {
+pub struct Fold {
     /// The worker id of each worker, by index.
     worker_ids: Vec<u32>,
     /// What every worker must report being, when checked.
@@ -37,7 +37,7 @@ pub(super) struct Fold {
 }
 
 impl Fold {
-    pub(super) fn new(worker_ids: Vec<u32>, expected: Option<Versions>) -> Fold {
+    pub fn new(worker_ids: Vec<u32>, expected: Option<Versions>) -> Fold {
         let n = worker_ids.len();
         Fold {
             worker_ids,
@@ -55,7 +55,7 @@ impl Fold {
     }
 
     /// One event of worker `idx`.
-    pub(super) fn event(&mut self, idx: usize, event: Event) -> Action {
+    pub fn event(&mut self, idx: usize, event: Event) -> Action {
         match event {
             Event::Ready {
                 warmup_ok,
@@ -67,7 +67,7 @@ impl Fold {
                     self.failures.push(format!(
                         "worker {idx} reported ready twice: does the launcher give every task \
                          its own rank ({})?",
-                        crate::worker::protocol::RANK_VARS.join(", ")
+                        crate::protocol::RANK_VARS.join(", ")
                     ));
                     return Action::Abort;
                 }
@@ -162,29 +162,23 @@ impl Fold {
     }
 
     /// The pair's pacing found something wrong with this arm's workers.
-    pub(super) fn fail(&mut self, reason: String) {
+    pub fn fail(&mut self, reason: String) {
         self.failures.push(reason);
     }
 
     /// Whether a failure was recorded.
-    pub(super) fn failed(&self) -> bool {
+    pub fn failed(&self) -> bool {
         !self.failures.is_empty()
     }
 
     /// Worker `idx` printed something that is not an event.
-    pub(super) fn garbage(&mut self, idx: usize, line: String) {
+    pub fn garbage(&mut self, idx: usize, line: String) {
         self.failures
             .push(format!("worker {idx} printed an unexpected line: {line}"));
     }
 
     /// Worker `idx` exited; `status` describes how, `tail` is the end of its stderr.
-    pub(super) fn exited(
-        &mut self,
-        idx: usize,
-        success: bool,
-        status: String,
-        tail: String,
-    ) -> Action {
+    pub fn exited(&mut self, idx: usize, success: bool, status: String, tail: String) -> Action {
         if success && self.done[idx] {
             return Action::Continue;
         }
@@ -196,12 +190,7 @@ impl Fold {
 
     /// The launcher that ran all the workers exited: one failure for all of them, unless it
     /// succeeded after every worker finished.
-    pub(super) fn launcher_exited(
-        &mut self,
-        success: bool,
-        status: String,
-        tail: String,
-    ) -> Action {
+    pub fn launcher_exited(&mut self, success: bool, status: String, tail: String) -> Action {
         let unfinished: Vec<String> = (0..self.done.len())
             .filter(|&w| !self.done[w])
             .map(|w| w.to_string())
@@ -234,16 +223,16 @@ impl Fold {
     }
 
     /// Successful operations (commits) folded so far.
-    pub(super) fn succeeded(&self) -> u64 {
+    pub fn succeeded(&self) -> u64 {
         self.m.committed.len() as u64
     }
 
-    pub(super) fn set_setup_ms(&mut self, ms: f64) {
+    pub fn set_setup_ms(&mut self, ms: f64) {
         self.m.setup_ms = ms;
     }
 
     /// What the cell measured, or why it failed.
-    pub(super) fn finish(mut self) -> Result<Measured, String> {
+    pub fn finish(mut self) -> Result<Measured, String> {
         if !self.failures.is_empty() {
             return Err(self.failures.join("\n"));
         }

@@ -1,0 +1,386 @@
+//! The library's parts that touch lance, the store or the AWS SDK, called directly (the
+//! lance-free logic is tested in `bench-core`; the binary's behaviour in the other modules).
+
+/// Which fault an error chain is: from object_store's kinds, and from codes in the text.
+mod failure {
+    use std::error::Error;
+
+    use bench::failure::*;
+
+    #[derive(Debug)]
+    struct Wrapped(Box<dyn Error + Send + Sync>);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("wrapped")
+        }
+    }
+    impl Error for Wrapped {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(self.0.as_ref())
+        }
+    }
+
+    fn os(variant: fn(String, Box<dyn Error + Send + Sync>) -> object_store::Error) -> Wrapped {
+        Wrapped(Box::new(variant("p".into(), "store said no".into())))
+    }
+
+    #[test]
+    fn kinds_come_from_the_chain() {
+        let denied = os(|path, source| object_store::Error::PermissionDenied { path, source });
+        assert_eq!(classify(&denied), Fault::Denied);
+        let unauth = os(|path, source| object_store::Error::Unauthenticated { path, source });
+        assert_eq!(classify(&unauth), Fault::Denied);
+        let missing = os(|path, source| object_store::Error::NotFound { path, source });
+        assert_eq!(classify(&missing), Fault::NotFound);
+        // Under lance's own error, as lance wraps object_store's.
+        let lance: lance_core::Error = object_store::Error::PermissionDenied {
+            path: "p".into(),
+            source: "no".into(),
+        }
+        .into();
+        assert_eq!(classify(&lance), Fault::Denied);
+    }
+
+    #[test]
+    fn codes_without_a_kind_come_from_the_text() {
+        let generic = |msg: &str| object_store::Error::Generic {
+            store: "S3",
+            source: msg.to_string().into(),
+        };
+        assert_eq!(
+            classify(&generic("<Code>NoSuchBucket</Code>")),
+            Fault::NotFound
+        );
+        assert_eq!(
+            classify(&generic(
+                "Failed to load credentials: no providers in chain"
+            )),
+            Fault::NoCredentials
+        );
+        assert_eq!(classify(&generic("something else")), Fault::Other);
+        assert_eq!(
+            classify(&generic(
+                "Error performing PUT in 3s, after 10 retries: Server returned non-2xx status code: 503 Service Unavailable: <Code>SlowDown</Code>"
+            )),
+            Fault::Throttled
+        );
+        assert_eq!(
+            classify(&generic("error sending request: connection reset by peer")),
+            Fault::Network
+        );
+        // A status without a body, and a body without the status in the text.
+        assert_eq!(
+            classify(&generic(
+                "Error performing HEAD in 1s - Server returned non-2xx status code: 403 Forbidden: "
+            )),
+            Fault::Denied
+        );
+        assert_eq!(
+            classify(&generic(
+                "Server returned error response: <Error><Code>SlowDown</Code></Error>"
+            )),
+            Fault::Throttled
+        );
+    }
+
+    /// Digits or words that merely appear in a message (an object id, a path, a table name)
+    /// never make a failure throttled, denied or missing: only the store's own status and
+    /// error code do.
+    #[test]
+    fn ids_and_paths_that_hold_a_status_do_not_classify() {
+        let generic = |msg: &str| object_store::Error::Generic {
+            store: "S3",
+            source: msg.to_string().into(),
+        };
+        for msg in [
+            "Object bench_w0_429 already exists in namespace ns_503",
+            "table `SlowDown` failed: 503 Service rows, 429 Too Many Requests in the log",
+            "invalid path runs/AccessDenied/NoSuchBucket",
+            "column credential_id is not nullable",
+        ] {
+            assert_eq!(classify(&generic(msg)), Fault::Other, "{msg}");
+        }
+    }
+}
+
+/// An arm is known by its executable's bytes.
+mod arm {
+    use bench::arm::{ARM_B, Arm, file_digest};
+
+    /// A wrapper script is known by its bytes; rewritten while a sweep runs (as a rebuild
+    /// replaces the file), the arm notices before its next cell.
+    #[tokio::test]
+    async fn a_file_is_known_by_its_bytes_and_a_rewrite_is_noticed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cand.sh");
+        let wrapper = |env: &str| {
+            let text = format!(
+                "#!/bin/sh\n{env}exec {} \"$@\"\n",
+                env!("CARGO_BIN_EXE_bench")
+            );
+            // A new file put in place, as a linker does.
+            let tmp = dir.path().join("cand.new");
+            std::fs::write(&tmp, text).unwrap();
+            std::fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+            std::fs::rename(&tmp, &p).unwrap();
+        };
+        wrapper("");
+        let d1 = file_digest(&p).unwrap();
+        assert_eq!(d1.len(), 64);
+        assert_eq!(
+            file_digest(&p).unwrap(),
+            d1,
+            "the same bytes, the same digest"
+        );
+        let arm = Arm::checked(Some(ARM_B), p.clone()).await.unwrap();
+        assert_eq!(arm.digest, d1);
+        assert_eq!(arm.id().digest, d1);
+        assert!(arm.unchanged("arm B", true).is_ok());
+        wrapper("BENCH_OP_DELAY_MS=15 ");
+        assert_ne!(file_digest(&p).unwrap(), d1);
+        let e = arm.unchanged("arm B", true).unwrap_err().to_string();
+        assert!(e.contains("changed on disk while the sweep ran"), "{e}");
+        assert!(e.contains("the changed build's cells run again"), "{e}");
+        assert!(e.contains(arm.short_digest()), "{e}");
+        std::fs::remove_file(&p).unwrap();
+        let e = arm.unchanged("arm B", true).unwrap_err().to_string();
+        assert!(e.contains("cannot be read any more"), "{e}");
+    }
+}
+
+/// What a sweep says of its S3 credentials.
+mod credentials {
+    use std::time::{Duration, SystemTime};
+
+    use bench::store::credentials::*;
+
+    #[test]
+    fn expiry_before_the_estimated_end_warns_and_static_keys_do_not() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let expiring = Credentials {
+            provider: "CredentialProcess".into(),
+            profile: Some("bench".into()),
+            expiry: Some(now + Duration::from_secs(300)),
+            session: false,
+        };
+        let (line, warning) = expiring.describe(Duration::from_secs(3 * 3600), now);
+        assert!(
+            line.contains("CredentialProcess (profile bench), expiring"),
+            "{line}"
+        );
+        let warning = warning.expect("expires before the end");
+        assert!(warning.contains("in about 5 min"), "{warning}");
+        assert!(warning.contains("2027-01-15T08:05:00Z"), "{warning}");
+        assert!(expiring.describe(Duration::from_secs(60), now).1.is_none());
+        for (sdk, words) in [
+            ("EnvironmentVariable", "the environment (AWS_ACCESS_KEY_ID)"),
+            ("CredentialProcess", "a profile's credential_process"),
+            ("IMDSv2", "the instance's role (IMDSv2)"),
+            ("Something", "the AWS provider Something"),
+        ] {
+            assert_eq!(in_words(sdk), words);
+        }
+        let fixed = Credentials {
+            provider: "storage options".into(),
+            profile: None,
+            expiry: None,
+            session: false,
+        };
+        let (line, warning) = fixed.describe(Duration::from_secs(3 * 3600), now);
+        assert!(line.contains("static keys"), "{line}");
+        assert!(warning.is_none());
+    }
+}
+
+/// The store's own operations on a local root.
+mod store {
+    use std::collections::BTreeMap;
+
+    use bench::store::{GOLDEN_MARKER, Store, check_http};
+
+    #[tokio::test]
+    async fn copy_skips_the_marker_replaces_the_target_and_verifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap(), &BTreeMap::new())
+            .await
+            .unwrap();
+        store.prepare().await.unwrap();
+        store.write("g/__manifest/a.lance", b"a").await.unwrap();
+        store
+            .write("g/__manifest/_versions/1.manifest", b"mm")
+            .await
+            .unwrap();
+        store
+            .write(&format!("g/{GOLDEN_MARKER}"), b"{}")
+            .await
+            .unwrap();
+        store.write("runs/c/stale", b"old").await.unwrap();
+        assert_eq!(store.copy_prefix("g", "runs/c").await.unwrap(), 2);
+        assert_eq!(
+            store
+                .read("runs/c/__manifest/_versions/1.manifest")
+                .await
+                .unwrap(),
+            Some(b"mm".to_vec())
+        );
+        let listing = store.list("runs/c").await.unwrap();
+        assert_eq!(
+            listing.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("__manifest/_versions/1.manifest".to_string(), 2),
+                ("__manifest/a.lance".to_string(), 1)
+            ]
+        );
+        store.remove_prefix("runs/c").await.unwrap();
+        assert!(store.list("runs/c").await.unwrap().is_empty());
+        assert!(!std::path::Path::new(&store.uri("runs/c")).exists());
+        store.remove_prefix("runs/c").await.unwrap();
+        assert!(store.copy_prefix("nothing", "runs/d").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn create_refuses_to_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap(), &BTreeMap::new())
+            .await
+            .unwrap();
+        assert!(store.create("x/once", b"1").await.unwrap());
+        assert!(!store.create("x/once", b"2").await.unwrap());
+        assert_eq!(store.read("x/once").await.unwrap(), Some(b"1".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn an_http_endpoint_without_allow_http_is_named() {
+        let mut storage: BTreeMap<String, String> =
+            [("aws_endpoint".to_string(), "http://127.0.0.1:9".to_string())].into();
+        let err = Store::open("s3://b/p", &storage)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("aws_allow_http=true"), "{err}");
+        storage.insert("aws_allow_http".into(), "true".into());
+        assert!(check_http(&storage).is_ok());
+        storage.insert("aws_endpoint".into(), "https://s3.example".into());
+        storage.remove("aws_allow_http");
+        assert!(check_http(&storage).is_ok());
+    }
+
+    #[tokio::test]
+    async fn other_schemes_are_refused_clearly() {
+        let err = Store::open("gs://bucket/prefix", &BTreeMap::new())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("gs://"), "{err}");
+        let err = Store::open("s3://", &BTreeMap::new())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("names no bucket"), "{err}");
+    }
+}
+
+/// Goldens: their rows, their schema, and which are found ready.
+mod golden {
+    use arrow::array::StringArray;
+    use bench::catalog;
+    use bench::golden::*;
+    use bench::plan::{GoldenSpec, LANCE_VERSION};
+    use bench::store::Store;
+
+    #[test]
+    fn batches_split_namespaces_and_tables_by_thirds() {
+        let b = manifest_batch(0, 9, 9);
+        assert_eq!(b.num_rows(), 9);
+        let ids = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+        let types = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(ids.value(0), "ns_0");
+        assert_eq!(ids.value(2), "ns_2");
+        assert_eq!(ids.value(3), "table_0");
+        assert_eq!(types.value(3), "table");
+        assert_eq!(b.column(2).null_count(), 3);
+        assert_eq!(b.column(4).null_count(), 9);
+        // A later batch continues the numbering.
+        let b = manifest_batch(6, 3, 9);
+        let ids = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(ids.value(0), "table_3");
+    }
+
+    #[test]
+    fn object_id_carries_the_primary_key_metadata() {
+        let schema = catalog::manifest_schema();
+        let f = schema.field_with_name("object_id").unwrap();
+        assert_eq!(
+            f.metadata()
+                .get(lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION),
+            Some(&"0".to_string())
+        );
+        assert_eq!(
+            schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>(),
+            [
+                "object_id",
+                "object_type",
+                "location",
+                "metadata",
+                "base_objects"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_golden_without_a_valid_marker_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap(), &Default::default())
+            .await
+            .unwrap();
+        let spec = GoldenSpec {
+            rows: 10,
+            inline: false,
+        };
+        store
+            .write("golden/inline_false_rows_10/__manifest/x", b"half")
+            .await
+            .unwrap();
+        assert!(find(&store, spec).await.is_none());
+        store
+            .write(
+                "golden/inline_false_rows_10/_bench_golden.json",
+                b"{not json",
+            )
+            .await
+            .unwrap();
+        assert!(find(&store, spec).await.is_none());
+        let marker = GoldenMarker {
+            format: MARKER_FORMAT,
+            rows: 10,
+            inline: false,
+            lance_version: LANCE_VERSION.into(),
+            manifest_rows: 10,
+            build_secs: 0.1,
+        };
+        store
+            .write(
+                "golden/inline_false_rows_10/_bench_golden.json",
+                &serde_json::to_vec(&marker).unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(find(&store, spec).await.unwrap().marker, marker);
+        assert!(
+            find(
+                &store,
+                GoldenSpec {
+                    rows: 10,
+                    inline: true
+                }
+            )
+            .await
+            .is_none()
+        );
+    }
+}
