@@ -116,6 +116,10 @@ for a in "$@"; do
   if [ "$seen" = no ] && [ "$a" = -- ]; then seen=yes; continue; fi
   if [ "$seen" = yes ]; then test_args+=("$a"); else cargo_args+=("$a"); fi
 done
+# Three tests at a time on two cores: most of tests/it's time is spent waiting on servers
+# and workers, not computing. The tests that compare measured numbers across runs
+# (tests/verdicts) run one at a time whatever this says. RUST_TEST_THREADS set wins.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-3}"
 status=0
 cargo test --release "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" || status=$?
 for what in "${left_out[@]}"; do say "NOT RUN: $what"; done

@@ -1,10 +1,12 @@
-//! Verdicts on real runs: a test binary of its own, run after the `it` binary (cargo runs
-//! test binaries one after another), its tests one at a time, so that the load of other
-//! tests does not fall on one arm of an A/B more than on the other.
+//! Verdicts and predictions on real runs: a test binary of its own, run after the `it`
+//! binary (cargo runs test binaries one after another), its tests one at a time, so that the
+//! load of other tests does not fall on one arm of an A/B (or one of two sweeps compared)
+//! more than on the other.
 
 #[path = "../it/common.rs"]
 #[allow(dead_code)]
 mod common;
+mod network;
 mod pairs;
 mod verdicts;
 

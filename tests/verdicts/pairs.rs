@@ -324,7 +324,7 @@ fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
     assert_eq!(o.status.code(), Some(0), "{text}");
     let records = lines(&out.join("results.jsonl"));
     assert!(
-        records.len() >= 6 && records.len() % 2 == 0,
+        records.len() >= 6 && records.len().is_multiple_of(2),
         "{}",
         records.len()
     );

@@ -1,0 +1,89 @@
+//! `bench predict` against throughput measured: two sweeps on the S3 test endpoint at
+//! 20 ms and 40 ms a request. Here, one test at a time, because the load of other tests
+//! would fall on one sweep more than on the other.
+
+use crate::common::*;
+
+fn run_s3(
+    server: &S3Server,
+    text: &str,
+) -> (
+    tempfile::TempDir,
+    std::process::Output,
+    Vec<serde_json::Value>,
+) {
+    let (dir, plan, out) = plan_dir(text);
+    let args = server.args("s3://bench/predict");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_with(bench_s3(), &plan, &out, &args);
+    let records = lines(&out.join("results.jsonl"));
+    (dir, o, records)
+}
+
+/// Continuous cells run 20 ms a request from the store predict their throughput 40 ms away
+/// within 15 % (`bench predict`), both variants, 1,000 and 10,000 rows.
+#[test]
+fn a_prediction_from_20_ms_holds_at_40_ms() {
+    let _alone = crate::alone();
+    let plan = "name = 'pred'\n[matrix]\nsizes = [1000, 10000]\ninline = [true, false]\n\
+                [continuous]\noperations = 5\n";
+    let at = |ms: &str| {
+        let server = S3Server::start(&["--latency-ms", ms]);
+        let (dir, o, records) = run_s3(&server, plan);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(records.len(), 4);
+        (dir, records)
+    };
+    let (dir20, _) = at("20");
+    let (dir40, at40) = at("40");
+    let predict = |dir: &tempfile::TempDir, extra: &[&str]| -> Vec<serde_json::Value> {
+        let o = bench()
+            .arg("predict")
+            .arg(dir.path().join("out"))
+            .args(["--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // Without the latency measured at, bench finds it in the records: each run's fastest
+    // request, about the store's 20 ms (its own handling added). The store 40 ms away is
+    // then the one whose fastest request is what its own records show.
+    let fastest = |p: &[serde_json::Value]| -> Vec<f64> {
+        p.iter()
+            .map(|p| {
+                assert_eq!(p["measured_at"], "fastest request", "{p}");
+                p["measured_at_ms"].as_f64().unwrap()
+            })
+            .collect()
+    };
+    let at20 = fastest(&predict(&dir20, &["--latency-ms", "40"]));
+    let there = fastest(&predict(&dir40, &["--latency-ms", "40"]));
+    assert!(at20.iter().all(|ms| (20.0..25.0).contains(ms)), "{at20:?}");
+    assert!(
+        there.iter().all(|ms| (40.0..45.0).contains(ms)),
+        "{there:?}"
+    );
+    let there = format!("{:.3}", there.iter().sum::<f64>() / there.len() as f64);
+    let found = predict(&dir20, &["--latency-ms", &there]);
+    // Given the latencies the stores added: 20 ms measured at, 40 ms there.
+    let given = predict(&dir20, &["--latency-ms", "40", "--measured-at-ms", "20"]);
+    assert_eq!(given.len(), 4);
+    for p in given.iter().chain(&found) {
+        let measured = at40
+            .iter()
+            .find(|r| r["bench_tag"] == p["bench_tag"])
+            .unwrap()["throughput_ops_per_sec"]
+            .as_f64()
+            .unwrap();
+        let ratio = p["predicted_ops_per_sec"].as_f64().unwrap() / measured;
+        assert!(
+            (ratio - 1.0).abs() <= 0.15,
+            "{p}: measured {measured} ops/s"
+        );
+    }
+}
