@@ -380,3 +380,40 @@ pub fn bench_s3() -> Command {
         .env("AWS_EC2_METADATA_DISABLED", "true");
     cmd
 }
+
+/// `bench plan`'s estimate of the requests a sweep makes, summed over the kinds, and its
+/// line.
+pub fn estimated_requests(plan: &Path, out: &Path, args: &[String]) -> (f64, String) {
+    let o = bench_s3()
+        .arg("plan")
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("requests to S3 for what is left"))
+        .unwrap_or_else(|| panic!("no estimate in:\n{text}"))
+        .to_string();
+    let counts = line.split(": ").nth(1).unwrap().split(';').next().unwrap();
+    // "1,570 GET, 1,123 HEAD, 1,253 PUT (251 of them conditional), 403 LIST, ..."
+    let sum = counts
+        .split(", ")
+        .filter_map(|part| part.split(' ').next()?.replace(',', "").parse::<f64>().ok())
+        .sum();
+    (sum, line)
+}
+
+/// The requests the server counted since its counts were last taken (a conditional PUT is a
+/// PUT, counted among conditional_put too; the last two keys are bytes).
+pub fn requests_counted(server: &S3Server) -> f64 {
+    let c = server.take_counts();
+    IO_KEYS[..7]
+        .iter()
+        .filter(|k| **k != "conditional_put")
+        .map(|k| c[k].as_f64().unwrap())
+        .sum()
+}

@@ -265,43 +265,6 @@ fn credentials_that_expire_before_the_estimated_end_are_said_before_any_cell() {
     assert!(!text.contains("warning"), "{text}");
 }
 
-/// `bench plan`'s estimate of the requests a sweep makes, summed over the kinds, and its
-/// line.
-fn estimated_requests(plan: &Path, out: &Path, args: &[String]) -> (f64, String) {
-    let o = bench_s3()
-        .arg("plan")
-        .arg(plan)
-        .arg("--out")
-        .arg(out)
-        .args(args)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout).to_string();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("requests to S3 for what is left"))
-        .unwrap_or_else(|| panic!("no estimate in:\n{text}"))
-        .to_string();
-    let counts = line.split(": ").nth(1).unwrap().split(';').next().unwrap();
-    // "1,570 GET, 1,123 HEAD, 1,253 PUT (251 of them conditional), 403 LIST, ..."
-    let sum = counts
-        .split(", ")
-        .filter_map(|part| part.split(' ').next()?.replace(',', "").parse::<f64>().ok())
-        .sum();
-    (sum, line)
-}
-
-/// The requests the server counted since its counts were last taken (a conditional PUT is a
-/// PUT, counted among conditional_put too; the last two keys are bytes).
-fn requests_counted(server: &S3Server) -> f64 {
-    let c = server.take_counts();
-    IO_KEYS[..7]
-        .iter()
-        .filter(|k| **k != "conditional_put")
-        .map(|k| c[k].as_f64().unwrap())
-        .sum()
-}
-
 /// `bench plan`'s request estimate against the server's own count: a priori (the model)
 /// and, for a re-run of the same cells under another key, from the first run's records.
 #[test]
@@ -329,36 +292,6 @@ fn the_request_estimate_comes_close_to_the_servers_count() {
             "{edit}: estimated {guess}, the server counted {real}"
         );
     }
-}
-
-/// Cells bounded by time make as many commits as the store's pace allows: `bench plan`
-/// times the store's requests (10 ms of latency here, as a network adds) and its model
-/// comes within 25 % of the server's count, where local disk's pace would count several
-/// times over.
-#[test]
-fn a_cell_bounded_by_time_is_estimated_at_the_store_s_pace() {
-    let server = S3Server::start(&["--latency-ms", "10"]);
-    let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("timed.toml");
-    std::fs::write(
-        &plan,
-        "name = 'timed'\n[matrix]\nsizes = [1000]\ninline = [true, false]\n\
-         [concurrent]\nconcurrency = [2]\nduration_secs = 3\n",
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    let args = server.args("s3://bench/timed");
-    let (guess, line) = estimated_requests(&plan, &out, &args);
-    assert!(line.contains("ms a request, measured now"), "{line}");
-    server.take_counts();
-    let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = sweep_with(bench_s3(), "run", &plan, &out, &args_ref);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let real = requests_counted(&server);
-    assert!(
-        (guess / real - 1.0).abs() <= 0.25,
-        "estimated {guess}, the server counted {real}"
-    );
 }
 
 on_both_servers!(

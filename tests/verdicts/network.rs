@@ -1,6 +1,8 @@
-//! `bench predict` against throughput measured: two sweeps on the S3 test endpoint at
-//! 20 ms and 40 ms a request. Here, one test at a time, because the load of other tests
-//! would fall on one sweep more than on the other.
+//! Estimates against what was measured after them, on the S3 test endpoint: `bench
+//! predict` from a sweep at 20 ms against one at 40 ms, and `bench plan`'s request count for
+//! cells bounded by time, timed at the store's pace before the sweep. Here, one test at a
+//! time, because the load of other tests would fall on one of the two more than on the
+//! other.
 
 use crate::common::*;
 
@@ -86,4 +88,35 @@ fn a_prediction_from_20_ms_holds_at_40_ms() {
             "{p}: measured {measured} ops/s"
         );
     }
+}
+
+/// Cells bounded by time make as many commits as the store's pace allows: `bench plan`
+/// times the store's requests (10 ms of latency here, as a network adds) and its model
+/// comes within 25 % of the server's count, where local disk's pace would count several
+/// times over.
+#[test]
+fn a_cell_bounded_by_time_is_estimated_at_the_store_s_pace() {
+    let _alone = crate::alone();
+    let server = S3Server::start(&["--latency-ms", "10"]);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("timed.toml");
+    std::fs::write(
+        &plan,
+        "name = 'timed'\n[matrix]\nsizes = [1000]\ninline = [true, false]\n\
+         [concurrent]\nconcurrency = [2]\nduration_secs = 3\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let args = server.args("s3://bench/timed");
+    let (guess, line) = estimated_requests(&plan, &out, &args);
+    assert!(line.contains("ms a request, measured now"), "{line}");
+    server.take_counts();
+    let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = sweep_with(bench_s3(), "run", &plan, &out, &args_ref);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let real = requests_counted(&server);
+    assert!(
+        (guess / real - 1.0).abs() <= 0.25,
+        "estimated {guess}, the server counted {real}"
+    );
 }
