@@ -417,3 +417,22 @@ pub fn requests_counted(server: &S3Server) -> f64 {
         .map(|k| c[k].as_f64().unwrap())
         .sum()
 }
+
+/// A sweep of the plan `text` on `server` under `root`: its directory (kept while held),
+/// the command's output and the records.
+pub fn sweep_s3(
+    server: &S3Server,
+    root: &str,
+    text: &str,
+) -> (
+    tempfile::TempDir,
+    std::process::Output,
+    Vec<serde_json::Value>,
+) {
+    let (dir, plan, out) = plan_dir(text);
+    let args = server.args(root);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_with(bench_s3(), &plan, &out, &args);
+    let records = lines(&out.join("results.jsonl"));
+    (dir, o, records)
+}

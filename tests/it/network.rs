@@ -14,22 +14,6 @@ use crate::common::*;
 
 const ROOT: &str = "s3://bench/net";
 
-fn run_s3(
-    server: &S3Server,
-    text: &str,
-) -> (
-    tempfile::TempDir,
-    std::process::Output,
-    Vec<serde_json::Value>,
-) {
-    let (dir, plan, out) = plan_dir(text);
-    let args = server.args(ROOT);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = run_with(bench_s3(), &plan, &out, &args);
-    let records = lines(&out.join("results.jsonl"));
-    (dir, o, records)
-}
-
 on_both_servers!(
     the_requests_counted_in_the_workers_are_the_servers_own_count,
     on_ceph_s_gateway_the_requests_counted_in_the_workers_are_the_servers_own_count
@@ -118,8 +102,9 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
 #[test]
 fn a_commit_s_time_splits_into_its_round_trips_and_the_rest() {
     let server = S3Server::start(&["--latency-ms", "20"]);
-    let (_dir, o, records) = run_s3(
+    let (_dir, o, records) = sweep_s3(
         &server,
+        ROOT,
         "name = 'path'\n[matrix]\nsizes = [1000]\ninline = [true, false]\n\
          [continuous]\noperations = 5\n",
     );
@@ -156,8 +141,9 @@ fn a_commit_s_time_splits_into_its_round_trips_and_the_rest() {
 #[test]
 fn records_carry_the_requests_and_bytes_of_each_commit() {
     let server = S3Server::start(&[]);
-    let (_dir, o, records) = run_s3(
+    let (_dir, o, records) = sweep_s3(
         &server,
+        ROOT,
         "name = 'io'\n[matrix]\nsizes = [100]\ninline = [false]\n[continuous]\noperations = 5\n",
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -201,8 +187,9 @@ fn throttling_and_resets_lose_no_commit(backend: Backend, resets: &str) {
             "11",
         ],
     );
-    let (_dir, o, records) = run_s3(
+    let (_dir, o, records) = sweep_s3(
         &server,
+        ROOT,
         "name = 'faults'\n[matrix]\nsizes = [100]\ninline = [false]\n[continuous]\noperations = 10\n\
          [concurrent]\nconcurrency = [2]\nduration_secs = 2\n",
     );
@@ -234,8 +221,9 @@ fn over_a_slow_store_the_window_ends_with_the_last_operation_and_says_its_overru
     // 200 ms per request: a commit takes seconds, so the last ones started before the
     // 1-second deadline finish well after it.
     let server = S3Server::start(&["--latency-ms", "200"]);
-    let (_dir, o, records) = run_s3(
+    let (_dir, o, records) = sweep_s3(
         &server,
+        ROOT,
         "name = 'slow'\n[matrix]\nsizes = [10]\ninline = [false]\n\
          [concurrent]\nconcurrency = [2]\nduration_secs = 1\n",
     );

@@ -6,22 +6,6 @@
 
 use crate::common::*;
 
-fn run_s3(
-    server: &S3Server,
-    text: &str,
-) -> (
-    tempfile::TempDir,
-    std::process::Output,
-    Vec<serde_json::Value>,
-) {
-    let (dir, plan, out) = plan_dir(text);
-    let args = server.args("s3://bench/predict");
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = run_with(bench_s3(), &plan, &out, &args);
-    let records = lines(&out.join("results.jsonl"));
-    (dir, o, records)
-}
-
 /// Continuous cells run 20 ms a request from the store predict their throughput 40 ms away
 /// within 15 % (`bench predict`), both variants, 1,000 and 10,000 rows.
 #[test]
@@ -31,7 +15,7 @@ fn a_prediction_from_20_ms_holds_at_40_ms() {
                 [continuous]\noperations = 5\n";
     let at = |ms: &str| {
         let server = S3Server::start(&["--latency-ms", ms]);
-        let (dir, o, records) = run_s3(&server, plan);
+        let (dir, o, records) = sweep_s3(&server, "s3://bench/predict", plan);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert_eq!(records.len(), 4);
         (dir, records)
