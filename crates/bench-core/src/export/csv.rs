@@ -119,35 +119,39 @@ fn cv(s: &Spread) -> String {
     s.cv.map(|c| format!("{c:.3}")).unwrap_or_default()
 }
 
-/// A cell's row, column by column. A flat table, one line a column in the order of the
-/// header: longer than a function should be, and clearer whole than in parts.
+/// A cell's row, column by column in the order of the header: its figures, the spread of
+/// the main three over the repetitions, then what the workers accounted for.
 fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
+    let mut row = figures(cell);
+    row.extend(spreads(cell));
+    row.extend(accounts(cell));
+    row.try_into()
+        .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
+}
+
+/// Failures are events, not a noisy figure: summed over the repetitions, so that one
+/// repetition's failure is never hidden by a median.
+fn summed(cell: &CellRecords<'_>, f: fn(&Record) -> u64) -> String {
+    cell.reps.iter().map(|r| f(r)).sum::<u64>().to_string()
+}
+
+const TPS: fn(&Record) -> f64 = |r| r.throughput_ops_per_sec;
+const P50: fn(&Record) -> f64 = |r| r.p50_latency_ms;
+const P99: fn(&Record) -> f64 = |r| r.p99_latency_ms;
+
+/// The columns from `mode` to `read_p99_latency_ms_median`: medians over the repetitions,
+/// failures summed, the extremes of the main three.
+fn figures(cell: &CellRecords<'_>) -> Vec<String> {
     let r = cell.first();
     let med = |f: fn(&Record) -> f64| cell.med(f);
-    // Failures are events, not a noisy figure: summed over the repetitions, so that one
-    // repetition's failure is never hidden by a median.
-    let sum = |f: fn(&Record) -> u64| cell.reps.iter().map(|r| f(r)).sum::<u64>().to_string();
+    let sum = |f: fn(&Record) -> u64| summed(cell, f);
     let lo = |f: fn(&Record) -> f64| extremes(&cell.values(f)).0;
     let hi = |f: fn(&Record) -> f64| extremes(&cell.values(f)).1;
-    let tps: fn(&Record) -> f64 = |r| r.throughput_ops_per_sec;
-    let p50: fn(&Record) -> f64 = |r| r.p50_latency_ms;
-    let p99: fn(&Record) -> f64 = |r| r.p99_latency_ms;
-    let (tps_spread, p50_spread, p99_spread) = (
-        spread(&cell.values(tps)),
-        spread(&cell.values(p50)),
-        spread(&cell.values(p99)),
-    );
-    // The median of a figure every repetition has; empty otherwise.
-    let opt = |f: &dyn Fn(&Record) -> Option<f64>, decimals: usize| {
-        let v: Option<Vec<f64>> = cell.reps.iter().map(|r| f(r)).collect();
-        v.map(|v| format!("{:.decimals$}", crate::stats::median(v)))
-            .unwrap_or_default()
-    };
     // Medians of the reads; empty unless every repetition is a mixed record.
     let read = |f: fn(&ReadFigures) -> f64, fmt: fn(f64) -> String| {
         cell.read_med(f).map(fmt).unwrap_or_default()
     };
-    [
+    vec![
         r.mode.to_string(),
         r.variant.to_string(),
         r.initial_entries.to_string(),
@@ -156,11 +160,11 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         r.duration_secs.to_string(),
         count(med(|r| r.total_operations as f64)),
         sum(|r| r.errors),
-        format!("{:.3}", med(tps)),
+        format!("{:.3}", med(TPS)),
         format!("{:.2}", med(|r| r.avg_latency_ms)),
-        format!("{:.2}", med(p50)),
+        format!("{:.2}", med(P50)),
         format!("{:.2}", med(|r| r.p90_latency_ms)),
-        format!("{:.2}", med(p99)),
+        format!("{:.2}", med(P99)),
         format!("{:.2}", med(|r| r.min_latency_ms)),
         format!("{:.2}", med(|r| r.max_latency_ms)),
         format!("{:.2}", med(|r| r.p999_latency_ms)),
@@ -171,12 +175,12 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         cell.reps.iter().all(|r| r.verified).to_string(),
         r.bench_tag.clone(),
         cell.reps.len().to_string(),
-        format!("{:.3}", lo(tps)),
-        format!("{:.3}", hi(tps)),
-        format!("{:.2}", lo(p50)),
-        format!("{:.2}", hi(p50)),
-        format!("{:.2}", lo(p99)),
-        format!("{:.2}", hi(p99)),
+        format!("{:.3}", lo(TPS)),
+        format!("{:.3}", hi(TPS)),
+        format!("{:.2}", lo(P50)),
+        format!("{:.2}", hi(P50)),
+        format!("{:.2}", lo(P99)),
+        format!("{:.2}", hi(P99)),
         read(|r| r.total_operations as f64, count),
         cell.reps
             .iter()
@@ -187,26 +191,46 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         read(|r| r.throughput_ops_per_sec, |x| format!("{x:.3}")),
         read(|r| r.p50_latency_ms, |x| format!("{x:.2}")),
         read(|r| r.p99_latency_ms, |x| format!("{x:.2}")),
-        ci(&tps_spread, 0, 3),
-        ci(&tps_spread, 1, 3),
-        cv(&tps_spread),
-        ci(&p50_spread, 0, 2),
-        ci(&p50_spread, 1, 2),
-        cv(&p50_spread),
-        ci(&p99_spread, 0, 2),
-        ci(&p99_spread, 1, 2),
-        cv(&p99_spread),
-        tps_spread
-            .ci
-            .map(|_| format!("{:.3}", tps_spread.level))
+    ]
+}
+
+/// The intervals and variations of throughput, p50 and p99 over the repetitions, the
+/// intervals' level, and whether throughput is noisy.
+fn spreads(cell: &CellRecords<'_>) -> Vec<String> {
+    let [tps, p50, p99] = [TPS, P50, P99].map(|f| spread(&cell.values(f)));
+    vec![
+        ci(&tps, 0, 3),
+        ci(&tps, 1, 3),
+        cv(&tps),
+        ci(&p50, 0, 2),
+        ci(&p50, 1, 2),
+        cv(&p50),
+        ci(&p99, 0, 2),
+        ci(&p99, 1, 2),
+        cv(&p99),
+        tps.ci
+            .map(|_| format!("{:.3}", tps.level))
             .unwrap_or_default(),
-        tps_spread
-            .cv
+        tps.cv
             .map(|c| (c > NOISY_CV).to_string())
             .unwrap_or_default(),
+    ]
+}
+
+/// From `arm` to the end: the arm, the store's failures, the requests and bytes of a
+/// commit, the workers' start and memory, and what the cell varies.
+fn accounts(cell: &CellRecords<'_>) -> Vec<String> {
+    let r = cell.first();
+    // The median of a figure every repetition has; empty otherwise.
+    let opt = |f: &dyn Fn(&Record) -> Option<f64>, decimals: usize| {
+        let v: Option<Vec<f64>> = cell.reps.iter().map(|r| f(r)).collect();
+        v.map(|v| format!("{:.decimals$}", crate::stats::median(v)))
+            .unwrap_or_default()
+    };
+    vec![
         r.arm.clone().unwrap_or_default(),
-        sum(|r| r.throttled_errors),
-        sum(|r| r.network_errors),
+        summed(cell, |r| r.throttled_errors),
+        summed(cell, |r| r.network_errors),
         opt(&|r| r.window_overrun_ms, 1),
         opt(&|r| r.io_per_op.map(|io| io.requests()), 2),
         opt(&|r| r.io_per_op.map(|io| io.get), 2),

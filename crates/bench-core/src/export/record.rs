@@ -361,19 +361,29 @@ impl ReadFigures {
     }
 }
 
-/// The record of one run of `cell`. A flat table, one line a field in the record's order:
-/// longer than a function should be, and clearer whole than in parts.
+/// Each kind's figure over a commit: its total over the operations, divided by them.
+fn per_op(
+    by_kind: &std::collections::BTreeMap<String, f64>,
+    count: u64,
+) -> std::collections::BTreeMap<String, f64> {
+    by_kind
+        .iter()
+        .map(|(k, v)| (k.clone(), v / count as f64))
+        .collect()
+}
+
+/// Past the deadline, where the cell has one (a cell bounded by its commits may end before
+/// it: 0).
+fn overrun(cell: &Cell, m: &Measured) -> Option<f64> {
+    let deadline_ms = cell.mode.duration_secs() as f64 * 1000.0;
+    (cell.mode.operations().is_none() && deadline_ms > 0.0)
+        .then(|| (m.window_ms - deadline_ms).max(0.0))
+}
+
+/// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
-    let LatencySummary {
-        count,
-        avg,
-        p50,
-        p90,
-        p99,
-        p999,
-        min,
-        max,
-    } = m.latencies.summary();
+    let l: LatencySummary = m.latencies.summary();
+    let count = l.count;
     // Only where every successful operation reported its path.
     let path = (count > 0 && m.path_ops == count).then(|| {
         let n = count as f64;
@@ -388,12 +398,12 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         total_operations: count,
         total_duration_ms: m.window_ms,
         throughput_ops_per_sec: throughput(count, m.window_ms),
-        avg_latency_ms: avg,
-        p50_latency_ms: p50,
-        p90_latency_ms: p90,
-        p99_latency_ms: p99,
-        min_latency_ms: min,
-        max_latency_ms: max,
+        avg_latency_ms: l.avg,
+        p50_latency_ms: l.p50,
+        p90_latency_ms: l.p90,
+        p99_latency_ms: l.p99,
+        min_latency_ms: l.min,
+        max_latency_ms: l.max,
         errors: m.conflicts + m.other_errors + m.throttled + m.network_errors,
         manifest_shard_count: 0,
         bench_tag: cell.id(),
@@ -409,7 +419,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         attempts: m.attempts,
         setup_ms: m.setup_ms,
         commit_retries: cell.commit_retries,
-        p999_latency_ms: p999,
+        p999_latency_ms: l.p999,
         conflict_errors: m.conflicts,
         other_errors: m.other_errors,
         first_conflict_error: m.first_conflict.clone(),
@@ -429,10 +439,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
         first_network_error: m.first_network_error.clone(),
-        // Past the deadline, where the cell has one (a cell bounded by its commits may end
-        // before it: 0).
-        window_overrun_ms: (cell.mode.operations().is_none() && cell.mode.duration_secs() > 0)
-            .then(|| (m.window_ms - cell.mode.duration_secs() as f64 * 1000.0).max(0.0)),
+        window_overrun_ms: overrun(cell, m),
         operations_bound: cell.mode.bound(),
         io_per_op: m.io_known.then(|| m.io.per_op(count)).flatten(),
         io_total: m.io_known.then_some(m.io),
@@ -448,25 +455,15 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         copy: None,
         round_trips_per_op: path.map(|p| p.0),
         store_wait_ms_per_op: path.map(|p| p.1),
-        other_ms_per_op: path.map(|p| (avg - p.1).max(0.0)),
-        store_wait_ms_by_kind: path.map(|_| {
-            m.path_wait_by_kind
-                .iter()
-                .map(|(k, ms)| (k.clone(), ms / count as f64))
-                .collect()
-        }),
+        other_ms_per_op: path.map(|p| (l.avg - p.1).max(0.0)),
+        store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
         trace: None,
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
         build_digest: p
             .digest
             .map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string()),
         wall_ms: None,
-        round_trips_by_kind: path.map(|_| {
-            m.path_trips_by_kind
-                .iter()
-                .map(|(k, n)| (k.clone(), n / count as f64))
-                .collect()
-        }),
+        round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
         fastest_request_ms: path.and(m.fastest_request_ms),
     }
 }
