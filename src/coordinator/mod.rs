@@ -292,7 +292,6 @@ struct Driver<'o> {
     ended: Vec<bool>,
     exited: usize,
     spawned_at: Instant,
-    released: bool,
     /// Until release, what a launcher last said of its tasks (a queue, an allocation).
     waiting: Option<String>,
 }
@@ -341,9 +340,13 @@ impl<'o> Driver<'o> {
             ended: vec![false; runs.len()],
             exited: 0,
             spawned_at,
-            released: false,
             waiting: None,
         })
+    }
+
+    /// Every arm's workers were ready, and were released.
+    fn released(&self) -> bool {
+        self.arms.ready.iter().all(|&r| r)
     }
 
     /// Why the cell timed out: before release, what the launcher last said.
@@ -353,7 +356,7 @@ impl<'o> Driver<'o> {
         } else {
             " (cell_timeout_secs)"
         };
-        match (self.released, self.waiting.take()) {
+        match (self.released(), self.waiting.take()) {
             (false, Some(said)) => format!(
                 "timeout: the cell's workers had not started within {}s{limit}: the launcher \
                  still waited ({said}); give its tasks the CPUs they need (e.g. --overcommit \
@@ -377,7 +380,7 @@ impl<'o> Driver<'o> {
                 (arm, Action::Continue)
             }
             Msg::Said(idx, line) => {
-                if !self.released && !line.trim().is_empty() {
+                if !self.released() && !line.trim().is_empty() {
                     self.observer.waiting(&line);
                     self.waiting = Some(line);
                 }
@@ -449,8 +452,7 @@ impl<'o> Driver<'o> {
             Action::Continue => {}
             Action::Release => {
                 self.arms.ready[arm] = true;
-                if self.arms.ready.iter().all(|&r| r) {
-                    self.released = true;
+                if self.released() {
                     self.w.send(0..self.w.proc_count(), Command::Go).await;
                     let setup_ms = self.spawned_at.elapsed().as_secs_f64() * 1000.0;
                     for f in &mut self.arms.folds {
