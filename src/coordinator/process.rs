@@ -1,8 +1,9 @@
 //! A cell's worker processes: each worker a child, or all of them tasks of one launcher
 //! (`run.launcher`, e.g. srun). Every process in its own process group, its stdout read
 //! line by line and its stderr's tail kept, all concurrently, so no worker ever blocks on a
-//! full pipe. Stopping is SIGTERM to every group, a grace period, then SIGKILL; a launcher
-//! passes the signals on to its tasks (srun does, on every node).
+//! full pipe. Stopping is SIGTERM to every group, a grace period, then SIGKILL, then
+//! SIGKILL to whatever is left in a group whose leader is gone; a launcher passes the
+//! signals on to its tasks (srun does, on every node).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -38,6 +39,29 @@ fn signal_group(pid: u32, sig: libc::c_int) {
     unsafe {
         libc::kill(-(pid as libc::pid_t), sig);
     }
+}
+
+/// The groups among `pgids` that still hold a live process (a zombie counts as gone): a
+/// group outlives its leader while a descendant that ignored SIGTERM, or that a SIGKILL
+/// has not finished yet, is still there.
+fn live_groups(pgids: &[u32]) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut live = Vec::new();
+    for e in entries.flatten() {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // After the command name: state, ppid, pgrp.
+        let mut fields = stat.rsplit_once(") ").map(|(_, r)| r.split_whitespace());
+        let Some(f) = fields.as_mut() else { continue };
+        let (state, _, pgrp) = (f.next(), f.next(), f.next());
+        if let (Some(state), Some(Ok(pgrp))) = (state, pgrp.map(str::parse::<u32>)) {
+            if state != "Z" && pgids.contains(&pgrp) && !live.contains(&pgrp) {
+                live.push(pgrp);
+            }
+        }
+    }
+    live
 }
 
 /// One started process: a worker, or a launcher running all of a cell's workers.
@@ -257,7 +281,8 @@ impl Workers {
     }
 
     /// Stop every live worker: SIGTERM to its group, a grace period, then SIGKILL, and
-    /// reap them, so nothing of the cell still runs when its copy is removed.
+    /// reap them, then clear what is left in their groups, so nothing of the cell still
+    /// runs when its copy is removed.
     pub(super) async fn stop(&mut self) {
         for p in &mut self.procs {
             p.stdin = None;
@@ -266,6 +291,23 @@ impl Workers {
         if !self.reap(tokio::time::Instant::now() + GRACE).await {
             self.signal_all(libc::SIGKILL);
             self.reap(tokio::time::Instant::now() + GRACE).await;
+        }
+        self.clear_groups(tokio::time::Instant::now() + GRACE).await;
+    }
+
+    /// SIGKILL what is left in the workers' groups once their leaders are gone, and wait
+    /// until nothing in them runs (or `until`).
+    async fn clear_groups(&self, until: tokio::time::Instant) {
+        let pgids: Vec<u32> = self.procs.iter().map(|p| p.pid).collect();
+        loop {
+            let live = live_groups(&pgids);
+            if live.is_empty() || tokio::time::Instant::now() >= until {
+                return;
+            }
+            for pgid in live {
+                signal_group(pgid, libc::SIGKILL);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 }

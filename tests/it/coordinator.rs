@@ -154,13 +154,18 @@ fn group_alive(pgid: u32) -> bool {
 #[test]
 fn a_hung_cell_times_out_and_its_workers_are_stopped() {
     let dir = tempfile::tempdir().unwrap();
-    // Ignores SIGTERM, so the coordinator must escalate to SIGKILL; each worker writes its
-    // pid (the id of its process group) first.
+    // Each worker writes its pid (the id of its process group) first. The first ignores
+    // SIGTERM, so the coordinator must escalate to SIGKILL; the other leaves a child that
+    // ignores SIGTERM behind when it exits, so its group outlives its leader.
     let exe = script(
         dir.path(),
         &format!(
-            "echo $$ >> {}\ntrap '' TERM\necho '{{\"ev\":\"ready\"}}'\nread go\nwhile true; do sleep 0.1; done",
-            dir.path().join("pids").display()
+            "echo $$ >> {pids}\n\
+             if mkdir {first} 2>/dev/null; then trap '' TERM; \
+             else (trap '' TERM; while true; do sleep 0.1; done) </dev/null >/dev/null 2>&1 & trap 'exit 0' TERM; fi\n\
+             echo '{{\"ev\":\"ready\"}}'\nread go\nwhile true; do sleep 0.1; done",
+            pids = dir.path().join("pids").display(),
+            first = dir.path().join("first").display(),
         ),
     );
     let start = Instant::now();
