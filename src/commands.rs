@@ -72,9 +72,9 @@ fn run_worker(args: &[String]) -> u8 {
             return exit::BAD_PLAN;
         }
     };
-    if args.s3_shaped {
-        // S3 has no version-hint file: lance writes none when this is off. Read by lance
-        // once, at its first commit. SAFETY: set before any thread of this process starts.
+    if args.s3_shaped && std::env::var_os(worker::VERSION_HINT_ENV).is_none() {
+        // S3 has no version-hint file: lance writes none when this is off (unless the plan
+        // sets it, `[env]`). Read by lance once, at its first commit. SAFETY: set before any thread of this process starts.
         unsafe { std::env::set_var(worker::VERSION_HINT_ENV, "0") };
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

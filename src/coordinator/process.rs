@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::mpsc;
 
+use crate::worker::protocol::ENV_PREFIX;
 use crate::worker::protocol::{Command as Order, Line};
 use crate::worker::{Event, STORAGE_ENV, WorkerArgs};
 
@@ -55,10 +56,12 @@ fn live_groups(pgids: &[u32]) -> Vec<u32> {
         let mut fields = stat.rsplit_once(") ").map(|(_, r)| r.split_whitespace());
         let Some(f) = fields.as_mut() else { continue };
         let (state, _, pgrp) = (f.next(), f.next(), f.next());
-        if let (Some(state), Some(Ok(pgrp))) = (state, pgrp.map(str::parse::<u32>)) {
-            if state != "Z" && pgids.contains(&pgrp) && !live.contains(&pgrp) {
-                live.push(pgrp);
-            }
+        if let (Some(state), Some(Ok(pgrp))) = (state, pgrp.map(str::parse::<u32>))
+            && state != "Z"
+            && pgids.contains(&pgrp)
+            && !live.contains(&pgrp)
+        {
+            live.push(pgrp);
         }
     }
     live
@@ -149,7 +152,12 @@ impl Workers {
         lines: Lines,
     ) -> std::io::Result<()> {
         let proc_idx = self.procs.len();
-        let storage_json = serde_json::to_string(storage).expect("storage options serialise");
+        let (vars, storage): (BTreeMap<_, _>, BTreeMap<_, _>) =
+            (storage.iter()).partition(|(k, _)| k.starts_with(ENV_PREFIX));
+        let storage_json = serde_json::to_string(&storage).expect("storage options serialise");
+        for (k, v) in vars {
+            cmd.env(&k[ENV_PREFIX.len()..], v);
+        }
         let mut child = cmd
             .env(STORAGE_ENV, storage_json)
             .env_remove(crate::fault::ENV)

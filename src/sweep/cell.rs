@@ -65,6 +65,7 @@ fn worker_args(cell: &Cell, root: &str, trace: u32) -> Vec<WorkerArgs> {
             read_operation: mix.map(|(op, _)| op),
             trace,
             s3_shaped: cell.s3_shaped,
+            attempt_timeout_ms: cell.attempt_timeout_ms,
         })
         .collect()
 }
@@ -113,8 +114,14 @@ async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) ->
     } else {
         Vec::new()
     };
-    let (after, error) =
-        verify::commits(root, &cell.storage, before + m.warmup_committed, &ids).await;
+    // An abandoned commit may have landed; an abandoned read changes nothing.
+    let abandoned = if cell.operation.is_write() {
+        m.timeouts
+    } else {
+        0
+    };
+    let before_ops = before + m.warmup_committed;
+    let (after, error) = verify::commits(root, &cell.storage, before_ops, &ids, abandoned).await;
     Verification {
         rows_before: before,
         rows_after: after,
@@ -412,14 +419,14 @@ async fn watch_workers(
         ..CellView::default()
     });
     let launcher = (sweep.plan.run.launcher.as_ref()).map(|l| l.command(cell.mode.workers()));
-    // The workers' environment: storage options, and the namespace properties under their
-    // prefix.
+    // The workers' environment: storage options, the namespace properties and the plan's
+    // variables, each under its prefix.
     let mut worker_env = cell.storage.clone();
-    for (k, v) in &cell.properties {
-        worker_env.insert(
-            format!("{}{k}", crate::worker::protocol::PROPERTY_PREFIX),
-            v.clone(),
-        );
+    for (prefix, map) in [
+        (crate::worker::protocol::PROPERTY_PREFIX, &cell.properties),
+        (crate::worker::protocol::ENV_PREFIX, &cell.env),
+    ] {
+        worker_env.extend(map.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone())));
     }
     let runs: Vec<CellRun<'_>> = arms
         .iter()

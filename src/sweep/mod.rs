@@ -120,6 +120,18 @@ impl Sweep {
                 .collect();
             lines.push(format!("namespace properties varied: {}", given.join("; ")));
         }
+        if !self.plan.env.is_empty() {
+            let given: Vec<String> = (self.plan.env.iter())
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            lines.push(format!("workers' environment: {}", given.join(", ")));
+        }
+        if !self.plan.env_matrix.is_empty() {
+            let given: Vec<String> = (self.plan.env_matrix.iter())
+                .map(|(k, v)| format!("{k} in [{}]", v.join(", ")))
+                .collect();
+            lines.push(format!("workers' environment varied: {}", given.join("; ")));
+        }
         let unread = self.plan.unread_namespace_keys();
         if !unread.is_empty() {
             lines.push(format!(

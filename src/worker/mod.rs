@@ -17,7 +17,7 @@ use protocol::{Command, Versions};
 pub use protocol::{EXIT_ORPHANED, Event, STORAGE_ENV, WorkerArgs};
 
 use crate::catalog::counting::{Counters, Timed};
-use crate::catalog::{self, CatalogConfig};
+use crate::catalog::{self, CatalogConfig, ErrorClass};
 use crate::plan::Operation;
 use crate::trace::{TracedOp, TracedRequest};
 
@@ -198,6 +198,50 @@ impl Session {
         active
     }
 
+    /// One measured attempt of `op` on `target`, begun at `start`, with the planted delay
+    /// ([`OP_DELAY_ENV`]) as part of it; abandoned at the attempt timeout, if any. A failure
+    /// comes with its class and message.
+    async fn attempt(
+        &self,
+        op: Operation,
+        target: String,
+        start: Instant,
+    ) -> Result<(), (ErrorClass, String)> {
+        let limit = self.args.attempt_timeout_ms.map(Duration::from_millis);
+        let timed_out = |t: Duration| {
+            let ms = t.as_millis();
+            (
+                ErrorClass::Timeout,
+                format!("abandoned after {ms} ms (run.attempt_timeout_secs)"),
+            )
+        };
+        let result = match limit {
+            Some(t) => match tokio::time::timeout(t, self.perform(op, target)).await {
+                Ok(r) => r,
+                Err(_) => return Err(timed_out(t)),
+            },
+            None => self.perform(op, target).await,
+        };
+        if let Some(d) = self.op_delay {
+            // Busy CPU at the end of the operation, as more work in the commit would be:
+            // exact to a microsecond on a free core (a sleep wakes late by a scheduler's
+            // tick, and tokio's timer has a resolution of 1 ms). Off the runtime's worker
+            // (block_in_place hands its queued tasks to another), so that what the commit
+            // left running is not held up behind the spin. It ends at the timeout.
+            let done = Instant::now();
+            let until = limit.map_or(done + d, |t| (done + d).min(start + t));
+            tokio::task::block_in_place(|| {
+                while Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+            });
+            if let Some(t) = limit.filter(|&t| done + d > start + t) {
+                return Err(timed_out(t));
+            }
+        }
+        result.map_err(|e| (catalog::error_class(&e), truncate(e.to_string())))
+    }
+
     /// Run and report the next operation of this worker's pattern; returns its end.
     async fn one(&self, next: &mut Next) -> Instant {
         let (op, read) = self.kind(next.k);
@@ -207,20 +251,7 @@ impl Session {
         let target = self.target(op, i, false);
         let io_before = self.counters.snapshot();
         let start = Instant::now();
-        let result = self.perform(op, target).await;
-        if let Some(d) = self.op_delay {
-            // Busy CPU at the end of the operation, as more work in the commit would be:
-            // exact to a microsecond on a free core (a sleep wakes late by a scheduler's
-            // tick, and tokio's timer has a resolution of 1 ms).
-            // Off the runtime's worker (block_in_place hands its queued tasks to another),
-            // so that what the commit left running is not held up behind the spin.
-            let done = Instant::now();
-            tokio::task::block_in_place(|| {
-                while done.elapsed() < d {
-                    std::hint::spin_loop();
-                }
-            });
-        }
+        let result = self.attempt(op, target, start).await;
         let end = Instant::now();
         let ms = (end - start).as_secs_f64() * 1000.0;
         let io = self.counters.snapshot() - io_before;
@@ -230,8 +261,10 @@ impl Session {
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
         }
-        let class = result.as_ref().err().map(catalog::error_class);
-        let err = result.err().map(|e| truncate(e.to_string()));
+        let (class, err) = match result {
+            Ok(()) => (None, None),
+            Err((class, err)) => (Some(class), Some(err)),
+        };
         emit(
             self.args.worker_id,
             Event::Op(protocol::OpReport {

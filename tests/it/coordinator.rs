@@ -37,6 +37,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             read_operation: None,
             trace: 0,
             s3_shaped: false,
+            attempt_timeout_ms: None,
         })
         .collect()
 }

@@ -57,6 +57,7 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
                 read_operation: None,
                 trace: 0,
                 s3_shaped: false,
+                attempt_timeout_ms: None,
             })
             .collect();
         let (_tx, mut rx) = tokio::sync::watch::channel(false);

@@ -172,19 +172,32 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
                 .await
                 .unwrap();
         }
-        let (rows, err) = bench::verify::commits(&root, &storage, 30, &ids).await;
+        let (rows, err) = bench::verify::commits(&root, &storage, 30, &ids, 0).await;
         assert_eq!((rows, err), (32, None), "honest commits pass");
+
+        // Attempts abandoned at their timeout may each have committed, or not.
+        let one = &ids[..1];
+        let (_, err) = bench::verify::commits(&root, &storage, 30, one, 1).await;
+        assert_eq!(err, None, "an abandoned attempt that committed");
+        let (_, err) = bench::verify::commits(&root, &storage, 30, &ids, 1).await;
+        assert_eq!(err, None, "an abandoned attempt that did not");
+        let (_, err) = bench::verify::commits(&root, &storage, 29, one, 1).await;
+        let err = err.unwrap();
+        assert!(
+            err.contains("(up to 31 with the 1 abandoned attempts)"),
+            "{err}"
+        );
 
         // A worker reports a commit that is not in the manifest.
         let mut phantom = ids.clone();
         phantom.push(catalog::object_id(op, 0, 99));
-        let (_, err) = bench::verify::commits(&root, &storage, 30, &phantom).await;
+        let (_, err) = bench::verify::commits(&root, &storage, 30, &phantom, 0).await;
         assert!(err.unwrap().contains("expected 30 + 3 commits = 33"));
 
         // A reported commit is missing while the count happens to match (e.g. a failed
         // operation left a row).
         let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99)];
-        let (_, err) = bench::verify::commits(&root, &storage, 30, &swapped).await;
+        let (_, err) = bench::verify::commits(&root, &storage, 30, &swapped, 0).await;
         let err = err.unwrap();
         assert!(
             err.contains("1 committed objects are missing") && err.contains("bench_w0_99"),
@@ -382,4 +395,78 @@ fn a_cell_without_a_successful_operation_is_reported_and_not_drawn() {
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     assert_eq!(&cells[4..9], ["0", "0", "0.000", "—", "—"], "{row}");
     assert_ne!(cells[12], "—", "reads/s exists: {row}");
+}
+
+#[test]
+fn an_attempt_past_its_timeout_is_abandoned_counted_as_timeout_and_verified() {
+    let (_dir, plan, out) = plan_dir(&one_cell(
+        "attempt_timeout_secs = 0.2",
+        "[continuous]\noperations = 4",
+    ));
+    let mut slow = bench();
+    // Every commit lands, then its planted work runs past the timeout.
+    slow.env(bench::worker::OP_DELAY_ENV, "1000");
+    let o = run_with(slow, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["attempt_timeout_ms"], 200, "{r}");
+    assert_eq!(r["timeout_errors"], 4, "{r}");
+    assert_eq!(
+        (r["errors"].as_u64(), r["total_operations"].as_u64()),
+        (Some(4), Some(0))
+    );
+    let first = r["first_timeout_error"].as_str().unwrap();
+    assert!(first.contains("abandoned after 200 ms"), "{first}");
+    // Abandoned, not waited for: four attempts of 0.2 s, not of 1 s.
+    assert!(r["total_duration_ms"].as_f64().unwrap() < 2500.0, "{r}");
+    // Each abandoned commit may have landed (these did): verification allows it.
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["manifest_rows_after"], 104, "{r}");
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let (head, row) = summary.split_once('\n').unwrap();
+    let col = head.split(',').position(|c| c == "timeout_errors").unwrap();
+    assert_eq!(row.split(',').nth(col), Some("4"), "{summary}");
+}
+
+#[test]
+fn a_workers_variable_is_a_dimension_and_reaches_lance() {
+    // lance writes a version-hint file with every commit on local disk unless
+    // LANCE_USE_VERSION_HINT=0: one put per commit more.
+    let text = one_cell("", "[continuous]\noperations = 3").replace(
+        "inline = [false]\n",
+        "inline = [false]\n[matrix.env]\nLANCE_USE_VERSION_HINT = ['0', '1']\n",
+    );
+    let (_dir, plan, out) = plan_dir(&text);
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    let puts = |v: &str| {
+        let r = (records.iter())
+            .find(|r| r["env"]["LANCE_USE_VERSION_HINT"] == v)
+            .expect("a record of each value");
+        assert_eq!(r["verified"], true, "{r}");
+        let name = format!("no_index/LANCE_USE_VERSION_HINT={v}");
+        assert_eq!(r["variant_name"], name.as_str());
+        let tag = format!("cont_inline_false_rows_100_LANCE_USE_VERSION_HINT-{v}");
+        assert_eq!(r["bench_tag"], tag.as_str());
+        r["io_per_op"]["put"].as_f64().unwrap()
+    };
+    let (off, on) = (puts("0"), puts("1"));
+    assert!(
+        (on - off - 1.0).abs() < 1e-9,
+        "puts per commit: {off} off, {on} on"
+    );
+    // bench's own variables are refused, naming the key.
+    let (_dir, plan, out) = plan_dir(&format!(
+        "{}\n[env]\nBENCH_OP_DELAY_MS = '5'\n",
+        one_cell("", "[continuous]\noperations = 3")
+    ));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`env.BENCH_OP_DELAY_MS`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
 }

@@ -156,6 +156,7 @@ impl Fold {
             ErrorClass::Throttled => (&mut m.throttled, &mut m.first_throttled),
             ErrorClass::Network => (&mut m.network_errors, &mut m.first_network_error),
             ErrorClass::Other => (&mut m.other_errors, &mut m.first_other_error),
+            ErrorClass::Timeout => (&mut m.timeouts, &mut m.first_timeout),
         };
         *count += 1;
         *first = first.take().or(op.err);

@@ -18,6 +18,9 @@ pub enum ErrorClass {
     Network,
     /// Any other lance or storage error.
     Other,
+    /// An attempt that ran past `run.attempt_timeout_secs`, abandoned (it may or may not
+    /// have committed).
+    Timeout,
 }
 
 /// Environment variable carrying the storage options (JSON) to workers, so that secrets
@@ -27,6 +30,10 @@ pub const STORAGE_ENV: &str = "BENCH_STORAGE_OPTIONS";
 /// In [`STORAGE_ENV`], the plan's `[namespace]` properties travel as `namespace.<key>`
 /// (through a launcher too, and never on a command line), beside the storage options.
 pub const PROPERTY_PREFIX: &str = "namespace.";
+
+/// In what the coordinator hands its worker launch, the plan's `[env]` variables come as
+/// `env.<NAME>`: they are set in the workers' environment, not passed in [`STORAGE_ENV`].
+pub const ENV_PREFIX: &str = "env.";
 
 /// Exit code of a worker whose coordinator went away.
 pub const EXIT_ORPHANED: i32 = 75;
@@ -267,6 +274,9 @@ pub struct WorkerArgs {
     /// A local root reached through the object-store API as S3 is (lance's
     /// `file-object-store`, 64 KiB blocks, no version hint).
     pub s3_shaped: bool,
+    /// Abandon a measured operation that runs longer than this, counting it as failed
+    /// ([`ErrorClass::Timeout`]); absent: no limit.
+    pub attempt_timeout_ms: Option<u64>,
 }
 
 impl WorkerArgs {
@@ -319,6 +329,9 @@ impl WorkerArgs {
         if self.s3_shaped {
             v.push("--s3-shaped".into());
         }
+        if let Some(ms) = self.attempt_timeout_ms {
+            v.extend(["--attempt-timeout-ms".into(), ms.to_string()]);
+        }
         v
     }
 
@@ -342,6 +355,7 @@ impl WorkerArgs {
             read_operation: None,
             trace: 0,
             s3_shaped: false,
+            attempt_timeout_ms: None,
         };
         let mut seen = std::collections::BTreeSet::new();
         let mut it = args.iter();
@@ -367,6 +381,7 @@ impl WorkerArgs {
                 "--tables" => w.tables = num(flag, value()?)?,
                 "--reads-per-write" => w.reads_per_write = Some(num(flag, value()?)?),
                 "--trace" => w.trace = num(flag, value()?)?,
+                "--attempt-timeout-ms" => w.attempt_timeout_ms = Some(num(flag, value()?)?),
                 "--inline" => w.inline = true,
                 "--rank-from-env" => w.rank_from_env = true,
                 "--paced" => w.paced = true,
@@ -555,6 +570,7 @@ mod tests {
             read_operation: Some(Operation::ListTables { cold: true }),
             trace: 4,
             s3_shaped: true,
+            attempt_timeout_ms: Some(30_000),
         };
         let line = args.to_args();
         assert_eq!(line[0], "worker");

@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 66;
+pub const WIDTH: usize = 68;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -92,6 +92,8 @@ pub const COLUMNS: [&str; WIDTH] = [
     "variant_name",
     "build",
     "properties",
+    "timeout_errors",
+    "env",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -253,6 +255,17 @@ fn accounts(cell: &CellRecords<'_>) -> Vec<String> {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(";"),
+        // Empty for cells without an attempt timeout.
+        if cell.reps.iter().any(|r| r.timeout_errors.is_some()) {
+            summed(cell, |r| r.timeout_errors.unwrap_or(0))
+        } else {
+            String::new()
+        },
+        r.env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";"),
     ]
 }
 
@@ -315,7 +328,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,"
         );
     }
 

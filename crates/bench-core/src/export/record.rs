@@ -81,6 +81,16 @@ pub struct Record {
     pub first_throttled_error: Option<String>,
     #[serde(default)]
     pub first_network_error: Option<String>,
+    /// `run.attempt_timeout_secs` in ms, where the plan sets one: an operation that took
+    /// longer was abandoned and counted as failed with the class `timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout_ms: Option<u64>,
+    /// With an attempt timeout: the attempts abandoned at it (each may or may not have
+    /// committed; verification allows either). Absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_errors: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_timeout_error: Option<String>,
     /// Concurrent and mixed cells: how far past `duration_secs` the window ran (the last
     /// operations started before the deadline finish after it); `null` for continuous cells.
     #[serde(default)]
@@ -127,6 +137,10 @@ pub struct Record {
     /// `[matrix.properties]`); absent when there are none.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub properties: std::collections::BTreeMap<String, String>,
+    /// The variables set in the workers' environment (`[env]` and `[matrix.env]`);
+    /// absent when there are none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
     /// This run's copy of its golden: objects copied, at how many at once, and the wall
     /// time (before the workers start; in no figure of the cell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -404,7 +418,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         p99_latency_ms: l.p99,
         min_latency_ms: l.min,
         max_latency_ms: l.max,
-        errors: m.conflicts + m.other_errors + m.throttled + m.network_errors,
+        errors: m.conflicts + m.other_errors + m.throttled + m.network_errors + m.timeouts,
         manifest_shard_count: 0,
         bench_tag: cell.id(),
         mode: cell.mode.kind(),
@@ -439,6 +453,9 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
         first_network_error: m.first_network_error.clone(),
+        attempt_timeout_ms: cell.attempt_timeout_ms,
+        timeout_errors: cell.attempt_timeout_ms.map(|_| m.timeouts),
+        first_timeout_error: m.first_timeout.clone(),
         window_overrun_ms: overrun(cell, m),
         operations_bound: cell.mode.bound(),
         io_per_op: m.io_known.then(|| m.io.per_op(count)).flatten(),
@@ -452,6 +469,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
             .then(|| cell.variant_name()),
         build: cell.build.as_ref().map(|b| b.name.clone()),
         properties: cell.properties.clone(),
+        env: cell.env.clone(),
         copy: None,
         round_trips_per_op: path.map(|p| p.0),
         store_wait_ms_per_op: path.map(|p| p.1),
@@ -521,6 +539,9 @@ pub(crate) mod tests {
             network_errors: 0,
             first_throttled_error: None,
             first_network_error: None,
+            attempt_timeout_ms: None,
+            timeout_errors: None,
+            first_timeout_error: None,
             window_overrun_ms: None,
             operations_bound: None,
             io_per_op: None,
@@ -533,6 +554,7 @@ pub(crate) mod tests {
             variant_name: None,
             build: None,
             properties: Default::default(),
+            env: Default::default(),
             copy: None,
             round_trips_per_op: None,
             store_wait_ms_per_op: None,

@@ -193,8 +193,14 @@ pub struct Cell {
     /// The namespace properties of every worker's catalog: `[namespace]`'s and this
     /// cell's values of `[matrix.properties]`.
     pub properties: BTreeMap<String, String>,
-    /// This cell's values of `[matrix.properties]`, in the matrix's order.
+    /// This cell's values of `[matrix.properties]` and `[matrix.env]`, in the matrix's
+    /// order (properties first).
     pub varied: Vec<(String, String)>,
+    /// The variables of every worker's environment: `[env]`'s and this cell's values of
+    /// `[matrix.env]`.
+    pub env: BTreeMap<String, String>,
+    /// `run.attempt_timeout_secs`, in ms.
+    pub attempt_timeout_ms: Option<u64>,
     /// The build whose workers run the cell (`[builds]`); `None`: the running bench's.
     pub build: Option<CellBuild>,
     /// `bench ab`: the builds of arms A and B, both in the key (a pair needs both arms, so
@@ -328,6 +334,12 @@ impl Cell {
         if self.s3_shaped {
             h.update("local_requests=s3\n");
         }
+        for (k, v) in &self.env {
+            h.update(format!("env.{k}={v}\n"));
+        }
+        if let Some(ms) = self.attempt_timeout_ms {
+            h.update(format!("attempt_timeout_ms={ms}\n"));
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -349,6 +361,8 @@ pub fn sample(operations: u64) -> Cell {
         storage: BTreeMap::new(),
         properties: BTreeMap::new(),
         varied: Vec::new(),
+        env: BTreeMap::new(),
+        attempt_timeout_ms: None,
         build: None,
         arms: None,
         s3_shaped: false,
@@ -412,5 +426,17 @@ mod tests {
         };
         assert_ne!(shaped.key(), want);
         assert_eq!(shaped.id(), cell.id());
+        // So is an attempt timeout, and each value of a worker's variable.
+        let timed = Cell {
+            attempt_timeout_ms: Some(30_000),
+            ..cell.clone()
+        };
+        assert_ne!(timed.key(), want);
+        let hint = |v: &str| Cell {
+            env: [("LANCE_USE_VERSION_HINT".to_string(), v.to_string())].into(),
+            ..cell.clone()
+        };
+        assert_ne!(hint("0").key(), want);
+        assert_ne!(hint("0").key(), hint("1").key());
     }
 }

@@ -11,7 +11,7 @@ pub enum Step {
     Cell(Cell),
 }
 
-/// Every combination of the values of `[matrix.properties]`, the first key outermost; one
+/// Every combination of the values of `[matrix.properties]` and `[matrix.env]`, the first key outermost; one
 /// empty combination without the table.
 fn property_combinations(matrix: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
     matrix.iter().fold(vec![Vec::new()], |acc, (k, values)| {
@@ -46,7 +46,10 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
             })
             .collect()
     };
-    let combinations = property_combinations(&plan.property_matrix);
+    let dimensions: Vec<(String, Vec<String>)> =
+        (plan.property_matrix.iter().chain(&plan.env_matrix).cloned()).collect();
+    let combinations = property_combinations(&dimensions);
+    let is_env = |k: &str| plan.env_matrix.iter().any(|(e, _)| e == k);
     let mut steps = Vec::new();
     for &inline in &plan.inline {
         for &rows in &plan.sizes {
@@ -56,8 +59,12 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                 let mut variants = Vec::new();
                 for build in &builds {
                     for varied in &combinations {
+                        let (env, props): (Vec<_>, Vec<_>) =
+                            varied.iter().cloned().partition(|(k, _)| is_env(k));
                         let mut properties = plan.namespace.clone();
-                        properties.extend(varied.iter().cloned());
+                        properties.extend(props);
+                        let mut vars = plan.env.clone();
+                        vars.extend(env);
                         variants.push(Step::Cell(Cell {
                             golden,
                             mode,
@@ -68,6 +75,8 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                             storage: plan.storage.clone(),
                             properties,
                             varied: varied.clone(),
+                            env: vars,
+                            attempt_timeout_ms: plan.run.attempt_timeout_ms,
                             build: build.clone(),
                             arms: plan.arms.clone(),
                             s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
@@ -121,6 +130,7 @@ mod tests {
     use super::*;
     use crate::plan::tests::TINY;
     use crate::plan::{DEFAULT_MIXED_READ, ModeKind, Variant};
+    use std::collections::BTreeMap;
 
     fn ids(steps: &[Step]) -> Vec<String> {
         steps
@@ -130,6 +140,37 @@ mod tests {
                 Step::Cell(c) => c.id(),
             })
             .collect()
+    }
+
+    #[test]
+    fn variables_and_properties_vary_apart_and_reach_their_own_maps() {
+        let plan = Plan::parse(
+            "name = 'v'\n[matrix]\nsizes = [1]\ninline = [false]\n[matrix.properties]\n\
+             shards = [1, 2]\n[matrix.env]\nHINT = ['0', '1']\n[env]\nRUST_LOG = 'warn'\n\
+             [continuous]\noperations = 1\n",
+        )
+        .unwrap();
+        let steps = expand(&plan, "/r");
+        let cells = cells(&steps);
+        let names: Vec<String> = cells.iter().map(|c| c.variant_name()).collect();
+        assert_eq!(
+            names,
+            [
+                "no_index/shards=1/HINT=0",
+                "no_index/shards=1/HINT=1",
+                "no_index/shards=2/HINT=0",
+                "no_index/shards=2/HINT=1",
+            ]
+        );
+        let last = cells[3];
+        assert_eq!(last.id(), "cont_inline_false_rows_1_shards-2_HINT-1");
+        assert_eq!(last.properties, [("shards".into(), "2".into())].into());
+        let env: BTreeMap<String, String> = [
+            ("HINT".into(), "1".into()),
+            ("RUST_LOG".into(), "warn".into()),
+        ]
+        .into();
+        assert_eq!(last.env, env);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! into [`Plan`], and the pure matrix expansion ([`expand`]) into the ordered [`Cell`]s.
 
 mod cell;
+mod env;
 mod expand;
 mod messages;
 mod operation;
@@ -99,6 +100,9 @@ pub struct RunSettings {
     /// blocks, without the version-hint file; their requests are then S3's in kind and
     /// number. In the cells' keys when set.
     pub s3_shaped_local: bool,
+    /// `run.attempt_timeout_secs`, in ms: a measured operation that takes longer is
+    /// abandoned and counted as failed with the class `timeout`. In the cells' keys when set.
+    pub attempt_timeout_ms: Option<u64>,
 }
 
 /// `run.copy_parallelism` when the plan does not say.
@@ -167,6 +171,10 @@ pub struct Plan {
     pub namespace: BTreeMap<String, String>,
     /// `[matrix.properties]`: each property a dimension, with the values it takes.
     pub property_matrix: Vec<(String, Vec<String>)>,
+    /// `[env]`: variables set in every worker's environment.
+    pub env: BTreeMap<String, String>,
+    /// `[matrix.env]`: each variable a dimension, with the values it takes.
+    pub env_matrix: Vec<(String, Vec<String>)>,
     /// The builds every cell runs under (`[builds]`, `matrix.builds`), in order; empty:
     /// the running bench's own workers, unnamed.
     pub builds: Vec<Build>,

@@ -18,6 +18,9 @@ pub(super) struct RawPlan {
     pub storage: BTreeMap<String, String>,
     #[serde(default)]
     pub namespace: BTreeMap<String, toml::Value>,
+    /// `[env]`: variables of every worker's environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, toml::Value>,
     /// `[builds]`: name → worker executable, in the order written.
     #[serde(default)]
     pub builds: toml::Table,
@@ -33,6 +36,8 @@ pub(super) struct RawMatrix {
     pub builds: Option<Vec<String>>,
     /// `[matrix.properties]`: property → the values it takes, in the order written.
     pub properties: Option<toml::Table>,
+    /// `[matrix.env]`: variable → the values it takes, in the order written.
+    pub env: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -72,4 +77,5 @@ pub(super) struct RawRun {
     pub copy_parallelism: Option<u32>,
     pub trace_operations: Option<u32>,
     pub local_requests: Option<String>,
+    pub attempt_timeout_secs: Option<f64>,
 }

@@ -66,7 +66,10 @@ fn at_most(key: &str, value: u64, max: u64) -> Result<u64, PlanError> {
 }
 
 /// A list with at least one value and no value twice.
-fn check_list<T: PartialEq + fmt::Debug>(key: &str, list: &[T]) -> Result<(), PlanError> {
+pub(super) fn check_list<T: PartialEq + fmt::Debug>(
+    key: &str,
+    list: &[T],
+) -> Result<(), PlanError> {
     if list.is_empty() {
         return Err(invalid(key, "must list at least one value"));
     }
@@ -177,7 +180,7 @@ fn namespace(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, Stri
 }
 
 /// Whether a name can be part of a cell's id (a directory name on every store).
-fn id_safe(s: &str) -> bool {
+pub(super) fn id_safe(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('.')
         && s.chars()
@@ -451,7 +454,12 @@ fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
             ));
         }
     };
+    let attempt_timeout_ms = run
+        .attempt_timeout_secs
+        .map(|t| attempt_timeout(t, timeout))
+        .transpose()?;
     Ok(RunSettings {
+        attempt_timeout_ms,
         copy_parallelism,
         trace_operations,
         s3_shaped_local,
@@ -467,6 +475,27 @@ fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
             .map(|l| Launcher::parse(&l).map_err(|m| invalid("run.launcher", m)))
             .transpose()?,
     })
+}
+
+/// `run.attempt_timeout_secs` in ms: at least 1 ms, shorter than a cell may run.
+fn attempt_timeout(secs: f64, cell_timeout_secs: u64) -> Result<u64, PlanError> {
+    let key = "run.attempt_timeout_secs";
+    if !(secs.is_finite() && secs >= 0.001) {
+        return Err(invalid(
+            key,
+            format!("must be a time of at least 0.001 s, e.g. 30 (got {secs})"),
+        ));
+    }
+    if secs >= cell_timeout_secs as f64 {
+        return Err(invalid(
+            key,
+            format!(
+                "is {secs} s, not shorter than `run.cell_timeout_secs` = {cell_timeout_secs} s; \
+                 an attempt is a part of a cell, so make it shorter"
+            ),
+        ));
+    }
+    Ok((secs * 1000.0).round() as u64)
 }
 
 pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
@@ -524,11 +553,15 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     check_timeout(&run, durations.into_iter().flatten())?;
     let namespace = namespace(raw.namespace)?;
     let property_matrix = property_matrix(raw.matrix.properties, &namespace)?;
+    let env = super::env::fixed(raw.env)?;
+    let env_matrix = super::env::matrix(raw.matrix.env, &env, &property_matrix)?;
     let builds = builds(raw.builds, raw.matrix.builds)?;
     let plan = Plan {
         name,
         namespace,
         property_matrix,
+        env,
+        env_matrix,
         builds,
         arms: None,
         root: raw.root.map(|r| r.trim().to_string()),
@@ -622,6 +655,15 @@ mod tests {
             ("name = 'x'\n[matrix]\nsizes = [1]\ninline = []\n[continuous]\noperations=1\n".into(), "matrix.inline", "at least one"),
             ("name = 'x'\n[matrix]\nsizes = [1]\ninline = [true, true]\n[continuous]\noperations=1\n".into(), "matrix.inline", "twice"),
             ("name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 0\n".into(), "continuous.operations", "at least 1"),
+            (format!("{base}[env]\nBENCH_STORAGE_OPTIONS = '{{}}'\n"), "env.BENCH_STORAGE_OPTIONS", "bench's own"),
+            (format!("{base}[env]\n'1X' = '1'\n"), "env.1X", "not a variable name"),
+            (format!("{base}[env]\nAWS_SECRET_ACCESS_KEY = 'k'\n"), "env.AWS_SECRET_ACCESS_KEY", "looks like a secret"),
+            (format!("{base}[env]\nX = [1]\n"), "env.X", "a string, a number or true/false"),
+            (format!("{base}[matrix.env]\nX = '1'\n"), "matrix.env.X", "must be a list"),
+            (format!("{base}[matrix.env]\nX = ['a b']\n"), "matrix.env.X", "value `a b` names its cells"),
+            (format!("{base}[matrix.env]\nX = ['1', '1']\n"), "matrix.env.X", "twice"),
+            (format!("{base}[env]\nX = 1\n[matrix.env]\nX = ['1']\n"), "matrix.env.X", "also set in [env]"),
+            (format!("{base}[matrix.properties]\nX = ['1']\n[matrix.env]\nX = ['1']\n"), "matrix.env.X", "also a dimension of [matrix.properties]"),
             (conc("concurrency = [0]\nduration_secs = 1"), "concurrent.concurrency", "at least 1"),
             (conc("concurrency = []\nduration_secs = 1"), "concurrent.concurrency", "at least one"),
             (conc("concurrency = [2,2]\nduration_secs = 1"), "concurrent.concurrency", "twice"),
@@ -668,6 +710,8 @@ mod tests {
             (run("copy_parallelism = 1001"), "run.copy_parallelism", "at most 1000"),
             (run("trace_operations = 1001"), "run.trace_operations", "at most 1000"),
             (run("local_requests = \"s\""), "run.local_requests", "\"native\""),
+            (run("attempt_timeout_secs = 0"), "run.attempt_timeout_secs", "at least 0.001 s"),
+            (run("attempt_timeout_secs = 9999999"), "run.attempt_timeout_secs", "not shorter than `run.cell_timeout_secs`"),
             (ns("root = '/elsewhere'"), "namespace.root", "use `root` or --root"),
             (ns("manifest_enabled = false"), "namespace.manifest_enabled", "cannot be set here"),
             (ns("dir_listing_enabled = true"), "namespace.dir_listing_enabled", "cannot be set here"),

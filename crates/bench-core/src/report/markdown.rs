@@ -302,6 +302,7 @@ fn with_failed_operations(records: &[Record]) -> Vec<String> {
                 ("throttled", sum(|r| r.throttled_errors)),
                 ("network", sum(|r| r.network_errors)),
                 ("other", sum(|r| r.other_errors)),
+                ("timeouts", sum(|r| r.timeout_errors.unwrap_or(0))),
                 ("reads", sum(reads)),
             ]
             .into_iter()

@@ -20,10 +20,13 @@ pub struct Measured {
     pub throttled: u64,
     /// Failed operations whose connection broke (reset, timeout) past the client's retries.
     pub network_errors: u64,
+    /// Attempts abandoned at `run.attempt_timeout_secs` (each may or may not have committed).
+    pub timeouts: u64,
     pub first_conflict: Option<String>,
     pub first_other_error: Option<String>,
     pub first_throttled: Option<String>,
     pub first_network_error: Option<String>,
+    pub first_timeout: Option<String>,
     /// Requests and bytes of the successful operations (the commits of a mixed cell).
     pub io: IoCounts,
     /// Requests and bytes of the workers' whole lives (opening, warm-up, every operation).
