@@ -35,6 +35,18 @@ pub struct GoldenMarker {
     /// when inline indices are on).
     pub manifest_rows: u64,
     pub build_secs: f64,
+    /// Goldens of table operations: the shared table as built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<GoldenTable>,
+}
+
+/// The shared table of a golden of table operations: its rows and latest version (its
+/// history: `matrix.table_versions`), and the time its history took to build.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GoldenTable {
+    pub rows: u64,
+    pub version: u64,
+    pub history_secs: f64,
 }
 
 /// The version of the marker's format: a golden marked with another is rebuilt.
@@ -60,6 +72,7 @@ pub async fn find(store: &Store, spec: GoldenSpec) -> Option<Golden> {
     let valid = marker.format == MARKER_FORMAT
         && marker.rows == spec.rows
         && marker.inline == spec.inline
+        && marker.table.map(|t| t.version) == spec.table_versions
         && marker.lance_version == LANCE_VERSION;
     valid.then_some(Golden { rel, marker })
 }
@@ -106,10 +119,18 @@ async fn build(
             .await
             .map_err(|e| fail("index", e))?;
     }
+    let table = match spec.table_versions {
+        Some(versions) => Some(
+            shared_table(&root, spec.inline, versions, cfg)
+                .await
+                .map_err(|e| fail("build the shared table of", e))?,
+        ),
+        None => None,
+    };
     let manifest_rows = catalog::manifest_rows(&root, cfg.storage)
         .await
         .map_err(|e| fail("count rows of", e))?;
-    let expected = spec.rows + u64::from(spec.inline);
+    let expected = spec.rows + u64::from(spec.inline) + u64::from(table.is_some());
     if manifest_rows != expected {
         return Err(BenchError::store(format!(
             "golden {} holds {manifest_rows} rows, expected {expected}",
@@ -123,6 +144,7 @@ async fn build(
         lance_version: LANCE_VERSION.to_string(),
         manifest_rows,
         build_secs: started.elapsed().as_secs_f64(),
+        table,
     };
     crate::fault::point("golden");
     let json = serde_json::to_vec_pretty(&marker).expect("marker serialises");
@@ -180,6 +202,41 @@ async fn trigger_rewrite(root: &str, cfg: &GoldenConfig<'_>) -> lance_core::Resu
     let mut req = CreateNamespaceRequest::new();
     req.id = Some(vec![TRIGGER_ID.to_string()]);
     ns.create_namespace(req).await.map(|_| ())
+}
+
+/// Create the shared table of table operations through the catalog, inside the golden,
+/// and give it `versions` versions.
+async fn shared_table(
+    root: &str,
+    inline: bool,
+    versions: u64,
+    cfg: &GoldenConfig<'_>,
+) -> lance_core::Result<GoldenTable> {
+    let ns = catalog::open(&CatalogConfig {
+        root: root.to_string(),
+        inline,
+        commit_retries: cfg.commit_retries,
+        storage: cfg.storage.clone(),
+        properties: Default::default(),
+    })
+    .await?;
+    let location = catalog::table::create(&ns).await?;
+    if !location
+        .trim_start_matches("file://")
+        .starts_with(root.trim_start_matches("file://"))
+    {
+        // A copy would share it with the golden and every other copy.
+        return Err(lance_core::Error::invalid_input(format!(
+            "the catalog put the shared table at {location}, outside the golden {root}"
+        )));
+    }
+    let started = std::time::Instant::now();
+    let version = catalog::table::grow_history(&location, cfg.storage, versions).await?;
+    Ok(GoldenTable {
+        rows: catalog::table::INITIAL_ROWS,
+        version,
+        history_secs: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Rows `[start, start + len)` of a golden of `total` rows: the first third namespaces,

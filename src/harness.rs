@@ -52,6 +52,7 @@ async fn run() {
             let spec = GoldenSpec {
                 rows,
                 inline: false,
+                table_versions: None,
             };
             store
                 .remove_prefix(&golden::rel_path(spec))
@@ -69,7 +70,11 @@ async fn run() {
         "direct" => {
             let ops: u64 = arg(3).parse().expect("OPS");
             let inline: bool = arg(4).parse().expect("INLINE");
-            let spec = GoldenSpec { rows, inline };
+            let spec = GoldenSpec {
+                rows,
+                inline,
+                table_versions: None,
+            };
             let (g, _) = golden::ensure(&store, spec, &cfg).await.expect("golden");
             store
                 .copy_prefix(&g.rel, "runs/direct")

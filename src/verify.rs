@@ -25,14 +25,7 @@ pub async fn commits(
     };
     let expected = before + committed.len() as u64;
     if after < expected || after > expected + abandoned {
-        let also = if abandoned > 0 {
-            format!(
-                " (up to {} with the {abandoned} abandoned attempts)",
-                expected + abandoned
-            )
-        } else {
-            String::new()
-        };
+        let also = abandoned_note(abandoned, expected + abandoned);
         return (
             after,
             Some(format!(
@@ -55,5 +48,93 @@ pub async fn commits(
             after,
             Some(format!("cannot look up committed objects: {e}")),
         ),
+    }
+}
+
+/// What the shared table of a cell of table operations must hold after it: the golden's
+/// rows and version plus `commits` appends of `rows_per_commit` rows, one version each,
+/// with up to `abandoned` more.
+pub struct TableExpect {
+    pub rows_per_commit: u64,
+    pub rows_before: u64,
+    pub version_before: u64,
+    pub commits: u64,
+    pub abandoned: u64,
+}
+
+/// Check the shared table of the cell's copy at `root` (found through its catalog, which
+/// must place it inside the copy). Returns what it holds and what did not match.
+pub async fn table(
+    root: &str,
+    storage: &BTreeMap<String, String>,
+    e: &TableExpect,
+) -> (Option<crate::export::record::TableState>, Option<String>) {
+    let found = async {
+        let ns = catalog::open(&catalog::CatalogConfig {
+            root: root.to_string(),
+            inline: false,
+            commit_retries: 0,
+            storage: storage.clone(),
+            properties: Default::default(),
+        })
+        .await?;
+        let location = catalog::table::location(&ns).await?;
+        let state = catalog::table::state(&location, storage).await?;
+        Ok::<_, lance_core::Error>((location, state))
+    };
+    let (location, (rows, version)) = match found.await {
+        Ok(x) => x,
+        Err(e) => {
+            return (
+                None,
+                Some(format!("cannot read the cell's shared table: {e}")),
+            );
+        }
+    };
+    let state = crate::export::record::TableState {
+        rows_per_commit: e.rows_per_commit,
+        rows_before: e.rows_before,
+        rows_after: rows,
+        version_before: e.version_before,
+        version_after: version,
+    };
+    let inside = location
+        .trim_start_matches("file://")
+        .starts_with(root.trim_start_matches("file://"));
+    let (rows_min, v_min) = (
+        e.rows_before + e.commits * e.rows_per_commit,
+        e.version_before + e.commits,
+    );
+    let error = if !inside {
+        Some(format!(
+            "the shared table is at {location}, outside the cell's copy {root}"
+        ))
+    } else if rows < rows_min || rows > rows_min + e.abandoned * e.rows_per_commit {
+        Some(format!(
+            "the shared table holds {rows} rows, expected {} + {} commits × {} = {rows_min}{}",
+            e.rows_before,
+            e.commits,
+            e.rows_per_commit,
+            abandoned_note(e.abandoned, rows_min + e.abandoned * e.rows_per_commit)
+        ))
+    } else if version < v_min || version > v_min + e.abandoned {
+        Some(format!(
+            "the shared table is at version {version}, expected {} + {} commits = {v_min}{}",
+            e.version_before,
+            e.commits,
+            abandoned_note(e.abandoned, v_min + e.abandoned)
+        ))
+    } else {
+        None
+    };
+    (Some(state), error)
+}
+
+/// " (up to N with the K abandoned attempts)" where attempts were abandoned.
+fn abandoned_note(abandoned: u64, up_to: u64) -> String {
+    if abandoned > 0 {
+        format!(" (up to {up_to} with the {abandoned} abandoned attempts)")
+    } else {
+        String::new()
     }
 }

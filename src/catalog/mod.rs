@@ -3,6 +3,7 @@
 //! count. [`counting`] counts the requests a worker's namespace makes.
 
 pub mod counting;
+pub mod table;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -182,6 +183,11 @@ pub async fn execute(
                 ..Default::default()
             };
             ns.declare_table(req).await?;
+        }
+        table => {
+            return Err(lance_core::Error::invalid_input(format!(
+                "{table} works on the shared table: run it with catalog::table::execute"
+            )));
         }
     }
     Ok(())

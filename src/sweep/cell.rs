@@ -66,6 +66,7 @@ fn worker_args(cell: &Cell, root: &str, trace: u32) -> Vec<WorkerArgs> {
             trace,
             s3_shaped: cell.s3_shaped,
             attempt_timeout_ms: cell.attempt_timeout_ms,
+            rows_per_commit: cell.rows_per_commit,
         })
         .collect()
 }
@@ -102,11 +103,14 @@ fn write_trace(
 }
 
 /// Check the copy's `__manifest` against what the workers committed: the golden's rows
-/// plus every commit (warm-up included), each reported object present. Reads commit
-/// nothing, so the manifest must be as the golden left it.
+/// plus every catalog commit (warm-up included), each reported object present. Reads and
+/// table operations leave it as the golden left it; the shared table of table operations
+/// must hold the golden's rows plus every table commit's.
 async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) -> Verification {
     let before = golden.marker.manifest_rows;
-    let ids: Vec<String> = if cell.operation.is_write() {
+    let writes = cell.operation.is_write();
+    let on_catalog = writes && !cell.operation.on_table();
+    let ids: Vec<String> = if on_catalog {
         m.committed
             .iter()
             .map(|&(w, i)| catalog::object_id(cell.operation, w, i))
@@ -115,17 +119,40 @@ async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) ->
         Vec::new()
     };
     // An abandoned commit may have landed; an abandoned read changes nothing.
-    let abandoned = if cell.operation.is_write() {
-        m.timeouts
-    } else {
-        0
-    };
-    let before_ops = before + m.warmup_committed;
-    let (after, error) = verify::commits(root, &cell.storage, before_ops, &ids, abandoned).await;
+    let abandoned = |counts: bool| if counts { m.timeouts } else { 0 };
+    let warm = if on_catalog { m.warmup_committed } else { 0 };
+    let (after, mut error) = verify::commits(
+        root,
+        &cell.storage,
+        before + warm,
+        &ids,
+        abandoned(on_catalog),
+    )
+    .await;
+    let mut table = None;
+    if let (Some(rows_per_commit), Some(t)) = (cell.rows_per_commit, &golden.marker.table) {
+        let on_table = writes && cell.operation.on_table();
+        let commits = if on_table {
+            m.warmup_committed + m.committed.len() as u64
+        } else {
+            0
+        };
+        let expect = verify::TableExpect {
+            rows_per_commit,
+            rows_before: t.rows,
+            version_before: t.version,
+            commits,
+            abandoned: abandoned(on_table),
+        };
+        let (state, table_error) = verify::table(root, &cell.storage, &expect).await;
+        table = state;
+        error = error.or(table_error);
+    }
     Verification {
         rows_before: before,
         rows_after: after,
         error,
+        table,
     }
 }
 

@@ -838,8 +838,14 @@ impl Runner<'_> {
                 self.progress.log(if reused {
                     format!("golden {}: reused", spec.id())
                 } else {
+                    let table = (g.marker.table).map_or(String::new(), |t| {
+                        format!(
+                            " and a shared table of {} versions ({:.2}s of history)",
+                            t.version, t.history_secs
+                        )
+                    });
                     format!(
-                        "golden {}: built {} rows in {:.2}s",
+                        "golden {}: built {} rows{table} in {:.2}s",
                         spec.id(),
                         g.marker.manifest_rows,
                         started.elapsed().as_secs_f64()

@@ -70,7 +70,9 @@ fn truncate(mut s: String) -> String {
 struct Session {
     args: WorkerArgs,
     cfg: CatalogConfig,
-    ns: DirectoryNamespace,
+    ns: Arc<DirectoryNamespace>,
+    /// The shared table's rows and how its datasets open (table operations only).
+    table: Option<catalog::table::TableIo>,
     /// Every request of this worker's namespaces, counted.
     counters: Arc<Counters>,
     table_data: bytes::Bytes,
@@ -107,11 +109,14 @@ impl Session {
 
     /// Run one operation; a cold read opens a fresh namespace for it (timed with it).
     async fn perform(&self, op: Operation, target: String) -> lance_core::Result<()> {
-        if op.is_cold() {
-            let fresh = catalog::open_counted(&self.cfg, &self.counters).await?;
-            catalog::execute(&fresh, op, target, &self.table_data).await
+        let ns = if op.is_cold() {
+            Arc::new(catalog::open_counted(&self.cfg, &self.counters).await?)
         } else {
-            catalog::execute(&self.ns, op, target, &self.table_data).await
+            self.ns.clone()
+        };
+        match &self.table {
+            Some(io) if op.on_table() => catalog::table::execute(ns, op, io).await,
+            _ => catalog::execute(&ns, op, target, &self.table_data).await,
         }
     }
 
@@ -413,10 +418,15 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         properties,
     };
     let counters = Arc::new(Counters::default());
-    let ns = catalog::open_counted(&cfg, &counters).await?;
+    let ns = Arc::new(catalog::open_counted(&cfg, &counters).await?);
+    let table = args.rows_per_commit.map(|n| {
+        let session = crate::catalog::counting::session(&counters);
+        catalog::table::TableIo::new(n, session, cfg.storage.clone())
+    });
     let open_ms = crate::started().elapsed().as_secs_f64() * 1000.0;
     let session = Session {
         ns,
+        table,
         counters: counters.clone(),
         cfg,
         args,

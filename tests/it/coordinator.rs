@@ -38,6 +38,7 @@ fn workers(n: u32) -> Vec<WorkerArgs> {
             trace: 0,
             s3_shaped: false,
             attempt_timeout_ms: None,
+            rows_per_commit: None,
         })
         .collect()
 }

@@ -29,6 +29,7 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
         let spec = GoldenSpec {
             rows: 100,
             inline: true,
+            table_versions: None,
         };
         let cfg = GoldenConfig {
             storage: &storage,
@@ -58,6 +59,7 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
                 trace: 0,
                 s3_shaped: false,
                 attempt_timeout_ms: None,
+                rows_per_commit: None,
             })
             .collect();
         let (_tx, mut rx) = tokio::sync::watch::channel(false);
@@ -161,6 +163,42 @@ fn records_carry_the_requests_and_bytes_of_each_commit() {
         per["conditional_put"].as_f64().unwrap() >= 1.0,
         "a commit is a conditional PUT: {r}"
     );
+}
+
+#[test]
+fn table_operations_on_s3_are_verified_and_their_requests_counted() {
+    let server = S3Server::start(&[]);
+    let (_dir, o, records) = sweep_s3(
+        &server,
+        ROOT,
+        "name = 'tables'\noperation = 'write-table-append'\n[matrix]\nsizes = [20]\n\
+         inline = [false]\ntable_versions = [1, 30]\n[continuous]\noperations = 3\n\
+         [mixed]\nclients = [2]\nreads_per_write = 2\nduration_secs = 1\n\
+         read_operation = 'warm-read-list-table-versions'\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        let t = &r["table"];
+        let commits = r["total_operations"].as_u64().unwrap();
+        assert_eq!(
+            t["version_after"],
+            t["version_before"].as_u64().unwrap() + commits
+        );
+        // An append commits its manifest with a conditional PUT, on the table, not the
+        // catalog.
+        assert!(
+            r["io_per_op"]["conditional_put"].as_f64().unwrap() >= 1.0,
+            "{r}"
+        );
+        assert_eq!(r["manifest_rows_after"], 21, "{r}");
+        if r["mode"] == "mixed" {
+            // The lookup of the latest version lists the table's versions.
+            let reads = &r["reads"];
+            assert!(reads["io_per_op"]["list"].as_f64().unwrap() >= 1.0, "{r}");
+        }
+    }
 }
 
 #[test]

@@ -148,6 +148,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         let spec = GoldenSpec {
             rows: 30,
             inline: false,
+            table_versions: None,
         };
         let cfg = GoldenConfig {
             storage: &storage,
@@ -469,4 +470,65 @@ fn a_workers_variable_is_a_dimension_and_reaches_lance() {
         stderr(&o)
     );
     assert!(!out.exists());
+}
+
+#[test]
+fn table_operations_share_one_table_in_each_copy_and_are_verified() {
+    let plan = |op: &str, rows: u32, modes: &str| {
+        format!(
+            "name = 'table'\noperation = '{op}'\n[matrix]\nsizes = [20]\ninline = [false]\n\
+             table_versions = [1, 25]\n[table]\nrows_per_commit = {rows}\n{modes}\n"
+        )
+    };
+    let appends = "[concurrent]\nconcurrency = [2]\noperations = 12\n";
+    let (_dir, path, out) = plan_dir(&plan("write-table-append", 10, appends));
+    let o = run(&path, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let check = |r: &serde_json::Value, rows_per_commit: u64| {
+        assert_eq!(r["verified"], true, "{r}");
+        let t = &r["table"];
+        let commits = r["total_operations"].as_u64().unwrap();
+        let versions = r["table_versions"].as_u64().unwrap();
+        assert_eq!(t["version_before"].as_u64(), Some(versions), "{r}");
+        assert_eq!(t["rows_before"], 10, "{r}");
+        assert_eq!(t["version_after"].as_u64(), Some(versions + commits), "{r}");
+        assert_eq!(
+            t["rows_after"].as_u64(),
+            Some(10 + rows_per_commit * commits),
+            "{r}"
+        );
+        // The catalog itself is untouched: its 20 rows and the shared table's.
+        assert_eq!(r["manifest_rows_after"], 21, "{r}");
+        let tag = r["bench_tag"].as_str().unwrap();
+        assert!(tag.contains(&format!("_table_v{versions}")), "{tag}");
+    };
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        check(r, 10);
+        assert!(r["total_operations"].as_u64().unwrap() >= 12, "{r}");
+    }
+    // The same goldens, another operation and append size, and reads of the history: had
+    // a copy written to its golden's table, these copies would not start at its version.
+    let modes = "[continuous]\noperations = 4\n[mixed]\nclients = [2]\nreads_per_write = 2\n\
+                 duration_secs = 1\nread_operation = 'cold-read-list-table-versions'\n";
+    let (_dir2, path, _) = plan_dir(&plan("write-insert-into-table", 3, modes));
+    let o = run(&path, &out, &["--fresh"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("golden inline_false_rows_20_table_v25: reused"),
+        "{}",
+        stderr(&o)
+    );
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        check(r, 3);
+    }
+    let mixed = records.iter().find(|r| r["mode"] == "mixed").unwrap();
+    assert!(
+        mixed["reads"]["total_operations"].as_u64().unwrap() > 0,
+        "{mixed}"
+    );
+    assert_eq!(mixed["reads"]["errors"], 0, "{mixed}");
 }

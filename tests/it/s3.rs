@@ -356,6 +356,7 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
         let spec = GoldenSpec {
             rows: 500,
             inline: true,
+            table_versions: None,
         };
         let cfg = GoldenConfig {
             storage: &storage,

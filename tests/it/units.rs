@@ -341,6 +341,7 @@ mod golden {
         let spec = GoldenSpec {
             rows: 10,
             inline: false,
+            table_versions: None,
         };
         store
             .write("golden/inline_false_rows_10/__manifest/x", b"half")
@@ -362,6 +363,7 @@ mod golden {
             lance_version: LANCE_VERSION.into(),
             manifest_rows: 10,
             build_secs: 0.1,
+            table: None,
         };
         store
             .write(
@@ -376,7 +378,8 @@ mod golden {
                 &store,
                 GoldenSpec {
                     rows: 10,
-                    inline: true
+                    inline: true,
+                    table_versions: None,
                 }
             )
             .await

@@ -277,6 +277,8 @@ pub struct WorkerArgs {
     /// Abandon a measured operation that runs longer than this, counting it as failed
     /// ([`ErrorClass::Timeout`]); absent: no limit.
     pub attempt_timeout_ms: Option<u64>,
+    /// Table operations: rows each commit appends to the shared table.
+    pub rows_per_commit: Option<u64>,
 }
 
 impl WorkerArgs {
@@ -332,6 +334,9 @@ impl WorkerArgs {
         if let Some(ms) = self.attempt_timeout_ms {
             v.extend(["--attempt-timeout-ms".into(), ms.to_string()]);
         }
+        if let Some(n) = self.rows_per_commit {
+            v.extend(["--rows-per-commit".into(), n.to_string()]);
+        }
         v
     }
 
@@ -356,6 +361,7 @@ impl WorkerArgs {
             trace: 0,
             s3_shaped: false,
             attempt_timeout_ms: None,
+            rows_per_commit: None,
         };
         let mut seen = std::collections::BTreeSet::new();
         let mut it = args.iter();
@@ -382,6 +388,7 @@ impl WorkerArgs {
                 "--reads-per-write" => w.reads_per_write = Some(num(flag, value()?)?),
                 "--trace" => w.trace = num(flag, value()?)?,
                 "--attempt-timeout-ms" => w.attempt_timeout_ms = Some(num(flag, value()?)?),
+                "--rows-per-commit" => w.rows_per_commit = Some(num(flag, value()?)?),
                 "--inline" => w.inline = true,
                 "--rank-from-env" => w.rank_from_env = true,
                 "--paced" => w.paced = true,
@@ -571,6 +578,7 @@ mod tests {
             trace: 4,
             s3_shaped: true,
             attempt_timeout_ms: Some(30_000),
+            rows_per_commit: Some(10),
         };
         let line = args.to_args();
         assert_eq!(line[0], "worker");

@@ -141,6 +141,13 @@ pub struct Record {
     /// absent when there are none.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub env: std::collections::BTreeMap<String, String>,
+    /// Cells of table operations: the shared table's history in the golden (its versions,
+    /// `matrix.table_versions`), and its rows and latest version before and after the run,
+    /// as verification found them. Absent for catalog cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_versions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableState>,
     /// This run's copy of its golden: objects copied, at how many at once, and the wall
     /// time (before the workers start; in no figure of the cell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -343,6 +350,20 @@ pub struct Verification {
     pub rows_before: u64,
     pub rows_after: u64,
     pub error: Option<String>,
+    /// Cells of table operations: the shared table before and after.
+    pub table: Option<TableState>,
+}
+
+/// The shared table of a cell of table operations, as verification found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TableState {
+    /// Rows each commit appended (`table.rows_per_commit`).
+    pub rows_per_commit: u64,
+    /// The table's rows and latest version in the golden, and after the run.
+    pub rows_before: u64,
+    pub rows_after: u64,
+    pub version_before: u64,
+    pub version_after: u64,
 }
 
 impl ReadFigures {
@@ -470,6 +491,8 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         build: cell.build.as_ref().map(|b| b.name.clone()),
         properties: cell.properties.clone(),
         env: cell.env.clone(),
+        table_versions: cell.golden.table_versions,
+        table: v.table,
         copy: None,
         round_trips_per_op: path.map(|p| p.0),
         store_wait_ms_per_op: path.map(|p| p.1),
@@ -555,6 +578,8 @@ pub(crate) mod tests {
             build: None,
             properties: Default::default(),
             env: Default::default(),
+            table_versions: None,
+            table: None,
             copy: None,
             round_trips_per_op: None,
             store_wait_ms_per_op: None,

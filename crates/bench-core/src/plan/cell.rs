@@ -169,12 +169,15 @@ impl Mode {
 pub struct GoldenSpec {
     pub rows: u64,
     pub inline: bool,
+    /// For table operations: the versions of the shared table the golden holds.
+    pub table_versions: Option<u64>,
 }
 
 impl GoldenSpec {
     /// Directory name of the golden under `<root>/golden/`, as the reference names it.
     pub fn id(self) -> String {
-        format!("inline_{}_rows_{}", self.inline, self.rows)
+        let table = (self.table_versions).map_or(String::new(), |v| format!("_table_v{v}"));
+        format!("inline_{}_rows_{}{table}", self.inline, self.rows)
     }
 }
 
@@ -201,6 +204,8 @@ pub struct Cell {
     pub env: BTreeMap<String, String>,
     /// `run.attempt_timeout_secs`, in ms.
     pub attempt_timeout_ms: Option<u64>,
+    /// Table operations: rows each commit appends to the shared table.
+    pub rows_per_commit: Option<u64>,
     /// The build whose workers run the cell (`[builds]`); `None`: the running bench's.
     pub build: Option<CellBuild>,
     /// `bench ab`: the builds of arms A and B, both in the key (a pair needs both arms, so
@@ -340,6 +345,12 @@ impl Cell {
         if let Some(ms) = self.attempt_timeout_ms {
             h.update(format!("attempt_timeout_ms={ms}\n"));
         }
+        if let Some(n) = self.rows_per_commit {
+            h.update(format!("table_rows_per_commit={n}\n"));
+        }
+        if let Some(v) = self.golden.table_versions {
+            h.update(format!("table_versions={v}\n"));
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -352,6 +363,7 @@ pub fn sample(operations: u64) -> Cell {
         golden: GoldenSpec {
             rows: 100,
             inline: false,
+            table_versions: None,
         },
         mode: Mode::Continuous { operations },
         operation: Operation::CreateNamespace,
@@ -363,6 +375,7 @@ pub fn sample(operations: u64) -> Cell {
         varied: Vec::new(),
         env: BTreeMap::new(),
         attempt_timeout_ms: None,
+        rows_per_commit: None,
         build: None,
         arms: None,
         s3_shaped: false,
@@ -403,6 +416,7 @@ mod tests {
             golden: GoldenSpec {
                 rows: 1000,
                 inline: true,
+                table_versions: None,
             },
             ..sample(50)
         };

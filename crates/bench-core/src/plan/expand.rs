@@ -51,64 +51,77 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
     let combinations = property_combinations(&dimensions);
     let is_env = |k: &str| plan.env_matrix.iter().any(|(e, _)| e == k);
     let mut steps = Vec::new();
+    // A plan of table operations has a golden per history of its shared table.
+    let histories: Vec<Option<u64>> = match &plan.table {
+        Some(t) => t.versions.iter().copied().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut goldens = Vec::new();
     for &inline in &plan.inline {
         for &rows in &plan.sizes {
-            let golden = GoldenSpec { rows, inline };
-            steps.push(Step::Golden(golden));
-            let cell = |mode| {
-                let mut variants = Vec::new();
-                for build in &builds {
-                    for varied in &combinations {
-                        let (env, props): (Vec<_>, Vec<_>) =
-                            varied.iter().cloned().partition(|(k, _)| is_env(k));
-                        let mut properties = plan.namespace.clone();
-                        properties.extend(props);
-                        let mut vars = plan.env.clone();
-                        vars.extend(env);
-                        variants.push(Step::Cell(Cell {
-                            golden,
-                            mode,
-                            operation: plan.operation,
-                            commit_retries: plan.commit_retries_with(&properties),
-                            warmup: plan.run.warmup_operations,
-                            root: root.to_string(),
-                            storage: plan.storage.clone(),
-                            properties,
-                            varied: varied.clone(),
-                            env: vars,
-                            attempt_timeout_ms: plan.run.attempt_timeout_ms,
-                            build: build.clone(),
-                            arms: plan.arms.clone(),
-                            s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
-                        }));
-                    }
+            goldens.extend(histories.iter().map(|&table_versions| GoldenSpec {
+                rows,
+                inline,
+                table_versions,
+            }));
+        }
+    }
+    for golden in goldens {
+        steps.push(Step::Golden(golden));
+        let cell = |mode| {
+            let mut variants = Vec::new();
+            for build in &builds {
+                for varied in &combinations {
+                    let (env, props): (Vec<_>, Vec<_>) =
+                        varied.iter().cloned().partition(|(k, _)| is_env(k));
+                    let mut properties = plan.namespace.clone();
+                    properties.extend(props);
+                    let mut vars = plan.env.clone();
+                    vars.extend(env);
+                    variants.push(Step::Cell(Cell {
+                        golden,
+                        mode,
+                        operation: plan.operation,
+                        commit_retries: plan.commit_retries_with(&properties),
+                        warmup: plan.run.warmup_operations,
+                        root: root.to_string(),
+                        storage: plan.storage.clone(),
+                        properties,
+                        varied: varied.clone(),
+                        env: vars,
+                        attempt_timeout_ms: plan.run.attempt_timeout_ms,
+                        rows_per_commit: plan.table.as_ref().map(|t| t.rows_per_commit),
+                        build: build.clone(),
+                        arms: plan.arms.clone(),
+                        s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
+                    }));
                 }
-                variants
-            };
-            if let Some(c) = &plan.continuous {
-                steps.extend(cell(Mode::Continuous {
+            }
+            variants
+        };
+        if let Some(c) = &plan.continuous {
+            steps.extend(cell(Mode::Continuous {
+                operations: c.operations,
+            }));
+        }
+        if let Some(c) = &plan.concurrent {
+            steps.extend(c.concurrency.iter().flat_map(|&concurrency| {
+                cell(Mode::Concurrent {
+                    concurrency,
+                    duration_secs: c.duration.map_or(0, |d| d.as_secs()),
                     operations: c.operations,
-                }));
-            }
-            if let Some(c) = &plan.concurrent {
-                steps.extend(c.concurrency.iter().flat_map(|&concurrency| {
-                    cell(Mode::Concurrent {
-                        concurrency,
-                        duration_secs: c.duration.map_or(0, |d| d.as_secs()),
-                        operations: c.operations,
-                    })
-                }));
-            }
-            if let Some(m) = &plan.mixed {
-                steps.extend(m.clients.iter().flat_map(|&clients| {
-                    cell(Mode::Mixed {
-                        clients,
-                        reads_per_write: m.reads_per_write,
-                        read: m.read_operation,
-                        duration_secs: m.duration.as_secs(),
-                    })
-                }));
-            }
+                })
+            }));
+        }
+        if let Some(m) = &plan.mixed {
+            steps.extend(m.clients.iter().flat_map(|&clients| {
+                cell(Mode::Mixed {
+                    clients,
+                    reads_per_write: m.reads_per_write,
+                    read: m.read_operation,
+                    duration_secs: m.duration.as_secs(),
+                })
+            }));
         }
     }
     steps

@@ -7,6 +7,7 @@ mod expand;
 mod messages;
 mod operation;
 mod raw;
+mod table;
 mod validate;
 pub use validate::limits;
 
@@ -50,6 +51,14 @@ pub struct Mixed {
     pub reads_per_write: u64,
     pub duration: Duration,
     pub read_operation: Operation,
+}
+
+/// The shared table that table operations work on: what each commit appends, and the
+/// histories (versions in the golden) the cells start from, one dimension value each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableSettings {
+    pub rows_per_commit: u64,
+    pub versions: Vec<u64>,
 }
 
 /// The read a `[mixed]` cell interleaves when the plan does not name one.
@@ -171,6 +180,8 @@ pub struct Plan {
     pub namespace: BTreeMap<String, String>,
     /// `[matrix.properties]`: each property a dimension, with the values it takes.
     pub property_matrix: Vec<(String, Vec<String>)>,
+    /// The shared table of table operations; `None` for a plan of catalog operations.
+    pub table: Option<TableSettings>,
     /// `[env]`: variables set in every worker's environment.
     pub env: BTreeMap<String, String>,
     /// `[matrix.env]`: each variable a dimension, with the values it takes.

@@ -1,4 +1,5 @@
-//! The catalog operation a cell measures, by the reference's names.
+//! The operation a cell measures: the catalog's, by the reference's names, and those on the
+//! shared table of a cell's copy.
 
 use std::fmt;
 use std::str::FromStr;
@@ -20,10 +21,23 @@ pub enum Operation {
     DescribeTable {
         cold: bool,
     },
+    /// Commits to the shared table: lance's dataset API appending through the namespace
+    /// (`Dataset::write_into_namespace`, as applications do), and the namespace's own
+    /// `insert_into_table` with the same rows (as a REST client calls it).
+    TableAppend,
+    InsertIntoTable,
+    /// Reads of the shared table's history: its latest version, as lance resolves it
+    /// (`list_table_versions`, newest first, limit 1), and `describe_table_version`.
+    ListTableVersions {
+        cold: bool,
+    },
+    DescribeTableVersion {
+        cold: bool,
+    },
 }
 
 impl Operation {
-    pub const ALL: [Operation; 9] = [
+    pub const ALL: [Operation; 15] = [
         Operation::CreateNamespace,
         Operation::CreateTable,
         Operation::DeclareTable,
@@ -33,6 +47,12 @@ impl Operation {
         Operation::ListNamespaces { cold: true },
         Operation::ListTables { cold: true },
         Operation::DescribeTable { cold: true },
+        Operation::TableAppend,
+        Operation::InsertIntoTable,
+        Operation::ListTableVersions { cold: false },
+        Operation::DescribeTableVersion { cold: false },
+        Operation::ListTableVersions { cold: true },
+        Operation::DescribeTableVersion { cold: true },
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,14 +66,36 @@ impl Operation {
             Operation::ListNamespaces { cold: true } => "cold-read-list-namespaces",
             Operation::ListTables { cold: true } => "cold-read-list-tables",
             Operation::DescribeTable { cold: true } => "cold-read-describe-table",
+            Operation::TableAppend => "write-table-append",
+            Operation::InsertIntoTable => "write-insert-into-table",
+            Operation::ListTableVersions { cold: false } => "warm-read-list-table-versions",
+            Operation::DescribeTableVersion { cold: false } => "warm-read-describe-table-version",
+            Operation::ListTableVersions { cold: true } => "cold-read-list-table-versions",
+            Operation::DescribeTableVersion { cold: true } => "cold-read-describe-table-version",
         }
     }
 
-    /// Whether the operation commits to `__manifest` (and so is verified).
+    /// Whether the operation works on the cell's shared table (not on `__manifest`).
+    pub fn on_table(self) -> bool {
+        matches!(
+            self,
+            Operation::TableAppend
+                | Operation::InsertIntoTable
+                | Operation::ListTableVersions { .. }
+                | Operation::DescribeTableVersion { .. }
+        )
+    }
+
+    /// Whether the operation commits (to `__manifest`, or to the shared table), and so is
+    /// verified.
     pub fn is_write(self) -> bool {
         matches!(
             self,
-            Operation::CreateNamespace | Operation::CreateTable | Operation::DeclareTable
+            Operation::CreateNamespace
+                | Operation::CreateTable
+                | Operation::DeclareTable
+                | Operation::TableAppend
+                | Operation::InsertIntoTable
         )
     }
 
@@ -64,6 +106,8 @@ impl Operation {
             Operation::ListNamespaces { cold: true }
                 | Operation::ListTables { cold: true }
                 | Operation::DescribeTable { cold: true }
+                | Operation::ListTableVersions { cold: true }
+                | Operation::DescribeTableVersion { cold: true }
         )
     }
 }
@@ -114,6 +158,9 @@ mod tests {
             assert_eq!(op.as_str().parse::<Operation>().unwrap(), op);
             assert_eq!(op.is_write(), op.as_str().starts_with("write-"));
             assert_eq!(op.is_cold(), op.as_str().starts_with("cold-"));
+            let name = op.as_str();
+            let table = ["table-append", "into-table", "table-version"];
+            assert_eq!(op.on_table(), table.iter().any(|t| name.contains(t)));
             let json = serde_json::to_string(&op).unwrap();
             assert_eq!(json, format!("\"{op}\""));
             assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);

@@ -26,6 +26,13 @@ pub(super) struct RawPlan {
     pub builds: toml::Table,
     #[serde(default)]
     pub run: RawRun,
+    pub table: Option<RawTable>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTable {
+    pub rows_per_commit: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -38,6 +45,8 @@ pub(super) struct RawMatrix {
     pub properties: Option<toml::Table>,
     /// `[matrix.env]`: variable → the values it takes, in the order written.
     pub env: Option<toml::Table>,
+    /// Versions of the shared table in the golden, one dimension value each.
+    pub table_versions: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -49,7 +49,7 @@ pub(super) fn invalid(key: &str, message: impl Into<String>) -> PlanError {
 }
 
 /// `value` must lie in `1..=max`; `zero` says why 0 is wrong.
-fn bounded(key: &str, value: u64, zero: &str, max: u64) -> Result<u64, PlanError> {
+pub(super) fn bounded(key: &str, value: u64, zero: &str, max: u64) -> Result<u64, PlanError> {
     match value {
         0 => Err(invalid(key, zero)),
         v if v > max => Err(invalid(key, format!("must be at most {max}; got {v}"))),
@@ -85,7 +85,7 @@ pub(super) fn check_list<T: PartialEq + fmt::Debug>(
 }
 
 /// A list of counts, each in `1..=max`.
-fn check_counts<T>(key: &str, list: &[T], zero: &str, max: u64) -> Result<(), PlanError>
+pub(super) fn check_counts<T>(key: &str, list: &[T], zero: &str, max: u64) -> Result<(), PlanError>
 where
     T: Copy + Into<u64> + PartialEq + fmt::Debug,
 {
@@ -542,6 +542,15 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
              no cells; add at least one of them",
         ));
     }
+    let read = mixed.as_ref().map(|m| m.read_operation);
+    let table = super::table::settings(
+        raw.table.and_then(|t| t.rows_per_commit),
+        raw.matrix.table_versions,
+        &[Some(operation), read]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>(),
+    )?;
     check_storage(&raw.storage)?;
     let run = run_settings(raw.run)?;
     let durations = [
@@ -562,6 +571,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         property_matrix,
         env,
         env_matrix,
+        table,
         builds,
         arms: None,
         root: raw.root.map(|r| r.trim().to_string()),
@@ -655,6 +665,11 @@ mod tests {
             ("name = 'x'\n[matrix]\nsizes = [1]\ninline = []\n[continuous]\noperations=1\n".into(), "matrix.inline", "at least one"),
             ("name = 'x'\n[matrix]\nsizes = [1]\ninline = [true, true]\n[continuous]\noperations=1\n".into(), "matrix.inline", "twice"),
             ("name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 0\n".into(), "continuous.operations", "at least 1"),
+            (format!("{base}[table]\nrows_per_commit = 5\n"), "table.rows_per_commit", "this plan has none"),
+            (BASE.replace("sizes = [1]", "sizes = [1]\ntable_versions = [10]"), "matrix.table_versions", "this plan has none"),
+            (format!("operation = 'write-table-append'\n{base}[table]\nrows_per_commit = 0\n"), "table.rows_per_commit", "at least 1 row"),
+            (format!("operation = 'write-table-append'\n{}", BASE.replace("sizes = [1]", "sizes = [1]\ntable_versions = [0]")), "matrix.table_versions", "at least 1 version"),
+            (format!("operation = 'write-table-append'\n{base}[table]\nrows = 5\n"), "rows", "unknown field"),
             (format!("{base}[env]\nBENCH_STORAGE_OPTIONS = '{{}}'\n"), "env.BENCH_STORAGE_OPTIONS", "bench's own"),
             (format!("{base}[env]\n'1X' = '1'\n"), "env.1X", "not a variable name"),
             (format!("{base}[env]\nAWS_SECRET_ACCESS_KEY = 'k'\n"), "env.AWS_SECRET_ACCESS_KEY", "looks like a secret"),

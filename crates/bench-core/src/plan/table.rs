@@ -1,0 +1,56 @@
+//! `[table]` and `matrix.table_versions`: the shared table that table operations work on.
+
+use super::validate::{bounded, check_counts, invalid};
+use super::{Operation, TableSettings};
+use crate::error::PlanError;
+
+/// Rows each table commit appends when the plan does not say (lance #6752's harness).
+pub const DEFAULT_ROWS_PER_COMMIT: u64 = 10;
+
+/// Largest history a golden's shared table may be given.
+const MAX_TABLE_VERSIONS: u64 = 10_000_000;
+/// Largest append.
+const MAX_ROWS_PER_COMMIT: u64 = 1_000_000;
+
+/// The table settings of a plan whose operations (the measured one, or a mixed cell's
+/// read) include a table operation; `None` for a catalog-only plan, which may then set
+/// neither `[table]` nor `matrix.table_versions`.
+pub(super) fn settings(
+    rows_per_commit: Option<u64>,
+    versions: Option<Vec<u64>>,
+    operations: &[Operation],
+) -> Result<Option<TableSettings>, PlanError> {
+    if !operations.iter().any(|op| op.on_table()) {
+        let given = [
+            (rows_per_commit.is_some(), "table.rows_per_commit"),
+            (versions.is_some(), "matrix.table_versions"),
+        ];
+        return match given.iter().find(|(set, _)| *set) {
+            Some((_, key)) => Err(invalid(
+                key,
+                "applies to the shared table of table operations, and this plan has none; \
+                 set `operation` (or `mixed.read_operation`) to one of write-table-append, \
+                 write-insert-into-table, warm-read-list-table-versions, \
+                 warm-read-describe-table-version (or their cold- forms), or remove it",
+            )),
+            None => Ok(None),
+        };
+    }
+    let rows_per_commit = bounded(
+        "table.rows_per_commit",
+        rows_per_commit.unwrap_or(DEFAULT_ROWS_PER_COMMIT),
+        "must be at least 1 row",
+        MAX_ROWS_PER_COMMIT,
+    )?;
+    let versions = versions.unwrap_or_else(|| vec![1]);
+    check_counts(
+        "matrix.table_versions",
+        &versions,
+        "each history must have at least 1 version (the table's creation)",
+        MAX_TABLE_VERSIONS,
+    )?;
+    Ok(Some(TableSettings {
+        rows_per_commit,
+        versions,
+    }))
+}

@@ -1,0 +1,217 @@
+//! The shared table of table operations: one table (`bench_shared`) in every golden of a
+//! plan of table operations, which all writers of a cell's copy share. Appends through
+//! lance's dataset API (as applications open a table through the namespace) and through
+//! the namespace's `insert_into_table`, reads of its history, and its state for
+//! verification.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{Int32Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use bytes::Bytes;
+use lance::dataset::builder::DatasetBuilder;
+use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
+use lance::session::Session;
+use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
+use lance_namespace::LanceNamespace;
+use lance_namespace::models::{
+    CreateTableRequest, DescribeTableRequest, DescribeTableVersionRequest, InsertIntoTableRequest,
+    ListTableVersionsRequest,
+};
+use lance_namespace_impls::DirectoryNamespace;
+
+use crate::plan::Operation;
+
+/// The shared table's name in the catalog.
+pub const SHARED_TABLE: &str = "bench_shared";
+
+/// Rows the shared table holds when a golden creates it.
+pub const INITIAL_ROWS: u64 = 10;
+
+fn id() -> Option<Vec<String>> {
+    Some(vec![SHARED_TABLE.to_string()])
+}
+
+/// `n` rows of the shared table's schema (`id`, `name`).
+pub fn rows(n: u64) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("name", DataType::Utf8, false),
+    ]));
+    let ids: Vec<i32> = (0..n as i32).collect();
+    let names: Vec<String> = ids.iter().map(|i| format!("r{i}")).collect();
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int32Array::from(ids)),
+            Arc::new(StringArray::from(names)),
+        ],
+    )
+    .expect("generated batch matches its schema")
+}
+
+/// A batch as Arrow IPC, as a REST client sends it.
+pub fn ipc(batch: &RecordBatch) -> Bytes {
+    let mut buf = Vec::new();
+    let mut writer =
+        arrow_ipc::writer::StreamWriter::try_new(&mut buf, &batch.schema()).expect("ipc writer");
+    writer.write(batch).expect("ipc write to memory");
+    writer.finish().expect("ipc finish");
+    drop(writer);
+    Bytes::from(buf)
+}
+
+/// What a worker's table operations use: its rows (as a batch and as IPC), and the session
+/// and storage options its datasets open with (the session counts their requests).
+pub struct TableIo {
+    pub batch: RecordBatch,
+    pub ipc: Bytes,
+    pub session: Arc<Session>,
+    pub storage: BTreeMap<String, String>,
+}
+
+impl TableIo {
+    pub fn new(
+        rows_per_commit: u64,
+        session: Arc<Session>,
+        storage: BTreeMap<String, String>,
+    ) -> TableIo {
+        let batch = rows(rows_per_commit);
+        TableIo {
+            ipc: ipc(&batch),
+            batch,
+            session,
+            storage,
+        }
+    }
+
+    fn store_params(&self) -> ObjectStoreParams {
+        ObjectStoreParams {
+            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
+                super::to_hash_map(&self.storage),
+            ))),
+            ..Default::default()
+        }
+    }
+}
+
+/// Run one table operation on the shared table through `ns`.
+pub async fn execute(
+    ns: Arc<DirectoryNamespace>,
+    op: Operation,
+    io: &TableIo,
+) -> lance_core::Result<()> {
+    match op {
+        Operation::TableAppend => append(ns, io).await,
+        Operation::InsertIntoTable => {
+            let req = InsertIntoTableRequest {
+                id: id(),
+                mode: Some("append".into()),
+                ..Default::default()
+            };
+            ns.insert_into_table(req, io.ipc.clone()).await.map(|_| ())
+        }
+        Operation::ListTableVersions { .. } => {
+            // The latest version, as lance resolves it: newest first, one.
+            let req = ListTableVersionsRequest {
+                id: id(),
+                descending: Some(true),
+                limit: Some(1),
+                ..Default::default()
+            };
+            ns.list_table_versions(req).await.map(|_| ())
+        }
+        Operation::DescribeTableVersion { .. } => {
+            let req = DescribeTableVersionRequest {
+                id: id(),
+                ..Default::default()
+            };
+            ns.describe_table_version(req).await.map(|_| ())
+        }
+        other => unreachable!("{other} is not a table operation"),
+    }
+}
+
+/// Append as an application does: the table opened through the namespace (its location,
+/// and the namespace's commits when it manages the table's versions), lance's dataset
+/// API appending the rows; conflicts retried as lance does.
+async fn append(ns: Arc<DirectoryNamespace>, io: &TableIo) -> lance_core::Result<()> {
+    let client: Arc<dyn LanceNamespace> = ns;
+    let dataset = DatasetBuilder::from_namespace(client, vec![SHARED_TABLE.to_string()])
+        .await?
+        .with_session(io.session.clone())
+        .with_storage_options(super::to_hash_map(&io.storage))
+        .load()
+        .await?;
+    let params = WriteParams {
+        mode: WriteMode::Append,
+        session: Some(io.session.clone()),
+        store_params: Some(io.store_params()),
+        ..Default::default()
+    };
+    InsertBuilder::new(Arc::new(dataset))
+        .with_params(&params)
+        .execute(vec![io.batch.clone()])
+        .await
+        .map(|_| ())
+}
+
+/// Create the shared table with [`INITIAL_ROWS`] rows through the catalog; returns its
+/// location.
+pub async fn create(ns: &DirectoryNamespace) -> lance_core::Result<String> {
+    let req = CreateTableRequest {
+        id: id(),
+        ..Default::default()
+    };
+    let resp = ns.create_table(req, ipc(&rows(INITIAL_ROWS))).await?;
+    match resp.location {
+        Some(l) => Ok(l),
+        None => location(ns).await,
+    }
+}
+
+/// Where the catalog says the shared table is.
+pub async fn location(ns: &DirectoryNamespace) -> lance_core::Result<String> {
+    let req = DescribeTableRequest {
+        id: id(),
+        ..Default::default()
+    };
+    ns.describe_table(req).await?.location.ok_or_else(|| {
+        lance_core::Error::invalid_input(format!("the catalog has no location for {SHARED_TABLE}"))
+    })
+}
+
+/// Give the table at `location` `versions` versions in all: metadata-only commits (no
+/// data written) after its creation, the fastest history lance allows.
+pub async fn grow_history(
+    location: &str,
+    storage: &BTreeMap<String, String>,
+    versions: u64,
+) -> lance_core::Result<u64> {
+    let mut ds = open(location, storage).await?;
+    while ds.version().version < versions {
+        let n = ds.version().version.to_string();
+        ds.update_config([("bench.history", n.as_str())]).await?;
+    }
+    Ok(ds.version().version)
+}
+
+async fn open(
+    location: &str,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<lance::Dataset> {
+    DatasetBuilder::from_uri(location)
+        .with_storage_options(super::to_hash_map(storage))
+        .load()
+        .await
+}
+
+/// The table at `location`: its rows and latest version.
+pub async fn state(
+    location: &str,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<(u64, u64)> {
+    let ds = open(location, storage).await?;
+    Ok((ds.count_rows(None).await? as u64, ds.version().version))
+}
