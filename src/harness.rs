@@ -49,11 +49,7 @@ async fn run() {
     };
     match arg(0) {
         "golden" => {
-            let spec = GoldenSpec {
-                rows,
-                inline: false,
-                table_versions: None,
-            };
+            let spec = GoldenSpec::catalog(rows, false);
             store
                 .remove_prefix(&golden::rel_path(spec))
                 .await
@@ -70,11 +66,7 @@ async fn run() {
         "direct" => {
             let ops: u64 = arg(3).parse().expect("OPS");
             let inline: bool = arg(4).parse().expect("INLINE");
-            let spec = GoldenSpec {
-                rows,
-                inline,
-                table_versions: None,
-            };
+            let spec = GoldenSpec::catalog(rows, inline);
             let (g, _) = golden::ensure(&store, spec, &cfg).await.expect("golden");
             store
                 .copy_prefix(&g.rel, "runs/direct")

@@ -26,11 +26,7 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (root, counted) = rt.block_on(async {
         let store = Store::open(ROOT, &storage).await.unwrap();
-        let spec = GoldenSpec {
-            rows: 100,
-            inline: true,
-            table_versions: None,
-        };
+        let spec = GoldenSpec::catalog(100, true);
         let cfg = GoldenConfig {
             storage: &storage,
             commit_retries: 20,

@@ -145,11 +145,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             .await
             .unwrap();
         store.prepare().await.unwrap();
-        let spec = GoldenSpec {
-            rows: 30,
-            inline: false,
-            table_versions: None,
-        };
+        let spec = GoldenSpec::catalog(30, false);
         let cfg = GoldenConfig {
             storage: &storage,
             commit_retries: 20,

@@ -353,11 +353,7 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
     rt.block_on(async {
         let store = Store::open("s3://bench/iso", &storage).await.unwrap();
         store.prepare().await.unwrap();
-        let spec = GoldenSpec {
-            rows: 500,
-            inline: true,
-            table_versions: None,
-        };
+        let spec = GoldenSpec::catalog(500, true);
         let cfg = GoldenConfig {
             storage: &storage,
             commit_retries: 20,

@@ -338,11 +338,7 @@ mod golden {
         let store = Store::open(dir.path().to_str().unwrap(), &Default::default())
             .await
             .unwrap();
-        let spec = GoldenSpec {
-            rows: 10,
-            inline: false,
-            table_versions: None,
-        };
+        let spec = GoldenSpec::catalog(10, false);
         store
             .write("golden/inline_false_rows_10/__manifest/x", b"half")
             .await
@@ -373,17 +369,6 @@ mod golden {
             .await
             .unwrap();
         assert_eq!(find(&store, spec).await.unwrap().marker, marker);
-        assert!(
-            find(
-                &store,
-                GoldenSpec {
-                    rows: 10,
-                    inline: true,
-                    table_versions: None,
-                }
-            )
-            .await
-            .is_none()
-        );
+        assert!(find(&store, GoldenSpec::catalog(10, true)).await.is_none());
     }
 }

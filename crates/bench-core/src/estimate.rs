@@ -132,11 +132,7 @@ mod tests {
 
     fn cell(rows: u64, mode: Mode) -> Cell {
         Cell {
-            golden: GoldenSpec {
-                rows,
-                inline: true,
-                table_versions: None,
-            },
+            golden: GoldenSpec::catalog(rows, true),
             mode,
             ..crate::plan::sample(1)
         }
@@ -157,23 +153,13 @@ mod tests {
             },
         ));
         assert!(conc > Duration::from_secs(30) && conc < Duration::from_secs(32));
-        assert!(
-            golden(GoldenSpec {
-                rows: 1_000_000,
-                inline: false,
-                table_versions: None,
-            }) < Duration::from_secs(1)
-        );
+        assert!(golden(GoldenSpec::catalog(1_000_000, false)) < Duration::from_secs(1));
         assert_eq!(about(Duration::from_secs(498)), "about 8 min");
         // A mixed cell of 100 warm reads a commit: at 1,000,000 rows without the index,
         // about 7 s of reads and a commit of most of a second fit 10 s, not 5; with the
         // index they fit; records of reads of 230 ms (a slower machine) say it does not.
         let mixed = |inline, secs| Cell {
-            golden: GoldenSpec {
-                rows: 1_000_000,
-                inline,
-                table_versions: None,
-            },
+            golden: GoldenSpec::catalog(1_000_000, inline),
             mode: Mode::Mixed {
                 clients: 4,
                 reads_per_write: 100,

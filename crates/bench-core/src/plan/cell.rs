@@ -174,6 +174,15 @@ pub struct GoldenSpec {
 }
 
 impl GoldenSpec {
+    /// The golden of catalog operations (no shared table).
+    pub fn catalog(rows: u64, inline: bool) -> GoldenSpec {
+        GoldenSpec {
+            rows,
+            inline,
+            table_versions: None,
+        }
+    }
+
     /// Directory name of the golden under `<root>/golden/`, as the reference names it.
     pub fn id(self) -> String {
         let table = (self.table_versions).map_or(String::new(), |v| format!("_table_v{v}"));
