@@ -161,9 +161,14 @@ fn records_carry_the_requests_and_bytes_of_each_commit() {
     );
 }
 
-#[test]
-fn table_operations_on_s3_are_verified_and_their_requests_counted() {
-    let server = S3Server::start(&[]);
+on_both_servers!(
+    table_operations_on_s3_are_verified_and_their_requests_counted,
+    on_ceph_s_gateway_table_operations_are_verified_and_their_requests_counted
+        => table_operations_verified_and_counted
+);
+
+fn table_operations_verified_and_counted(backend: Backend) {
+    let server = S3Server::start_on(backend, &[]);
     let (_dir, o, records) = sweep_s3(
         &server,
         ROOT,
