@@ -103,7 +103,9 @@ pub async fn execute(
     io: &TableIo,
 ) -> lance_core::Result<()> {
     match op {
-        Operation::TableAppend => append(ns, io).await,
+        // With the namespace managing the versions, the append commits through its
+        // create_table_version.
+        Operation::TableAppend | Operation::CreateTableVersion => append(ns, io).await,
         Operation::InsertIntoTable => {
             let req = InsertIntoTableRequest {
                 id: id(),

@@ -21,7 +21,9 @@ fn per_op(rows: u64, inline: bool, op: Operation) -> f64 {
         Operation::CreateTable => commit + 0.005,
         // On the shared table, whatever the catalog's size: an append 4 ms, a read of its
         // history 2.5 ms (local disk, 2 cores).
-        Operation::TableAppend | Operation::InsertIntoTable => 0.004,
+        Operation::TableAppend | Operation::InsertIntoTable | Operation::CreateTableVersion => {
+            0.004
+        }
         op if op.on_table() => 0.0025,
         op if op.is_cold() => commit / 2.0,
         // A warm read, as 4 clients of a mixed cell on 2 cores see it (the default sweep):

@@ -26,6 +26,10 @@ pub enum Operation {
     /// `insert_into_table` with the same rows (as a REST client calls it).
     TableAppend,
     InsertIntoTable,
+    /// The append of [`Operation::TableAppend`] with the namespace managing the table's
+    /// versions (`table_version_tracking_enabled`, which its cells set): each commit is
+    /// the namespace's `create_table_version`.
+    CreateTableVersion,
     /// Reads of the shared table's history: its latest version, as lance resolves it
     /// (`list_table_versions`, newest first, limit 1), and `describe_table_version`.
     ListTableVersions {
@@ -37,7 +41,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    pub const ALL: [Operation; 15] = [
+    pub const ALL: [Operation; 16] = [
         Operation::CreateNamespace,
         Operation::CreateTable,
         Operation::DeclareTable,
@@ -49,6 +53,7 @@ impl Operation {
         Operation::DescribeTable { cold: true },
         Operation::TableAppend,
         Operation::InsertIntoTable,
+        Operation::CreateTableVersion,
         Operation::ListTableVersions { cold: false },
         Operation::DescribeTableVersion { cold: false },
         Operation::ListTableVersions { cold: true },
@@ -68,6 +73,7 @@ impl Operation {
             Operation::DescribeTable { cold: true } => "cold-read-describe-table",
             Operation::TableAppend => "write-table-append",
             Operation::InsertIntoTable => "write-insert-into-table",
+            Operation::CreateTableVersion => "write-create-table-version",
             Operation::ListTableVersions { cold: false } => "warm-read-list-table-versions",
             Operation::DescribeTableVersion { cold: false } => "warm-read-describe-table-version",
             Operation::ListTableVersions { cold: true } => "cold-read-list-table-versions",
@@ -81,6 +87,7 @@ impl Operation {
             self,
             Operation::TableAppend
                 | Operation::InsertIntoTable
+                | Operation::CreateTableVersion
                 | Operation::ListTableVersions { .. }
                 | Operation::DescribeTableVersion { .. }
         )
@@ -96,6 +103,7 @@ impl Operation {
                 | Operation::DeclareTable
                 | Operation::TableAppend
                 | Operation::InsertIntoTable
+                | Operation::CreateTableVersion
         )
     }
 
@@ -160,6 +168,11 @@ mod tests {
             assert_eq!(op.is_cold(), op.as_str().starts_with("cold-"));
             let name = op.as_str();
             let table = ["table-append", "into-table", "table-version"];
+            assert!(
+                !name.contains("table-version")
+                    || !op.is_write()
+                    || op == Operation::CreateTableVersion
+            );
             assert_eq!(op.on_table(), table.iter().any(|t| name.contains(t)));
             let json = serde_json::to_string(&op).unwrap();
             assert_eq!(json, format!("\"{op}\""));

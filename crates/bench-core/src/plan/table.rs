@@ -54,3 +54,35 @@ pub(super) fn settings(
         versions,
     }))
 }
+
+/// The namespace property that makes the namespace manage a table's versions.
+pub const TRACKING: &str = "table_version_tracking_enabled";
+
+/// `write-create-table-version` measures the namespace's `create_table_version`, which
+/// commits only with the namespace managing the table's versions: its cells get
+/// [`TRACKING`] on; the plan may say so too, but not otherwise.
+pub(super) fn tracking(
+    operation: Operation,
+    namespace: &mut std::collections::BTreeMap<String, String>,
+    matrix: &[(String, Vec<String>)],
+) -> Result<(), PlanError> {
+    if operation != Operation::CreateTableVersion {
+        return Ok(());
+    }
+    let why = "write-create-table-version commits through the namespace's managed versions, \
+               which need it on; bench sets it to true for these cells, so remove it (or use \
+               write-table-append to compare it off and on)";
+    if matrix.iter().any(|(k, _)| k == TRACKING) {
+        return Err(invalid(&format!("matrix.properties.{TRACKING}"), why));
+    }
+    match namespace
+        .get(TRACKING)
+        .map(|v| v.trim().to_ascii_lowercase())
+    {
+        Some(v) if v != "true" => Err(invalid(&format!("namespace.{TRACKING}"), why)),
+        _ => {
+            namespace.insert(TRACKING.to_string(), "true".to_string());
+            Ok(())
+        }
+    }
+}

@@ -560,8 +560,9 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         mixed.as_ref().map(|m| ("mixed", m.duration)),
     ];
     check_timeout(&run, durations.into_iter().flatten())?;
-    let namespace = namespace(raw.namespace)?;
+    let mut namespace = namespace(raw.namespace)?;
     let property_matrix = property_matrix(raw.matrix.properties, &namespace)?;
+    super::table::tracking(operation, &mut namespace, &property_matrix)?;
     let env = super::env::fixed(raw.env)?;
     let env_matrix = super::env::matrix(raw.matrix.env, &env, &property_matrix)?;
     let builds = builds(raw.builds, raw.matrix.builds)?;
@@ -670,6 +671,8 @@ mod tests {
             (format!("operation = 'write-table-append'\n{base}[table]\nrows_per_commit = 0\n"), "table.rows_per_commit", "at least 1 row"),
             (format!("operation = 'write-table-append'\n{}", BASE.replace("sizes = [1]", "sizes = [1]\ntable_versions = [0]")), "matrix.table_versions", "at least 1 version"),
             (format!("operation = 'write-table-append'\n{base}[table]\nrows = 5\n"), "rows", "unknown field"),
+            (format!("operation = 'write-create-table-version'\n{base}[namespace]\ntable_version_tracking_enabled = false\n"), "namespace.table_version_tracking_enabled", "need it on"),
+            (format!("operation = 'write-create-table-version'\n{base}[matrix.properties]\ntable_version_tracking_enabled = [true, false]\n"), "matrix.properties.table_version_tracking_enabled", "need it on"),
             (format!("{base}[env]\nBENCH_STORAGE_OPTIONS = '{{}}'\n"), "env.BENCH_STORAGE_OPTIONS", "bench's own"),
             (format!("{base}[env]\n'1X' = '1'\n"), "env.1X", "not a variable name"),
             (format!("{base}[env]\nAWS_SECRET_ACCESS_KEY = 'k'\n"), "env.AWS_SECRET_ACCESS_KEY", "looks like a secret"),
@@ -842,6 +845,21 @@ mod tests {
 
     /// Properties reach the plan as text, the retry budget from `[namespace]` wins, and the
     /// keys the pinned lance does not read are named.
+    #[test]
+    fn create_table_version_cells_have_the_namespace_manage_versions() {
+        let p = Plan::parse(&format!("operation = 'write-create-table-version'\n{BASE}")).unwrap();
+        let cells = crate::plan::cells(&crate::plan::expand(&p, "/r"))
+            .into_iter()
+            .cloned()
+            .collect::<Vec<_>>();
+        assert_eq!(
+            cells[0].properties["table_version_tracking_enabled"],
+            "true"
+        );
+        assert_eq!(cells[0].rows_per_commit, Some(10));
+        assert_eq!(cells[0].golden.table_versions, Some(1));
+    }
+
     #[test]
     fn namespace_properties_are_text_and_unread_keys_are_named() {
         let p = Plan::parse(&ns(
