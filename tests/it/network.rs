@@ -181,13 +181,13 @@ fn table_operations_verified_and_counted(backend: Backend) {
         ROOT,
         &format!(
             "name = 'tables'\noperation = '{op}'\n[matrix]\nsizes = [20]\n\
-             inline = [false]\ntable_versions = [1, 30]\n[continuous]\noperations = 3\n\
+             inline = [false]\ntable_versions = [30]\n[continuous]\noperations = 3\n\
              [mixed]\nclients = [2]\nreads_per_write = 2\nduration_secs = 1\n\
              read_operation = 'warm-read-list-table-versions'\n"
         ),
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(records.len(), 4);
+    assert_eq!(records.len(), 2);
     for r in &records {
         assert_eq!(r["verified"], true, "{r}");
         assert_eq!(r["errors"], 0, "{r}");

@@ -98,7 +98,7 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with("variant_name,build,properties")
+            .ends_with("variant_name,build,properties,timeout_errors,env")
     );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     let chart = std::fs::read_to_string(out.join("charts/continuous_throughput.svg")).unwrap();

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::validate::{check_list, id_safe, invalid};
+use super::validate::invalid;
 use crate::error::PlanError;
 
 /// Why bench refuses a variable name; `None` when a plan may set it.
@@ -81,26 +81,7 @@ pub(super) fn matrix(
                 "is also a dimension of [matrix.properties]; rename one of them",
             ));
         }
-        let toml::Value::Array(list) = v else {
-            return Err(invalid(
-                &key,
-                "must be a list of the values the variable takes, e.g. [\"0\", \"1\"]",
-            ));
-        };
-        let values = list
-            .into_iter()
-            .map(|x| text(&key, x))
-            .collect::<Result<Vec<_>, _>>()?;
-        check_list(&key, &values)?;
-        if let Some(bad) = values.iter().find(|x| !id_safe(x)) {
-            return Err(invalid(
-                &key,
-                format!(
-                    "value `{bad}` names its cells, so use letters, digits, `-`, `_` or `.`; \
-                     a value with other characters can go in [env]"
-                ),
-            ));
-        }
+        let values = super::validate::dimension(&key, v, "variable", "[env]", |x| text(&key, x))?;
         out.push((k, values));
     }
     Ok(out)

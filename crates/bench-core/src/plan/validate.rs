@@ -214,29 +214,42 @@ fn property_matrix(
                 "names its cells, so use letters, digits, `-`, `_` or `.`",
             ));
         }
-        let toml::Value::Array(list) = v else {
-            return Err(invalid(
-                &key,
-                "must be a list of the values the property takes, e.g. [\"1\", \"1000\"]",
-            ));
-        };
-        let values = list
-            .into_iter()
-            .map(|x| property_value(&key, &k, x))
-            .collect::<Result<Vec<_>, _>>()?;
-        check_list(&key, &values)?;
-        if let Some(bad) = values.iter().find(|x| !id_safe(x)) {
-            return Err(invalid(
-                &key,
-                format!(
-                    "value `{bad}` names its cells, so use letters, digits, `-`, `_` or `.`; \
-                     a value with other characters can go in [namespace]"
-                ),
-            ));
-        }
+        let values = dimension(&key, v, "property", "[namespace]", |x| {
+            property_value(&key, &k, x)
+        })?;
         out.push((k, values));
     }
     Ok(out)
+}
+
+/// The values a dimension of the matrix takes (a property, a variable), as text: a list,
+/// none twice, each usable in its cells' names (else it belongs in `fixed`, the table for
+/// every cell).
+pub(super) fn dimension(
+    key: &str,
+    v: toml::Value,
+    what: &str,
+    fixed: &str,
+    text: impl Fn(toml::Value) -> Result<String, PlanError>,
+) -> Result<Vec<String>, PlanError> {
+    let toml::Value::Array(list) = v else {
+        return Err(invalid(
+            key,
+            format!("must be a list of the values the {what} takes, e.g. [\"1\", \"1000\"]"),
+        ));
+    };
+    let values = list.into_iter().map(text).collect::<Result<Vec<_>, _>>()?;
+    check_list(key, &values)?;
+    if let Some(bad) = values.iter().find(|x| !id_safe(x)) {
+        return Err(invalid(
+            key,
+            format!(
+                "value `{bad}` names its cells, so use letters, digits, `-`, `_` or `.`; \
+                 a value with other characters can go in {fixed}"
+            ),
+        ));
+    }
+    Ok(values)
 }
 
 /// `[builds]` and `matrix.builds`: the worker builds every cell runs under, in the order
