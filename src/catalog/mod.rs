@@ -186,7 +186,7 @@ pub async fn execute(
         }
         table => {
             return Err(lance_core::Error::invalid_input(format!(
-                "{table} works on the shared table: run it with catalog::table::execute"
+                "{table} works on the shared table, which this worker was not given"
             )));
         }
     }

@@ -419,7 +419,11 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     };
     let counters = Arc::new(Counters::default());
     let ns = Arc::new(catalog::open_counted(&cfg, &counters).await?);
-    let table = args.rows_per_commit.map(|n| {
+    // Table operations (the cell's, or a mixed cell's read) get the shared table's rows
+    // (the plan's default where a coordinator does not say) and a counted session.
+    let on_table = args.operation.on_table() || args.read_operation.is_some_and(|r| r.on_table());
+    let table = on_table.then(|| {
+        let n = (args.rows_per_commit).unwrap_or(bench_core::plan::DEFAULT_ROWS_PER_COMMIT);
         let session = crate::catalog::counting::session(&counters);
         catalog::table::TableIo::new(n, session, cfg.storage.clone())
     });

@@ -20,6 +20,7 @@ pub use cell::sample;
 pub use cell::{BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Mode, ModeKind, Variant};
 pub use expand::{Step, cells, expand};
 pub use operation::Operation;
+pub use table::DEFAULT_ROWS_PER_COMMIT;
 
 use crate::error::PlanError;
 
