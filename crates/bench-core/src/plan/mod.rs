@@ -435,6 +435,8 @@ duration_secs = 2
             "plans/tiny.toml",
             "plans/variants.toml",
             "plans/mixed-100to1.toml",
+            "plans/table-append.toml",
+            "plans/long-history.toml",
         ] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(f);
             Plan::load(&path).unwrap_or_else(|e| panic!("{f}: {e}"));
