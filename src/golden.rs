@@ -8,7 +8,6 @@ use arrow::array::builder::{ListBuilder, StringBuilder};
 use arrow::array::{RecordBatch, RecordBatchIterator, StringArray};
 use arrow::datatypes::{DataType, Field};
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
-use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 use lance_namespace::LanceNamespace;
 use lance_namespace::models::CreateNamespaceRequest;
 use serde::{Deserialize, Serialize};
@@ -174,12 +173,7 @@ async fn write_rows(
     let reader = RecordBatchIterator::new(batches, catalog::manifest_schema());
     let params = WriteParams {
         mode: WriteMode::Create,
-        store_params: Some(ObjectStoreParams {
-            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
-                catalog::to_hash_map(cfg.storage),
-            ))),
-            ..Default::default()
-        }),
+        store_params: Some(catalog::store_params(cfg.storage)),
         ..Default::default()
     };
     InsertBuilder::new(format!("{root}/{MANIFEST_DIR}").as_str())
@@ -221,10 +215,7 @@ async fn shared_table(
     })
     .await?;
     let location = catalog::table::create(&ns).await?;
-    if !location
-        .trim_start_matches("file://")
-        .starts_with(root.trim_start_matches("file://"))
-    {
+    if !catalog::table::inside(&location, root) {
         // A copy would share it with the golden and every other copy.
         return Err(lance_core::Error::invalid_input(format!(
             "the catalog put the shared table at {location}, outside the golden {root}"

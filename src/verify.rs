@@ -98,9 +98,7 @@ pub async fn table(
         version_before: e.version_before,
         version_after: version,
     };
-    let inside = location
-        .trim_start_matches("file://")
-        .starts_with(root.trim_start_matches("file://"));
+    let inside = catalog::table::inside(&location, root);
     let (rows_min, v_min) = (
         e.rows_before + e.commits * e.rows_per_commit,
         e.version_before + e.commits,

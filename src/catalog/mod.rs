@@ -13,6 +13,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use bytes::Bytes;
 use lance::dataset::builder::DatasetBuilder;
 use lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION;
+use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 use lance_namespace::LanceNamespace;
 use lance_namespace::models::{
     CreateNamespaceRequest, CreateTableRequest, DeclareTableRequest, DescribeTableRequest,
@@ -193,27 +194,57 @@ pub async fn execute(
     Ok(())
 }
 
-/// The table `write-create-table` creates: three rows as Arrow IPC, as the reference sends.
-pub fn table_ipc() -> Bytes {
-    let schema = Arc::new(Schema::new(vec![
+/// The schema of the tables bench writes: `write-create-table`'s and the shared table's.
+pub fn table_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int32, false),
         Field::new("name", DataType::Utf8, false),
-    ]));
+    ]))
+}
+
+/// The table `write-create-table` creates: three rows as Arrow IPC, as the reference sends.
+pub fn table_ipc() -> Bytes {
     let batch = RecordBatch::try_new(
-        schema.clone(),
+        table_schema(),
         vec![
             Arc::new(Int32Array::from(vec![1, 2, 3])),
             Arc::new(StringArray::from(vec!["a", "b", "c"])),
         ],
     )
     .expect("static batch matches its schema");
+    ipc(&batch)
+}
+
+/// A batch as Arrow IPC, as a REST client sends it.
+pub fn ipc(batch: &RecordBatch) -> Bytes {
     let mut buf = Vec::new();
     let mut writer =
-        arrow_ipc::writer::StreamWriter::try_new(&mut buf, &schema).expect("ipc writer");
-    writer.write(&batch).expect("ipc write to memory");
+        arrow_ipc::writer::StreamWriter::try_new(&mut buf, &batch.schema()).expect("ipc writer");
+    writer.write(batch).expect("ipc write to memory");
     writer.finish().expect("ipc finish");
     drop(writer);
     Bytes::from(buf)
+}
+
+/// The object-store parameters of a plan's storage options, as lance takes them.
+pub fn store_params(storage: &BTreeMap<String, String>) -> ObjectStoreParams {
+    ObjectStoreParams {
+        storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
+            to_hash_map(storage),
+        ))),
+        ..Default::default()
+    }
+}
+
+/// The latest version of the dataset at `uri`.
+pub async fn load(
+    uri: &str,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<lance::Dataset> {
+    DatasetBuilder::from_uri(uri)
+        .with_storage_options(to_hash_map(storage))
+        .load()
+        .await
 }
 
 /// The `__manifest` schema of the 14.0.2 directory catalog.
@@ -242,10 +273,7 @@ pub async fn manifest_rows(
     root_uri: &str,
     storage: &BTreeMap<String, String>,
 ) -> lance_core::Result<u64> {
-    let ds = DatasetBuilder::from_uri(format!("{root_uri}/{MANIFEST_DIR}"))
-        .with_storage_options(to_hash_map(storage))
-        .load()
-        .await?;
+    let ds = load(&format!("{root_uri}/{MANIFEST_DIR}"), storage).await?;
     Ok(ds.count_rows(None).await? as u64)
 }
 
@@ -255,10 +283,7 @@ pub async fn missing_objects(
     storage: &BTreeMap<String, String>,
     ids: &[String],
 ) -> lance_core::Result<Vec<String>> {
-    let ds = DatasetBuilder::from_uri(format!("{root_uri}/{MANIFEST_DIR}"))
-        .with_storage_options(to_hash_map(storage))
-        .load()
-        .await?;
+    let ds = load(&format!("{root_uri}/{MANIFEST_DIR}"), storage).await?;
     let mut missing = Vec::new();
     for chunk in ids.chunks(500) {
         let list = chunk

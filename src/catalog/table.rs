@@ -8,12 +8,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{Int32Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
 use bytes::Bytes;
 use lance::dataset::builder::DatasetBuilder;
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance::session::Session;
-use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 use lance_namespace::LanceNamespace;
 use lance_namespace::models::{
     CreateTableRequest, DescribeTableRequest, DescribeTableVersionRequest, InsertIntoTableRequest,
@@ -33,16 +31,12 @@ fn id() -> Option<Vec<String>> {
     Some(vec![SHARED_TABLE.to_string()])
 }
 
-/// `n` rows of the shared table's schema (`id`, `name`).
+/// `n` rows of the shared table ([`super::table_schema`]).
 pub fn rows(n: u64) -> RecordBatch {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int32, false),
-        Field::new("name", DataType::Utf8, false),
-    ]));
     let ids: Vec<i32> = (0..n as i32).collect();
     let names: Vec<String> = ids.iter().map(|i| format!("r{i}")).collect();
     RecordBatch::try_new(
-        schema,
+        super::table_schema(),
         vec![
             Arc::new(Int32Array::from(ids)),
             Arc::new(StringArray::from(names)),
@@ -51,15 +45,10 @@ pub fn rows(n: u64) -> RecordBatch {
     .expect("generated batch matches its schema")
 }
 
-/// A batch as Arrow IPC, as a REST client sends it.
-pub fn ipc(batch: &RecordBatch) -> Bytes {
-    let mut buf = Vec::new();
-    let mut writer =
-        arrow_ipc::writer::StreamWriter::try_new(&mut buf, &batch.schema()).expect("ipc writer");
-    writer.write(batch).expect("ipc write to memory");
-    writer.finish().expect("ipc finish");
-    drop(writer);
-    Bytes::from(buf)
+/// Whether `location` is under `root` (a copy's table must not be its golden's).
+pub fn inside(location: &str, root: &str) -> bool {
+    let plain = |u: &str| u.trim_start_matches("file://").to_string();
+    plain(location).starts_with(&plain(root))
 }
 
 /// What a worker's table operations use: its rows (as a batch and as IPC), and the session
@@ -79,19 +68,10 @@ impl TableIo {
     ) -> TableIo {
         let batch = rows(rows_per_commit);
         TableIo {
-            ipc: ipc(&batch),
+            ipc: super::ipc(&batch),
             batch,
             session,
             storage,
-        }
-    }
-
-    fn store_params(&self) -> ObjectStoreParams {
-        ObjectStoreParams {
-            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
-                super::to_hash_map(&self.storage),
-            ))),
-            ..Default::default()
         }
     }
 }
@@ -149,7 +129,7 @@ async fn append(ns: Arc<DirectoryNamespace>, io: &TableIo) -> lance_core::Result
     let params = WriteParams {
         mode: WriteMode::Append,
         session: Some(io.session.clone()),
-        store_params: Some(io.store_params()),
+        store_params: Some(super::store_params(&io.storage)),
         ..Default::default()
     };
     InsertBuilder::new(Arc::new(dataset))
@@ -166,7 +146,9 @@ pub async fn create(ns: &DirectoryNamespace) -> lance_core::Result<String> {
         id: id(),
         ..Default::default()
     };
-    let resp = ns.create_table(req, ipc(&rows(INITIAL_ROWS))).await?;
+    let resp = ns
+        .create_table(req, super::ipc(&rows(INITIAL_ROWS)))
+        .await?;
     match resp.location {
         Some(l) => Ok(l),
         None => location(ns).await,
@@ -191,7 +173,7 @@ pub async fn grow_history(
     storage: &BTreeMap<String, String>,
     versions: u64,
 ) -> lance_core::Result<u64> {
-    let mut ds = open(location, storage).await?;
+    let mut ds = super::load(location, storage).await?;
     while ds.version().version < versions {
         let n = ds.version().version.to_string();
         ds.update_config([("bench.history", n.as_str())]).await?;
@@ -199,21 +181,11 @@ pub async fn grow_history(
     Ok(ds.version().version)
 }
 
-async fn open(
-    location: &str,
-    storage: &BTreeMap<String, String>,
-) -> lance_core::Result<lance::Dataset> {
-    DatasetBuilder::from_uri(location)
-        .with_storage_options(super::to_hash_map(storage))
-        .load()
-        .await
-}
-
 /// The table at `location`: its rows and latest version.
 pub async fn state(
     location: &str,
     storage: &BTreeMap<String, String>,
 ) -> lance_core::Result<(u64, u64)> {
-    let ds = open(location, storage).await?;
+    let ds = super::load(location, storage).await?;
     Ok((ds.count_rows(None).await? as u64, ds.version().version))
 }

@@ -14,13 +14,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use lance_io::object_store::{
-    ObjectStore, ObjectStoreParams, ObjectStoreRegistry, StorageOptionsAccessor,
-};
+use lance_io::object_store::{ObjectStore, ObjectStoreRegistry};
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
-use crate::catalog::to_hash_map;
 use crate::error::BenchError;
 
 /// Name of the object that marks a golden complete. It is written last and never copied.
@@ -79,12 +76,7 @@ impl Store {
             }
             None => (Scheme::File, local_root(root)?),
         };
-        let params = ObjectStoreParams {
-            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(
-                to_hash_map(storage),
-            ))),
-            ..Default::default()
-        };
+        let params = crate::catalog::store_params(storage);
         let (os, base) = ObjectStore::from_uri_and_params(
             Arc::new(ObjectStoreRegistry::default()),
             &root,

@@ -21,24 +21,8 @@ fn script(dir: &Path, body: &str) -> PathBuf {
 fn workers(n: u32) -> Vec<WorkerArgs> {
     (0..n)
         .map(|worker_id| WorkerArgs {
-            root: "unused".into(),
-            operation: Operation::CreateNamespace,
-            inline: false,
-            commit_retries: 0,
-            worker_id,
-            rank_from_env: false,
-            paced: false,
-            until_end: false,
             operations: Some(2),
-            duration_secs: None,
-            warmup: 0,
-            tables: 0,
-            reads_per_write: None,
-            read_operation: None,
-            trace: 0,
-            s3_shaped: false,
-            attempt_timeout_ms: None,
-            rows_per_commit: None,
+            ..WorkerArgs::new("unused".into(), Operation::CreateNamespace, worker_id)
         })
         .collect()
 }

@@ -38,24 +38,12 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
         server.take_counts();
         let workers = (0..2)
             .map(|worker_id| WorkerArgs {
-                root: root.clone(),
-                operation: Operation::CreateNamespace,
                 inline: true,
                 commit_retries: 20,
-                worker_id,
-                rank_from_env: false,
-                paced: false,
-                until_end: false,
                 operations: Some(8),
-                duration_secs: None,
                 warmup: 1,
                 tables: 66,
-                reads_per_write: None,
-                read_operation: None,
-                trace: 0,
-                s3_shaped: false,
-                attempt_timeout_ms: None,
-                rows_per_commit: None,
+                ..WorkerArgs::new(root.clone(), Operation::CreateNamespace, worker_id)
             })
             .collect();
         let (_tx, mut rx) = tokio::sync::watch::channel(false);

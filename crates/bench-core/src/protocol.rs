@@ -282,6 +282,31 @@ pub struct WorkerArgs {
 }
 
 impl WorkerArgs {
+    /// Worker `worker_id` of `operation` on `root`, everything else off or absent: one
+    /// continuous operation's worth of nothing, for the caller to fill in.
+    pub fn new(root: String, operation: Operation, worker_id: u32) -> WorkerArgs {
+        WorkerArgs {
+            root,
+            operation,
+            inline: false,
+            commit_retries: 0,
+            worker_id,
+            rank_from_env: false,
+            paced: false,
+            until_end: false,
+            operations: None,
+            duration_secs: None,
+            warmup: 0,
+            tables: 0,
+            reads_per_write: None,
+            read_operation: None,
+            trace: 0,
+            s3_shaped: false,
+            attempt_timeout_ms: None,
+            rows_per_commit: None,
+        }
+    }
+
     /// The command line of `bench worker` with these arguments.
     pub fn to_args(&self) -> Vec<String> {
         let mut v = vec![
@@ -343,26 +368,7 @@ impl WorkerArgs {
     /// Read back what [`WorkerArgs::to_args`] wrote (after `worker`); an argument that is
     /// missing, unknown or malformed is named.
     pub fn parse(args: &[String]) -> Result<WorkerArgs, String> {
-        let mut w = WorkerArgs {
-            root: String::new(),
-            operation: Operation::CreateNamespace,
-            inline: false,
-            commit_retries: 0,
-            worker_id: 0,
-            rank_from_env: false,
-            paced: false,
-            until_end: false,
-            operations: None,
-            duration_secs: None,
-            warmup: 0,
-            tables: 0,
-            reads_per_write: None,
-            read_operation: None,
-            trace: 0,
-            s3_shaped: false,
-            attempt_timeout_ms: None,
-            rows_per_commit: None,
-        };
+        let mut w = WorkerArgs::new(String::new(), Operation::CreateNamespace, 0);
         let mut seen = std::collections::BTreeSet::new();
         let mut it = args.iter();
         while let Some(flag) = it.next() {
