@@ -100,6 +100,13 @@ pub enum Command {
     /// Print what this binary is as a worker: protocol, bench and lance versions (JSON).
     #[command(hide = true)]
     WorkerInfo,
+    /// One REST server of a rest cell (started by `bench run`; its arguments are the
+    /// coordinator's, read by the core's `serve` module).
+    #[command(hide = true)]
+    Serve {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
 }
 
 /// `--progress`'s values, with what each shows.

@@ -9,8 +9,10 @@ use crate::{compare, merge, out, report, sweep, worker};
 
 /// Run the parsed command line and map the outcome to an exit code.
 pub fn main(cli: Cli) -> ExitCode {
-    if let Command::Worker { args } = &cli.command {
-        return ExitCode::from(run_worker(args));
+    match &cli.command {
+        Command::Worker { args } => return ExitCode::from(run_worker(args)),
+        Command::Serve { args } => return ExitCode::from(run_server(args)),
+        _ => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -24,7 +26,9 @@ pub fn main(cli: Cli) -> ExitCode {
 
 async fn dispatch(command: Command) -> u8 {
     let result = match command {
-        Command::Worker { .. } => unreachable!("run_worker runs workers"),
+        Command::Worker { .. } | Command::Serve { .. } => {
+            unreachable!("run_worker and run_server run on runtimes of their own")
+        }
         Command::WorkerInfo => {
             let v = worker::protocol::Versions::own();
             out::line(&serde_json::to_string(&v).expect("versions serialise"));
@@ -63,18 +67,38 @@ async fn dispatch(command: Command) -> u8 {
     finish(result)
 }
 
-/// `bench worker ARGS`: one worker process of a cell, on a runtime of its own.
+/// `bench worker ARGS`: one worker process of a cell.
 fn run_worker(args: &[String]) -> u8 {
-    let args = match worker::WorkerArgs::parse(args) {
-        Ok(a) => a,
+    match worker::WorkerArgs::parse(args) {
+        Ok(a) => on_own_runtime("bench worker", a.s3_shaped, worker::run(a)),
         Err(e) => {
             out::note(&format!("bench worker: {e}"));
-            return exit::BAD_PLAN;
+            exit::BAD_PLAN
         }
-    };
-    if args.s3_shaped && std::env::var_os(worker::VERSION_HINT_ENV).is_none() {
+    }
+}
+
+/// `bench serve ARGS`: one REST server of a rest cell.
+fn run_server(args: &[String]) -> u8 {
+    match bench_core::serve::ServeArgs::parse(args) {
+        Ok(a) => on_own_runtime("bench serve", a.s3_shaped, crate::server::run(a)),
+        Err(e) => {
+            out::note(&format!("bench serve: {e}"));
+            exit::BAD_PLAN
+        }
+    }
+}
+
+/// Run a worker's or a server's process on a runtime of its own; its error said as `who`.
+fn on_own_runtime(
+    who: &str,
+    s3_shaped: bool,
+    process: impl std::future::Future<Output = anyhow::Result<()>>,
+) -> u8 {
+    if s3_shaped && std::env::var_os(worker::VERSION_HINT_ENV).is_none() {
         // S3 has no version-hint file: lance writes none when this is off (unless the plan
-        // sets it, `[env]`). Read by lance once, at its first commit. SAFETY: set before any thread of this process starts.
+        // sets it, `[env]`). Read by lance once, at its first commit. SAFETY: set before any
+        // thread of this process starts.
         unsafe { std::env::set_var(worker::VERSION_HINT_ENV, "0") };
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -82,10 +106,10 @@ fn run_worker(args: &[String]) -> u8 {
         .build()
         .expect("start the tokio runtime");
     let code = runtime.block_on(async {
-        match worker::run(args).await {
+        match process.await {
             Ok(()) => exit::OK,
             Err(e) => {
-                out::note(&format!("bench worker: {e:#}"));
+                out::note(&format!("{who}: {e:#}"));
                 exit::INTERNAL
             }
         }

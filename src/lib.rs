@@ -17,6 +17,7 @@ pub mod golden;
 pub mod harness;
 pub mod out;
 mod progress;
+pub mod server;
 pub mod store;
 mod sweep;
 pub mod verify;

@@ -63,6 +63,11 @@ fn builder(cfg: &CatalogConfig) -> lance_core::Result<DirectoryNamespaceBuilder>
     DirectoryNamespaceBuilder::from_properties(p, None)
 }
 
+/// A client of the REST namespace at `uri` (a cell's server): lance's `RestNamespace`.
+pub fn open_rest(uri: &str) -> Arc<dyn LanceNamespace> {
+    Arc::new(lance_namespace_impls::RestNamespaceBuilder::new(uri).build())
+}
+
 /// [`open`], with every request of the namespace counted into `counters` (a session of its
 /// own, with fresh caches, as without counting).
 pub async fn open_counted(
@@ -123,6 +128,9 @@ pub use bench_core::protocol::ErrorClass;
 
 /// What class of failure `e` is.
 pub fn error_class(e: &lance_core::Error) -> ErrorClass {
+    if let Some(class) = namespace_class(e) {
+        return class;
+    }
     if is_conflict(e) {
         return ErrorClass::Conflict;
     }
@@ -131,6 +139,44 @@ pub fn error_class(e: &lance_core::Error) -> ErrorClass {
         crate::failure::Fault::Network | crate::failure::Fault::Unreachable => ErrorClass::Network,
         _ => ErrorClass::Other,
     }
+}
+
+/// Lance's texts of a commit conflict, as they cross a REST server inside an `Internal`
+/// error (the adapter answers 500 to a lance error that is not the namespace's own).
+const CONFLICT_TEXTS: [&str; 4] = [
+    "Commit conflict for version",
+    "Retryable commit conflict",
+    "Too many concurrent writ",
+    "Incompatible transaction",
+];
+
+/// The class of a namespace error, as the namespace says it or as a REST client gets it
+/// back from the status its server answered: 409 (concurrent modification) and a
+/// namespace's own "too many concurrent writes" (429 through REST) are conflicts; any other
+/// 429 (a store or server that throttles) is throttled; 503 and a connection that failed
+/// are network errors; a request that timed out is a timeout. `None`: not a namespace
+/// error, or one these do not cover.
+fn namespace_class(e: &lance_core::Error) -> Option<ErrorClass> {
+    use lance_namespace::NamespaceError as N;
+    let lance_core::Error::Namespace { source, .. } = e else {
+        return None;
+    };
+    let conflict = |m: &str| CONFLICT_TEXTS.iter().any(|t| m.contains(t));
+    match source.downcast_ref::<N>()? {
+        N::ConcurrentModification { .. } => Some(ErrorClass::Conflict),
+        N::Throttling { message } if conflict(message) => Some(ErrorClass::Conflict),
+        N::Throttling { .. } => Some(ErrorClass::Throttled),
+        N::ServiceUnavailable { message } if timed_out(message) => Some(ErrorClass::Timeout),
+        N::ServiceUnavailable { .. } => Some(ErrorClass::Network),
+        N::Internal { message } if conflict(message) => Some(ErrorClass::Conflict),
+        _ => None,
+    }
+}
+
+/// Whether a REST client's message says its request timed out (reqwest's wording).
+fn timed_out(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("timed out") || m.contains("timeout")
 }
 
 /// The golden's table a `describe-table` read looks up, spread over workers as the
@@ -145,7 +191,7 @@ pub fn table_to_describe(worker: u32, index: u64, tables: u64) -> String {
 /// Run one operation: a commit of `object_id`, or a read (`describe-table` reads the table
 /// named by `object_id`).
 pub async fn execute(
-    ns: &DirectoryNamespace,
+    ns: &dyn LanceNamespace,
     op: Operation,
     object_id: String,
     table_data: &Bytes,

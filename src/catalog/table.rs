@@ -78,7 +78,7 @@ impl TableIo {
 
 /// Run one table operation on the shared table through `ns`.
 pub async fn execute(
-    ns: Arc<DirectoryNamespace>,
+    ns: Arc<dyn LanceNamespace>,
     op: Operation,
     io: &TableIo,
 ) -> lance_core::Result<()> {
@@ -118,9 +118,8 @@ pub async fn execute(
 /// Append as an application does: the table opened through the namespace (its location,
 /// and the namespace's commits when it manages the table's versions), lance's dataset
 /// API appending the rows; conflicts retried as lance does.
-async fn append(ns: Arc<DirectoryNamespace>, io: &TableIo) -> lance_core::Result<()> {
-    let client: Arc<dyn LanceNamespace> = ns;
-    let dataset = DatasetBuilder::from_namespace(client, vec![SHARED_TABLE.to_string()])
+async fn append(ns: Arc<dyn LanceNamespace>, io: &TableIo) -> lance_core::Result<()> {
+    let dataset = DatasetBuilder::from_namespace(ns, vec![SHARED_TABLE.to_string()])
         .await?
         .with_session(io.session.clone())
         .with_storage_options(super::to_hash_map(&io.storage))

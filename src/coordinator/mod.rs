@@ -4,6 +4,7 @@
 //! timeout and interrupts. Progress is reported through the narrow [`Observer`] interface.
 
 mod process;
+pub mod servers;
 
 use std::collections::BTreeMap;
 use std::path::Path;

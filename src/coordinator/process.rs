@@ -20,8 +20,8 @@ use crate::worker::protocol::{Command as Order, Line};
 use crate::worker::{Event, STORAGE_ENV, WorkerArgs};
 
 /// Time between SIGTERM and SIGKILL when stopping a cell's workers.
-const GRACE: Duration = Duration::from_secs(3);
-const STDERR_TAIL_LINES: usize = 15;
+pub(super) const GRACE: Duration = Duration::from_secs(3);
+pub(super) const STDERR_TAIL_LINES: usize = 15;
 
 /// What the pipe readers report: events by worker index, a launcher's stderr lines and
 /// exits by process index.
@@ -35,7 +35,7 @@ pub(super) enum Msg {
 }
 
 /// Send `sig` to the process group led by `pid` (every process leads its own group).
-fn signal_group(pid: u32, sig: libc::c_int) {
+pub(super) fn signal_group(pid: u32, sig: libc::c_int) {
     // SAFETY: kill(2) has no memory-safety preconditions; a stale group id only yields ESRCH.
     unsafe {
         libc::kill(-(pid as libc::pid_t), sig);
@@ -45,7 +45,7 @@ fn signal_group(pid: u32, sig: libc::c_int) {
 /// The groups among `pgids` that still hold a live process (a zombie counts as gone): a
 /// group outlives its leader while a descendant that ignored SIGTERM, or that a SIGKILL
 /// has not finished yet, is still there.
-fn live_groups(pgids: &[u32]) -> Vec<u32> {
+pub(super) fn live_groups(pgids: &[u32]) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -65,6 +65,19 @@ fn live_groups(pgids: &[u32]) -> Vec<u32> {
         }
     }
     live
+}
+
+/// What a cell's processes get in their environment, apart: the plan's variables (under
+/// [`ENV_PREFIX`], set as themselves), and the storage options and namespace properties as
+/// one JSON value ([`STORAGE_ENV`]), never on a command line.
+pub(super) fn split_env(env: &BTreeMap<String, String>) -> (Vec<(String, String)>, String) {
+    let (vars, storage): (BTreeMap<_, _>, BTreeMap<_, _>) =
+        (env.iter()).partition(|(k, _)| k.starts_with(ENV_PREFIX));
+    let vars = (vars.into_iter())
+        .map(|(k, v)| (k[ENV_PREFIX.len()..].to_string(), v.clone()))
+        .collect();
+    let json = serde_json::to_string(&storage).expect("storage options serialise");
+    (vars, json)
 }
 
 /// One started process: a worker, or a launcher running all of a cell's workers.
@@ -152,13 +165,9 @@ impl Workers {
         lines: Lines,
     ) -> std::io::Result<()> {
         let proc_idx = self.procs.len();
-        let (vars, storage): (BTreeMap<_, _>, BTreeMap<_, _>) =
-            (storage.iter()).partition(|(k, _)| k.starts_with(ENV_PREFIX));
-        let storage_json = serde_json::to_string(&storage).expect("storage options serialise");
-        for (k, v) in vars {
-            cmd.env(&k[ENV_PREFIX.len()..], v);
-        }
+        let (vars, storage_json) = split_env(storage);
         let mut child = cmd
+            .envs(vars)
             .env(STORAGE_ENV, storage_json)
             .env_remove(crate::fault::ENV)
             .stdin(Stdio::piped())

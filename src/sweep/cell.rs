@@ -9,6 +9,7 @@ use super::Sweep;
 use crate::arm::{ARM_A, Arm};
 use crate::catalog;
 use crate::clock::now_utc_ms;
+use crate::coordinator::servers::{ServerSpec, Servers, Starter};
 use crate::coordinator::{
     self, ArmUnits, CellRun, Observer, Outcome, Pace, PairOutcome, PairingKind,
 };
@@ -22,6 +23,7 @@ use crate::state::{State, Status};
 use crate::stats::Measured;
 use crate::verify;
 use crate::worker::WorkerArgs;
+use bench_core::serve::ServeArgs;
 
 /// One repetition of one cell, on a copy of this golden, by the workers of this arm (or of
 /// both arms of `bench ab`, as pairs).
@@ -41,8 +43,9 @@ pub(super) enum CellResult {
     Interrupted,
 }
 
-/// The arguments of the cell's workers, running on the copy at `root`.
-fn worker_args(cell: &Cell, root: &str, trace: u32) -> Vec<WorkerArgs> {
+/// The arguments of the cell's workers, running on the copy at `root` (through the REST
+/// servers at `rest`, where the cell has them).
+fn worker_args(cell: &Cell, root: &str, trace: u32, rest: Vec<String>) -> Vec<WorkerArgs> {
     let mix = cell.mode.mixed_reads();
     // A deadline where the cell has one (a bounded concurrent cell may not).
     let duration_secs = (cell.mode.operations().is_none() && cell.mode.duration_secs() > 0)
@@ -67,6 +70,7 @@ fn worker_args(cell: &Cell, root: &str, trace: u32) -> Vec<WorkerArgs> {
             s3_shaped: cell.s3_shaped,
             attempt_timeout_ms: cell.attempt_timeout_ms,
             rows_per_commit: cell.rows_per_commit,
+            rest: rest.clone(),
         })
         .collect()
 }
@@ -219,6 +223,8 @@ struct Watched<'a> {
     bar: &'a CellBar,
     file: std::path::PathBuf,
     cell: String,
+    /// A rest cell's servers, told that the window begins at release.
+    servers: Vec<Starter>,
 }
 
 impl Watched<'_> {
@@ -229,6 +235,7 @@ impl Watched<'_> {
 
 impl Observer for Watched<'_> {
     fn released(&self) {
+        self.servers.iter().for_each(Starter::start);
         self.clear();
         self.bar.released();
     }
@@ -455,12 +462,25 @@ async fn watch_workers(
     ] {
         worker_env.extend(map.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone())));
     }
+    let mut servers = match start_servers(sweep, cell, arms, roots, &worker_env).await {
+        Ok(s) => s,
+        Err(reason) => {
+            bar.finish();
+            return Ran::Failed(reason);
+        }
+    };
     let runs: Vec<CellRun<'_>> = arms
         .iter()
         .zip(roots)
-        .map(|(arm, root)| CellRun {
+        .enumerate()
+        .map(|(k, (arm, root))| CellRun {
             exe: &arm.exe,
-            workers: worker_args(cell, root, sweep.plan.run.trace_operations),
+            workers: worker_args(
+                cell,
+                root,
+                sweep.plan.run.trace_operations,
+                servers.get(k).map(Servers::uris).unwrap_or_default(),
+            ),
             storage: &worker_env,
             timeout: sweep.plan.run.cell_timeout,
             bound: cell.mode.bound(),
@@ -472,10 +492,118 @@ async fn watch_workers(
         bar: &bar,
         file: sweep.out.join(RUNNING_FILE),
         cell: label,
+        servers: servers.iter().map(Servers::starter).collect(),
     };
-    let ran = run_workers(runs, pace, sweep.plan.run.cell_timeout, &watched, interrupt).await;
+    let timeout = sweep.plan.run.cell_timeout;
+    let ran = if servers.is_empty() {
+        run_workers(runs, pace, timeout, &watched, interrupt).await
+    } else {
+        let (stop, mut stopped) = watch::channel(false);
+        let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
+        with_servers(&mut servers, interrupt, &stop, workers).await
+    };
     watched.clear();
     bar.finish();
+    finish_servers(&mut servers, ran).await
+}
+
+/// Run the workers (`workers`, stopped through `stop`) while watching the servers: a
+/// server that dies stops the workers at once, as an interrupt does, and fails the run
+/// with its reason; the user's interrupt is passed on.
+async fn with_servers(
+    servers: &mut [Servers],
+    interrupt: &mut watch::Receiver<bool>,
+    stop: &watch::Sender<bool>,
+    workers: impl std::future::Future<Output = Ran>,
+) -> Ran {
+    tokio::pin!(workers);
+    let (mut died, mut passed) = (None, false);
+    loop {
+        tokio::select! {
+            ran = &mut workers => {
+                return match died {
+                    Some(why) => Ran::Failed(why),
+                    None => ran,
+                };
+            }
+            _ = interrupt.changed(), if !passed => {
+                passed = true;
+                let _ = stop.send(true);
+            }
+            _ = tokio::time::sleep(Duration::from_millis(50)), if died.is_none() => {
+                died = servers.iter_mut().find_map(Servers::exited);
+                if died.is_some() {
+                    let _ = stop.send(true);
+                }
+            }
+        }
+    }
+}
+
+/// A rest cell's servers, one set per arm on its copy, listening; none for a direct cell.
+async fn start_servers(
+    sweep: &Sweep,
+    cell: &Cell,
+    arms: &[&Arm],
+    roots: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<Servers>, String> {
+    let count = cell.transport.servers();
+    let mut started = Vec::new();
+    if count == 0 {
+        return Ok(started);
+    }
+    for (arm, root) in arms.iter().zip(roots) {
+        let spec = ServerSpec {
+            exe: &arm.exe,
+            args: ServeArgs {
+                root: root.clone(),
+                inline: cell.golden.inline,
+                commit_retries: cell.commit_retries,
+                s3_shaped: cell.s3_shaped,
+                bind: sweep.plan.rest.bind.clone(),
+            },
+            env,
+            count,
+            launcher: (sweep.plan.rest.launcher.as_ref()).map(|l| l.command(count)),
+        };
+        match Servers::start(spec).await {
+            Ok(s) => started.push(s),
+            Err(reason) => {
+                for s in &mut started {
+                    let _ = s.stop().await;
+                }
+                return Err(reason);
+            }
+        }
+    }
+    Ok(started)
+}
+
+/// After the workers: what each arm's servers served (into its figures), and the servers
+/// stopped. A server that died during the cell, or outlived it, fails the run.
+async fn finish_servers(servers: &mut [Servers], ran: Ran) -> Ran {
+    let mut ran = ran;
+    if let Ran::Measured(measured, _) = &mut ran {
+        for (s, m) in servers.iter_mut().zip(measured.iter_mut()) {
+            let served = match s.exited() {
+                Some(why) => Err(why),
+                None => s.report().await,
+            };
+            match served {
+                Ok(reports) => m.servers = reports,
+                Err(why) => {
+                    ran = Ran::Failed(why);
+                    break;
+                }
+            }
+        }
+    }
+    for s in servers.iter_mut() {
+        if let Err(e) = s.stop().await {
+            ran = Ran::Failed(e);
+        }
+    }
     ran
 }
 

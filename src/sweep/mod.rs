@@ -132,6 +132,9 @@ impl Sweep {
                 .collect();
             lines.push(format!("workers' environment varied: {}", given.join("; ")));
         }
+        if self.plan.transports != [crate::plan::Transport::Direct] {
+            lines.push(self.transport_line());
+        }
         let unread = self.plan.unread_namespace_keys();
         if !unread.is_empty() {
             lines.push(format!(
@@ -142,6 +145,25 @@ impl Sweep {
             ));
         }
         lines
+    }
+
+    /// How the cells reach the catalog: each transport, and where REST servers run.
+    fn transport_line(&self) -> String {
+        let given: Vec<String> = (self.plan.transports.iter())
+            .map(|t| match t {
+                crate::plan::Transport::Direct => "direct (each worker to the store)".to_string(),
+                crate::plan::Transport::Rest { servers } => format!(
+                    "rest ({}, lance's REST adapter on the cell's copy)",
+                    crate::plan::count(u64::from(*servers), "server", "servers")
+                ),
+            })
+            .collect();
+        let rest = &self.plan.rest;
+        let at = match &rest.launcher {
+            Some(l) => format!("started through: {l}"),
+            None => format!("on this machine, bound to {}", rest.bind),
+        };
+        format!("transports: {}; servers {at}", given.join(", "))
     }
 
     /// Mixed cells whose clients' reads before one commit outlast the cell's duration (by the

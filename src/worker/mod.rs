@@ -10,7 +10,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lance_namespace_impls::DirectoryNamespace;
+use lance_namespace::LanceNamespace;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use protocol::{Command, Versions};
@@ -70,7 +70,7 @@ fn truncate(mut s: String) -> String {
 struct Session {
     args: WorkerArgs,
     cfg: CatalogConfig,
-    ns: Arc<DirectoryNamespace>,
+    ns: Arc<dyn LanceNamespace>,
     /// The shared table's rows and how its datasets open (table operations only).
     table: Option<catalog::table::TableIo>,
     /// Every request of this worker's namespaces, counted.
@@ -110,13 +110,13 @@ impl Session {
     /// Run one operation; a cold read opens a fresh namespace for it (timed with it).
     async fn perform(&self, op: Operation, target: String) -> lance_core::Result<()> {
         let ns = if op.is_cold() {
-            Arc::new(catalog::open_counted(&self.cfg, &self.counters).await?)
+            open(&self.cfg, &self.counters, self.args.rest_uri()).await?
         } else {
             self.ns.clone()
         };
         match &self.table {
             Some(io) if op.on_table() => catalog::table::execute(ns, op, io).await,
-            _ => catalog::execute(&ns, op, target, &self.table_data).await,
+            _ => catalog::execute(ns.as_ref(), op, target, &self.table_data).await,
         }
     }
 
@@ -395,30 +395,9 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     if let Some(d) = env_ms(START_DELAY_ENV) {
         tokio::time::sleep(d).await;
     }
-    let given: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
-        Ok(json) => serde_json::from_str(&json)?,
-        Err(_) => BTreeMap::new(),
-    };
-    let (properties, storage): (BTreeMap<_, _>, BTreeMap<_, _>) = given
-        .into_iter()
-        .partition(|(k, _)| k.starts_with(protocol::PROPERTY_PREFIX));
-    let properties = properties
-        .into_iter()
-        .map(|(k, v)| (k[protocol::PROPERTY_PREFIX.len()..].to_string(), v))
-        .collect();
-    let cfg = CatalogConfig {
-        root: if args.s3_shaped {
-            s3_shaped_root(&args.root)?
-        } else {
-            args.root.clone()
-        },
-        inline: args.inline,
-        commit_retries: args.commit_retries,
-        storage,
-        properties,
-    };
+    let cfg = catalog_config(&args.root, args.inline, args.commit_retries, args.s3_shaped)?;
     let counters = Arc::new(Counters::default());
-    let ns = Arc::new(catalog::open_counted(&cfg, &counters).await?);
+    let ns = open(&cfg, &counters, args.rest_uri()).await?;
     // Table operations (the cell's, or a mixed cell's read) get the shared table's rows
     // (the plan's default where a coordinator does not say) and a counted session.
     let on_table = args.operation.on_table() || args.read_operation.is_some_and(|r| r.on_table());
@@ -480,6 +459,51 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A worker's catalog: its own `DirectoryNamespace` (its requests counted), or a client of
+/// the cell's REST server (`rest`; the server counts the catalog's requests).
+async fn open(
+    cfg: &CatalogConfig,
+    counters: &Arc<Counters>,
+    rest: Option<&str>,
+) -> lance_core::Result<Arc<dyn LanceNamespace>> {
+    Ok(match rest {
+        Some(uri) => catalog::open_rest(uri),
+        None => Arc::new(catalog::open_counted(cfg, counters).await?),
+    })
+}
+
+/// The catalog a worker (or a cell's REST server) opens on `root`: the storage options and
+/// namespace properties from the environment the coordinator gave it ([`STORAGE_ENV`]).
+pub fn catalog_config(
+    root: &str,
+    inline: bool,
+    commit_retries: u32,
+    s3_shaped: bool,
+) -> anyhow::Result<CatalogConfig> {
+    let given: BTreeMap<String, String> = match std::env::var(STORAGE_ENV) {
+        Ok(json) => serde_json::from_str(&json)?,
+        Err(_) => BTreeMap::new(),
+    };
+    let (properties, storage): (BTreeMap<_, _>, BTreeMap<_, _>) = given
+        .into_iter()
+        .partition(|(k, _)| k.starts_with(protocol::PROPERTY_PREFIX));
+    let properties = properties
+        .into_iter()
+        .map(|(k, v)| (k[protocol::PROPERTY_PREFIX.len()..].to_string(), v))
+        .collect();
+    Ok(CatalogConfig {
+        root: if s3_shaped {
+            s3_shaped_root(root)?
+        } else {
+            root.to_string()
+        },
+        inline,
+        commit_retries,
+        storage,
+        properties,
+    })
+}
+
 /// The URI of a local root as lance's `file-object-store` (local disk through the
 /// object-store API, as a remote store is reached).
 fn s3_shaped_root(root: &str) -> anyhow::Result<String> {
@@ -495,7 +519,7 @@ pub const VERSION_HINT_ENV: &str = "LANCE_USE_VERSION_HINT";
 
 /// This process's peak resident memory (VmHWM of /proc/self/status), in KiB; `None`
 /// where the kernel does not tell it.
-fn peak_rss_kib() -> Option<u64> {
+pub(crate) fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status.lines().find_map(|l| {
         l.strip_prefix("VmHWM:")?

@@ -8,6 +8,7 @@ mod network;
 mod numbers;
 mod recovery;
 mod report;
+mod rest;
 mod s3;
 mod shards;
 mod units;

@@ -442,6 +442,34 @@ mod on_slurm {
     }
 
     #[test]
+    fn a_rest_cell_puts_its_server_on_one_node_and_its_clients_on_the_others() {
+        let (conf, _alone) = cluster();
+        let s3 = S3Server::start(&[]);
+        let (_d, plan, out) = plan_dir(
+            "name = \"rest\"\n[matrix]\nsizes = [100]\ninline = [true]\ntransport = [\"rest\"]\n\
+             [concurrent]\nconcurrency = [2]\nduration_secs = 2\n\
+             [rest]\nlauncher = \"srun --nodes=1 --nodelist=n1 --ntasks={workers} --input=all\"\n\
+             [run]\ncell_timeout_secs = 300\n\
+             launcher = \"srun --nodes=2 --exclude=n1 --ntasks={workers} --label --input=all --kill-on-bad-exit=1\"\n",
+        );
+        let mut cmd = bench_s3();
+        cmd.env("SLURM_CONF", conf);
+        let root = format!("s3://bench/rest-{}", std::process::id());
+        let mut extra = vec!["--root", root.as_str()];
+        let opts = s3.options();
+        extra.extend(opts.iter().map(String::as_str));
+        let o = run_with(cmd, &plan, &out, &extra);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = &lines(&out.join("results.jsonl"))[0];
+        assert_eq!(r["verified"], true, "{r}");
+        assert!(r["total_operations"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(r["rest"]["server_hosts"], serde_json::json!(["n1"]), "{r}");
+        assert_eq!(r["hosts"], serde_json::json!(["n2", "n3"]), "{r}");
+        // Neither the server nor its srun outlived the cell.
+        assert!(processes_mentioning(&root).is_empty(), "{r}");
+    }
+
+    #[test]
     fn writers_waiting_in_the_queue_are_shown_and_a_timeout_while_queued_says_so() {
         let (conf, _alone) = cluster();
         // Another job holds every CPU of the cluster: the cell's srun waits in the queue.

@@ -119,6 +119,7 @@ impl Fold {
             self.io_unknown = true;
         }
         let io = op.io.unwrap_or_default();
+        m.attempt_ms += op.ms;
         if op.read {
             m.reads.attempts += 1;
             if op.ok {

@@ -28,6 +28,7 @@ pub mod protocol;
 pub mod report;
 pub mod requests;
 pub mod resume;
+pub mod serve;
 pub mod shard;
 pub mod state;
 pub mod stats;

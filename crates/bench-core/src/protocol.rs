@@ -279,6 +279,9 @@ pub struct WorkerArgs {
     pub attempt_timeout_ms: Option<u64>,
     /// Table operations: rows each commit appends to the shared table.
     pub rows_per_commit: Option<u64>,
+    /// The cell's REST servers (`http://host:port`): the worker reaches the catalog through
+    /// lance's `RestNamespace` to the one its id picks (round-robin); empty: directly.
+    pub rest: Vec<String>,
 }
 
 impl WorkerArgs {
@@ -304,7 +307,14 @@ impl WorkerArgs {
             s3_shaped: false,
             attempt_timeout_ms: None,
             rows_per_commit: None,
+            rest: Vec::new(),
         }
+    }
+
+    /// The REST server this worker uses: its id picks one round-robin; `None`: direct.
+    pub fn rest_uri(&self) -> Option<&str> {
+        let n = self.rest.len();
+        (n > 0).then(|| self.rest[self.worker_id as usize % n].as_str())
     }
 
     /// The command line of `bench worker` with these arguments.
@@ -362,6 +372,9 @@ impl WorkerArgs {
         if let Some(n) = self.rows_per_commit {
             v.extend(["--rows-per-commit".into(), n.to_string()]);
         }
+        if !self.rest.is_empty() {
+            v.extend(["--rest".into(), self.rest.join(",")]);
+        }
         v
     }
 
@@ -395,6 +408,7 @@ impl WorkerArgs {
                 "--trace" => w.trace = num(flag, value()?)?,
                 "--attempt-timeout-ms" => w.attempt_timeout_ms = Some(num(flag, value()?)?),
                 "--rows-per-commit" => w.rows_per_commit = Some(num(flag, value()?)?),
+                "--rest" => w.rest = value()?.split(',').map(str::to_string).collect(),
                 "--inline" => w.inline = true,
                 "--rank-from-env" => w.rank_from_env = true,
                 "--paced" => w.paced = true,
@@ -585,11 +599,21 @@ mod tests {
             s3_shaped: true,
             attempt_timeout_ms: Some(30_000),
             rows_per_commit: Some(10),
+            rest: vec!["http://127.0.0.1:1".into(), "http://127.0.0.1:2".into()],
         };
         let line = args.to_args();
         assert_eq!(line[0], "worker");
         let back = WorkerArgs::parse(&line[1..]).unwrap();
         assert_eq!(back, args);
+        assert_eq!(
+            back.rest_uri(),
+            Some("http://127.0.0.1:2"),
+            "worker 7 of 2 servers"
+        );
+        assert_eq!(
+            WorkerArgs::new("/r".into(), Operation::CreateTable, 3).rest_uri(),
+            None
+        );
         assert_eq!(back.mix(), Some((Operation::ListTables { cold: true }, 10)));
         let words = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let base = ["--root", "/r", "--commit-retries", "1", "--worker-id", "0"];

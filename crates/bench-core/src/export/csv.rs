@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 68;
+pub const WIDTH: usize = 73;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -24,7 +24,9 @@ pub const NOISY_CV: f64 = 0.10;
 /// error classes, how far a timed cell's window ran past its deadline, the requests
 /// and bytes per successful operation, and the workers' start-up and peak memory (empty
 /// where not measured). Last the variant as a name (`variant` with the build and the
-/// `[matrix.properties]` values), the build, and the namespace properties (`k=v;k=v`).
+/// `[matrix.properties]` values), the build, and the namespace properties (`k=v;k=v`);
+/// then attempt timeouts, the workers' variables, and the transport with a rest cell's
+/// split of an operation's time.
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -94,6 +96,11 @@ pub const COLUMNS: [&str; WIDTH] = [
     "properties",
     "timeout_errors",
     "env",
+    "transport",
+    "servers",
+    "server_ms_per_op",
+    "server_wait_ms_per_op",
+    "transport_ms_per_op",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -127,6 +134,7 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     let mut row = figures(cell);
     row.extend(spreads(cell));
     row.extend(accounts(cell));
+    row.extend(rest(cell));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -223,12 +231,7 @@ fn spreads(cell: &CellRecords<'_>) -> Vec<String> {
 /// commit, the workers' start and memory, and what the cell varies.
 fn accounts(cell: &CellRecords<'_>) -> Vec<String> {
     let r = cell.first();
-    // The median of a figure every repetition has; empty otherwise.
-    let opt = |f: &dyn Fn(&Record) -> Option<f64>, decimals: usize| {
-        let v: Option<Vec<f64>> = cell.reps.iter().map(|r| f(r)).collect();
-        v.map(|v| format!("{:.decimals$}", crate::stats::median(v)))
-            .unwrap_or_default()
-    };
+    let opt = |f: &dyn Fn(&Record) -> Option<f64>, decimals: usize| median_of(cell, f, decimals);
     vec![
         r.arm.clone().unwrap_or_default(),
         summed(cell, |r| r.throttled_errors),
@@ -266,6 +269,35 @@ fn accounts(cell: &CellRecords<'_>) -> Vec<String> {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(";"),
+    ]
+}
+
+/// The median of a figure every repetition has, with `decimals`; empty otherwise.
+fn median_of(
+    cell: &CellRecords<'_>,
+    f: &dyn Fn(&Record) -> Option<f64>,
+    decimals: usize,
+) -> String {
+    let v: Option<Vec<f64>> = cell.reps.iter().map(|r| f(r)).collect();
+    v.map(|v| format!("{:.decimals$}", crate::stats::median(v)))
+        .unwrap_or_default()
+}
+
+/// How the workers reached the catalog, and for a rest cell where an operation's time went
+/// (empty for a direct one).
+fn rest(cell: &CellRecords<'_>) -> Vec<String> {
+    let r = cell.first();
+    let split =
+        |f: fn(&crate::serve::RestFigures) -> f64| median_of(cell, &|r| r.rest.as_ref().map(f), 3);
+    vec![
+        r.transport.clone().unwrap_or_else(|| "direct".to_string()),
+        r.rest
+            .as_ref()
+            .map(|x| x.servers.to_string())
+            .unwrap_or_default(),
+        split(|x| x.server_ms_per_op),
+        split(|x| x.server_wait_ms_per_op),
+        split(|x| x.transport_ms_per_op),
     ]
 }
 
@@ -328,7 +360,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,"
         );
     }
 

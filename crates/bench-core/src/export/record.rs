@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{Cell, ModeKind, Operation, Variant};
+use crate::plan::{Cell, ModeKind, Operation, Transport, Variant};
 use crate::protocol::{Versions, hostname};
+use crate::serve::RestFigures;
 use crate::stats::paired::{ArmUnits, PairingKind};
 use crate::stats::{IoCounts, IoPerOp, LatencySummary, Measured, ReadMeasured, Unit, throughput};
 
@@ -191,6 +192,14 @@ pub struct Record {
     /// the store it ran on (what `bench predict` takes as measured at).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fastest_request_ms: Option<f64>,
+    /// How the workers reached the catalog, `direct` or `rest`, where the plan says
+    /// (`matrix.transport`); absent: direct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// A rest cell: where the client's time went (transport, waiting in the server, the
+    /// backend), the servers' requests, memory and CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest: Option<crate::serve::RestFigures>,
 }
 
 /// How a run's copy of its golden went.
@@ -419,6 +428,8 @@ fn overrun(cell: &Cell, m: &Measured) -> Option<f64> {
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let l: LatencySummary = m.latencies.summary();
     let count = l.count;
+    // A rest cell's requests are its servers' (and the workers' own, e.g. a table append's).
+    let io = (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io);
     // Only where every successful operation reported its path.
     let path = (count > 0 && m.path_ops == count).then(|| {
         let n = count as f64;
@@ -479,8 +490,8 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         first_timeout_error: m.first_timeout.clone(),
         window_overrun_ms: overrun(cell, m),
         operations_bound: cell.mode.bound(),
-        io_per_op: m.io_known.then(|| m.io.per_op(count)).flatten(),
-        io_total: m.io_known.then_some(m.io),
+        io_per_op: m.io_known.then(|| io.per_op(count)).flatten(),
+        io_total: m.io_known.then_some(io),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
@@ -506,7 +517,30 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         wall_ms: None,
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
         fastest_request_ms: path.and(m.fastest_request_ms),
+        transport: (cell.transport != Transport::Direct
+            || cell.varied.iter().any(|(k, _)| k == "transport"))
+        .then(|| cell.transport.name().to_string()),
+        rest: rest_figures(cell, m),
     }
+}
+
+/// A rest cell's split of its operations' time, from its servers' reports: per operation
+/// attempted (commits and a mixed cell's reads, failed ones too, as the servers serve them).
+fn rest_figures(cell: &Cell, m: &Measured) -> Option<RestFigures> {
+    if cell.transport == Transport::Direct || m.servers.is_empty() {
+        return None;
+    }
+    let ops = m.attempts + m.reads.attempts;
+    let client_ms = if ops == 0 {
+        0.0
+    } else {
+        m.attempt_ms / ops as f64
+    };
+    let reports: Vec<_> = m.servers.iter().map(|(_, s)| *s).collect();
+    let mut hosts: Vec<String> = m.servers.iter().map(|(h, _)| h.clone()).collect();
+    hosts.sort();
+    hosts.dedup();
+    Some(RestFigures::new(&reports, hosts, ops, client_ms))
 }
 
 #[cfg(test)]
@@ -591,6 +625,8 @@ pub(crate) mod tests {
             wall_ms: None,
             round_trips_by_kind: None,
             fastest_request_ms: None,
+            transport: None,
+            rest: None,
         }
     }
 

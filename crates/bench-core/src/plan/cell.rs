@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{LANCE_VERSION, Operation, is_secret};
+use super::{LANCE_VERSION, Operation, Transport, is_secret};
 
 /// How a cell drives its workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,6 +223,8 @@ pub struct Cell {
     /// The workers reach a local root through the object-store API, as S3
     /// (`run.local_requests = "s3"`); never on an S3 root.
     pub s3_shaped: bool,
+    /// How the workers reach the catalog: straight to the store, or through REST servers.
+    pub transport: Transport,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
@@ -360,6 +362,9 @@ impl Cell {
         if let Some(v) = self.golden.table_versions {
             h.update(format!("table_versions={v}\n"));
         }
+        if let Transport::Rest { servers } = self.transport {
+            h.update(format!("transport=rest\nservers={servers}\n"));
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -388,6 +393,7 @@ pub fn sample(operations: u64) -> Cell {
         build: None,
         arms: None,
         s3_shaped: false,
+        transport: Transport::Direct,
     }
 }
 

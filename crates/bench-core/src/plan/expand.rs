@@ -1,6 +1,6 @@
 //! Matrix expansion: a pure function from a validated plan to the ordered steps of a sweep.
 
-use super::{Cell, CellBuild, GoldenSpec, Mode, Plan};
+use super::{Cell, CellBuild, GoldenSpec, Mode, Plan, Transport};
 
 /// One step of a sweep in execution order: a golden bootstrap or a cell. (A sweep has a
 /// few steps per cell, built once: their size does not matter.)
@@ -48,7 +48,11 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
     };
     let dimensions: Vec<(String, Vec<String>)> =
         (plan.property_matrix.iter().chain(&plan.env_matrix).cloned()).collect();
-    let combinations = property_combinations(&dimensions);
+    // Each combination of properties and variables over each transport (innermost).
+    let combinations: Vec<(Vec<(String, String)>, Transport)> =
+        (property_combinations(&dimensions).into_iter())
+            .flat_map(|c| plan.transports.iter().map(move |&t| (c.clone(), t)))
+            .collect();
     let is_env = |k: &str| plan.env_matrix.iter().any(|(e, _)| e == k);
     let mut steps = Vec::new();
     // A plan of table operations has a golden per history of its shared table.
@@ -71,9 +75,11 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
         let cell = |mode| {
             let mut variants = Vec::new();
             for build in &builds {
-                for varied in &combinations {
+                for (varied, transport) in &combinations {
                     let (env, props): (Vec<_>, Vec<_>) =
                         varied.iter().cloned().partition(|(k, _)| is_env(k));
+                    let mut named = varied.clone();
+                    named.extend(super::transport::varied(*transport, &plan.transports));
                     let mut properties = plan.namespace.clone();
                     properties.extend(props);
                     let mut vars = plan.env.clone();
@@ -87,13 +93,14 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                         root: root.to_string(),
                         storage: plan.storage.clone(),
                         properties,
-                        varied: varied.clone(),
+                        varied: named,
                         env: vars,
                         attempt_timeout_ms: plan.run.attempt_timeout_ms,
                         rows_per_commit: plan.table.as_ref().map(|t| t.rows_per_commit),
                         build: build.clone(),
                         arms: plan.arms.clone(),
                         s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
+                        transport: *transport,
                     }));
                 }
             }

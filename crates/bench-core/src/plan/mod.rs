@@ -8,6 +8,7 @@ mod messages;
 mod operation;
 mod raw;
 mod table;
+mod transport;
 mod validate;
 pub use validate::limits;
 
@@ -21,6 +22,7 @@ pub use cell::{BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Mode, ModeKin
 pub use expand::{Step, cells, expand};
 pub use operation::Operation;
 pub use table::DEFAULT_ROWS_PER_COMMIT;
+pub use transport::{RestSettings, Transport};
 
 use crate::error::PlanError;
 
@@ -193,6 +195,11 @@ pub struct Plan {
     /// `bench ab`: its two arms' builds, once checked (part of every cell's key).
     pub arms: Option<[BuildId; 2]>,
     pub run: RunSettings,
+    /// How the cells' workers reach the catalog (`matrix.transport` × `matrix.servers`),
+    /// in order; `[Direct]` unless the plan says.
+    pub transports: Vec<Transport>,
+    /// `[rest]`: where the REST servers listen.
+    pub rest: RestSettings,
 }
 
 /// A worker build of `[builds]`: a name and a bench executable.
@@ -437,6 +444,7 @@ duration_secs = 2
             "plans/mixed-100to1.toml",
             "plans/table-append.toml",
             "plans/long-history.toml",
+            "plans/rest-vs-direct.toml",
         ] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(f);
             Plan::load(&path).unwrap_or_else(|e| panic!("{f}: {e}"));

@@ -27,6 +27,16 @@ pub(super) struct RawPlan {
     #[serde(default)]
     pub run: RawRun,
     pub table: Option<RawTable>,
+    pub rest: Option<RawRest>,
+}
+
+/// `[rest]`: the REST servers of cells whose transport is `rest`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRest {
+    pub servers: Option<u32>,
+    pub bind: Option<String>,
+    pub launcher: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -47,6 +57,10 @@ pub(super) struct RawMatrix {
     pub env: Option<toml::Table>,
     /// Versions of the shared table in the golden, one dimension value each.
     pub table_versions: Option<Vec<u64>>,
+    /// How the workers reach the catalog: "direct", "rest".
+    pub transport: Option<Vec<String>>,
+    /// REST servers per cell, one dimension value each.
+    pub servers: Option<Vec<u32>>,
 }
 
 #[derive(Debug, Deserialize)]

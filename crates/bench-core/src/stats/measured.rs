@@ -58,6 +58,11 @@ pub struct Measured {
     pub fastest_request_ms: Option<f64>,
     /// Each worker's id and its traced operations (`--trace`).
     pub traces: Vec<(u32, Vec<crate::trace::TracedOp>)>,
+    /// The time of every measured operation, successful or not, commits and reads, summed
+    /// in ms (what a rest cell's servers' time is set against).
+    pub attempt_ms: f64,
+    /// A rest cell: each server's host and what it served over the window.
+    pub servers: Vec<(String, crate::serve::ServerReport)>,
 }
 
 /// What the interleaved reads of a mixed cell measured.

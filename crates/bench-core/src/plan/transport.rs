@@ -1,0 +1,321 @@
+//! `matrix.transport`, `matrix.servers` and `[rest]`: how a cell's workers reach the
+//! catalog — straight to the store through their own `DirectoryNamespace`, or through
+//! lance's REST namespace to servers bench starts on the cell's copy.
+
+use super::Launcher;
+use super::validate::{check_counts, check_list, invalid};
+use crate::error::PlanError;
+
+/// How a cell's workers reach the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Transport {
+    /// Each worker opens its own `DirectoryNamespace` on the copy (bench's default).
+    #[default]
+    Direct,
+    /// `servers` bench processes serve the copy's `DirectoryNamespace` with lance's REST
+    /// adapter; the workers use lance's `RestNamespace`, spread over them round-robin.
+    Rest { servers: u32 },
+}
+
+impl Transport {
+    /// `direct` or `rest`, as records and the matrix name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Direct => "direct",
+            Transport::Rest { .. } => "rest",
+        }
+    }
+
+    /// The REST servers a cell starts (0 for direct).
+    pub fn servers(self) -> u32 {
+        match self {
+            Transport::Direct => 0,
+            Transport::Rest { servers } => servers,
+        }
+    }
+}
+
+/// Where the REST servers listen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestSettings {
+    /// The address a server binds (`rest.bind`, default 127.0.0.1; under a launcher on
+    /// several machines, 0.0.0.0 and the server's host name is what clients dial).
+    pub bind: String,
+    /// Under `run.launcher`: the command that starts a cell's servers as its tasks
+    /// (`rest.launcher`, `{workers}` the server count), e.g. srun on one named node; the
+    /// clients go where `run.launcher` puts them.
+    pub launcher: Option<Launcher>,
+}
+
+impl Default for RestSettings {
+    fn default() -> Self {
+        RestSettings {
+            bind: DEFAULT_BIND.to_string(),
+            launcher: None,
+        }
+    }
+}
+
+pub const DEFAULT_BIND: &str = "127.0.0.1";
+
+/// Most servers one cell may start.
+pub const MAX_SERVERS: u64 = 64;
+
+/// The matrix's transport values and `[rest]` as written.
+pub(super) struct RawTransport {
+    pub transport: Option<Vec<String>>,
+    pub servers_matrix: Option<Vec<u32>>,
+    pub servers: Option<u32>,
+    pub bind: Option<String>,
+    pub launcher: Option<String>,
+    /// Whether the plan has `run.launcher`.
+    pub clients_launched: bool,
+}
+
+/// The transports the cells run over, in the matrix's order (each server count of `rest`
+/// in turn), and where their servers listen.
+pub(super) fn settings(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanError> {
+    let names = raw.transport.unwrap_or_else(|| vec!["direct".to_string()]);
+    check_list("matrix.transport", &names)?;
+    if let Some(bad) = names
+        .iter()
+        .find(|n| !["direct", "rest"].contains(&n.as_str()))
+    {
+        return Err(invalid(
+            "matrix.transport",
+            format!(
+                "has `{bad}`; a transport is \"direct\" (each worker to the store) or \"rest\" (through lance's REST namespace to servers bench starts)"
+            ),
+        ));
+    }
+    let rest = names.iter().any(|n| n == "rest");
+    let given = [
+        (raw.servers_matrix.is_some(), "matrix.servers"),
+        (raw.servers.is_some(), "rest.servers"),
+        (raw.bind.is_some(), "rest.bind"),
+        (raw.launcher.is_some(), "rest.launcher"),
+    ];
+    if let (false, Some((_, key))) = (rest, given.iter().find(|(set, _)| *set)) {
+        return Err(invalid(
+            key,
+            "applies to REST servers, and no cell of this plan uses them; add \"rest\" to \
+             matrix.transport (e.g. [\"direct\", \"rest\"]), or remove it",
+        ));
+    }
+    let servers = match (raw.servers_matrix, raw.servers) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "rest.servers",
+                "is given and matrix.servers too; keep matrix.servers for several counts, or \
+                 rest.servers for one",
+            ));
+        }
+        (Some(list), None) => list,
+        (None, one) => vec![one.unwrap_or(1)],
+    };
+    let zero = "each cell needs at least 1 server";
+    check_counts("matrix.servers", &servers, zero, MAX_SERVERS)?;
+    let bind = raw.bind.unwrap_or_else(|| DEFAULT_BIND.to_string());
+    if bind.trim().parse::<std::net::IpAddr>().is_err() {
+        return Err(invalid(
+            "rest.bind",
+            format!(
+                "is `{bind}`, not an IP address; give one such as 127.0.0.1 (this machine only) or 0.0.0.0 (every interface, for clients on other machines)"
+            ),
+        ));
+    }
+    let launcher = match (raw.launcher, raw.clients_launched) {
+        (Some(_), false) => {
+            return Err(invalid(
+                "rest.launcher",
+                "starts the servers as a launcher's tasks, and this plan's workers are not \
+                 launched (no run.launcher): its servers run on this machine; set \
+                 run.launcher, or remove it",
+            ));
+        }
+        (None, true) if rest => {
+            return Err(invalid(
+                "rest.launcher",
+                "is needed with run.launcher: say where the servers run, e.g. \
+                 \"srun --nodes=1 --ntasks={workers} --nodelist=n1 --input=all\" (and keep \
+                 the clients off that node in run.launcher, e.g. --exclude=n1)",
+            ));
+        }
+        (l, _) => l
+            .map(|l| Launcher::parse(&l).map_err(|m| invalid("rest.launcher", m)))
+            .transpose()?,
+    };
+    let transports = names
+        .iter()
+        .flat_map(|n| match n.as_str() {
+            "rest" => servers
+                .iter()
+                .map(|&servers| Transport::Rest { servers })
+                .collect(),
+            _ => vec![Transport::Direct],
+        })
+        .collect();
+    let bind = bind.trim().to_string();
+    Ok((transports, RestSettings { bind, launcher }))
+}
+
+/// How a cell's transport shows in its id and variant name, where the plan varies it (or
+/// uses only REST): `transport=rest`, and `servers=k` where a plan's REST cells could
+/// differ in it.
+pub fn varied(t: Transport, all: &[Transport]) -> Vec<(String, String)> {
+    if all == [Transport::Direct] {
+        return Vec::new();
+    }
+    let mut out = vec![("transport".to_string(), t.name().to_string())];
+    let several = all.iter().any(|a| a.servers() > 1);
+    if let (Transport::Rest { servers }, true) = (t, several) {
+        out.push(("servers".to_string(), servers.to_string()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw() -> RawTransport {
+        RawTransport {
+            transport: None,
+            servers_matrix: None,
+            servers: None,
+            bind: None,
+            launcher: None,
+            clients_launched: false,
+        }
+    }
+
+    #[test]
+    fn transports_expand_each_server_count_of_rest() {
+        let (t, rest) = settings(raw()).unwrap();
+        assert_eq!(t, vec![Transport::Direct]);
+        assert_eq!(rest, RestSettings::default());
+        let (t, _) = settings(RawTransport {
+            transport: Some(vec!["direct".into(), "rest".into()]),
+            servers_matrix: Some(vec![1, 2]),
+            ..raw()
+        })
+        .unwrap();
+        assert_eq!(
+            t,
+            vec![
+                Transport::Direct,
+                Transport::Rest { servers: 1 },
+                Transport::Rest { servers: 2 }
+            ]
+        );
+        assert_eq!(
+            varied(t[0], &t),
+            vec![("transport".into(), "direct".into())]
+        );
+        assert_eq!(
+            varied(t[2], &t),
+            vec![
+                ("transport".into(), "rest".into()),
+                ("servers".into(), "2".into())
+            ]
+        );
+        assert!(varied(Transport::Direct, &[Transport::Direct]).is_empty());
+        let one = [Transport::Direct, Transport::Rest { servers: 1 }];
+        assert_eq!(varied(one[1], &one).len(), 1, "one server count: not named");
+    }
+
+    #[test]
+    fn rest_keys_are_checked() {
+        let rest = || Some(vec!["rest".to_string()]);
+        let cases: Vec<(RawTransport, &str, &str)> = vec![
+            (
+                RawTransport {
+                    transport: Some(vec!["grpc".into()]),
+                    ..raw()
+                },
+                "matrix.transport",
+                "grpc",
+            ),
+            (
+                RawTransport {
+                    servers: Some(2),
+                    ..raw()
+                },
+                "rest.servers",
+                "no cell of this plan uses them",
+            ),
+            (
+                RawTransport {
+                    transport: rest(),
+                    servers: Some(2),
+                    servers_matrix: Some(vec![1]),
+                    ..raw()
+                },
+                "rest.servers",
+                "matrix.servers too",
+            ),
+            (
+                RawTransport {
+                    transport: rest(),
+                    servers: Some(0),
+                    ..raw()
+                },
+                "matrix.servers",
+                "at least 1 server",
+            ),
+            (
+                RawTransport {
+                    transport: rest(),
+                    bind: Some("localhost".into()),
+                    ..raw()
+                },
+                "rest.bind",
+                "not an IP address",
+            ),
+            (
+                RawTransport {
+                    transport: rest(),
+                    launcher: Some("srun -n {workers}".into()),
+                    ..raw()
+                },
+                "rest.launcher",
+                "no run.launcher",
+            ),
+            (
+                RawTransport {
+                    transport: rest(),
+                    clients_launched: true,
+                    ..raw()
+                },
+                "rest.launcher",
+                "--nodelist=n1",
+            ),
+            (
+                RawTransport {
+                    transport: rest(),
+                    clients_launched: true,
+                    launcher: Some("srun -n 1".into()),
+                    ..raw()
+                },
+                "rest.launcher",
+                "{workers}",
+            ),
+        ];
+        for (r, key, said) in cases {
+            let e = settings(r).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(said), "{e}");
+        }
+        let (t, s) = settings(RawTransport {
+            transport: rest(),
+            servers: Some(3),
+            bind: Some("0.0.0.0".into()),
+            launcher: Some("srun -N1 -n {workers} -w n1".into()),
+            clients_launched: true,
+            servers_matrix: None,
+        })
+        .unwrap();
+        assert_eq!(t, vec![Transport::Rest { servers: 3 }]);
+        assert_eq!(s.bind, "0.0.0.0");
+        assert_eq!(s.launcher.unwrap().command(3), "srun -N1 -n 3 -w n1");
+    }
+}

@@ -1,0 +1,295 @@
+//! What a REST server of a cell (`bench serve`) tells its coordinator, and the pure part of
+//! its accounting: how long each request waited behind the mutations ahead of it, and the
+//! per-operation figures a record of a rest cell carries.
+//!
+//! The server speaks one JSON line at a time on stdout: first [`ServerLine::Listening`],
+//! then a [`ServerLine::Served`] each time its stdin says `report`. Its stdin also says
+//! `start` when the cell's window begins (what it served before — the workers' opening and
+//! warm-up — is not counted); stdin closing stops it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::IoCounts;
+
+/// The command line of `bench serve`: the catalog it serves (the cell's copy, as a worker
+/// opens it; storage options and namespace properties come through the environment, as a
+/// worker's do) and the address it binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeArgs {
+    pub root: String,
+    pub inline: bool,
+    pub commit_retries: u32,
+    pub s3_shaped: bool,
+    pub bind: String,
+}
+
+impl ServeArgs {
+    /// The command line of `bench serve` with these arguments.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = vec![
+            "serve".to_string(),
+            "--root".into(),
+            self.root.clone(),
+            "--commit-retries".into(),
+            self.commit_retries.to_string(),
+            "--bind".into(),
+            self.bind.clone(),
+        ];
+        if self.inline {
+            v.push("--inline".into());
+        }
+        if self.s3_shaped {
+            v.push("--s3-shaped".into());
+        }
+        v
+    }
+
+    /// Read back what [`ServeArgs::to_args`] wrote (after `serve`).
+    pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
+        let mut a = ServeArgs {
+            root: String::new(),
+            inline: false,
+            commit_retries: 0,
+            s3_shaped: false,
+            bind: String::new(),
+        };
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let mut value = || (it.next().cloned()).ok_or_else(|| format!("{flag} needs a value"));
+            match flag.as_str() {
+                "--root" => a.root = value()?,
+                "--bind" => a.bind = value()?,
+                "--commit-retries" => {
+                    let v = value()?;
+                    a.commit_retries = v
+                        .parse()
+                        .map_err(|_| format!("{flag} takes a whole number, not `{v}`"))?;
+                }
+                "--inline" => a.inline = true,
+                "--s3-shaped" => a.s3_shaped = true,
+                other => return Err(format!("unknown serve argument `{other}`")),
+            }
+        }
+        if a.root.is_empty() || a.bind.is_empty() {
+            return Err("the server needs --root and --bind".into());
+        }
+        Ok(a)
+    }
+}
+
+/// The commands a server reads on stdin, one a line.
+pub const START: &str = "start";
+pub const REPORT: &str = "report";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "server", rename_all = "snake_case")]
+pub enum ServerLine {
+    /// Serving at `uri` (what clients dial); `open_ms`: from the process's start to an open
+    /// catalog and a bound port.
+    Listening {
+        uri: String,
+        host: String,
+        open_ms: f64,
+    },
+    Served(ServerReport),
+}
+
+/// What one server served since `start`: its backend calls and the store requests they made.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct ServerReport {
+    /// Calls of the backend (`DirectoryNamespace`) the REST adapter made: one per request.
+    pub calls: u64,
+    /// Of which mutations of `__manifest` (the ones lance serialises behind one lock).
+    pub mutations: u64,
+    /// Calls that failed (the adapter answered them with an error status).
+    pub failed: u64,
+    /// Time inside the backend, summed over the calls, in ms.
+    pub ms: f64,
+    /// Of which time a mutation spent while mutations that arrived before it were still in
+    /// the server ([`waits`]), summed.
+    pub wait_ms: f64,
+    /// The server's store requests since `start`.
+    pub io: IoCounts,
+    /// The process's CPU time since `start`, in seconds (user + system).
+    pub cpu_secs: f64,
+    /// The process's peak resident memory, in KiB.
+    pub rss_peak_kib: Option<u64>,
+}
+
+/// One backend call as the server saw it: when it entered and left the backend (µs on the
+/// server's clock), and whether it mutates `__manifest`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Call {
+    pub entered_us: u64,
+    pub left_us: u64,
+    pub mutation: bool,
+}
+
+/// Each call's wait, in µs, in the order given: for a mutation, the part of its time in
+/// the backend during which a mutation that entered before it was still inside (lance's
+/// `DirectoryNamespace` lets one mutation of an instance at a time rewrite `__manifest`,
+/// first come first served, so that is the time it queued); 0 for a read.
+pub fn waits(calls: &[Call]) -> Vec<u64> {
+    let mut order: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].mutation).collect();
+    order.sort_by_key(|&i| (calls[i].entered_us, i));
+    let mut out = vec![0; calls.len()];
+    // The latest exit of the mutations that entered before this one.
+    let mut busy_until = 0u64;
+    for i in order {
+        let c = calls[i];
+        let end = busy_until.min(c.left_us);
+        out[i] = end.saturating_sub(c.entered_us);
+        busy_until = busy_until.max(c.left_us);
+    }
+    out
+}
+
+/// A rest cell's per-operation split of the client's time, from its servers' reports:
+/// transport (client time − server time), waiting in the server, the backend's own time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestFigures {
+    pub servers: u32,
+    /// Backend calls per client operation (1 for the catalog's operations).
+    pub server_calls_per_op: f64,
+    /// Time in the servers per client operation (wait + backend), in ms.
+    pub server_ms_per_op: f64,
+    /// Time per operation a mutation queued behind earlier ones in its server, in ms.
+    pub server_wait_ms_per_op: f64,
+    /// The backend's own time per operation (server − wait), in ms.
+    pub backend_ms_per_op: f64,
+    /// The client's mean time per operation minus the server's: HTTP, JSON and the REST
+    /// client and adapter, in ms.
+    pub transport_ms_per_op: f64,
+    /// The client's mean time per operation attempted (failed ones too), in ms: what the
+    /// three parts add up to.
+    pub client_ms_per_op: f64,
+    /// Calls the servers answered with an error.
+    pub server_errors: u64,
+    /// The servers' store requests per operation (within `io_per_op` too).
+    pub server_requests_per_op: f64,
+    /// The largest server's peak resident memory, in KiB.
+    pub server_rss_peak_kib: Option<u64>,
+    /// The servers' CPU time over the window, summed, in seconds.
+    pub server_cpu_secs: f64,
+    /// The hosts the servers ran on.
+    pub server_hosts: Vec<String>,
+}
+
+impl RestFigures {
+    /// The split of `ops` client operations whose mean time was `client_ms`, served by
+    /// `reports` (one per server).
+    pub fn new(
+        reports: &[ServerReport],
+        hosts: Vec<String>,
+        ops: u64,
+        client_ms: f64,
+    ) -> RestFigures {
+        let n = ops.max(1) as f64;
+        let sum = |f: fn(&ServerReport) -> f64| reports.iter().map(f).sum::<f64>();
+        let server = sum(|r| r.ms) / n;
+        let wait = sum(|r| r.wait_ms) / n;
+        let io: IoCounts = reports.iter().fold(IoCounts::default(), |a, r| a + r.io);
+        RestFigures {
+            servers: reports.len() as u32,
+            server_calls_per_op: sum(|r| r.calls as f64) / n,
+            server_ms_per_op: server,
+            server_wait_ms_per_op: wait,
+            backend_ms_per_op: server - wait,
+            transport_ms_per_op: client_ms - server,
+            client_ms_per_op: client_ms,
+            server_errors: reports.iter().map(|r| r.failed).sum(),
+            server_requests_per_op: io.requests() as f64 / n,
+            server_rss_peak_kib: reports.iter().filter_map(|r| r.rss_peak_kib).max(),
+            server_cpu_secs: sum(|r| r.cpu_secs),
+            server_hosts: hosts,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(entered_us: u64, left_us: u64, mutation: bool) -> Call {
+        Call {
+            entered_us,
+            left_us,
+            mutation,
+        }
+    }
+
+    #[test]
+    fn serve_arguments_round_trip() {
+        let a = ServeArgs {
+            root: "s3://b/runs/x".into(),
+            inline: true,
+            commit_retries: 7,
+            s3_shaped: false,
+            bind: "127.0.0.1".into(),
+        };
+        let line = a.to_args();
+        assert_eq!(line[0], "serve");
+        assert_eq!(ServeArgs::parse(&line[1..]), Ok(a));
+        let bad = ServeArgs::parse(&["--root".into(), "/r".into()]).unwrap_err();
+        assert!(bad.contains("--bind"), "{bad}");
+        let bad = ServeArgs::parse(&["--port".into()]).unwrap_err();
+        assert!(bad.contains("--port"), "{bad}");
+    }
+
+    #[test]
+    fn a_mutation_waits_while_earlier_ones_are_inside() {
+        // Three mutations arriving together, served one after another (10 µs each), and a
+        // read alongside: the second waited 10, the third 20, the read nothing.
+        let calls = [
+            call(0, 10, true),
+            call(1, 20, true),
+            call(2, 30, true),
+            call(3, 4, false),
+        ];
+        assert_eq!(waits(&calls), vec![0, 9, 18, 0]);
+        // Given in another order, each keeps its own wait.
+        let shuffled = [calls[2], calls[3], calls[0], calls[1]];
+        assert_eq!(waits(&shuffled), vec![18, 0, 0, 9]);
+        // One after another without overlap: nobody waits.
+        assert_eq!(waits(&[call(0, 5, true), call(6, 9, true)]), vec![0, 0]);
+        // A wait never exceeds the call's own time (a call that left first).
+        assert_eq!(waits(&[call(0, 50, true), call(10, 20, true)]), vec![0, 10]);
+    }
+
+    #[test]
+    fn the_split_adds_up_to_the_clients_time() {
+        let r = ServerReport {
+            calls: 20,
+            mutations: 20,
+            ms: 100.0,
+            wait_ms: 40.0,
+            io: IoCounts {
+                get: 30,
+                put: 10,
+                ..IoCounts::default()
+            },
+            cpu_secs: 0.5,
+            rss_peak_kib: Some(100),
+            ..ServerReport::default()
+        };
+        let two = [
+            r,
+            ServerReport {
+                rss_peak_kib: Some(300),
+                ..r
+            },
+        ];
+        let f = RestFigures::new(&two, vec!["n1".into()], 40, 8.0);
+        assert_eq!(f.servers, 2);
+        assert_eq!(f.server_calls_per_op, 1.0);
+        assert_eq!(f.server_ms_per_op, 5.0);
+        assert_eq!(f.server_wait_ms_per_op, 2.0);
+        assert_eq!(f.backend_ms_per_op, 3.0);
+        assert_eq!(f.transport_ms_per_op, 3.0);
+        let parts = f.transport_ms_per_op + f.server_wait_ms_per_op + f.backend_ms_per_op;
+        assert!((parts - f.client_ms_per_op).abs() < 1e-9);
+        assert_eq!(f.server_requests_per_op, 2.0);
+        assert_eq!(f.server_rss_peak_kib, Some(300));
+        assert_eq!(f.server_cpu_secs, 1.0);
+    }
+}

@@ -1,0 +1,252 @@
+//! `bench serve` (hidden): one REST server of a rest cell. It opens the cell's copy as a
+//! worker would (`DirectoryNamespace`, its requests counted), serves it with lance's REST
+//! adapter on a free port, and times every call the adapter makes of it. It speaks JSON
+//! lines on stdout and reads commands on stdin (the core's `serve` module); stdin closing
+//! (the coordinator done, or gone) stops it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use lance_core::Result;
+use lance_namespace::LanceNamespace;
+use lance_namespace::models::*;
+use lance_namespace_impls::{RestAdapter, RestAdapterConfig};
+use tokio::io::AsyncBufReadExt;
+
+use crate::catalog::counting::Counters;
+use bench_core::serve::{Call, REPORT, START, ServeArgs, ServerLine, ServerReport, waits};
+use bench_core::stats::IoCounts;
+
+/// Test hook: a server exits (code 3) after serving this many calls, as if it crashed.
+pub const SERVER_EXIT_AFTER_ENV: &str = "BENCH_SERVER_EXIT_AFTER";
+
+/// The backend with every call timed: what the adapter serves.
+#[derive(Debug)]
+struct Timed {
+    inner: Arc<dyn LanceNamespace>,
+    epoch: Instant,
+    calls: Mutex<Vec<Call>>,
+    failed: AtomicU64,
+    /// Calls served in the process's life, and [`SERVER_EXIT_AFTER_ENV`].
+    served: AtomicU64,
+    exit_after: Option<u64>,
+}
+
+impl Timed {
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    /// Note a call that entered at `entered_us` and has just returned `ok` or not.
+    fn note(&self, entered_us: u64, mutation: bool, ok: bool) {
+        let left_us = self.now_us();
+        if !ok {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        self.calls.lock().expect("calls").push(Call {
+            entered_us,
+            left_us,
+            mutation,
+        });
+        let served = self.served.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.exit_after.is_some_and(|n| served >= n) {
+            std::process::exit(3);
+        }
+    }
+
+    /// Forget what was served so far (the cell's window begins).
+    fn restart(&self) {
+        self.calls.lock().expect("calls").clear();
+        self.failed.store(0, Ordering::Relaxed);
+    }
+
+    /// What was served since [`Timed::restart`] (calls still inside are not counted).
+    fn served(&self) -> (u64, u64, f64, f64, u64) {
+        let calls = self.calls.lock().expect("calls").clone();
+        let wait_us: u64 = waits(&calls).iter().sum();
+        let busy_us: u64 = calls.iter().map(|c| c.left_us - c.entered_us).sum();
+        let mutations = calls.iter().filter(|c| c.mutation).count() as u64;
+        let failed = self.failed.load(Ordering::Relaxed);
+        let ms = |us: u64| us as f64 / 1000.0;
+        (
+            calls.len() as u64,
+            mutations,
+            ms(busy_us),
+            ms(wait_us),
+            failed,
+        )
+    }
+}
+
+/// Delegate each listed call of [`LanceNamespace`] to the backend, timed; `manifest` marks
+/// the calls that rewrite `__manifest` (lance serialises those within one namespace). The
+/// calls not listed answer as lance's default does (unsupported); bench makes none of them.
+macro_rules! timed {
+    (@mutation manifest) => { true };
+    (@mutation other) => { false };
+    ($( $kind:ident $name:ident($req:ty $(, $data:ident)?) -> $resp:ty; )*) => {
+        #[async_trait]
+        impl LanceNamespace for Timed {
+            fn namespace_id(&self) -> String {
+                self.inner.namespace_id()
+            }
+            $(
+                async fn $name(&self, request: $req $(, $data: Bytes)?) -> Result<$resp> {
+                    let entered = self.now_us();
+                    let r = self.inner.$name(request $(, $data)?).await;
+                    self.note(entered, timed!(@mutation $kind), r.is_ok());
+                    r
+                }
+            )*
+        }
+    };
+}
+
+timed! {
+    other list_namespaces(ListNamespacesRequest) -> ListNamespacesResponse;
+    other describe_namespace(DescribeNamespaceRequest) -> DescribeNamespaceResponse;
+    manifest create_namespace(CreateNamespaceRequest) -> CreateNamespaceResponse;
+    manifest drop_namespace(DropNamespaceRequest) -> DropNamespaceResponse;
+    other namespace_exists(NamespaceExistsRequest) -> ();
+    other list_tables(ListTablesRequest) -> ListTablesResponse;
+    other describe_table(DescribeTableRequest) -> DescribeTableResponse;
+    manifest register_table(RegisterTableRequest) -> RegisterTableResponse;
+    other table_exists(TableExistsRequest) -> ();
+    manifest drop_table(DropTableRequest) -> DropTableResponse;
+    manifest deregister_table(DeregisterTableRequest) -> DeregisterTableResponse;
+    other count_table_rows(CountTableRowsRequest) -> i64;
+    manifest create_table(CreateTableRequest, data) -> CreateTableResponse;
+    manifest declare_table(DeclareTableRequest) -> DeclareTableResponse;
+    other insert_into_table(InsertIntoTableRequest, data) -> InsertIntoTableResponse;
+    other merge_insert_into_table(MergeInsertIntoTableRequest, data) -> MergeInsertIntoTableResponse;
+    other update_table(UpdateTableRequest) -> UpdateTableResponse;
+    other delete_from_table(DeleteFromTableRequest) -> DeleteFromTableResponse;
+    other query_table(QueryTableRequest) -> Bytes;
+    other list_all_tables(ListTablesRequest) -> ListTablesResponse;
+    other restore_table(RestoreTableRequest) -> RestoreTableResponse;
+    manifest rename_table(RenameTableRequest) -> RenameTableResponse;
+    other list_table_versions(ListTableVersionsRequest) -> ListTableVersionsResponse;
+    other create_table_version(CreateTableVersionRequest) -> CreateTableVersionResponse;
+    other describe_table_version(DescribeTableVersionRequest) -> DescribeTableVersionResponse;
+    other batch_delete_table_versions(BatchDeleteTableVersionsRequest) -> BatchDeleteTableVersionsResponse;
+    other batch_create_table_versions(BatchCreateTableVersionsRequest) -> BatchCreateTableVersionsResponse;
+    other batch_commit_tables(BatchCommitTablesRequest) -> BatchCommitTablesResponse;
+    other get_table_stats(GetTableStatsRequest) -> GetTableStatsResponse;
+    other describe_transaction(DescribeTransactionRequest) -> DescribeTransactionResponse;
+}
+
+/// This process's CPU time so far (user + system), in seconds.
+fn cpu_secs() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(u.ru_utime) + secs(u.ru_stime)
+}
+
+fn say(line: &ServerLine) {
+    crate::out::line(&serde_json::to_string(line).expect("server lines serialise"));
+}
+
+/// The address clients dial: the bound one, or this machine's name where it binds every
+/// interface (clients on other machines).
+fn advertised(bind: &str, port: u16) -> (String, String) {
+    let host = bench_core::protocol::host_name(&|k| std::env::var(k).ok());
+    let addr = match bind {
+        "0.0.0.0" | "::" => bench_core::protocol::hostname(),
+        b if b.contains(':') => format!("[{b}]"),
+        b => b.to_string(),
+    };
+    (format!("http://{addr}:{port}"), host)
+}
+
+/// With `RUST_LOG` set (a level: error, warn, info, debug, trace), the server's log
+/// records at that level and above go to its stderr; otherwise it is quiet.
+struct StderrLog(log::LevelFilter);
+
+impl log::Log for StderrLog {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= self.0
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("{} {}: {}", r.level(), r.target(), r.args());
+        }
+    }
+    fn flush(&self) {}
+}
+
+fn log_if_asked() {
+    let Some(level) = std::env::var("RUST_LOG").ok() else {
+        return;
+    };
+    let level: log::LevelFilter = level.trim().parse().unwrap_or(log::LevelFilter::Info);
+    // Once, for the process's life.
+    let logger: &'static StderrLog = Box::leak(Box::new(StderrLog(level)));
+    if log::set_logger(logger).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
+/// Serve until stdin closes.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    log_if_asked();
+    let cfg = crate::worker::catalog_config(
+        &args.root,
+        args.inline,
+        args.commit_retries,
+        args.s3_shaped,
+    )?;
+    let counters = Arc::new(Counters::default());
+    let backend = Arc::new(crate::catalog::open_counted(&cfg, &counters).await?);
+    let timed = Arc::new(Timed {
+        inner: backend,
+        epoch: Instant::now(),
+        calls: Mutex::new(Vec::new()),
+        failed: AtomicU64::new(0),
+        served: AtomicU64::new(0),
+        exit_after: (std::env::var(SERVER_EXIT_AFTER_ENV).ok()).and_then(|v| v.trim().parse().ok()),
+    });
+    let config = RestAdapterConfig {
+        host: args.bind.clone(),
+        port: 0,
+    };
+    let handle = RestAdapter::new(timed.clone(), config).start().await?;
+    let (uri, host) = advertised(&args.bind, handle.port());
+    say(&ServerLine::Listening {
+        uri,
+        host,
+        open_ms: crate::started().elapsed().as_secs_f64() * 1000.0,
+    });
+    let mut base: (IoCounts, f64) = (counters.snapshot(), cpu_secs());
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        match line.trim() {
+            START => {
+                timed.restart();
+                base = (counters.snapshot(), cpu_secs());
+            }
+            REPORT => {
+                let (calls, mutations, ms, wait_ms, failed) = timed.served();
+                say(&ServerLine::Served(ServerReport {
+                    calls,
+                    mutations,
+                    failed,
+                    ms,
+                    wait_ms,
+                    io: counters.snapshot() - base.0,
+                    cpu_secs: cpu_secs() - base.1,
+                    rss_peak_kib: crate::worker::peak_rss_kib(),
+                }));
+            }
+            _ => {}
+        }
+    }
+    tokio::task::spawn_blocking(move || handle.shutdown()).await?;
+    Ok(())
+}

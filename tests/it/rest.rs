@@ -1,0 +1,187 @@
+//! Rest cells: the workers reach the catalog through lance's REST namespace to `bench serve`
+//! processes (lance's REST adapter on the cell's copy), one or several per cell.
+
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+/// Four writers for 2 s, without lance's retries (a conflict fails the commit), over each
+/// transport: direct, one REST server, two.
+fn transports_plan() -> String {
+    "name = 'rest'\noperation = 'write-declare-table'\n\
+     [matrix]\nsizes = [100]\ninline = [false]\n\
+     transport = ['direct', 'rest']\nservers = [1, 2]\n\
+     [concurrent]\nconcurrency = [4]\nduration_secs = 2\n\
+     [run]\ncommit_retries = 0\n"
+        .to_string()
+}
+
+fn record<'a>(records: &'a [serde_json::Value], tag_end: &str) -> &'a serde_json::Value {
+    (records.iter())
+        .find(|r| r["bench_tag"].as_str().unwrap().ends_with(tag_end))
+        .unwrap_or_else(|| panic!("no record of *{tag_end}"))
+}
+
+#[test]
+fn one_server_queues_what_direct_writers_conflict_on_and_the_split_adds_up() {
+    let (_dir, plan, out) = plan_dir(&transports_plan());
+    let shown = bench_on("plan", &plan, &out);
+    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(
+        text.contains("transports: direct (each worker to the store), rest (1 server,")
+            && text.contains("rest (2 servers,"),
+        "{text}"
+    );
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 3);
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        assert!(r["total_operations"].as_u64().unwrap() > 0, "{r}");
+    }
+    // Direct: four writers race for each version of __manifest, and without retries the
+    // losers fail.
+    let direct = record(&records, "_transport-direct");
+    assert_eq!(direct["transport"], "direct");
+    assert!(direct["conflict_errors"].as_u64().unwrap() > 0, "{direct}");
+    assert!(direct.get("rest").is_none(), "{direct}");
+    // One server: its namespace lets one mutation at a time rewrite __manifest; the
+    // writers queue in it instead, and none fails.
+    let one = record(&records, "_transport-rest_servers-1");
+    assert_eq!(one["transport"], "rest");
+    assert_eq!(one["errors"], 0, "{one}");
+    let rest = &one["rest"];
+    assert_eq!(rest["servers"], 1, "{one}");
+    let f = |k: &str| rest[k].as_f64().unwrap_or_else(|| panic!("{k}: {one}"));
+    // One backend call per declare_table.
+    assert!((f("server_calls_per_op") - 1.0).abs() < 0.1, "{one}");
+    // The client's time is transport + waiting in the server + the backend's own time.
+    let parts = f("transport_ms_per_op") + f("server_wait_ms_per_op") + f("backend_ms_per_op");
+    let client = f("client_ms_per_op");
+    assert!((parts - client).abs() <= 0.05 * client, "{one}");
+    // No failure: the mean of the attempts is the mean of the successes (the histogram's).
+    let avg = one["avg_latency_ms"].as_f64().unwrap();
+    assert!((client - avg).abs() <= 0.01 * avg, "{one}");
+    assert!(f("transport_ms_per_op") > 0.0, "{one}");
+    // Four writers and one lock: a commit waits for others a good part of its time.
+    assert!(
+        f("server_wait_ms_per_op") > 0.2 * f("server_ms_per_op"),
+        "{one}"
+    );
+    // The catalog's requests are the server's, and they are counted.
+    assert!(one["io_per_op"]["put"].as_f64().unwrap() >= 1.0, "{one}");
+    assert!(f("server_requests_per_op") >= 1.0, "{one}");
+    assert!(rest["server_rss_peak_kib"].as_u64().unwrap() > 0, "{one}");
+    // Two servers: two namespaces on one copy race again, and every commit still verifies.
+    let two = record(&records, "_transport-rest_servers-2");
+    assert_eq!(two["rest"]["servers"], 2, "{two}");
+    assert_eq!(two["variant_name"], "no_index/transport=rest/servers=2");
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let (head, _) = summary.split_once('\n').unwrap();
+    assert!(
+        head.ends_with(
+            "transport,servers,server_ms_per_op,server_wait_ms_per_op,transport_ms_per_op"
+        ),
+        "{head}"
+    );
+    assert!(summary.contains(",rest,2,"), "{summary}");
+    // No server outlived its cell.
+    let store = out.join("store");
+    assert!(
+        processes_mentioning(store.to_str().unwrap()).is_empty(),
+        "a server outlived its cell"
+    );
+}
+
+/// Wait until a process mentioning `needle` and `serve` runs; its pid.
+fn server_of(needle: &str) -> u32 {
+    let t = Instant::now();
+    loop {
+        let servers: Vec<u32> = processes_mentioning(needle)
+            .into_iter()
+            .filter(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("\0serve\0"))
+            })
+            .collect();
+        if let Some(&p) = servers.first() {
+            return p;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no server started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_server_that_dies_fails_its_cell_and_an_interrupt_leaves_no_server() {
+    let text = "name = 'rest'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                transport = ['rest']\n\
+                [concurrent]\nconcurrency = [2]\nduration_secs = 30\n\
+                [run]\ncell_timeout_secs = 120\n";
+    // A server that exits after 5 calls: the cell fails, saying so; nothing is left.
+    let (_dir, plan, out) = plan_dir(text);
+    let mut dying = bench();
+    dying.env(bench::server::SERVER_EXIT_AFTER_ENV, "5");
+    let t = Instant::now();
+    let o = run_with(dying, &plan, &out, &[]);
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("REST server 1 exited during the cell"),
+        "{err}"
+    );
+    assert!(lines(&out.join("results.jsonl")).is_empty());
+    let store = out.join("store");
+    assert!(processes_mentioning(store.to_str().unwrap()).is_empty());
+    // The workers stop without their server: not after 30 s of failed requests.
+    assert!(t.elapsed() < Duration::from_secs(25), "{err}");
+
+    // Ctrl-C while the cell runs: the sweep stops, and its server with it.
+    let (_dir, plan, out) = plan_dir(text);
+    let child = spawn_sweep(bench(), "run", &plan, &out, &[]);
+    let store = out.join("store");
+    let needle = store.to_str().unwrap();
+    server_of(needle);
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        processes_mentioning(needle).is_empty(),
+        "a server or worker outlived the interrupted cell"
+    );
+}
+
+#[test]
+fn a_rest_cell_on_s3_counts_its_servers_requests_and_verifies() {
+    let server = S3Server::start_on(Backend::Moto, &[]);
+    let (_dir, o, records) = sweep_s3(
+        &server,
+        "s3://bench/rest",
+        "name = 'rest-s3'\n[matrix]\nsizes = [20]\ninline = [true]\ntransport = ['rest']\n\
+         [concurrent]\nconcurrency = [2]\nduration_secs = 1\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["storage_scheme"], "s3");
+    // A commit is the server's conditional PUT of __manifest, counted by the server.
+    assert!(
+        r["io_per_op"]["conditional_put"].as_f64().unwrap() >= 1.0,
+        "{r}"
+    );
+    let served = r["rest"]["server_requests_per_op"].as_f64().unwrap();
+    let io = &r["io_per_op"];
+    let all: f64 = ["get", "put", "list", "head", "delete", "copy"]
+        .iter()
+        .map(|k| io[k].as_f64().unwrap())
+        .sum();
+    assert!(served >= 2.0, "{r}");
+    // The workers made none of them (no errors: per success is per attempt).
+    assert_eq!(r["errors"], 0, "{r}");
+    assert!((all - served).abs() < 1e-6, "{r}");
+}
