@@ -1,38 +1,33 @@
 #!/usr/bin/env bash
 # Through a catalog server or straight to the store (plans/rest-vs-direct.toml: direct, one
 # REST server, two; 1, 4, 16, 64 writers; inline indices on and off; 10 s cells): the plan
-# on local disk with REPS repetitions (interleaved), and with S3=1 also on the S3 test
-# endpoint (S3_BACKEND=moto or rgw, as scripts/figures/s3-endpoint.sh) with S3_REPS.
+# with REPS repetitions (interleaved) on local disk (WHERE=local, the default), on the S3
+# test endpoint (WHERE=s3; S3_BACKEND=moto or rgw, as scripts/figures/s3-endpoint.sh), or
+# both (WHERE="local s3").
 # Prints per cell the median commits/s with its range over the repetitions, the failed
 # commits (all repetitions), and for rest cells the split of a commit's time (transport,
 # waiting in the server, the namespace's own) with how far the parts are from the client's
 # mean; writes the report's charts of throughput and errors against writers (one line per
 # variant) to OUT (default: the work folder, removed at exit).
 #
-#   scripts/figures/rest-vs-direct.sh [REPS] [OUT]      (defaults: 3, none)
-#   S3=1 S3_REPS=1 S3_BACKEND=moto scripts/figures/rest-vs-direct.sh 3 /tmp/rest-figs
+#   scripts/figures/rest-vs-direct.sh [REPS] [OUT] [WHERE]   (defaults: 3, none, local)
+#   S3_BACKEND=rgw scripts/figures/rest-vs-direct.sh 1 /tmp/rest-figs s3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS=${1:-3}
 OUT=${2:-}
+read -r -a places <<< "${3:-local}"
 S3_SERVER_ARGS=""
 # shellcheck source=s3-endpoint.sh
 source scripts/figures/s3-endpoint.sh
-run() { # NAME PLAN [ARGS...]: a sweep into $WORK/NAME, its log kept
-  local name=$1 plan=$2; shift 2
-  local t0=$SECONDS
-  "$BENCH" run "$plan" --out "$WORK/$name" --progress lines "$@" > /dev/null 2> "$WORK/$name.log" \
-    || { tail -5 "$WORK/$name.log" >&2; exit 1; }
-  echo "$name: $((SECONDS - t0)) s" >> "$WORK/times"
-}
-sed "s/^repetitions = 3/repetitions = $REPS/" plans/rest-vs-direct.toml > "$WORK/local.toml"
-run local "$WORK/local.toml" --root "$WORK/store-local"
-places=(local)
-if [ "${S3:-0}" = 1 ]; then
-  sed "s/^repetitions = 3/repetitions = ${S3_REPS:-1}/" plans/rest-vs-direct.toml > "$WORK/s3.toml"
-  run s3 "$WORK/s3.toml" --root s3://bench/rest "${S3_OPTS[@]}"
-  places+=(s3)
-fi
+sed "s/^repetitions = 3/repetitions = $REPS/" plans/rest-vs-direct.toml > "$WORK/plan.toml"
+for p in "${places[@]}"; do
+  case "$p" in
+    local) run_sweep local "$WORK/plan.toml" --root "$WORK/store-local" ;;
+    s3) run_sweep s3 "$WORK/plan.toml" --root s3://bench/rest "${S3_OPTS[@]}" ;;
+    *) echo "WHERE is local, s3 or both (\"local s3\"), not $p" >&2; exit 2 ;;
+  esac
+done
 if [ -n "$OUT" ]; then
   mkdir -p "$OUT"
   for p in "${places[@]}"; do

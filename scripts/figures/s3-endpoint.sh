@@ -2,10 +2,19 @@
 # build, makes a work folder, starts scripts/s3-server.py on a free port of 127.0.0.1 (with
 # the options in S3_SERVER_ARGS, e.g. "--latency-ms 25") and waits for it; at exit the
 # server is stopped and the folder removed. Sets BENCH, WORK, PORT, the test credentials in
-# the environment, and S3_OPTS: bench's storage options for the endpoint (give --root too).
+# the environment, and S3_OPTS: bench's storage options for the endpoint (give --root too);
+# defines run_sweep NAME PLAN [ARGS...]: a sweep into $WORK/NAME, its log in
+# $WORK/NAME.log, its time appended to $WORK/times (its log's end said if it fails).
 # With S3_BACKEND=rgw the endpoint is Ceph's gateway (scripts/rgw-up.sh, in the work
 # folder, stopped at exit) behind scripts/s3-server.py --upstream; by default, moto.
 BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
+run_sweep() {
+  local name=$1 plan=$2; shift 2
+  local t0=$SECONDS
+  "$BENCH" run "$plan" --out "$WORK/$name" --progress lines "$@" > /dev/null 2> "$WORK/$name.log" \
+    || { tail -5 "$WORK/$name.log" >&2; exit 1; }
+  echo "$name: $((SECONDS - t0)) s" >> "$WORK/times"
+}
 [ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
 WORK=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -19,23 +19,16 @@ S3_VERSIONS=${3:-100 2000}
 S3_SERVER_ARGS="--latency-ms $LATENCY"
 # shellcheck source=s3-endpoint.sh
 source scripts/figures/s3-endpoint.sh
-run() { # NAME PLAN [ARGS...]: a sweep into $WORK/NAME, its log kept
-  local name=$1 plan=$2; shift 2
-  local t0=$SECONDS
-  "$BENCH" run "$plan" --out "$WORK/$name" --progress lines "$@" > /dev/null 2> "$WORK/$name.log" \
-    || { tail -5 "$WORK/$name.log" >&2; exit 1; }
-  echo "$name: $((SECONDS - t0)) s" >> "$WORK/times"
-}
 s3_plan() { # PLAN VERSIONS REPS OPS: the plan with S3's histories, repetitions, lookups
   sed -e "s/^table_versions = \[100, 10000\]/table_versions = [${2// /, }]/" \
       -e "s/^repetitions = 3/repetitions = $3/" -e "s/^operations = 50/operations = $4/" "$1"
 }
-run local-append plans/table-append.toml --root "$WORK/store-local"
-run local-history plans/long-history.toml --root "$WORK/store-local"
+run_sweep local-append plans/table-append.toml --root "$WORK/store-local"
+run_sweep local-history plans/long-history.toml --root "$WORK/store-local"
 s3_plan plans/table-append.toml "" "$REPS" 50 > "$WORK/append-s3.toml"
 s3_plan plans/long-history.toml "$S3_VERSIONS" 3 20 > "$WORK/history-s3.toml"
-run s3-append "$WORK/append-s3.toml" --root s3://bench/append "${S3_OPTS[@]}"
-run s3-history "$WORK/history-s3.toml" --root s3://bench/history "${S3_OPTS[@]}"
+run_sweep s3-append "$WORK/append-s3.toml" --root s3://bench/append "${S3_OPTS[@]}"
+run_sweep s3-history "$WORK/history-s3.toml" --root s3://bench/history "${S3_OPTS[@]}"
 python3 - "$WORK" "$LATENCY" <<'PY'
 import json, re, statistics, sys
 work, latency = sys.argv[1], sys.argv[2]

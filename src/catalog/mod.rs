@@ -176,7 +176,9 @@ fn namespace_class(e: &lance_core::Error) -> Option<ErrorClass> {
 /// Whether a REST client's message says its request timed out (reqwest's wording).
 fn timed_out(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    m.contains("timed out") || m.contains("timeout")
+    ["timed out", "timedout", "timeout"]
+        .iter()
+        .any(|t| m.contains(t))
 }
 
 /// The golden's table a `describe-table` read looks up, spread over workers as the

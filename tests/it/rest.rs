@@ -114,7 +114,7 @@ fn server_of(needle: &str) -> u32 {
 }
 
 #[test]
-fn a_server_that_dies_fails_its_cell_and_an_interrupt_leaves_no_server() {
+fn a_server_or_worker_that_dies_fails_its_cell_and_no_server_outlives_it_or_an_interrupt() {
     let text = "name = 'rest'\n[matrix]\nsizes = [100]\ninline = [false]\n\
                 transport = ['rest']\n\
                 [concurrent]\nconcurrency = [2]\nduration_secs = 30\n\
@@ -136,6 +136,18 @@ fn a_server_that_dies_fails_its_cell_and_an_interrupt_leaves_no_server() {
     assert!(processes_mentioning(store.to_str().unwrap()).is_empty());
     // The workers stop without their server: not after 30 s of failed requests.
     assert!(t.elapsed() < Duration::from_secs(25), "{err}");
+
+    // A worker that dies: the cell fails, and its server is stopped all the same.
+    let (_dir, plan, out) = plan_dir(text);
+    let mut lost = bench();
+    lost.env(bench::worker::EXIT_AFTER_ENV, "3");
+    let o = run_with(lost, &plan, &out, &[]);
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    let store = out.join("store");
+    assert!(
+        processes_mentioning(store.to_str().unwrap()).is_empty(),
+        "a server outlived a cell whose worker died"
+    );
 
     // Ctrl-C while the cell runs: the sweep stops, and its server with it.
     let (_dir, plan, out) = plan_dir(text);

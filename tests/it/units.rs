@@ -372,3 +372,70 @@ mod golden {
         assert!(find(&store, GoldenSpec::catalog(10, true)).await.is_none());
     }
 }
+
+/// Errors that crossed a REST server keep their class (as lance's REST client rebuilds them
+/// from the status and code its server answered).
+mod rest_errors {
+    use bench::catalog::{ErrorClass, error_class};
+    use lance_namespace::NamespaceError as N;
+
+    fn class(e: N) -> ErrorClass {
+        error_class(&lance_core::Error::from(e))
+    }
+
+    #[test]
+    fn statuses_and_codes_map_to_the_error_classes() {
+        let m = |s: &str| s.to_string();
+        let cases = [
+            // 409
+            (
+                N::ConcurrentModification { message: m("x") },
+                ErrorClass::Conflict,
+            ),
+            // 429 from lance's adapter: the namespace's own contention
+            (
+                N::Throttling {
+                    message: m("Too many concurrent writes, please retry later: CommitConflict"),
+                },
+                ErrorClass::Conflict,
+            ),
+            // any other 429: a store or server that throttles
+            (
+                N::Throttling {
+                    message: m("Storage request was throttled while resolving table"),
+                },
+                ErrorClass::Throttled,
+            ),
+            // 503, and a connection that failed
+            (
+                N::ServiceUnavailable {
+                    message: m("Failed to execute request: reqwest::Error { kind: Connect }"),
+                },
+                ErrorClass::Network,
+            ),
+            (
+                N::ServiceUnavailable {
+                    message: m("Failed to execute request: reqwest::Error { source: TimedOut }"),
+                },
+                ErrorClass::Timeout,
+            ),
+            // 500: a lance conflict that is not the namespace's own error
+            (
+                N::Internal {
+                    message: m("Retryable commit conflict for version 7: x, a.rs:1:1"),
+                },
+                ErrorClass::Conflict,
+            ),
+            (
+                N::Internal {
+                    message: m("disk full"),
+                },
+                ErrorClass::Other,
+            ),
+        ];
+        for (e, want) in cases {
+            let said = e.to_string();
+            assert_eq!(class(e), want, "{said}");
+        }
+    }
+}

@@ -27,25 +27,28 @@ fn property_combinations(matrix: &[(String, Vec<String>)]) -> Vec<Vec<(String, S
     })
 }
 
+/// The builds every cell runs under: `[builds]` in order, or the running bench's own.
+fn builds(plan: &Plan) -> Vec<Option<CellBuild>> {
+    if plan.builds.is_empty() {
+        return vec![None];
+    }
+    (plan.builds.iter())
+        .map(|b| {
+            Some(CellBuild {
+                name: b.name.clone(),
+                path: b.path.clone(),
+                id: b.id.clone().unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
 /// Expand the matrix in the reference's order: for each inline variant, for each size: its
 /// golden, then the continuous cell, then one concurrent cell per concurrency, then (bench's
 /// addition) one mixed cell per client count. Each of those is one cell per variant of
 /// builds and `[matrix.properties]` (builds outermost), side by side.
 pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
-    let builds: Vec<Option<CellBuild>> = if plan.builds.is_empty() {
-        vec![None]
-    } else {
-        plan.builds
-            .iter()
-            .map(|b| {
-                Some(CellBuild {
-                    name: b.name.clone(),
-                    path: b.path.clone(),
-                    id: b.id.clone().unwrap_or_default(),
-                })
-            })
-            .collect()
-    };
+    let builds = builds(plan);
     let dimensions: Vec<(String, Vec<String>)> =
         (plan.property_matrix.iter().chain(&plan.env_matrix).cloned()).collect();
     // Each combination of properties and variables over each transport (innermost).

@@ -72,6 +72,26 @@ pub(super) struct RawTransport {
     pub clients_launched: bool,
 }
 
+impl RawTransport {
+    /// The matrix's `transport` and `servers`, `[rest]`, and whether the plan launches its
+    /// workers (`run.launcher`).
+    pub(super) fn of(
+        transport: Option<Vec<String>>,
+        servers_matrix: Option<Vec<u32>>,
+        rest: super::raw::RawRest,
+        clients_launched: bool,
+    ) -> RawTransport {
+        RawTransport {
+            transport,
+            servers_matrix,
+            servers: rest.servers,
+            bind: rest.bind,
+            launcher: rest.launcher,
+            clients_launched,
+        }
+    }
+}
+
 /// The transports the cells run over, in the matrix's order (each server count of `rest`
 /// in turn), and where their servers listen.
 pub(super) fn settings(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanError> {

@@ -579,15 +579,12 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     let env = super::env::fixed(raw.env)?;
     let env_matrix = super::env::matrix(raw.matrix.env, &env, &property_matrix)?;
     let builds = builds(raw.builds, raw.matrix.builds)?;
-    let rest = raw.rest.unwrap_or_default();
-    let (transports, rest) = super::transport::settings(super::transport::RawTransport {
-        transport: raw.matrix.transport,
-        servers_matrix: raw.matrix.servers,
-        servers: rest.servers,
-        bind: rest.bind,
-        launcher: rest.launcher,
-        clients_launched: run.launcher.is_some(),
-    })?;
+    let (transports, rest) = super::transport::settings(super::transport::RawTransport::of(
+        raw.matrix.transport,
+        raw.matrix.servers,
+        raw.rest.unwrap_or_default(),
+        run.launcher.is_some(),
+    ))?;
     let plan = Plan {
         name,
         namespace,
