@@ -105,23 +105,17 @@ pub fn warmup_id(op: Operation, worker: u32, index: u64) -> String {
     format!("{}_warm", object_id(op, worker, index))
 }
 
-/// Whether an error is a commit conflict that exhausted lance's retry budget (the
-/// catalog's `Throttling` / `ConcurrentModification`, or lance's own conflict errors), as
-/// opposed to any other lance or storage error.
-pub fn is_conflict(e: &lance_core::Error) -> bool {
+/// Whether an error is one of lance's own commit conflicts past its retry budget (a
+/// namespace's errors are classed by [`namespace_class`]).
+fn is_conflict(e: &lance_core::Error) -> bool {
     use lance_core::Error;
-    use lance_namespace::NamespaceError;
-    match e {
+    matches!(
+        e,
         Error::CommitConflict { .. }
-        | Error::RetryableCommitConflict { .. }
-        | Error::TooMuchWriteContention { .. }
-        | Error::IncompatibleTransaction { .. } => true,
-        Error::Namespace { source, .. } => matches!(
-            source.downcast_ref::<NamespaceError>(),
-            Some(NamespaceError::Throttling { .. } | NamespaceError::ConcurrentModification { .. })
-        ),
-        _ => false,
-    }
+            | Error::RetryableCommitConflict { .. }
+            | Error::TooMuchWriteContention { .. }
+            | Error::IncompatibleTransaction { .. }
+    )
 }
 
 pub use bench_core::protocol::ErrorClass;

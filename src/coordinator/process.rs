@@ -80,6 +80,30 @@ pub(super) fn split_env(env: &BTreeMap<String, String>) -> (Vec<(String, String)
     (vars, json)
 }
 
+/// SIGKILL whatever still runs in the process groups `pgids` (their leaders gone, or not)
+/// until nothing in them does, or `until`; the groups still alive then.
+pub(super) async fn clear_groups(pgids: &[u32], until: tokio::time::Instant) -> Vec<u32> {
+    loop {
+        let live = live_groups(pgids);
+        if live.is_empty() || tokio::time::Instant::now() >= until {
+            return live;
+        }
+        for &pgid in &live {
+            signal_group(pgid, libc::SIGKILL);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Keep `line` as the newest of a process's last [`STDERR_TAIL_LINES`] stderr lines.
+pub(super) fn keep_tail(tail: &Mutex<VecDeque<String>>, line: String) {
+    let mut t = tail.lock().expect("stderr tail lock");
+    if t.len() == STDERR_TAIL_LINES {
+        t.pop_front();
+    }
+    t.push_back(line);
+}
+
 /// One started process: a worker, or a launcher running all of a cell's workers.
 struct Proc {
     pid: u32,
@@ -197,11 +221,7 @@ impl Workers {
                 if let Some(tx) = &said {
                     let _ = tx.send(Msg::Said(proc_idx, line.clone()));
                 }
-                let mut t = tail.lock().expect("stderr tail lock");
-                if t.len() == STDERR_TAIL_LINES {
-                    t.pop_front();
-                }
-                t.push_back(line);
+                keep_tail(&tail, line);
             }
         });
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -312,19 +332,9 @@ impl Workers {
         self.clear_groups(tokio::time::Instant::now() + GRACE).await;
     }
 
-    /// SIGKILL what is left in the workers' groups once their leaders are gone, and wait
-    /// until nothing in them runs (or `until`).
+    /// SIGKILL what is left in the workers' groups once their leaders are gone.
     async fn clear_groups(&self, until: tokio::time::Instant) {
         let pgids: Vec<u32> = self.procs.iter().map(|p| p.pid).collect();
-        loop {
-            let live = live_groups(&pgids);
-            if live.is_empty() || tokio::time::Instant::now() >= until {
-                return;
-            }
-            for pgid in live {
-                signal_group(pgid, libc::SIGKILL);
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        clear_groups(&pgids, until).await;
     }
 }

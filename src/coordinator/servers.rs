@@ -17,7 +17,7 @@ use std::time::Duration;
 use bench_core::serve::{REPORT, START, ServeArgs, ServerLine, ServerReport};
 use tokio::sync::mpsc;
 
-use super::process::{GRACE, STDERR_TAIL_LINES, live_groups, signal_group, split_env};
+use super::process::{GRACE, clear_groups, keep_tail, signal_group, split_env};
 
 /// How long servers may take to listen (open the copy's catalog, bind a port).
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(120);
@@ -96,11 +96,7 @@ fn spawn(
             .lines()
             .map_while(Result::ok)
         {
-            let mut t = kept.lock().expect("stderr tail");
-            if t.len() == STDERR_TAIL_LINES {
-                t.pop_front();
-            }
-            t.push_back(line);
+            keep_tail(&kept, line);
         }
     });
     std::thread::spawn(move || {
@@ -302,19 +298,13 @@ impl Servers {
             }
         }
         let pgids: Vec<u32> = self.procs.iter().map(|p| p.pid).collect();
-        let until = now() + GRACE;
-        loop {
-            let live = live_groups(&pgids);
-            if live.is_empty() {
-                return Ok(());
-            }
-            if now() >= until {
-                return Err(format!(
-                    "REST server process groups {live:?} outlived their cell"
-                ));
-            }
-            live.iter().for_each(|&g| signal_group(g, libc::SIGKILL));
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        let live = clear_groups(&pgids, now() + GRACE).await;
+        if live.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "REST server process groups {live:?} outlived their cell"
+            ))
         }
     }
 
