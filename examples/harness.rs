@@ -1,4 +1,4 @@
-//! Harness benchmark helper (see `scripts/figures/harness-bench.sh` and `bench::harness`):
+//! Harness benchmark helper (see `scripts/figures/harness-bench.sh` and `bench_lance::harness`):
 //! the same commits straight through `DirectoryNamespace` in one process, and golden
 //! bootstrap speed and memory.
 //!
@@ -6,5 +6,5 @@
 //!   harness golden DIR ROWS
 
 fn main() {
-    bench::harness::main();
+    bench_lance::harness::main();
 }

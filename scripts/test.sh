@@ -107,8 +107,8 @@ if [ ${#left_out[@]} -gt 0 ] && [ "${BENCH_TEST_REQUIRE_ALL:-0}" = 1 ]; then
 fi
 
 # --- the tests ----------------------------------------------------------------------------
-# This script's arguments: cargo's, then after `--` the test binaries'. Every target is
-# built (examples and doctests too); tests that cannot run here are skipped by name.
+# This script's arguments: cargo's, then after `--` the test binaries'. Tests that cannot
+# run here are skipped by name.
 cargo_args=()
 test_args=()
 seen=no
@@ -121,6 +121,34 @@ done
 # (tests/verdicts) run one at a time whatever this says. RUST_TEST_THREADS set wins.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-3}"
 status=0
-cargo test --release "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" || status=$?
+if [ ${#cargo_args[@]} -gt 0 ]; then
+  # Cargo's own options (e.g. `--test it`): one `cargo test --release` with them.
+  cargo test --release "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" || status=$?
+else
+  # Every target built first (examples and doctests too), then two rounds: the Slurm tests
+  # (tests/slurm, one at a time on their cluster, mostly waiting on it) beside every other
+  # test but the verdicts; then the verdicts (tests/verdicts: pairs::, predictions::,
+  # verdicts::) alone, so no other test's load falls on one arm of a comparison.
+  quiet=(--skip pairs:: --skip predictions:: --skip verdicts::)
+  if cargo test --release --no-run; then
+    slurm_pid=
+    if [ "$slurm" = yes ] && [ "$moto" = yes ]; then
+      slurm_log="$SLURM_DIR/tests.log"
+      cargo test --release --test slurm -- "${test_args[@]}" "${skip[@]}" \
+        >"$slurm_log" 2>&1 &
+      slurm_pid=$!
+    fi
+    cargo test --release -- "${test_args[@]}" "${skip[@]}" --skip on_slurm:: "${quiet[@]}" \
+      || status=$?
+    if [ -n "$slurm_pid" ]; then
+      wait "$slurm_pid" || status=$?
+      say "the Slurm tests (run beside the others):"
+      cat "$slurm_log"
+    fi
+    cargo test --release --test verdicts -- "${test_args[@]}" "${skip[@]}" || status=$?
+  else
+    status=101
+  fi
+fi
 for what in "${left_out[@]}"; do say "NOT RUN: $what"; done
 exit "$status"

@@ -1,6 +1,6 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    bench::started();
-    bench::main(bench::cli::Cli::parse())
+    bench_lance::started();
+    bench_lance::main(bench_lance::cli::Cli::parse())
 }

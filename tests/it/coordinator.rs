@@ -7,9 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bench::coordinator::{CellRun, Outcome, run_cell};
-use bench::plan::Operation;
-use bench::worker::WorkerArgs;
+use bench_lance::coordinator::{CellRun, Outcome, run_cell};
+use bench_lance::plan::Operation;
+use bench_lance::worker::WorkerArgs;
 
 fn script(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("worker.sh");

@@ -361,7 +361,7 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
         let tag = r["bench_tag"].as_str().unwrap();
         let root = out.join("store/runs").join(tag);
         let rows = rt
-            .block_on(bench::catalog::manifest_rows(
+            .block_on(bench_lance::catalog::manifest_rows(
                 root.to_str().unwrap(),
                 &Default::default(),
             ))
@@ -372,7 +372,7 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
     for g in ["inline_true_rows_100", "inline_false_rows_1000"] {
         let root = out.join("store/golden").join(g);
         let rows = rt
-            .block_on(bench::catalog::manifest_rows(
+            .block_on(bench_lance::catalog::manifest_rows(
                 root.to_str().unwrap(),
                 &Default::default(),
             ))

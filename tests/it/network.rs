@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use bench::coordinator::{CellRun, Outcome, run_cell};
-use bench::golden::{self, GoldenConfig};
-use bench::plan::{GoldenSpec, Operation};
-use bench::store::Store;
-use bench::worker::WorkerArgs;
+use bench_lance::coordinator::{CellRun, Outcome, run_cell};
+use bench_lance::golden::{self, GoldenConfig};
+use bench_lance::plan::{GoldenSpec, Operation};
+use bench_lance::store::Store;
+use bench_lance::worker::WorkerArgs;
 
 use crate::common::*;
 

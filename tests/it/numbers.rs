@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use bench::catalog;
-use bench::golden::{self, GoldenConfig};
-use bench::plan::{GoldenSpec, Operation};
-use bench::store::Store;
+use bench_lance::catalog;
+use bench_lance::golden::{self, GoldenConfig};
+use bench_lance::plan::{GoldenSpec, Operation};
+use bench_lance::store::Store;
 
 use crate::common::*;
 
@@ -19,7 +19,7 @@ fn one_cell(extra_run: &str, mode: &str) -> String {
 fn slow_worker_start_is_setup_not_throughput() {
     let (_dir, plan, out) = plan_dir(&one_cell("", "[continuous]\noperations = 10"));
     let mut slow = bench();
-    slow.env(bench::worker::START_DELAY_ENV, "2500");
+    slow.env(bench_lance::worker::START_DELAY_ENV, "2500");
     let o = run_with(slow, &plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &lines(&out.join("results.jsonl"))[0];
@@ -169,16 +169,16 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
                 .await
                 .unwrap();
         }
-        let (rows, err) = bench::verify::commits(&root, &storage, 30, &ids, 0).await;
+        let (rows, err) = bench_lance::verify::commits(&root, &storage, 30, &ids, 0).await;
         assert_eq!((rows, err), (32, None), "honest commits pass");
 
         // Attempts abandoned at their timeout may each have committed, or not.
         let one = &ids[..1];
-        let (_, err) = bench::verify::commits(&root, &storage, 30, one, 1).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, one, 1).await;
         assert_eq!(err, None, "an abandoned attempt that committed");
-        let (_, err) = bench::verify::commits(&root, &storage, 30, &ids, 1).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &ids, 1).await;
         assert_eq!(err, None, "an abandoned attempt that did not");
-        let (_, err) = bench::verify::commits(&root, &storage, 29, one, 1).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, 29, one, 1).await;
         let err = err.unwrap();
         assert!(
             err.contains("(up to 31 with the 1 abandoned attempts)"),
@@ -188,13 +188,13 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         // A worker reports a commit that is not in the manifest.
         let mut phantom = ids.clone();
         phantom.push(catalog::object_id(op, 0, 99));
-        let (_, err) = bench::verify::commits(&root, &storage, 30, &phantom, 0).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &phantom, 0).await;
         assert!(err.unwrap().contains("expected 30 + 3 commits = 33"));
 
         // A reported commit is missing while the count happens to match (e.g. a failed
         // operation left a row).
         let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99)];
-        let (_, err) = bench::verify::commits(&root, &storage, 30, &swapped, 0).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &swapped, 0).await;
         let err = err.unwrap();
         assert!(
             err.contains("1 committed objects are missing") && err.contains("bench_w0_99"),
@@ -402,7 +402,7 @@ fn an_attempt_past_its_timeout_is_abandoned_counted_as_timeout_and_verified() {
     ));
     let mut slow = bench();
     // Every commit lands, then its planted work runs past the timeout.
-    slow.env(bench::worker::OP_DELAY_ENV, "1000");
+    slow.env(bench_lance::worker::OP_DELAY_ENV, "1000");
     let o = run_with(slow, &plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &lines(&out.join("results.jsonl"))[0];

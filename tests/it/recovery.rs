@@ -123,7 +123,7 @@ cell_timeout_secs = 2
     // Every commit takes 5 s more: no cell can finish within 2 s.
     let slow = || {
         let mut cmd = bench();
-        cmd.env(bench::worker::OP_DELAY_ENV, "5000");
+        cmd.env(bench_lance::worker::OP_DELAY_ENV, "5000");
         cmd
     };
     let o = run_with(slow(), &plan, &out, &[]);

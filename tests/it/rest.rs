@@ -122,7 +122,7 @@ fn a_server_or_worker_that_dies_fails_its_cell_and_no_server_outlives_it_or_an_i
     // A server that exits after 5 calls: the cell fails, saying so; nothing is left.
     let (_dir, plan, out) = plan_dir(text);
     let mut dying = bench();
-    dying.env(bench::server::SERVER_EXIT_AFTER_ENV, "5");
+    dying.env(bench_lance::server::SERVER_EXIT_AFTER_ENV, "5");
     let t = Instant::now();
     let o = run_with(dying, &plan, &out, &[]);
     let err = stderr(&o);
@@ -140,7 +140,7 @@ fn a_server_or_worker_that_dies_fails_its_cell_and_no_server_outlives_it_or_an_i
     // A worker that dies: the cell fails, and its server is stopped all the same.
     let (_dir, plan, out) = plan_dir(text);
     let mut lost = bench();
-    lost.env(bench::worker::EXIT_AFTER_ENV, "3");
+    lost.env(bench_lance::worker::EXIT_AFTER_ENV, "3");
     let o = run_with(lost, &plan, &out, &[]);
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
     let store = out.join("store");

@@ -3,10 +3,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use bench::catalog::{self, CatalogConfig};
-use bench::golden::{self, GoldenConfig};
-use bench::plan::GoldenSpec;
-use bench::store::{CLAIM, GOLDEN_MARKER, Store};
+use bench_lance::catalog::{self, CatalogConfig};
+use bench_lance::golden::{self, GoldenConfig};
+use bench_lance::plan::GoldenSpec;
+use bench_lance::store::{CLAIM, GOLDEN_MARKER, Store};
 
 use futures::StreamExt;
 
@@ -382,10 +382,15 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
         .unwrap();
         let data = catalog::table_ipc();
         for i in 0..3 {
-            let id = catalog::object_id(bench::plan::Operation::CreateNamespace, 0, i);
-            catalog::execute(&ns, bench::plan::Operation::CreateNamespace, id, &data)
-                .await
-                .unwrap();
+            let id = catalog::object_id(bench_lance::plan::Operation::CreateNamespace, 0, i);
+            catalog::execute(
+                &ns,
+                bench_lance::plan::Operation::CreateNamespace,
+                id,
+                &data,
+            )
+            .await
+            .unwrap();
         }
         assert_eq!(
             catalog::manifest_rows(&store.uri("runs/cell"), &storage)

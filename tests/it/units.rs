@@ -5,7 +5,7 @@
 mod failure {
     use std::error::Error;
 
-    use bench::failure::*;
+    use bench_lance::failure::*;
 
     #[derive(Debug)]
     struct Wrapped(Box<dyn Error + Send + Sync>);
@@ -33,7 +33,7 @@ mod failure {
         let missing = os(|path, source| object_store::Error::NotFound { path, source });
         assert_eq!(classify(&missing), Fault::NotFound);
         // Under lance's own error, as lance wraps object_store's.
-        let lance: lance_core::Error = object_store::Error::PermissionDenied {
+        let lance: bench_lance::lance_core::Error = object_store::Error::PermissionDenied {
             path: "p".into(),
             source: "no".into(),
         }
@@ -105,7 +105,7 @@ mod failure {
 
 /// An arm is known by its executable's bytes.
 mod arm {
-    use bench::arm::{ARM_B, Arm, file_digest};
+    use bench_lance::arm::{ARM_B, Arm, file_digest};
 
     /// A wrapper script is known by its bytes; rewritten while a sweep runs (as a rebuild
     /// replaces the file), the arm notices before its next cell.
@@ -153,7 +153,7 @@ mod arm {
 mod credentials {
     use std::time::{Duration, SystemTime};
 
-    use bench::store::credentials::*;
+    use bench_lance::store::credentials::*;
 
     #[test]
     fn expiry_before_the_estimated_end_warns_and_static_keys_do_not() {
@@ -197,7 +197,7 @@ mod credentials {
 mod store {
     use std::collections::BTreeMap;
 
-    use bench::store::{GOLDEN_MARKER, Store, check_http};
+    use bench_lance::store::{GOLDEN_MARKER, Store, check_http};
 
     #[tokio::test]
     async fn copy_skips_the_marker_replaces_the_target_and_verifies() {
@@ -284,10 +284,10 @@ mod store {
 /// Goldens: their rows, their schema, and which are found ready.
 mod golden {
     use arrow::array::StringArray;
-    use bench::catalog;
-    use bench::golden::*;
-    use bench::plan::{GoldenSpec, LANCE_VERSION};
-    use bench::store::Store;
+    use bench_lance::catalog;
+    use bench_lance::golden::*;
+    use bench_lance::plan::{GoldenSpec, LANCE_VERSION};
+    use bench_lance::store::Store;
 
     #[test]
     fn batches_split_namespaces_and_tables_by_thirds() {
@@ -313,7 +313,7 @@ mod golden {
         let f = schema.field_with_name("object_id").unwrap();
         assert_eq!(
             f.metadata()
-                .get(lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION),
+                .get(bench_lance::lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION),
             Some(&"0".to_string())
         );
         assert_eq!(
@@ -376,11 +376,11 @@ mod golden {
 /// Errors that crossed a REST server keep their class (as lance's REST client rebuilds them
 /// from the status and code its server answered).
 mod rest_errors {
-    use bench::catalog::{ErrorClass, error_class};
-    use lance_namespace::NamespaceError as N;
+    use bench_lance::catalog::{ErrorClass, error_class};
+    use bench_lance::lance_namespace::NamespaceError as N;
 
     fn class(e: N) -> ErrorClass {
-        error_class(&lance_core::Error::from(e))
+        error_class(&bench_lance::lance_core::Error::from(e))
     }
 
     #[test]

@@ -1,13 +1,14 @@
-//! Verdicts and predictions on real runs: a test binary of its own, run after the `it`
-//! binary (cargo runs test binaries one after another), its tests one at a time, so that the
-//! load of other tests does not fall on one arm of an A/B (or one of two sweeps compared)
-//! more than on the other.
+//! Verdicts and predictions on real runs: a test binary of its own, run after every other
+//! test (`scripts/test.sh` runs it last, alone; `cargo test` runs test binaries one after
+//! another), its tests one at a time, so that the load of other tests does not fall on one
+//! arm of an A/B (or one of two sweeps compared) more than on the other. Its modules'
+//! names (`pairs`, `predictions`, `verdicts`) are what scripts/test.sh skips before it.
 
 #[path = "../it/common.rs"]
 #[allow(dead_code)]
 mod common;
-mod network;
 mod pairs;
+mod predictions;
 mod verdicts;
 
 /// Held by every test here: they run one at a time.

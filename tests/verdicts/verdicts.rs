@@ -38,7 +38,7 @@ fn identical_runs_are_within_noise_and_a_planted_slowdown_is_a_significant_regre
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
     let mut slow = bench();
-    slow.env(bench::worker::OP_DELAY_ENV, DELAY_MS.to_string());
+    slow.env(bench_lance::worker::OP_DELAY_ENV, DELAY_MS.to_string());
     let o = run_with(slow, &plan, &out_slow, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 
@@ -144,7 +144,7 @@ fn ab_finds_no_difference_between_a_build_and_itself() {
     );
     for r in &records {
         assert_eq!(r["verified"], true, "{r}");
-        assert_eq!(r["lance_version"], bench::plan::LANCE_VERSION);
+        assert_eq!(r["lance_version"], bench_lance::plan::LANCE_VERSION);
     }
     // The report of an A/B directory holds the paired table; compare reads it alone.
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();

@@ -421,7 +421,7 @@ duration_secs = 2
     /// exact pin here, or any version a candidate's relaxed requirement (`"14"`) allows.
     #[test]
     fn lance_version_matches_cargo_toml() {
-        let manifest = include_str!("../../../../Cargo.toml");
+        let manifest = include_str!("../../../bench-lance/Cargo.toml");
         let wanted = manifest
             .split("\nlance = { version = \"")
             .nth(1)

@@ -1,4 +1,5 @@
-//! `bench`: the Lance `__manifest` commit benchmark as a declarative, resumable sweep.
+//! `bench`'s library (the binary, src/main.rs, hands it the command line): the Lance
+//! `__manifest` commit benchmark as a declarative, resumable sweep.
 //!
 //! Pipeline: [`cli`] -> [`plan`] (validated, expanded into cells) -> `sweep` (per cell:
 //! [`golden`], a copy in the [`store`], the workers run by the [`coordinator`], [`verify`])
@@ -36,3 +37,7 @@ pub fn started() -> std::time::Instant {
 }
 
 pub use commands::main;
+
+// The lance crates this library is built with, for the tests to name the same ones (so the
+// lance to test is pinned in one Cargo.toml: this crate's).
+pub use {lance_core, lance_namespace};

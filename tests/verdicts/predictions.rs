@@ -49,11 +49,16 @@ fn a_prediction_from_20_ms_holds_at_40_ms() {
     };
     let at20 = fastest(&predict(&dir20, &["--latency-ms", "40"]));
     let there = fastest(&predict(&dir40, &["--latency-ms", "40"]));
-    assert!(at20.iter().all(|ms| (20.0..25.0).contains(ms)), "{at20:?}");
-    assert!(
-        there.iter().all(|ms| (40.0..45.0).contains(ms)),
-        "{there:?}"
-    );
+    // The server's own handling of a request takes a few ms on top (up to 5.7 ms seen on a
+    // 2-core VM).
+    let about = |latency: f64, found: &[f64]| {
+        assert!(
+            found.iter().all(|ms| (latency..latency + 8.0).contains(ms)),
+            "fastest requests {found:?} ms, the store {latency} ms away"
+        );
+    };
+    about(20.0, &at20);
+    about(40.0, &there);
     let there = format!("{:.3}", there.iter().sum::<f64>() / there.len() as f64);
     let found = predict(&dir20, &["--latency-ms", &there]);
     // Given the latencies the stores added: 20 ms measured at, 40 ms there.
