@@ -163,7 +163,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         .await
         .unwrap();
         let op = Operation::CreateNamespace;
-        let ids: Vec<String> = (0..2).map(|i| catalog::object_id(op, 0, i)).collect();
+        let ids: Vec<String> = (0..2).map(|i| catalog::object_id(op, 0, i, "")).collect();
         for id in &ids {
             catalog::execute(&ns, op, id.clone(), &catalog::table_ipc())
                 .await
@@ -187,13 +187,13 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
 
         // A worker reports a commit that is not in the manifest.
         let mut phantom = ids.clone();
-        phantom.push(catalog::object_id(op, 0, 99));
+        phantom.push(catalog::object_id(op, 0, 99, ""));
         let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &phantom, 0).await;
         assert!(err.unwrap().contains("expected 30 + 3 commits = 33"));
 
         // A reported commit is missing while the count happens to match (e.g. a failed
         // operation left a row).
-        let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99)];
+        let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99, "")];
         let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &swapped, 0).await;
         let err = err.unwrap();
         assert!(

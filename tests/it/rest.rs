@@ -197,3 +197,105 @@ fn a_rest_cell_on_s3_counts_its_servers_requests_and_verifies() {
     assert_eq!(r["errors"], 0, "{r}");
     assert!((all - served).abs() < 1e-6, "{r}");
 }
+
+/// A running REST server bench did not start (`bench serve` here: lance's REST adapter over
+/// a catalog of its own): measured only when the plan says `rest.external = true`; then on
+/// that catalog as it is, each run where the last ended, every commit verified in the
+/// catalog it serves (the plan's `root`). bench builds, copies and leaves nothing there,
+/// and the server runs on after the sweep. A `root` that is not the server's catalog fails
+/// the cell, saying so.
+#[test]
+fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    let mut server = bench()
+        .args(["serve", "--root", catalog.to_str().unwrap()])
+        .args(["--commit-retries", "20", "--bind", "127.0.0.1"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let listening: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let uri = listening["uri"].as_str().unwrap().to_string();
+    let plan = |root: &std::path::Path, external: &str| {
+        format!(
+            "name = 'ext'\nroot = '{}'\noperation = 'write-create-table'\n\
+             [matrix]\nsizes = [0]\ninline = [false]\n\
+             [concurrent]\nconcurrency = [3]\noperations = 24\n\
+             [run]\nrepetitions = 2\n[rest]\nuri = '{uri}'\n{external}",
+            root.display()
+        )
+    };
+    // Not without saying so: nothing run, nothing written.
+    let (_d, refused, out) = plan_dir(&plan(&catalog, ""));
+    let o = run(&refused, &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("external = true"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // Said: two runs on the server's catalog, one after the other.
+    let (_d, measured, out) = plan_dir(&plan(&catalog, "external = true\n"));
+    let shown = bench_on("plan", &measured, &out);
+    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(
+        text.contains("external (lance's REST namespace to"),
+        "{text}"
+    );
+    assert!(!text.contains("golden "), "no golden to build: {text}");
+    let o = run(&measured, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2);
+    let (first, second) = (&records[0], &records[1]);
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["transport"], "external", "{r}");
+        assert!(
+            r["bench_tag"]
+                .as_str()
+                .unwrap()
+                .ends_with("_transport-external")
+        );
+        assert!(r["total_operations"].as_u64().unwrap() >= 24, "{r}");
+    }
+    assert_eq!(first["manifest_rows_before"], 0, "{first}");
+    assert_eq!(
+        second["manifest_rows_before"], first["manifest_rows_after"],
+        "{second}"
+    );
+    assert!(
+        second["manifest_rows_after"].as_u64().unwrap() >= 48,
+        "both runs' tables are in the catalog: {second}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&catalog)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n == "golden" || n == "runs" || n.starts_with("_bench"))
+        // On local disk the claim on a root is a lock file that stays.
+        .filter(|n| n != "_bench_claim.json")
+        .collect();
+    assert!(
+        left.is_empty(),
+        "bench left {left:?} in the server's catalog"
+    );
+    assert!(server.try_wait().unwrap().is_none(), "the server runs on");
+    // A root that is not the server's catalog: the cell fails and says so.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let (_d, wrong, out) = plan_dir(&plan(&elsewhere, "external = true\n"));
+    let o = run(&wrong, &out, &[]);
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("the server at {uri}")),
+        "{}",
+        stderr(&o)
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -382,7 +382,7 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
         .unwrap();
         let data = catalog::table_ipc();
         for i in 0..3 {
-            let id = catalog::object_id(bench_lance::plan::Operation::CreateNamespace, 0, i);
+            let id = catalog::object_id(bench_lance::plan::Operation::CreateNamespace, 0, i, "");
             catalog::execute(
                 &ns,
                 bench_lance::plan::Operation::CreateNamespace,

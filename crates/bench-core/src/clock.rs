@@ -11,6 +11,11 @@ pub fn now_utc_ms() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// Milliseconds since the Unix epoch, now (a mark unique to one run of a cell).
+pub fn unix_ms() -> u64 {
+    chrono::Utc::now().timestamp_millis().max(0) as u64
+}
+
 /// A duration as `1h02m`, `4m10s` or `37s`.
 pub fn short(d: std::time::Duration) -> String {
     let s = d.as_secs();

@@ -282,6 +282,9 @@ pub struct WorkerArgs {
     /// The cell's REST servers (`http://host:port`): the worker reaches the catalog through
     /// lance's `RestNamespace` to the one its id picks (round-robin); empty: directly.
     pub rest: Vec<String>,
+    /// Added to the name of everything the worker commits (`--names`): a run's own mark,
+    /// where runs share one catalog (an external server's); empty: none.
+    pub names: String,
 }
 
 impl WorkerArgs {
@@ -308,6 +311,7 @@ impl WorkerArgs {
             attempt_timeout_ms: None,
             rows_per_commit: None,
             rest: Vec::new(),
+            names: String::new(),
         }
     }
 
@@ -375,6 +379,9 @@ impl WorkerArgs {
         if !self.rest.is_empty() {
             v.extend(["--rest".into(), self.rest.join(",")]);
         }
+        if !self.names.is_empty() {
+            v.extend(["--names".into(), self.names.clone()]);
+        }
         v
     }
 
@@ -409,6 +416,7 @@ impl WorkerArgs {
                 "--attempt-timeout-ms" => w.attempt_timeout_ms = Some(num(flag, value()?)?),
                 "--rows-per-commit" => w.rows_per_commit = Some(num(flag, value()?)?),
                 "--rest" => w.rest = value()?.split(',').map(str::to_string).collect(),
+                "--names" => w.names = value()?,
                 "--inline" => w.inline = true,
                 "--rank-from-env" => w.rank_from_env = true,
                 "--paced" => w.paced = true,
@@ -600,6 +608,7 @@ mod tests {
             attempt_timeout_ms: Some(30_000),
             rows_per_commit: Some(10),
             rest: vec!["http://127.0.0.1:1".into(), "http://127.0.0.1:2".into()],
+            names: "_r5f3a".into(),
         };
         let line = args.to_args();
         assert_eq!(line[0], "worker");

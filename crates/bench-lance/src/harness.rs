@@ -99,7 +99,7 @@ async fn run() {
             for i in 0..ops {
                 let before = counted.then(|| counters.snapshot());
                 let began = Instant::now();
-                catalog::execute(&ns, op, catalog::object_id(op, 0, i), &data)
+                catalog::execute(&ns, op, catalog::object_id(op, 0, i, ""), &data)
                     .await
                     .expect("commit");
                 if let Some(before) = before {

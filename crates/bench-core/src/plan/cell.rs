@@ -225,6 +225,8 @@ pub struct Cell {
     pub s3_shaped: bool,
     /// How the workers reach the catalog: straight to the store, or through REST servers.
     pub transport: Transport,
+    /// [`Transport::External`]: the server's address (`rest.uri`).
+    pub rest_uri: Option<String>,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
@@ -362,6 +364,9 @@ impl Cell {
         if let Some(v) = self.golden.table_versions {
             h.update(format!("table_versions={v}\n"));
         }
+        if let (Transport::External, Some(uri)) = (self.transport, &self.rest_uri) {
+            h.update(format!("transport=external\nrest_uri={uri}\n"));
+        }
         if let Transport::Rest { servers } = self.transport {
             h.update(format!("transport=rest\nservers={servers}\n"));
         }
@@ -394,6 +399,7 @@ pub fn sample(operations: u64) -> Cell {
         arms: None,
         s3_shaped: false,
         transport: Transport::Direct,
+        rest_uri: None,
     }
 }
 

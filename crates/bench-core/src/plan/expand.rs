@@ -74,7 +74,10 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
         }
     }
     for golden in goldens {
-        steps.push(Step::Golden(golden));
+        // An external server's cells run on its catalog as it is: no golden to build.
+        if plan.rest.external.is_none() {
+            steps.push(Step::Golden(golden));
+        }
         let cell = |mode| {
             let mut variants = Vec::new();
             for build in &builds {
@@ -104,6 +107,9 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                         arms: plan.arms.clone(),
                         s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
                         transport: *transport,
+                        rest_uri: (*transport == Transport::External)
+                            .then(|| plan.rest.external.clone())
+                            .flatten(),
                     }));
                 }
             }

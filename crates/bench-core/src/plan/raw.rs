@@ -37,6 +37,8 @@ pub(super) struct RawRest {
     pub servers: Option<u32>,
     pub bind: Option<String>,
     pub launcher: Option<String>,
+    pub uri: Option<String>,
+    pub external: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,6 +1,7 @@
 //! `matrix.transport`, `matrix.servers` and `[rest]`: how a cell's workers reach the
-//! catalog — straight to the store through their own `DirectoryNamespace`, or through
-//! lance's REST namespace to servers bench starts on the cell's copy.
+//! catalog — straight to the store through their own `DirectoryNamespace`, through
+//! lance's REST namespace to servers bench starts on the cell's copy, or to a server bench
+//! did not start (`rest.uri` with `rest.external = true`), on its catalog as it is.
 
 use super::Launcher;
 use super::validate::{check_counts, check_list, invalid};
@@ -15,6 +16,10 @@ pub enum Transport {
     /// `servers` bench processes serve the copy's `DirectoryNamespace` with lance's REST
     /// adapter; the workers use lance's `RestNamespace`, spread over them round-robin.
     Rest { servers: u32 },
+    /// The workers use lance's `RestNamespace` to a running server bench did not start
+    /// (`rest.uri`, `rest.external = true`): no golden, no copy, the server's catalog (at
+    /// the plan's `root`) as its owner left it, each run where the last ended.
+    External,
 }
 
 impl Transport {
@@ -23,13 +28,14 @@ impl Transport {
         match self {
             Transport::Direct => "direct",
             Transport::Rest { .. } => "rest",
+            Transport::External => "external",
         }
     }
 
-    /// The REST servers a cell starts (0 for direct).
+    /// The REST servers a cell starts (0 for direct and for an external server).
     pub fn servers(self) -> u32 {
         match self {
-            Transport::Direct => 0,
+            Transport::Direct | Transport::External => 0,
             Transport::Rest { servers } => servers,
         }
     }
@@ -45,6 +51,8 @@ pub struct RestSettings {
     /// (`rest.launcher`, `{workers}` the server count), e.g. srun on one named node; the
     /// clients go where `run.launcher` puts them.
     pub launcher: Option<Launcher>,
+    /// `rest.uri` of a server bench did not start (with `rest.external = true`).
+    pub external: Option<String>,
 }
 
 impl Default for RestSettings {
@@ -52,6 +60,7 @@ impl Default for RestSettings {
         RestSettings {
             bind: DEFAULT_BIND.to_string(),
             launcher: None,
+            external: None,
         }
     }
 }
@@ -68,6 +77,8 @@ pub(super) struct RawTransport {
     pub servers: Option<u32>,
     pub bind: Option<String>,
     pub launcher: Option<String>,
+    pub uri: Option<String>,
+    pub external: Option<bool>,
     /// Whether the plan has `run.launcher`.
     pub clients_launched: bool,
 }
@@ -87,6 +98,8 @@ impl RawTransport {
             servers: rest.servers,
             bind: rest.bind,
             launcher: rest.launcher,
+            uri: rest.uri,
+            external: rest.external,
             clients_launched,
         }
     }
@@ -95,6 +108,9 @@ impl RawTransport {
 /// The transports the cells run over, in the matrix's order (each server count of `rest`
 /// in turn), and where their servers listen.
 pub(super) fn settings(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanError> {
+    if raw.uri.is_some() || raw.external.is_some() {
+        return external(raw);
+    }
     let names = raw.transport.unwrap_or_else(|| vec!["direct".to_string()]);
     check_list("matrix.transport", &names)?;
     if let Some(bad) = names
@@ -176,7 +192,116 @@ pub(super) fn settings(raw: RawTransport) -> Result<(Vec<Transport>, RestSetting
         })
         .collect();
     let bind = bind.trim().to_string();
-    Ok((transports, RestSettings { bind, launcher }))
+    let rest = RestSettings {
+        bind,
+        launcher,
+        external: None,
+    };
+    Ok((transports, rest))
+}
+
+/// `rest.uri` with `rest.external = true`: every cell through that server, none started.
+fn external(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanError> {
+    let uri = match (raw.uri, raw.external) {
+        (Some(uri), Some(true)) => uri.trim().to_string(),
+        (Some(_), _) => {
+            return Err(invalid(
+                "rest.uri",
+                "names a server bench did not start: bench then makes no copy of a golden for \
+                 each run, and the cells commit to that server's catalog as it is, each run \
+                 where the last ended; to measure it so, add `external = true` to [rest] (and \
+                 set `root` to the catalog it serves), or remove rest.uri to let bench start \
+                 its servers",
+            ));
+        }
+        (None, _) => {
+            return Err(invalid(
+                "rest.external",
+                "needs rest.uri, the address of the running server (e.g. \
+                 \"http://127.0.0.1:2333\")",
+            ));
+        }
+    };
+    if !(uri.starts_with("http://") || uri.starts_with("https://")) || uri.len() < 10 {
+        return Err(invalid(
+            "rest.uri",
+            format!("is `{uri}`; give the server's address as http://host:port"),
+        ));
+    }
+    let names = raw.transport.unwrap_or_else(|| vec!["rest".to_string()]);
+    if names != ["rest"] {
+        return Err(invalid(
+            "matrix.transport",
+            "must be [\"rest\"] with rest.external: the other transports run on copies of \
+             bench's goldens under `root`, which here is the server's catalog; measure them in \
+             a plan of their own",
+        ));
+    }
+    let started = [
+        (raw.servers_matrix.is_some(), "matrix.servers"),
+        (raw.servers.is_some(), "rest.servers"),
+        (raw.bind.is_some(), "rest.bind"),
+        (raw.launcher.is_some(), "rest.launcher"),
+    ];
+    if let Some((_, key)) = started.iter().find(|(set, _)| *set) {
+        return Err(invalid(
+            key,
+            "applies to the servers bench starts, and with rest.external it starts none; \
+             remove it",
+        ));
+    }
+    let rest = RestSettings {
+        external: Some(uri),
+        ..RestSettings::default()
+    };
+    Ok((vec![Transport::External], rest))
+}
+
+/// What a plan through an external server may measure: one size and one index setting
+/// (the server's, which bench cannot set), catalog commits only (reads and table operations
+/// need bench's golden), and nothing that configures the server's namespace.
+pub(super) fn check_external(plan: &super::Plan) -> Result<(), PlanError> {
+    if plan.rest.external.is_none() {
+        return Ok(());
+    }
+    let why = |key: &str, what: &str| Err(invalid(key, format!("{what} with rest.external")));
+    if plan.root.is_none() {
+        return why(
+            "root",
+            "must be given in the plan (the catalog the server serves, which bench reads to \
+             verify the commits)",
+        );
+    }
+    if plan.sizes.len() != 1 {
+        return why(
+            "matrix.sizes",
+            "must hold one value, the least number of rows the server's __manifest holds \
+             (bench builds none and checks it before each run)",
+        );
+    }
+    if plan.inline.len() != 1 {
+        return why(
+            "matrix.inline",
+            "must hold one value, the server's own setting (bench cannot set it; it labels the \
+             results)",
+        );
+    }
+    let op = plan.operation;
+    if !op.is_write() || op.on_table() || plan.mixed.is_some() {
+        return why(
+            "operation",
+            "must be a catalog commit (write-create-namespace, write-create-table, write-declare-table), without \
+             [mixed]: reads and table operations need bench's golden",
+        );
+    }
+    if !plan.namespace.is_empty() || !plan.property_matrix.is_empty() {
+        return why(
+            "namespace",
+            "cannot be set: the server's namespace is configured where it runs; remove \
+             [namespace] and matrix.properties",
+        );
+    }
+    Ok(())
 }
 
 /// How a cell's transport shows in its id and variant name, where the plan varies it (or
@@ -205,6 +330,8 @@ mod tests {
             servers: None,
             bind: None,
             launcher: None,
+            uri: None,
+            external: None,
             clients_launched: false,
         }
     }
@@ -331,11 +458,87 @@ mod tests {
             bind: Some("0.0.0.0".into()),
             launcher: Some("srun -N1 -n {workers} -w n1".into()),
             clients_launched: true,
-            servers_matrix: None,
+            ..raw()
         })
         .unwrap();
         assert_eq!(t, vec![Transport::Rest { servers: 3 }]);
         assert_eq!(s.bind, "0.0.0.0");
         assert_eq!(s.launcher.unwrap().command(3), "srun -N1 -n 3 -w n1");
+    }
+
+    /// A plan through a server bench did not start, `[rest]` ending with `extra`.
+    fn external_text(extra: &str) -> String {
+        format!(
+            "name = 'ext'\nroot = '/srv/catalog'\n[matrix]\nsizes = [0]\ninline = [false]\n\
+             [continuous]\noperations = 5\n[rest]\nuri = 'http://127.0.0.1:2333'\n{extra}"
+        )
+    }
+
+    fn parse(text: &str) -> Result<super::super::Plan, PlanError> {
+        super::super::Plan::parse(text)
+    }
+
+    #[test]
+    fn an_external_server_is_measured_only_when_the_plan_says_so() {
+        let text = external_text("external = true\n");
+        let plan = parse(&text).unwrap();
+        assert_eq!(plan.transports, vec![Transport::External]);
+        assert_eq!(plan.rest.external.as_deref(), Some("http://127.0.0.1:2333"));
+        let steps = super::super::expand(&plan, "/srv/catalog");
+        assert_eq!(steps.len(), 1, "no golden to build");
+        let cells = super::super::cells(&steps);
+        assert_eq!(cells.len(), 1);
+        assert_eq!(cells[0].id(), "cont_inline_false_rows_0_transport-external");
+        assert_eq!(cells[0].rest_uri.as_deref(), Some("http://127.0.0.1:2333"));
+        // Another server is another cell.
+        let other = parse(&text.replace(":2333", ":2334")).unwrap();
+        let other = super::super::expand(&other, "/srv/catalog");
+        assert_ne!(cells[0].key(), super::super::cells(&other)[0].key());
+        let cases = [
+            ("", "rest.uri", "external = true"),
+            ("external = false\n", "rest.uri", "external = true"),
+            (
+                "external = true\nservers = 2\n",
+                "rest.servers",
+                "starts none",
+            ),
+            (
+                "external = true\n[matrix.properties]\nx = ['1']\n",
+                "namespace",
+                "configured where it runs",
+            ),
+        ];
+        for (extra, key, said) in cases {
+            let e = parse(&external_text(extra)).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(said), "{extra:?}: {e}");
+        }
+        for (from, to, key) in [
+            ("root = '/srv/catalog'\n", "", "root"),
+            ("sizes = [0]", "sizes = [0, 10]", "matrix.sizes"),
+            (
+                "inline = [false]",
+                "inline = [false, true]",
+                "matrix.inline",
+            ),
+            (
+                "[matrix]\n",
+                "[matrix]\ntransport = ['direct', 'rest']\n",
+                "matrix.transport",
+            ),
+            (
+                "[matrix]\n",
+                "operation = 'warm-read-describe-table'\n[matrix]\n",
+                "operation",
+            ),
+            (
+                "uri = 'http://127.0.0.1:2333'",
+                "uri = '127.0.0.1:2333'",
+                "http://host:port",
+            ),
+            ("uri = 'http://127.0.0.1:2333'\n", "", "needs rest.uri"),
+        ] {
+            let e = parse(&text.replacen(from, to, 1)).unwrap_err().to_string();
+            assert!(e.contains(key), "{from} -> {to}: {e}");
+        }
     }
 }

@@ -526,12 +526,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         "operation",
         Operation::CreateNamespace,
     )?;
-    check_counts(
-        "matrix.sizes",
-        &raw.matrix.sizes,
-        "sizes must be at least 1 (rows already in __manifest)",
-        limits::SIZE,
-    )?;
+    check_sizes(&raw.matrix.sizes, raw.rest.as_ref())?;
     let inline = raw.matrix.inline.unwrap_or_else(|| vec![true, false]);
     check_list("matrix.inline", &inline)?;
 
@@ -607,7 +602,23 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         rest,
     };
     unique_ids(&plan)?;
+    super::transport::check_external(&plan)?;
     Ok(plan)
+}
+
+/// `matrix.sizes`: each at least 1 row, except for an external server's catalog, which may
+/// be empty (its size is the least it holds).
+fn check_sizes(sizes: &[u64], rest: Option<&super::raw::RawRest>) -> Result<(), PlanError> {
+    let external = rest.is_some_and(|r| r.uri.is_some() || r.external.is_some());
+    let sizes: Vec<u64> = (sizes.iter())
+        .map(|&s| if external { s.max(1) } else { s })
+        .collect();
+    check_counts(
+        "matrix.sizes",
+        &sizes,
+        "sizes must be at least 1 (rows already in __manifest)",
+        limits::SIZE,
+    )
 }
 
 /// `[storage]`: no empty key, no empty value.

@@ -87,9 +87,10 @@ pub fn to_hash_map(storage: &BTreeMap<String, String>) -> HashMap<String, String
         .collect()
 }
 
-/// The object id the `index`-th operation of `worker` creates. Distinct from the golden's
-/// ids (`ns_*`, `table_*`) and from every other worker's.
-pub fn object_id(op: Operation, worker: u32, index: u64) -> String {
+/// The object id the `index`-th operation of `worker` creates, `names` (a run's own mark on
+/// a catalog that runs share, else empty) at its end. Distinct from the golden's ids
+/// (`ns_*`, `table_*`) and from every other worker's.
+pub fn object_id(op: Operation, worker: u32, index: u64, names: &str) -> String {
     let prefix = match op {
         Operation::CreateNamespace => "bench_w",
         Operation::CreateTable => "bench_t",
@@ -97,12 +98,12 @@ pub fn object_id(op: Operation, worker: u32, index: u64) -> String {
         // Reads commit nothing; `execute` derives what they read from the index.
         _ => "read_w",
     };
-    format!("{prefix}{worker}_{index}")
+    format!("{prefix}{worker}_{index}{names}")
 }
 
 /// The id of the `index`-th warm-up operation of `worker` (committed before release).
-pub fn warmup_id(op: Operation, worker: u32, index: u64) -> String {
-    format!("{}_warm", object_id(op, worker, index))
+pub fn warmup_id(op: Operation, worker: u32, index: u64, names: &str) -> String {
+    format!("{}_warm", object_id(op, worker, index, names))
 }
 
 /// Whether an error is one of lance's own commit conflicts past its retry budget (a

@@ -18,6 +18,14 @@ pub async fn ab(
     verdict: &VerdictArgs,
 ) -> Result<u8, BenchError> {
     let pairs = opts.pairs.expect("bench ab pairs its arms");
+    // Pairs need two catalogs alike (one copy per arm); an external server has one.
+    if let Some(uri) = &sweep.plan.rest.external {
+        return Err(BenchError::Usage(format!(
+            "bench ab compares two builds on copies of one golden, and this plan measures the \
+             server at {uri} on its own catalog (rest.external): run the server of each build \
+             in turn with `bench run`, then `bench compare` the two results directories"
+        )));
+    }
     // Time slices share a cell's duration between the arms; a cell bounded by commits
     // alone has none to share.
     if pairs.pairing == super::Pairing::Alternate

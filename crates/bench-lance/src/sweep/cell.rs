@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use super::Sweep;
 use crate::arm::{ARM_A, Arm};
 use crate::catalog;
-use crate::clock::now_utc_ms;
+use crate::clock::{now_utc_ms, unix_ms};
 use crate::coordinator::servers::{ServerSpec, Servers, Starter};
 use crate::coordinator::{
     self, ArmUnits, CellRun, Observer, Outcome, Pace, PairOutcome, PairingKind,
@@ -17,7 +17,7 @@ use crate::error::BenchError;
 use crate::export::Record;
 use crate::export::record::{self, Provenance, Verification};
 use crate::golden::Golden;
-use crate::plan::Cell;
+use crate::plan::{Cell, Transport};
 use crate::progress::{CellBar, CellView, Progress};
 use crate::state::{State, Status};
 use crate::stats::Measured;
@@ -45,7 +45,13 @@ pub(super) enum CellResult {
 
 /// The arguments of the cell's workers, running on the copy at `root` (through the REST
 /// servers at `rest`, where the cell has them).
-fn worker_args(cell: &Cell, root: &str, trace: u32, rest: Vec<String>) -> Vec<WorkerArgs> {
+fn worker_args(
+    cell: &Cell,
+    root: &str,
+    trace: u32,
+    rest: Vec<String>,
+    names: &str,
+) -> Vec<WorkerArgs> {
     let mix = cell.mode.mixed_reads();
     // A deadline where the cell has one (a bounded concurrent cell may not).
     let duration_secs = (cell.mode.operations().is_none() && cell.mode.duration_secs() > 0)
@@ -71,6 +77,7 @@ fn worker_args(cell: &Cell, root: &str, trace: u32, rest: Vec<String>) -> Vec<Wo
             attempt_timeout_ms: cell.attempt_timeout_ms,
             rows_per_commit: cell.rows_per_commit,
             rest: rest.clone(),
+            names: names.to_string(),
         })
         .collect()
 }
@@ -110,14 +117,20 @@ fn write_trace(
 /// plus every catalog commit (warm-up included), each reported object present. Reads and
 /// table operations leave it as the golden left it; the shared table of table operations
 /// must hold the golden's rows plus every table commit's.
-async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) -> Verification {
+async fn verification(
+    cell: &Cell,
+    root: &str,
+    golden: &Golden,
+    m: &Measured,
+    names: &str,
+) -> Verification {
     let before = golden.marker.manifest_rows;
     let writes = cell.operation.is_write();
     let on_catalog = writes && !cell.operation.on_table();
     let ids: Vec<String> = if on_catalog {
         m.committed
             .iter()
-            .map(|&(w, i)| catalog::object_id(cell.operation, w, i))
+            .map(|&(w, i)| catalog::object_id(cell.operation, w, i, names))
             .collect()
     } else {
         Vec::new()
@@ -133,6 +146,12 @@ async fn verification(cell: &Cell, root: &str, golden: &Golden, m: &Measured) ->
         abandoned(on_catalog),
     )
     .await;
+    if let (Some(e), Some(uri)) = (&mut error, &cell.rest_uri) {
+        e.push_str(&format!(
+            " (is `root`, {root}, the catalog the server at {uri} serves, and no one else \
+             committing to it?)"
+        ));
+    }
     let mut table = None;
     if let (Some(rows_per_commit), Some(t)) = (cell.rows_per_commit, &golden.marker.table) {
         let on_table = writes && cell.operation.on_table();
@@ -334,16 +353,27 @@ pub(super) async fn run_one(
     } else {
         vec![run_rel.clone()]
     };
-    let result = match copy_golden(sweep, store, job.golden, &rels).await {
+    // A server bench did not start: its catalog itself, where each run marks the names of
+    // what it commits as its own.
+    let external = cell.transport == Transport::External;
+    let copied = match external {
+        true => Ok(Vec::new()),
+        false => copy_golden(sweep, store, job.golden, &rels).await,
+    };
+    let result = match copied {
         Err(reason) => {
             let _ = store.remove_prefix(&run_rel).await;
             return Ok(CellResult::Failed(reason));
         }
         Ok(copies) => {
-            let roots: Vec<String> = rels.iter().map(|r| store.uri(r)).collect();
+            let (roots, names) = match external {
+                true => (vec![store.root_uri()], format!("_r{:x}", unix_ms())),
+                false => (rels.iter().map(|r| store.uri(r)).collect(), String::new()),
+            };
             let started_at = now_utc_ms();
-            let ran = watch_workers(sweep, &job, &roots, pace, progress, interrupt).await;
+            let ran = watch_workers(sweep, &job, &roots, &names, pace, progress, interrupt).await;
             let run = Run {
+                names: &names,
                 sweep,
                 job: &job,
                 roots: &roots,
@@ -356,6 +386,7 @@ pub(super) async fn run_one(
         }
     };
     if !sweep.plan.run.keep_runs
+        && !external
         && let Err(e) = store.remove_prefix(&run_rel).await
     {
         progress.log(format!(
@@ -425,6 +456,7 @@ async fn watch_workers(
     sweep: &Sweep,
     job: &Job<'_>,
     roots: &[String],
+    names: &str,
     pace: Option<Pace>,
     progress: &Progress,
     interrupt: &mut watch::Receiver<bool>,
@@ -479,7 +511,11 @@ async fn watch_workers(
                 cell,
                 root,
                 sweep.plan.run.trace_operations,
-                servers.get(k).map(Servers::uris).unwrap_or_default(),
+                match servers.get(k) {
+                    Some(s) => s.uris(),
+                    None => cell.rest_uri.iter().cloned().collect(),
+                },
+                names,
             ),
             storage: &worker_env,
             timeout: sweep.plan.run.cell_timeout,
@@ -609,6 +645,9 @@ async fn finish_servers(servers: &mut [Servers], ran: Ran) -> Ran {
 
 /// One run of a cell, once its workers are done: what the records need of it.
 struct Run<'a> {
+    /// What the run adds to the names of what it commits (a run on an external server's
+    /// catalog), else empty.
+    names: &'a str,
     sweep: &'a Sweep,
     job: &'a Job<'a>,
     roots: &'a [String],
@@ -636,7 +675,7 @@ impl Run<'_> {
         let (cell, arms) = (self.job.cell, self.job.arms);
         let mut records = Vec::new();
         for (k, (m, root)) in measured.iter().zip(self.roots).enumerate() {
-            let v = verification(cell, root, self.job.golden, m).await;
+            let v = verification(cell, root, self.job.golden, m, self.names).await;
             let p = Provenance {
                 plan: &self.sweep.plan.name,
                 arm: arms[k].name,

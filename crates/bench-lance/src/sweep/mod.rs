@@ -156,9 +156,17 @@ impl Sweep {
                     "rest ({}, lance's REST adapter on the cell's copy)",
                     crate::plan::count(u64::from(*servers), "server", "servers")
                 ),
+                crate::plan::Transport::External => format!(
+                    "external (lance's REST namespace to {}, a server bench did not start, on \
+                     its own catalog: no goldens, no copies)",
+                    self.plan.rest.external.as_deref().unwrap_or_default()
+                ),
             })
             .collect();
         let rest = &self.plan.rest;
+        if rest.external.is_some() {
+            return format!("transports: {}", given.join(", "));
+        }
         let at = match &rest.launcher {
             Some(l) => format!("started through: {l}"),
             None => format!("on this machine, bound to {}", rest.bind),

@@ -10,10 +10,11 @@ use super::Sweep;
 use super::cell::{self, CellResult, Job, Pairing, RunPairing};
 use super::precision::Until;
 use super::resume::{self, CellStatus};
+use crate::catalog;
 use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, csv, jsonl};
 use crate::golden::{self, Golden, GoldenConfig};
-use crate::plan::{Cell, Cleanup, GoldenSpec};
+use crate::plan::{Cell, Cleanup, GoldenSpec, Transport};
 use crate::progress::{Display, Progress, Work};
 use crate::state::{State, Status};
 
@@ -509,7 +510,12 @@ impl Runner<'_> {
             return Ok(());
         }
         let (id, key) = (cell.id(), cell.key());
-        let golden = self.golden(cell.golden).await;
+        let golden = match cell.transport {
+            Transport::External => (self.server_catalog(cell).await).inspect_err(|e| {
+                self.progress.log(format!("{id}: FAILED: {e}"));
+            }),
+            _ => (self.golden(cell.golden).await).map_err(|e| format!("golden: {e}")),
+        };
         // A Ctrl-C while the golden was built: stop before the cell starts.
         if self.stopped() {
             return Ok(());
@@ -517,7 +523,7 @@ impl Runner<'_> {
         let golden = match golden {
             Ok(g) => g,
             Err(e) => {
-                self.fail(&id, &key, format!("golden: {e}"))?;
+                self.fail(&id, &key, e)?;
                 self.give_up(cell, repetition - 1);
                 return Ok(());
             }
@@ -815,6 +821,45 @@ impl Runner<'_> {
             .unwrap_or(0)
     }
 
+    /// A run on an external server's catalog (no golden, no copy): the catalog as it is now,
+    /// in a golden's shape. It must hold at least the plan's size (fewer: `root` is not the
+    /// catalog the plan describes).
+    async fn server_catalog(&self, cell: &Cell) -> Result<Golden, String> {
+        let root = self.sweep.store.root_uri();
+        let uri = cell.rest_uri.as_deref().unwrap_or_default();
+        let rows = match catalog::manifest_rows(&root, &cell.storage).await {
+            Ok(n) => n,
+            // A catalog nothing was committed to yet has no __manifest.
+            Err(lance_core::Error::DatasetNotFound { .. }) => 0,
+            Err(e) => {
+                return Err(format!(
+                    "cannot read the catalog at {root} (the plan's root, which the server at \
+                     {uri} must serve): {e}"
+                ));
+            }
+        };
+        if rows < cell.golden.rows {
+            return Err(format!(
+                "the catalog at {root} holds {rows} rows in __manifest, fewer than the plan's \
+                 size {} (the least the server's catalog holds): is `root` the catalog the \
+                 server at {uri} serves?",
+                cell.golden.rows
+            ));
+        }
+        Ok(Golden {
+            rel: String::new(),
+            marker: golden::GoldenMarker {
+                format: golden::MARKER_FORMAT,
+                rows,
+                inline: cell.golden.inline,
+                lance_version: crate::plan::LANCE_VERSION.to_string(),
+                manifest_rows: rows,
+                build_secs: 0.0,
+                table: None,
+            },
+        })
+    }
+
     /// Reuse or build a cell's golden (once per sweep), logging which.
     async fn golden(&mut self, spec: GoldenSpec) -> Result<Golden, String> {
         if let Some(g) = self.goldens.get(&spec) {
@@ -1012,6 +1057,10 @@ async fn cleanup(
     records: &[Record],
     arms: &[Option<&str>],
 ) -> Result<(), BenchError> {
+    // An external server's catalog is not bench's to clean: it copied nothing there.
+    if sweep.plan.rest.external.is_some() {
+        return Ok(());
+    }
     match sweep.plan.run.cleanup {
         Cleanup::None => Ok(()),
         Cleanup::Runs => sweep.store.remove_prefix("runs").await,

@@ -102,8 +102,8 @@ impl Session {
         let w = self.args.worker_id;
         match op {
             Operation::DescribeTable { .. } => catalog::table_to_describe(w, i, self.args.tables),
-            _ if warm => catalog::warmup_id(op, w, i),
-            _ => catalog::object_id(op, w, i),
+            _ if warm => catalog::warmup_id(op, w, i, &self.args.names),
+            _ => catalog::object_id(op, w, i, &self.args.names),
         }
     }
 
