@@ -320,6 +320,38 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
         "0",
     ]);
     assert_eq!(o.status.code(), Some(5), "{}", stdout(&o));
+    // As a pull request comment: the cells with a verdict (the mixed cell's reads among
+    // them), then every cell in <details>; the same exit code.
+    let o = bench_cmd(&[
+        "compare",
+        a,
+        b,
+        "--fail-on-regression",
+        "--between-runs",
+        "0",
+        "--format",
+        "github",
+    ]);
+    assert_eq!(o.status.code(), Some(5), "{}", stdout(&o));
+    let md = stdout(&o);
+    let (head, all) = md.split_once("<details>").expect("a details block");
+    assert!(
+        head.starts_with("**bench**: 2 cells regressed, 1 improved beyond ±10 % (of 12 cells)"),
+        "{md}"
+    );
+    for cell in [
+        "cont_inline_true_rows_1000`",
+        "conc_inline_true_rows_1000_c_2`",
+        "mixed_inline_true_rows_1000_c_2`",
+    ] {
+        assert!(head.contains(cell) && all.contains(cell), "{cell}: {md}");
+    }
+    assert!(!head.contains("cont_inline_false_rows_10000`"), "{md}");
+    assert!(all.contains("cont_inline_false_rows_10000`"), "{md}");
+    assert!(
+        md.trim_end().ends_with("</details>"),
+        "nothing after it: {md}"
+    );
     // As separate runs (the default spread between runs, 100 %: two runs of one build can
     // differ by 2x), neither the 40 % improvement nor the halving is a verdict.
     let o = bench_cmd(&["compare", a, b]);

@@ -313,6 +313,18 @@ pub struct VerdictArgs {
     /// Exit with code 5 when any cell regressed significantly beyond the threshold.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// How the comparison is printed: `text`, or `github`: Markdown for a pull request
+    /// comment (a headline, the cells beyond the threshold, every cell inside <details>),
+    /// and nothing else on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+/// `--format` of `bench compare` and `bench ab`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Github,
 }
 
 impl From<VerdictArgs> for crate::compare::VerdictArgs {
@@ -320,6 +332,10 @@ impl From<VerdictArgs> for crate::compare::VerdictArgs {
         crate::compare::VerdictArgs {
             threshold: v.threshold,
             fail_on_regression: v.fail_on_regression,
+            format: match v.format {
+                OutputFormat::Text => crate::compare::Format::Text,
+                OutputFormat::Github => crate::compare::Format::Github,
+            },
         }
     }
 }

@@ -12,7 +12,7 @@ pub mod variants;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-pub use table::{markdown, tables_markdown, text, warnings};
+pub use table::{github, markdown, tables_markdown, text, warnings};
 
 use crate::answer::Answer;
 use crate::error::{BenchError, exit, io_err};
@@ -50,6 +50,19 @@ pub struct CompareArgs {
 pub struct VerdictArgs {
     pub threshold: f64,
     pub fail_on_regression: bool,
+    /// How the comparison is said on stdout.
+    pub format: Format,
+}
+
+/// How `bench compare` and `bench ab` print their comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// The tables as text, and the verdicts.
+    #[default]
+    Text,
+    /// GitHub-flavoured Markdown for a pull request comment ([`github`]): nothing else on
+    /// stdout.
+    Github,
 }
 
 /// Default noise threshold, in percent.
@@ -119,7 +132,7 @@ pub fn run(args: &CompareArgs) -> Result<Answer, BenchError> {
             names(&c.only_b)
         )));
     }
-    let mut answer = comparison(&c, &na, &nb);
+    let mut answer = comparison_as(&c, &na, &nb, args.verdict.format);
     if let Some(path) = &args.markdown {
         std::fs::write(path, markdown(&c, &na, &nb)).map_err(io_err("write", path))?;
         answer.note(format!("markdown: {}", path.display()));
@@ -136,6 +149,12 @@ fn run_variants(
     name: &str,
     against: &variants::Selector,
 ) -> Result<Answer, BenchError> {
+    if args.verdict.format == Format::Github {
+        return Err(BenchError::Usage(format!(
+            "--format github says one comparison (two result sets, or an A/B directory); \
+             for the variants of {name} against {against}, write them with --markdown FILE"
+        )));
+    }
     let cs = variants::compare_variants(
         records,
         against,
@@ -196,6 +215,15 @@ fn names(ids: &[String]) -> String {
         n if n <= 3 => ids.join(", "),
         n => format!("{}, … ({n} cells)", ids[..3].join(", ")),
     }
+}
+
+/// A comparison in `format`, with its warnings (on stderr in either).
+pub fn comparison_as(c: &Comparison, na: &str, nb: &str, format: Format) -> Answer {
+    let mut answer = comparison(c, na, nb);
+    if format == Format::Github {
+        answer.stdout = github(c, na, nb);
+    }
+    answer
 }
 
 /// A comparison as text, with its warnings.
@@ -394,6 +422,16 @@ impl Comparison {
     /// Cells with a significant regression in any figure (commits or reads).
     pub fn regressions(&self) -> usize {
         self.regressed_cells().len()
+    }
+
+    /// Cells with a significant improvement in some figure and no regression.
+    pub fn improvements(&self) -> usize {
+        let worse = self.regressed_cells();
+        let better: BTreeSet<&str> = (self.rows.iter().chain(&self.read_rows))
+            .filter(|r| r.changes.contains(&Change::Better))
+            .map(|r| r.cell.as_str())
+            .collect();
+        better.difference(&worse).count()
     }
 
     fn regressed_cells(&self) -> BTreeSet<&str> {
@@ -1036,6 +1074,67 @@ pub(crate) mod tests {
         assert!((ratio(1) - 1.0).abs() < 1e-9, "{}", ratio(1));
         assert!(!mixes_ab(&first, &second) && mixes_ab(&first, &reps(&[1.0], None)));
     }
+
+    /// `--format github`: the headline, only the cells with a verdict in the first table,
+    /// every cell inside `<details>`; pinned as GitHub renders it.
+    #[test]
+    fn a_pull_request_comment_shows_only_the_verdicts_then_every_cell() {
+        let cell = |tag: &str, tps: &[f64]| -> Vec<Record> {
+            (reps(tps, None).into_iter())
+                .map(|mut r| {
+                    r.bench_tag = tag.to_string();
+                    r
+                })
+                .collect()
+        };
+        let steady = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let slower = [80.0, 80.8, 79.2, 80.4, 79.6];
+        let a = [cell("cont_a", &steady), cell("cont_b", &steady)].concat();
+        let b = [cell("cont_a", &slower), cell("cont_b", &steady)].concat();
+        let c = compare(&a, &b, 10.0, 0.0);
+        let md = github(&c, "base", "cand");
+        let (head, details) = md.split_once("<details>").unwrap();
+        assert!(
+            head.starts_with("**bench**: 1 cell regressed, 0 improved beyond ±10 % (of 2 cells)\n"),
+            "{md}"
+        );
+        assert!(
+            head.contains("`cont_a`") && !head.contains("`cont_b`"),
+            "{md}"
+        );
+        assert!(details.contains("`cont_a`") && details.contains("`cont_b`"));
+        assert!(details.trim_end().ends_with("</details>"), "{md}");
+        let same = github(&compare(&a, &a, 10.0, 0.0), "base", "base");
+        assert!(
+            same.starts_with(
+                "**bench**: no change beyond ±10 % in 2 cells\n\nA: `base` · B: `base`\n\n<details>"
+            ),
+            "{same}"
+        );
+        assert_eq!(md, SNAPSHOT, "the comment as pinned");
+    }
+
+    const SNAPSHOT: &str = r#"**bench**: 1 cell regressed, 0 improved beyond ±10 % (of 2 cells)
+
+A: `base` · B: `cand`
+
+| cell | ops/s A | ops/s B | B/A | p50 ms A | p50 ms B | B/A | p99 ms A | p99 ms B | B/A | verdict |
+|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|
+| `cont_a` | 100.000 ±1% | 80.000 ±1% | 0.800 [0.791–0.809] | 10.00 ±1% | 12.50 ±1% | 1.250 | 20.00 ±1% | 25.00 ±1% | 1.250 | **REGRESSION (ops/s -20.0%, CI -20.9%..-19.1%)** |
+
+<details>
+<summary>Every cell (2)</summary>
+
+| cell | ops/s A | ops/s B | B/A | p50 ms A | p50 ms B | B/A | p99 ms A | p99 ms B | B/A | verdict |
+|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|
+| `cont_a` | 100.000 ±1% | 80.000 ±1% | 0.800 [0.791–0.809] | 10.00 ±1% | 12.50 ±1% | 1.250 | 20.00 ±1% | 25.00 ±1% | 1.250 | **REGRESSION (ops/s -20.0%, CI -20.9%..-19.1%)** |
+| `cont_b` | 100.000 ±1% | 100.000 ±1% | 1.000 [0.989–1.012] | 10.00 ±1% | 10.00 ±1% | 1.000 | 20.00 ±1% | 20.00 ±1% | 1.000 | within noise |
+
+2 cells compared: 1 regressed, 0 improved, 1 within noise (a verdict needs the ratio's 95 % confidence interval [..], by Welch's t-test on logarithms, to lie entirely beyond ±10%, and p50 and p99 are tested only with at least 20 and 1,000 operations a repetition; B/A above 1 is faster for ops/s, slower for latency; ±% is the coefficient of variation over repetitions)
+separate runs differ by what the machine did between them; to decide between two builds, use `bench ab`, which pairs them inside each run
+
+</details>
+"#;
 
     /// Lockstep records of a cell: `reps` repetitions of `n` operation pairs, B's latency
     /// `ratio` times A's, with ±2 % of noise of its own.

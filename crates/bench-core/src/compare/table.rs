@@ -294,6 +294,44 @@ pub fn markdown(c: &Comparison, a: &str, b: &str) -> String {
     s
 }
 
+/// A comparison as a pull request comment (GitHub-flavoured Markdown): a one-line headline,
+/// a table of only the cells whose verdict crossed the threshold (or that none did), and
+/// every table inside `<details>`. Warnings stay on stderr, so this is all of stdout.
+pub fn github(c: &Comparison, a: &str, b: &str) -> String {
+    let cells = c.rows.len();
+    let t = c.threshold_pct;
+    let (worse, better) = (c.regressions(), c.improvements());
+    let mut s = if worse + better == 0 {
+        format!("**bench**: no change beyond ±{t} % in {cells} cells\n\n")
+    } else {
+        let regressed = crate::plan::count(worse as u64, "cell regressed", "cells regressed");
+        format!("**bench**: {regressed}, {better} improved beyond ±{t} % (of {cells} cells)\n\n")
+    };
+    s.push_str(&format!("A: `{a}` · B: `{b}`\n\n"));
+    let moved = |rows: &[Row]| -> Vec<Row> {
+        (rows.iter())
+            .filter(|r| (r.changes.iter()).any(|ch| matches!(ch, Change::Better | Change::Worse)))
+            .cloned()
+            .collect()
+    };
+    let (rows, reads) = (moved(&c.rows), moved(&c.read_rows));
+    if !rows.is_empty() {
+        s.push_str(&table_md(&rows, &HEADER, c.paired));
+    }
+    if !reads.is_empty() {
+        s.push_str("\nReads of mixed cells:\n\n");
+        s.push_str(&table_md(&reads, &READ_HEADER, c.paired));
+    }
+    if !s.ends_with("\n\n") {
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "<details>\n<summary>Every cell ({cells})</summary>\n\n{}\n</details>\n",
+        tables_markdown(c)
+    ));
+    s
+}
+
 /// The tables and the totals as Markdown (for the comparison's file and the report).
 pub fn tables_markdown(c: &Comparison) -> String {
     let mut s = table_md(&c.rows, &HEADER, c.paired);

@@ -75,10 +75,15 @@ pub async fn ab(
             arm.short_digest()
         )
     };
-    let mut answer = compare::comparison(&c, &name(&arms[0]), &name(&arms[1]));
+    let (a, b) = (name(&arms[0]), name(&arms[1]));
+    let mut answer = compare::comparison_as(&c, &a, &b, verdict.format);
     let state = sweep.state()?;
     for note in super::precision::notes(&c, &state, pairs.until, pairs.budget) {
-        answer.line(note);
+        // A pull request comment is the comparison alone.
+        match verdict.format {
+            compare::Format::Text => answer.line(note),
+            compare::Format::Github => answer.note(note),
+        }
     }
     answer.code = c.exit_code(verdict);
     Ok(crate::out::answer(answer))
