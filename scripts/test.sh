@@ -65,8 +65,8 @@ elif has_moto "$STATE/venv/bin/python3" || install_moto; then
   export PATH="$STATE/venv/bin:$PATH"
 else
   moto=no
-  left_out+=("the S3 tests (tests/it's s3:: and network::, on moto and on Ceph's gateway, and tests/slurm, which write to S3): moto[server]==$MOTO_VERSION could not be installed (python3 with python3-venv, or pip install 'moto[server]==$MOTO_VERSION' for python3)")
-  skip+=(--skip s3:: --skip network:: --skip on_slurm::)
+  left_out+=("the S3 tests (tests/it's s3::, network:: and a rest cell on S3, on moto and on Ceph's gateway, tests/verdicts' predictions::, and the Slurm tests, which write to S3): moto[server]==$MOTO_VERSION could not be installed (python3 with python3-venv, or pip install 'moto[server]==$MOTO_VERSION' for python3)")
+  skip+=(--skip s3:: --skip network:: --skip rest::a_rest_cell_on_s3 --skip predictions:: --skip on_slurm::)
 fi
 
 # --- Debian packages: Slurm and munge, Ceph's gateway ------------------------------------
@@ -82,7 +82,7 @@ fi
 slurm=yes
 if ! has slurmctld slurmd munged sinfo; then
   slurm=no
-  left_out+=("the Slurm tests (tests/slurm): Slurm and munge are not installed and cannot be here (they need root and apt-get: apt-get install -y slurm-wlm munge)")
+  left_out+=("the Slurm tests (tests/it/slurm.rs): Slurm and munge are not installed and cannot be here (they need root and apt-get: apt-get install -y slurm-wlm munge)")
 fi
 if ! has radosgw ceph-mon ceph-osd ceph uuidgen curl; then
   skip+=(--skip ceph_s_gateway)
@@ -90,7 +90,7 @@ if ! has radosgw ceph-mon ceph-osd ceph uuidgen curl; then
 fi
 if [ "$slurm" = yes ] && [ "$(id -u)" != 0 ]; then
   slurm=no
-  left_out+=("the Slurm tests (tests/slurm): their daemons run as root; run this script as root")
+  left_out+=("the Slurm tests (tests/it/slurm.rs): their daemons run as root; run this script as root")
 fi
 if [ "$slurm" = yes ] && [ "$moto" = yes ]; then
   SLURM_DIR="$(mktemp -d /tmp/bench-test-slurm.XXXXXX)"
@@ -120,35 +120,50 @@ done
 # and workers, not computing. The tests that compare measured numbers across runs
 # (tests/verdicts) run one at a time whatever this says. RUST_TEST_THREADS set wins.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-3}"
+
+# Every target built once (cargo test --no-run), then the test binaries run directly (no
+# cargo between them) in two rounds: bench-core's unit tests, and tests/it with the Slurm
+# tests (`on_slurm::`, one at a time on their cluster, mostly waiting on it) in a process of
+# their own beside the rest; then tests/verdicts alone, so that no other test's load falls
+# on one arm of a comparison. Each binary runs in its package's directory, as cargo runs it.
+run_rounds() {
+  local built exe core="" it="" verdicts="" rc=0
+  built="$(cargo test --release --no-run --message-format=json-render-diagnostics)" || return 101
+  while read -r exe; do
+    case "$(basename "$exe")" in
+      bench_core-*) core="$exe" ;;
+      it-*) it="$exe" ;;
+      verdicts-*) verdicts="$exe" ;;
+      *) say "a test binary this script does not know: $exe"; return 101 ;;
+    esac
+  done < <(grep '"test":true' <<<"$built" | grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
+  if [ -z "$core" ] || [ -z "$it" ] || [ -z "$verdicts" ]; then
+    say "cargo built no bench_core, it or verdicts test binary"
+    return 101
+  fi
+  (cd crates/bench-core && "$core" "${test_args[@]}" "${skip[@]}") || rc=$?
+  # Given test names (this script's arguments after `--`), one process runs what they name.
+  local slurm_pid="" apart=()
+  if [ "$slurm" = yes ] && [ "$moto" = yes ] && [ ${#test_args[@]} -eq 0 ]; then
+    "$it" on_slurm:: "${skip[@]}" >"$SLURM_DIR/tests.log" 2>&1 &
+    slurm_pid=$!
+    apart=(--skip on_slurm::)
+  fi
+  "$it" "${test_args[@]}" "${skip[@]}" "${apart[@]}" || rc=$?
+  if [ -n "$slurm_pid" ]; then
+    wait "$slurm_pid" || rc=$?
+    say "the Slurm tests (run beside the others):"
+    cat "$SLURM_DIR/tests.log"
+  fi
+  "$verdicts" "${test_args[@]}" "${skip[@]}" || rc=$?
+  return "$rc"
+}
 status=0
 if [ ${#cargo_args[@]} -gt 0 ]; then
   # Cargo's own options (e.g. `--test it`): one `cargo test --release` with them.
   cargo test --release "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" || status=$?
 else
-  # Every target built first (examples and doctests too), then two rounds: the Slurm tests
-  # (tests/slurm, one at a time on their cluster, mostly waiting on it) beside every other
-  # test but the verdicts; then the verdicts (tests/verdicts: pairs::, predictions::,
-  # verdicts::) alone, so no other test's load falls on one arm of a comparison.
-  quiet=(--skip pairs:: --skip predictions:: --skip verdicts::)
-  if cargo test --release --no-run; then
-    slurm_pid=
-    if [ "$slurm" = yes ] && [ "$moto" = yes ]; then
-      slurm_log="$SLURM_DIR/tests.log"
-      cargo test --release --test slurm -- "${test_args[@]}" "${skip[@]}" \
-        >"$slurm_log" 2>&1 &
-      slurm_pid=$!
-    fi
-    cargo test --release -- "${test_args[@]}" "${skip[@]}" --skip on_slurm:: "${quiet[@]}" \
-      || status=$?
-    if [ -n "$slurm_pid" ]; then
-      wait "$slurm_pid" || status=$?
-      say "the Slurm tests (run beside the others):"
-      cat "$slurm_log"
-    fi
-    cargo test --release --test verdicts -- "${test_args[@]}" "${skip[@]}" || status=$?
-  else
-    status=101
-  fi
+  run_rounds || status=$?
 fi
 for what in "${left_out[@]}"; do say "NOT RUN: $what"; done
 exit "$status"

@@ -11,5 +11,6 @@ mod report;
 mod rest;
 mod s3;
 mod shards;
+mod slurm;
 mod units;
 mod variants;

@@ -1,12 +1,9 @@
 //! bench on a real Slurm: a 3-node cluster on this host (scripts/slurm-up.sh: munged,
-//! slurmctld and `slurmd -N n1..n3`), against the S3 test server. A test binary of its own:
-//! the cluster is started once for it (or the one `SLURM_CONF` names is used, as `.ci/run`
-//! starts it) and stopped by pid file when the binary exits; its tests run one at a time,
-//! since each fills the cluster's CPUs.
-
-#[path = "../it/common.rs"]
-#[allow(dead_code)]
-mod common;
+//! slurmctld and `slurmd -N n1..n3`), against the S3 test server. The cluster is started once
+//! for the test process (or the one `SLURM_CONF` names is used, as `.ci/run` starts it) and
+//! stopped by pid file when the process exits; these tests (`on_slurm::`) run one at a time,
+//! since each fills the cluster's CPUs (`scripts/test.sh` runs them in a process of their
+//! own, beside the other tests).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -14,7 +11,7 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 static CLUSTER: OnceLock<PathBuf> = OnceLock::new();
