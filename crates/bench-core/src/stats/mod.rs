@@ -2,6 +2,7 @@
 //! repetitions, and what repetitions can tell (spread, significance), and what pairs formed
 //! inside a cell tell ([`paired`]).
 
+pub mod changepoint;
 mod inference;
 mod io;
 mod latency;

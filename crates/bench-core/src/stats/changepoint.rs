@@ -1,0 +1,286 @@
+//! Where a series of results stepped: E-divisive means (Matteson and James, 2014), as
+//! MongoDB's and Apache Otava's (formerly Hunter) performance histories use it, with a
+//! permutation test of each step found.
+//!
+//! For a segment of the series and each split of it into a left part of `m` points and a
+//! right part of `k`, both at least [`Detector::min_segment`] long, the divergence
+//!
+//! ```text
+//! Q = m·k/(m+k) · ( 2/(m·k) Σ|l − r|  −  2/(m(m−1)) Σ|l − l'|  −  2/(k(k−1)) Σ|r − r'| )
+//! ```
+//!
+//! (sums over the pairs across the split and within each part; α = 1) is largest where the
+//! two parts differ most. The best split is a change point when its `Q` is rarely reached
+//! by the same values in a random order: `p = (1 + #{Q_perm ≥ Q}) / (1 + permutations)`,
+//! at most [`Detector::max_p`]. Each side of a change point is then searched the same way,
+//! until no significant split is left. The permutations are drawn from a fixed seed, so the
+//! same series always gives the same change points.
+
+/// One step of a series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangePoint {
+    /// The index of the first point after the step.
+    pub index: usize,
+    /// The mean of the segment before it and after it (up to the neighbouring change points).
+    pub before: f64,
+    pub after: f64,
+    /// The permutation test's p-value.
+    pub p: f64,
+}
+
+impl ChangePoint {
+    /// The change from `before` to `after`, in percent of `before`.
+    pub fn change_pct(&self) -> f64 {
+        (self.after / self.before - 1.0) * 100.0
+    }
+}
+
+/// The detector's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Detector {
+    /// The fewest points on either side of a split.
+    pub min_segment: usize,
+    /// Random orders of a segment its best split is tested against.
+    pub permutations: usize,
+    /// The largest p-value that is a change point.
+    pub max_p: f64,
+    /// The seed of the permutations.
+    pub seed: u64,
+}
+
+impl Default for Detector {
+    fn default() -> Self {
+        Detector {
+            min_segment: 3,
+            permutations: 499,
+            max_p: 0.01,
+            seed: 0x5eed,
+        }
+    }
+}
+
+impl Detector {
+    /// The change points of `series`, in order of their index.
+    pub fn detect(&self, series: &[f64]) -> Vec<ChangePoint> {
+        let mut found = Vec::new();
+        let mut rng = SplitMix(self.seed);
+        self.search(series, 0, &mut rng, &mut found);
+        found.sort_by_key(|&(index, _)| index);
+        let cuts: Vec<usize> = found.iter().map(|&(i, _)| i).collect();
+        found
+            .iter()
+            .enumerate()
+            .map(|(n, &(index, p))| {
+                let from = if n == 0 { 0 } else { cuts[n - 1] };
+                let to = cuts.get(n + 1).copied().unwrap_or(series.len());
+                ChangePoint {
+                    index,
+                    before: mean(&series[from..index]),
+                    after: mean(&series[index..to]),
+                    p,
+                }
+            })
+            .collect()
+    }
+
+    /// Find the significant change points of `segment` (starting at `offset` in the
+    /// series), recursively.
+    fn search(
+        &self,
+        segment: &[f64],
+        offset: usize,
+        rng: &mut SplitMix,
+        found: &mut Vec<(usize, f64)>,
+    ) {
+        let Some((split, q)) = best_split(segment, self.min_segment) else {
+            return;
+        };
+        let mut shuffled = segment.to_vec();
+        let mut reached = 0;
+        for _ in 0..self.permutations {
+            rng.shuffle(&mut shuffled);
+            if best_split(&shuffled, self.min_segment).is_some_and(|(_, qp)| qp >= q) {
+                reached += 1;
+            }
+        }
+        let p = (1 + reached) as f64 / (1 + self.permutations) as f64;
+        if p > self.max_p {
+            return;
+        }
+        found.push((offset + split, p));
+        self.search(&segment[..split], offset, rng, found);
+        self.search(&segment[split..], offset + split, rng, found);
+    }
+}
+
+/// The split of `x` with the largest divergence `Q` (see the module), and that `Q`; none
+/// when `x` is too short to split.
+fn best_split(x: &[f64], min_segment: usize) -> Option<(usize, f64)> {
+    let n = x.len();
+    let min = min_segment.max(2);
+    if n < 2 * min {
+        return None;
+    }
+    // Left part x[..t], right part x[t..]: the sums across the split and within each part,
+    // moved along as t grows by one point.
+    let dist = |i: usize, j: usize| (x[i] - x[j]).abs();
+    let (mut across, mut left, mut right) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        for j in i + 1..n {
+            right += dist(i, j);
+        }
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for t in 1..n - 1 {
+        // Point t - 1 moves from the right part to the left.
+        let moved = t - 1;
+        let to_left: f64 = (0..moved).map(|i| dist(i, moved)).sum();
+        let to_right: f64 = (t..n).map(|j| dist(moved, j)).sum();
+        across += to_right - to_left;
+        left += to_left;
+        right -= to_right;
+        let (m, k) = (t as f64, (n - t) as f64);
+        if t < min || n - t < min {
+            continue;
+        }
+        let e =
+            2.0 * across / (m * k) - 2.0 * left / (m * (m - 1.0)) - 2.0 * right / (k * (k - 1.0));
+        let q = m * k / (m + k) * e;
+        if best.is_none_or(|(_, b)| q > b) {
+            best = Some((t, q));
+        }
+    }
+    best
+}
+
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len().max(1) as f64
+}
+
+/// A small, fixed pseudo-random sequence (SplitMix64): the permutations, and the tests'
+/// noise.
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box–Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u = self.uniform().max(f64::MIN_POSITIVE);
+        let v = self.uniform();
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    /// Fisher–Yates.
+    pub fn shuffle(&mut self, x: &mut [f64]) {
+        for i in (1..x.len()).rev() {
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
+            x.swap(i, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` points of mean 100 and noise `cv` (a fraction), stepping by `step` (a fraction)
+    /// at `at`.
+    fn series(rng: &mut SplitMix, n: usize, cv: f64, step: f64, at: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                let level = if i >= at { 100.0 * (1.0 + step) } else { 100.0 };
+                level * (1.0 + cv * rng.normal())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_five_percent_step_at_three_percent_noise_is_found_where_it_is() {
+        let mut rng = SplitMix(7);
+        let d = Detector::default();
+        let mut hits = 0;
+        for n in [20, 30, 40, 50, 60, 24, 36, 44, 52, 58] {
+            let at = n / 2;
+            let cps = d.detect(&series(&mut rng, n, 0.03, -0.05, at));
+            if cps.len() == 1 && cps[0].index.abs_diff(at) <= 1 {
+                hits += 1;
+                assert!((cps[0].change_pct() + 5.0).abs() < 3.0, "{cps:?}");
+            }
+        }
+        assert!(hits >= 9, "{hits} of 10 found within one point");
+    }
+
+    #[test]
+    fn series_without_a_step_raise_at_most_one_false_change_in_twenty() {
+        let mut rng = SplitMix(11);
+        let d = Detector::default();
+        let false_changes: usize = (0..20)
+            .map(|k| d.detect(&series(&mut rng, 20 + 2 * k, 0.05, 0.0, 0)).len())
+            .sum();
+        assert!(false_changes <= 1, "{false_changes} false changes");
+    }
+
+    #[test]
+    fn two_steps_are_both_found_with_their_segments_means() {
+        let mut x = vec![100.0; 15];
+        x.extend(vec![120.0; 15]);
+        x.extend(vec![90.0; 15]);
+        let mut rng = SplitMix(3);
+        for v in &mut x {
+            *v *= 1.0 + 0.01 * rng.normal();
+        }
+        let cps = Detector::default().detect(&x);
+        assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), [15, 30]);
+        assert!((cps[0].before - 100.0).abs() < 2.0 && (cps[0].after - 120.0).abs() < 2.0);
+        assert!((cps[1].after - 90.0).abs() < 2.0, "{cps:?}");
+        assert!(cps.iter().all(|c| c.p <= 0.01));
+    }
+
+    #[test]
+    fn short_or_flat_series_have_none() {
+        let d = Detector::default();
+        assert!(d.detect(&[]).is_empty());
+        assert!(d.detect(&[1.0, 2.0, 3.0, 4.0, 5.0]).is_empty());
+        assert!(d.detect(&[7.0; 30]).is_empty());
+    }
+
+    #[test]
+    fn the_split_sums_match_a_direct_computation() {
+        let x: [f64; 7] = [1.0, 4.0, 2.0, 8.0, 7.0, 9.0, 3.0];
+        let direct = |t: usize| {
+            let (l, r) = x.split_at(t);
+            let (m, k) = (l.len() as f64, r.len() as f64);
+            let across: f64 = l
+                .iter()
+                .flat_map(|a| r.iter().map(move |b| (a - b).abs()))
+                .sum();
+            let within = |p: &[f64]| -> f64 {
+                (0..p.len())
+                    .flat_map(|i| (i + 1..p.len()).map(move |j| (p[i] - p[j]).abs()))
+                    .sum()
+            };
+            let e = 2.0 * across / (m * k)
+                - 2.0 * within(l) / (m * (m - 1.0))
+                - 2.0 * within(r) / (k * (k - 1.0));
+            m * k / (m + k) * e
+        };
+        let (t, q) = best_split(&x, 2).unwrap();
+        let best = (2..=5).map(direct).fold(f64::MIN, f64::max);
+        assert!(
+            (q - best).abs() < 1e-9 && (direct(t) - q).abs() < 1e-9,
+            "{t} {q} {best}"
+        );
+    }
+}
