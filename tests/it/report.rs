@@ -524,10 +524,16 @@ fn a_closed_pipe_does_not_make_a_command_panic() {
     }
 }
 
-/// The small things a new user meets first: `bench ab --help` names its own default
-/// results directory.
+/// The small things a new user meets first: `bench --help` says what bench is, and
+/// `bench ab --help` names its own default results directory.
 #[test]
 fn ab_help_names_its_own_results_directory() {
+    let o = bench_cmd(&["--help"]);
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("Declarative sweeps of the Lance __manifest commit benchmark\n"),
+        "{text}"
+    );
     let o = bench_cmd(&["ab", "--help"]);
     let text = stdout(&o);
     assert!(text.contains("results/<plan name>-ab"), "{text}");

@@ -11,7 +11,12 @@ use bench_core::display::Display;
 
 /// Run the Lance `__manifest` commit benchmark as a declarative sweep.
 #[derive(Debug, Parser)]
-#[command(name = "bench", version, about, long_about = None)]
+#[command(
+    name = "bench",
+    version,
+    about = "Declarative sweeps of the Lance __manifest commit benchmark",
+    long_about = None
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
