@@ -206,15 +206,7 @@ fn summary_line(c: &Comparison) -> String {
     if c.rows.is_empty() {
         return "no cell in common: nothing was compared\n".to_string();
     }
-    let regressed = c.regressed_cells();
-    let improved = c
-        .rows
-        .iter()
-        .chain(&c.read_rows)
-        .filter(|r| !regressed.contains(r.cell.as_str()) && r.changes.contains(&Change::Better))
-        .map(|r| r.cell.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let improved = c.improvements();
     let inside = c
         .rows
         .iter()

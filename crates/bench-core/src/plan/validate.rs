@@ -610,15 +610,12 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
 /// be empty (its size is the least it holds).
 fn check_sizes(sizes: &[u64], rest: Option<&super::raw::RawRest>) -> Result<(), PlanError> {
     let external = rest.is_some_and(|r| r.uri.is_some() || r.external.is_some());
-    let sizes: Vec<u64> = (sizes.iter())
-        .map(|&s| if external { s.max(1) } else { s })
-        .collect();
-    check_counts(
-        "matrix.sizes",
-        &sizes,
-        "sizes must be at least 1 (rows already in __manifest)",
-        limits::SIZE,
-    )
+    let zero = "sizes must be at least 1 (rows already in __manifest)";
+    check_list("matrix.sizes", sizes)?;
+    for &s in sizes.iter().filter(|&&s| s > 0 || !external) {
+        bounded("matrix.sizes", s, zero, limits::SIZE)?;
+    }
+    Ok(())
 }
 
 /// `[storage]`: no empty key, no empty value.

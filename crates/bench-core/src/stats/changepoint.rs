@@ -16,6 +16,8 @@
 //! until no significant split is left. The permutations are drawn from a fixed seed, so the
 //! same series always gives the same change points.
 
+use super::rng::Rng;
+
 /// One step of a series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangePoint {
@@ -63,7 +65,7 @@ impl Detector {
     /// The change points of `series`, in order of their index.
     pub fn detect(&self, series: &[f64]) -> Vec<ChangePoint> {
         let mut found = Vec::new();
-        let mut rng = SplitMix(self.seed);
+        let mut rng = Rng::new(self.seed);
         self.search(series, 0, &mut rng, &mut found);
         found.sort_by_key(|&(index, _)| index);
         let cuts: Vec<usize> = found.iter().map(|&(i, _)| i).collect();
@@ -85,13 +87,7 @@ impl Detector {
 
     /// Find the significant change points of `segment` (starting at `offset` in the
     /// series), recursively.
-    fn search(
-        &self,
-        segment: &[f64],
-        offset: usize,
-        rng: &mut SplitMix,
-        found: &mut Vec<(usize, f64)>,
-    ) {
+    fn search(&self, segment: &[f64], offset: usize, rng: &mut Rng, found: &mut Vec<(usize, f64)>) {
         let Some((split, q)) = best_split(segment, self.min_segment) else {
             return;
         };
@@ -157,47 +153,13 @@ fn mean(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len().max(1) as f64
 }
 
-/// A small, fixed pseudo-random sequence (SplitMix64): the permutations, and the tests'
-/// noise.
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box–Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u = self.uniform().max(f64::MIN_POSITIVE);
-        let v = self.uniform();
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
-    /// Fisher–Yates.
-    pub fn shuffle(&mut self, x: &mut [f64]) {
-        for i in (1..x.len()).rev() {
-            let j = (self.next_u64() % (i as u64 + 1)) as usize;
-            x.swap(i, j);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// `n` points of mean 100 and noise `cv` (a fraction), stepping by `step` (a fraction)
     /// at `at`.
-    fn series(rng: &mut SplitMix, n: usize, cv: f64, step: f64, at: usize) -> Vec<f64> {
+    fn series(rng: &mut Rng, n: usize, cv: f64, step: f64, at: usize) -> Vec<f64> {
         (0..n)
             .map(|i| {
                 let level = if i >= at { 100.0 * (1.0 + step) } else { 100.0 };
@@ -208,7 +170,7 @@ mod tests {
 
     #[test]
     fn a_five_percent_step_at_three_percent_noise_is_found_where_it_is() {
-        let mut rng = SplitMix(7);
+        let mut rng = Rng::new(7);
         let d = Detector::default();
         let mut hits = 0;
         for n in [20, 30, 40, 50, 60, 24, 36, 44, 52, 58] {
@@ -224,7 +186,7 @@ mod tests {
 
     #[test]
     fn series_without_a_step_raise_at_most_one_false_change_in_twenty() {
-        let mut rng = SplitMix(11);
+        let mut rng = Rng::new(11);
         let d = Detector::default();
         let false_changes: usize = (0..20)
             .map(|k| d.detect(&series(&mut rng, 20 + 2 * k, 0.05, 0.0, 0)).len())
@@ -237,7 +199,7 @@ mod tests {
         let mut x = vec![100.0; 15];
         x.extend(vec![120.0; 15]);
         x.extend(vec![90.0; 15]);
-        let mut rng = SplitMix(3);
+        let mut rng = Rng::new(3);
         for v in &mut x {
             *v *= 1.0 + 0.01 * rng.normal();
         }

@@ -9,6 +9,7 @@ mod latency;
 mod measured;
 pub mod paired;
 mod path;
+pub mod rng;
 mod summary;
 
 pub use inference::{RatioTest, Spread, mean_var, paired_log, spread, welch_log};

@@ -210,29 +210,7 @@ pub fn median_ratio(runs: &[(&[Unit], &[Unit])]) -> Option<RatioTest> {
 pub(crate) mod tests {
     use super::*;
 
-    /// splitmix64: a small seeded generator, so the simulations are the same every time.
-    pub struct Rng(u64);
-    impl Rng {
-        pub fn new(seed: u64) -> Rng {
-            Rng(seed)
-        }
-        pub fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        /// Uniform in (0, 1).
-        pub fn uniform(&mut self) -> f64 {
-            ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-        /// Standard normal (Box–Muller).
-        pub fn normal(&mut self) -> f64 {
-            let (u, v) = (self.uniform(), self.uniform());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
+    pub use crate::stats::rng::Rng;
 
     fn op(ms: f64) -> Unit {
         Unit { ms, ops: 1.0 }
