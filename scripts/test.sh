@@ -5,10 +5,11 @@
 #   scripts/test.sh [ARGS...]     (ARGS go to cargo test, e.g. -- s3:: to run some tests)
 #
 # - protoc: nothing to do; .cargo/config.toml gives lance's build scripts one (.cargo/protoc).
-# - moto's S3 server (the S3 tests start it on 127.0.0.1 through scripts/s3-server.py):
-#   used where python3 already imports it; else installed at the pinned version, once, into
-#   a virtual environment under $BENCH_TEST_HOME (default ~/.cache/bench-test), which is put
-#   first on PATH for the tests. No root needed.
+# - moto's S3 server (the S3 tests start it on 127.0.0.1 through scripts/s3-server.py) and
+#   pylance (the tests of `bench publish` read its table back as lance-bench does): used
+#   where python3 already imports both (pylance at the pinned version); else installed at
+#   the pinned versions, once, into a virtual environment under $BENCH_TEST_HOME (default
+#   ~/.cache/bench-test), which is put first on PATH for the tests. No root needed.
 # - Ceph's RADOS Gateway (the S3 tests against a real S3 server, beside moto): Debian's
 #   radosgw, ceph-mon, ceph-osd and ceph-common, installed with apt-get where missing, as
 #   root; each such test starts its own cluster (scripts/rgw-up.sh) and stops it by its pid
@@ -25,6 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MOTO_VERSION=5.1.22
+PYLANCE_VERSION=14.0.2
 STATE="${BENCH_TEST_HOME:-$HOME/.cache/bench-test}"
 left_out=()
 skip=()
@@ -42,31 +44,39 @@ apt_install() {
 
 command -v cargo >/dev/null 2>&1 || { say "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 
-# --- moto's S3 server ------------------------------------------------------------------
+# --- Python: moto's S3 server, pylance -------------------------------------------------
 has_moto() {  # what scripts/s3-server.py imports
   "$1" -c "import boto3, werkzeug.serving, moto.s3.responses, moto.moto_server.werkzeug_app" \
     >/dev/null 2>&1
 }
-# A virtual environment with moto, under $STATE; returns non-zero where it cannot be made.
-install_moto() {
+has_pylance() {  # lance-bench's reader, for the tests of bench publish
+  "$1" -c "import lance, pyarrow; assert lance.__version__ == '$PYLANCE_VERSION'" >/dev/null 2>&1
+}
+has_python_tools() { has_moto "$1" && has_pylance "$1"; }
+# A virtual environment with moto and pylance, under $STATE; returns non-zero where it
+# cannot be made.
+install_python_tools() {
   command -v python3 >/dev/null 2>&1 || { can_apt && apt_install python3 python3-venv; } \
     || return 1
-  say "installing moto[server]==$MOTO_VERSION into $STATE/venv (for the S3 tests)"
-  if ! python3 -m venv --clear "$STATE/venv" >/dev/null 2>&1; then
-    can_apt && apt_install python3-venv && python3 -m venv --clear "$STATE/venv" || return 1
+  if [ ! -x "$STATE/venv/bin/python3" ]; then
+    if ! python3 -m venv --clear "$STATE/venv" >/dev/null 2>&1; then
+      can_apt && apt_install python3-venv && python3 -m venv --clear "$STATE/venv" || return 1
+    fi
   fi
+  say "installing moto[server]==$MOTO_VERSION and pylance==$PYLANCE_VERSION into $STATE/venv (for the S3 and publish tests)"
   "$STATE/venv/bin/python3" -m pip install -q --disable-pip-version-check \
-    "moto[server]==$MOTO_VERSION" && has_moto "$STATE/venv/bin/python3"
+    "moto[server]==$MOTO_VERSION" "pylance==$PYLANCE_VERSION" \
+    && has_python_tools "$STATE/venv/bin/python3"
 }
 moto=yes
-if command -v python3 >/dev/null 2>&1 && has_moto python3; then
+if command -v python3 >/dev/null 2>&1 && has_python_tools python3; then
   :
-elif has_moto "$STATE/venv/bin/python3" || install_moto; then
+elif has_python_tools "$STATE/venv/bin/python3" || install_python_tools; then
   export PATH="$STATE/venv/bin:$PATH"
 else
   moto=no
-  left_out+=("the S3 tests (tests/it's s3::, network:: and a rest cell on S3, on moto and on Ceph's gateway, tests/verdicts' predictions::, and the Slurm tests, which write to S3): moto[server]==$MOTO_VERSION could not be installed (python3 with python3-venv, or pip install 'moto[server]==$MOTO_VERSION' for python3)")
-  skip+=(--skip s3:: --skip network:: --skip rest::a_rest_cell_on_s3 --skip predictions:: --skip on_slurm::)
+  left_out+=("the S3 tests (tests/it's s3::, network:: and a rest cell on S3, on moto and on Ceph's gateway, tests/verdicts' predictions::, and the Slurm tests, which write to S3) and the tests of bench publish (publish::, read back with pylance): moto[server]==$MOTO_VERSION and pylance==$PYLANCE_VERSION could not be installed (python3 with python3-venv, or pip install 'moto[server]==$MOTO_VERSION' 'pylance==$PYLANCE_VERSION' for python3)")
+  skip+=(--skip s3:: --skip network:: --skip rest::a_rest_cell_on_s3 --skip predictions:: --skip on_slurm:: --skip publish::)
 fi
 
 # --- Debian packages: Slurm and munge, Ceph's gateway ------------------------------------

@@ -6,6 +6,7 @@ mod coordinator;
 mod local;
 mod network;
 mod numbers;
+mod publish;
 mod recovery;
 mod report;
 mod rest;

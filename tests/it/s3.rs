@@ -824,3 +824,72 @@ fn killed_then_resumed(backend: Backend) {
     assert!(rt.block_on(store.list("runs")).unwrap().is_empty());
     assert_eq!(rt.block_on(store.read(CLAIM)).unwrap(), None);
 }
+
+/// `bench publish` to an s3:// URI and `bench history` from it: the same table on the
+/// store, published once however often; an endpoint that does not answer is refused before
+/// anything is written, naming the URI.
+#[test]
+fn results_publish_to_s3_once_and_their_history_reads_back() {
+    let server = S3Server::start(&[]);
+    let plan_text = "name = \"pub\"\noperation = \"write-create-namespace\"\n[matrix]\nsizes = [100]\n\
+                     inline = [false]\n[continuous]\noperations = 5\n";
+    let (_dir, plan, out) = plan_dir(plan_text);
+    let o = run(&plan, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let on_s3 = |cmd: &str, target: &[&str], options: &[String]| {
+        bench_s3()
+            .arg(cmd)
+            .args(target)
+            .args(options)
+            .output()
+            .unwrap()
+    };
+    let to = ["publish", out.to_str().unwrap(), "--to", "s3://bench/db"];
+    for expect in ["published 1 rows", "published 0 rows"] {
+        let o = on_s3(to[0], &to[1..], &server.options());
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(expect),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let charts = out.join("history");
+    let o = on_s3(
+        "history",
+        &["s3://bench/db", "--charts", charts.to_str().unwrap()],
+        &server.options(),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        text.contains("manifest/pub/cont_inline_false_rows_100 (operations/second, 1 results"),
+        "{text}"
+    );
+    assert!(
+        charts
+            .join("manifest_pub_cont_inline_false_rows_100.svg")
+            .is_file()
+    );
+
+    let nowhere = [
+        "--storage-option".to_string(),
+        "aws_endpoint=http://127.0.0.1:9".to_string(),
+        "--storage-option".to_string(),
+        "aws_allow_http=true".to_string(),
+        "--storage-option".to_string(),
+        "aws_region=us-east-1".to_string(),
+    ];
+    let o = on_s3(
+        "publish",
+        &[out.to_str().unwrap(), "--to", "s3://bench/elsewhere"],
+        &nowhere,
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot publish to s3://bench/elsewhere")
+            && stderr(&o).contains("cannot reach"),
+        "{}",
+        stderr(&o)
+    );
+}

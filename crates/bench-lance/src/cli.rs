@@ -95,6 +95,13 @@ pub enum Command {
     /// Predict continuous cells' commit latency and throughput on a store with another
     /// latency, from their records' round trips on the critical path.
     Predict(PredictArgs),
+    /// Append a results directory's cells to lance-bench's `results` table (a Lance
+    /// dataset): one row per cell (per arm), its runs' throughputs as `values`. Publishing
+    /// the same results again adds nothing.
+    Publish(PublishArgs),
+    /// Read a `results` table's series (bench's and any other rows), find where each
+    /// stepped (change points), print them and draw a chart of each.
+    History(HistoryArgs),
     /// One worker process of a cell (started by `bench run`; its arguments are the
     /// coordinator's, read by the core's protocol).
     #[command(hide = true)]
@@ -377,6 +384,83 @@ impl From<PredictArgs> for bench_core::predict::PredictArgs {
             measured_at_ms: a.measured_at_ms,
             kind_ms: a.kind_ms,
             json: a.json,
+        }
+    }
+}
+
+/// `bench publish`.
+#[derive(Debug, Clone, Args)]
+pub struct PublishArgs {
+    /// A finished results directory (results/<plan name>/ or a sweep's --out).
+    pub results: PathBuf,
+    /// Where lance-bench's database is: a local directory or s3://BUCKET/PREFIX; the table
+    /// is `results.lance` under it [default: $LANCE_BENCH_URI, else ~/.lance-bench].
+    #[arg(long, value_name = "URI")]
+    pub to: Option<String>,
+    /// A storage option passed to lance (repeatable), e.g.
+    /// aws_endpoint=http://127.0.0.1:9000. Prefer the environment or a profile for secrets.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub storage_option: Vec<(String, String)>,
+    /// `dut.name`: what was measured.
+    #[arg(long, value_name = "NAME", default_value = "lance")]
+    pub dut_name: String,
+    /// `dut.version` [default: the records' lance_version, with its git revision where
+    /// lance was built from one].
+    #[arg(long, value_name = "VERSION")]
+    pub dut_version: Option<String>,
+    /// `dut.timestamp`, seconds since the epoch: the measured build's commit time, e.g.
+    /// `$(git -C lance log -1 --format=%ct)` [default: when the cell's first run started].
+    #[arg(long, value_name = "SECS")]
+    pub dut_timestamp: Option<i64>,
+    /// `test_bed.name` [default: the hostname in the records].
+    #[arg(long, value_name = "NAME")]
+    pub test_bed: Option<String>,
+}
+
+impl From<PublishArgs> for crate::results_table::PublishArgs {
+    fn from(a: PublishArgs) -> Self {
+        crate::results_table::PublishArgs {
+            results: a.results,
+            to: a.to,
+            storage: a.storage_option.into_iter().collect(),
+            dut_name: a.dut_name,
+            dut_version: a.dut_version,
+            dut_timestamp: a.dut_timestamp,
+            test_bed: a.test_bed,
+        }
+    }
+}
+
+/// `bench history`.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// Where lance-bench's database is: a local directory or s3://BUCKET/PREFIX [default:
+    /// $LANCE_BENCH_URI, else ~/.lance-bench].
+    pub uri: Option<String>,
+    /// Only the series whose benchmark_name matches GLOB (`*` any run of characters, `?`
+    /// one), e.g. 'manifest/default/*'.
+    #[arg(long, value_name = "GLOB")]
+    pub benchmark: Option<String>,
+    /// Exit with code 5 when a series' newest change point made it worse by more than PCT
+    /// percent (lower throughput, or a longer time).
+    #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
+    pub fail_on_regression: Option<f64>,
+    /// Where each series' chart (SVG) is written.
+    #[arg(long, value_name = "DIR", default_value = "history")]
+    pub charts: PathBuf,
+    /// A storage option passed to lance (repeatable), as for bench publish.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub storage_option: Vec<(String, String)>,
+}
+
+impl From<HistoryArgs> for crate::results_table::HistoryArgs {
+    fn from(a: HistoryArgs) -> Self {
+        crate::results_table::HistoryArgs {
+            uri: a.uri,
+            storage: a.storage_option.into_iter().collect(),
+            benchmark: a.benchmark.map(bench_core::history::Glob),
+            fail_on_regression: a.fail_on_regression,
+            charts: a.charts,
         }
     }
 }

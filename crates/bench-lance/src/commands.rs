@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::cli::{self, Cli, Command};
 use crate::error::{BenchError, exit};
-use crate::{compare, merge, out, report, sweep, worker};
+use crate::{compare, merge, out, report, results_table, sweep, worker};
 
 /// Run the parsed command line and map the outcome to an exit code.
 pub fn main(cli: Cli) -> ExitCode {
@@ -46,6 +46,8 @@ async fn dispatch(command: Command) -> u8 {
         Command::Summarize { results } => report::regenerate(&results, true).map(out::answer),
         Command::Compare(args) => compare::run(&args.into()).map(out::answer),
         Command::Predict(args) => bench_core::predict::run(&args.into()).map(out::answer),
+        Command::Publish(args) => results_table::publish(&args.into()).await.map(out::answer),
+        Command::History(args) => results_table::history(&args.into()).await.map(out::answer),
         Command::Merge {
             out,
             shards,

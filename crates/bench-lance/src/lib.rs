@@ -18,6 +18,7 @@ pub mod golden;
 pub mod harness;
 pub mod out;
 mod progress;
+pub mod results_table;
 pub mod server;
 pub mod store;
 mod sweep;

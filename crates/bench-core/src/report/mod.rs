@@ -4,7 +4,7 @@
 
 mod charts;
 mod markdown;
-mod svg;
+pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ mod path;
 pub mod rng;
 mod summary;
 
-pub use inference::{RatioTest, Spread, mean_var, paired_log, spread, welch_log};
+pub use inference::{RatioTest, Spread, mean_var, paired_log, spread, t_two_sided_p, welch_log};
 pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, ReadMeasured};

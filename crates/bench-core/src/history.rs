@@ -1,0 +1,407 @@
+//! `bench history`: the rows of a `results` table (bench's and any other publisher's) as
+//! series, one per `benchmark_name`, ordered by `dut.timestamp` then `timestamp`; where each
+//! series stepped ([`crate::stats::changepoint`], on each row's `summary.mean`); what to
+//! print of them, and a chart of each.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use crate::report::svg::{Chart, Series as Line};
+use crate::stats::changepoint::{ChangePoint, Detector};
+
+/// One row of the table, as history reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub id: String,
+    pub benchmark_name: String,
+    pub dut_version: String,
+    /// Seconds since the epoch.
+    pub dut_timestamp: i64,
+    /// Seconds since the epoch.
+    pub timestamp: i64,
+    /// The row's `summary.mean`.
+    pub value: f64,
+    pub units: String,
+}
+
+/// One benchmark's results in order, and where they stepped.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub units: String,
+    pub points: Vec<Point>,
+    pub changes: Vec<ChangePoint>,
+}
+
+/// A `--benchmark` pattern: `*` stands for any run of characters, `?` for one; anything
+/// else for itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Glob(pub String);
+
+impl Glob {
+    pub fn matches(&self, s: &str) -> bool {
+        fn go(p: &[char], s: &[char]) -> bool {
+            match p.split_first() {
+                None => s.is_empty(),
+                Some(('*', rest)) => (0..=s.len()).any(|i| go(rest, &s[i..])),
+                Some(('?', rest)) => !s.is_empty() && go(rest, &s[1..]),
+                Some((c, rest)) => s.first() == Some(c) && go(rest, &s[1..]),
+            }
+        }
+        let p: Vec<char> = self.0.chars().collect();
+        let s: Vec<char> = s.chars().collect();
+        go(&p, &s)
+    }
+}
+
+/// Whether a larger value is better in these units: rates (`operations/second`, `x per
+/// second`) and `recall` are; times (`nanoseconds`, lance-bench's default) and everything
+/// else are not.
+pub fn higher_is_better(units: &str) -> bool {
+    let u = units.to_ascii_lowercase();
+    u.contains('/') || u.contains(" per ") || u.contains("recall")
+}
+
+impl Series {
+    pub fn higher_is_better(&self) -> bool {
+        higher_is_better(&self.units)
+    }
+
+    /// How much worse `change` made the series, in percent (negative: better).
+    pub fn worse_pct(&self, change: &ChangePoint) -> f64 {
+        match self.higher_is_better() {
+            true => -change.change_pct(),
+            false => change.change_pct(),
+        }
+    }
+
+    /// The newest change point, when it made the series worse by more than `pct` percent.
+    pub fn regressed(&self, pct: f64) -> Option<&ChangePoint> {
+        self.changes.last().filter(|c| self.worse_pct(c) > pct)
+    }
+}
+
+/// The series of `points` whose names match `pattern` (all without one): a row counted once
+/// by its id (two publishers of the same results at the same moment may both add it),
+/// ordered by `dut_timestamp` then `timestamp`, with their change points.
+pub fn series(points: Vec<Point>, pattern: Option<&Glob>, detector: &Detector) -> Vec<Series> {
+    let mut seen = BTreeSet::new();
+    let mut by_name: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+    for p in points {
+        if pattern.is_some_and(|g| !g.matches(&p.benchmark_name)) || !seen.insert(p.id.clone()) {
+            continue;
+        }
+        by_name.entry(p.benchmark_name.clone()).or_default().push(p);
+    }
+    by_name
+        .into_iter()
+        .map(|(name, mut points)| {
+            points.sort_by_key(|p| (p.dut_timestamp, p.timestamp));
+            let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+            Series {
+                units: points[0].units.clone(),
+                changes: detector.detect(&values),
+                name,
+                points,
+            }
+        })
+        .collect()
+}
+
+/// lance-bench's regression test (`scripts/regression_report.py`), for comparison: the
+/// p-value of Student's two-sample t-test (pooled variance, two-sided) of the last 4 values
+/// against all older ones; `None` below 6 values, as there.
+pub fn last_four_p(values: &[f64]) -> Option<f64> {
+    const RECENT: usize = 4;
+    if values.len() < RECENT + 2 {
+        return None;
+    }
+    let (older, recent) = values.split_at(values.len() - RECENT);
+    let (m1, v1) = crate::stats::mean_var(older);
+    let (m2, v2) = crate::stats::mean_var(recent);
+    let (n1, n2) = (older.len() as f64, recent.len() as f64);
+    let pooled = ((n1 - 1.0) * v1 + (n2 - 1.0) * v2) / (n1 + n2 - 2.0);
+    if pooled <= 0.0 {
+        return Some(if m1 == m2 { 1.0 } else { 0.0 });
+    }
+    let t = (m2 - m1) / (pooled * (1.0 / n1 + 1.0 / n2)).sqrt();
+    Some(crate::stats::t_two_sided_p(t, n1 + n2 - 2.0))
+}
+
+/// When a time was, for people (UTC, to the minute).
+fn when(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| secs.to_string())
+}
+
+/// A value with a few significant digits.
+fn num(v: f64) -> String {
+    match v.abs() {
+        a if a >= 100.0 => format!("{v:.1}"),
+        a if a >= 1.0 => format!("{v:.2}"),
+        _ => format!("{v:.4}"),
+    }
+}
+
+/// What `bench history` prints: per series its last value and each change point (where,
+/// the means before and after, the change, its p-value, and whether it made things worse).
+pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> String {
+    let mut s = String::new();
+    let needs = 2 * detector.min_segment;
+    for series in all {
+        let n = series.points.len();
+        let last = &series.points[n - 1];
+        let better = if series.higher_is_better() {
+            "higher"
+        } else {
+            "lower"
+        };
+        let _ = writeln!(
+            s,
+            "{} ({}, {n} results; {better} is better)",
+            series.name, series.units
+        );
+        let _ = writeln!(
+            s,
+            "  last: {} (dut {}, {})",
+            num(last.value),
+            last.dut_version,
+            when(last.timestamp)
+        );
+        if n < needs {
+            let _ = writeln!(
+                s,
+                "  too few results for a change point ({n}; needs {needs})"
+            );
+        } else if series.changes.is_empty() {
+            let _ = writeln!(s, "  no change point");
+        }
+        for c in &series.changes {
+            let at = &series.points[c.index];
+            let verdict = match series.worse_pct(c) {
+                w if w > 0.0 => "worse",
+                _ => "better",
+            };
+            let beyond = fail_pct.filter(|&p| series.regressed(p) == Some(c));
+            let _ = writeln!(
+                s,
+                "  change at result {} of {n} (dut {}, {}): {} -> {} ({:+.1} %, p = {:.3}): \
+                 {verdict}{}",
+                c.index + 1,
+                at.dut_version,
+                when(at.timestamp),
+                num(c.before),
+                num(c.after),
+                c.change_pct(),
+                c.p,
+                match beyond {
+                    Some(p) => format!(", a regression beyond {p} %"),
+                    None => String::new(),
+                }
+            );
+        }
+    }
+    let changed = all.iter().filter(|x| !x.changes.is_empty()).count();
+    let _ = write!(s, "{} series, {changed} with a change point", all.len());
+    if let Some(p) = fail_pct {
+        let worse = all.iter().filter(|x| x.regressed(p).is_some()).count();
+        let _ = write!(
+            s,
+            "; {worse} whose newest change is a regression beyond {p} %"
+        );
+    }
+    let _ = writeln!(
+        s,
+        " (E-divisive means, α = 1, {} permutations, p ≤ {}, at least {} results a segment)",
+        detector.permutations, detector.max_p, detector.min_segment
+    );
+    s
+}
+
+/// A file name for a series' chart: its name with every character other than letters,
+/// digits, `.`, `-` and `_` as `_`.
+pub fn file_name(name: &str) -> String {
+    let base: String = name
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                true => c,
+                false => '_',
+            },
+        )
+        .collect();
+    format!("{base}.svg")
+}
+
+/// A series' chart: its results in order, the mean of each segment between change points
+/// (dashed), and each change point (a vertical line).
+pub fn chart(series: &Series) -> Chart {
+    let n = series.points.len();
+    let values: Vec<(f64, f64)> = series
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((i + 1) as f64, p.value))
+        .collect();
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), p| (l.min(p.1), h.max(p.1)));
+    let mut lines = vec![Line::line("result (summary.mean)", values, 0)];
+    let mut cuts: Vec<usize> = vec![0];
+    cuts.extend(series.changes.iter().map(|c| c.index));
+    cuts.push(n);
+    for (k, w) in cuts.windows(2).enumerate() {
+        let mean = series.points[w[0]..w[1]]
+            .iter()
+            .map(|p| p.value)
+            .sum::<f64>()
+            / (w[1] - w[0]) as f64;
+        let pts = vec![((w[0] + 1) as f64, mean), (w[1] as f64, mean)];
+        lines.push(Line::dashed(format!("mean of segment {}", k + 1), pts, 1));
+    }
+    for c in &series.changes {
+        let x = c.index as f64 + 0.5;
+        let label = format!(
+            "change at result {} ({:+.1} %)",
+            c.index + 1,
+            c.change_pct()
+        );
+        lines.push(Line::dashed(label, vec![(x, lo), (x, hi)], 2));
+    }
+    Chart {
+        file: file_name(&series.name),
+        alt: format!("{}: {n} results in order, with change points", series.name),
+        title: series.name.clone(),
+        x_desc: "result (in order of dut.timestamp, then timestamp)".into(),
+        y_desc: series.units.clone(),
+        x_log: false,
+        y_log: false,
+        x_ticks: None,
+        y_integer: false,
+        legend_left: true,
+        nested: false,
+        series: lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(name: &str, id: &str, dut: i64, ts: i64, value: f64) -> Point {
+        Point {
+            id: id.into(),
+            benchmark_name: name.into(),
+            dut_version: "14.0.2".into(),
+            dut_timestamp: dut,
+            timestamp: ts,
+            value,
+            units: "operations/second".into(),
+        }
+    }
+
+    /// 12 results of `name`, 100 then `after` from the 7th on, with a little noise, given
+    /// in reverse order.
+    fn stepped(name: &str, after: f64) -> Vec<Point> {
+        let noise = [
+            0.4, -0.8, 0.3, 0.9, -0.5, 0.1, -0.3, 0.7, -0.9, 0.2, 0.6, -0.4,
+        ];
+        (0..12)
+            .rev()
+            .map(|i| {
+                let level = if i >= 6 { after } else { 100.0 };
+                point(
+                    name,
+                    &format!("{name}{i}"),
+                    0,
+                    1000 + i as i64,
+                    level + noise[i],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_series_is_ordered_by_build_then_time_and_a_row_counts_once() {
+        let pts = vec![
+            point("s", "c", 2, 1, 3.0),
+            point("s", "a", 1, 5, 1.0),
+            point("s", "b", 1, 9, 2.0),
+            point("s", "a", 1, 5, 1.0),
+            point("t", "d", 0, 0, 9.0),
+        ];
+        let all = series(pts, Some(&Glob("s*".into())), &Detector::default());
+        assert_eq!(all.len(), 1);
+        let v: Vec<f64> = all[0].points.iter().map(|p| p.value).collect();
+        assert_eq!(v, vec![1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn a_planted_step_is_found_at_its_result_and_judged_by_the_units() {
+        let d = Detector::default();
+        let mut pts = stepped("manifest/p/slower", 60.0);
+        pts.extend(stepped("manifest/p/faster", 140.0));
+        let all = series(pts, None, &d);
+        let slower = all.iter().find(|s| s.name.ends_with("slower")).unwrap();
+        assert_eq!(slower.changes.len(), 1);
+        assert_eq!(slower.changes[0].index, 6);
+        assert!(slower.regressed(20.0).is_some());
+        assert!(
+            slower.regressed(50.0).is_none(),
+            "a 40 % drop is not beyond 50 %"
+        );
+        let faster = all.iter().find(|s| s.name.ends_with("faster")).unwrap();
+        assert!(
+            faster.regressed(1.0).is_none(),
+            "more operations a second is better"
+        );
+        // In a time unit the same rise is worse.
+        let mut slow_times = faster.clone();
+        slow_times.units = "nanoseconds".into();
+        assert!(slow_times.regressed(20.0).is_some());
+        let t = text(&all, &d, Some(20.0));
+        assert!(t.contains("change at result 7 of 12"), "{t}");
+        assert!(t.contains("a regression beyond 20 %"), "{t}");
+        assert!(
+            t.contains("2 series, 2 with a change point; 1 whose newest"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn short_series_say_why_they_have_no_change_point() {
+        let d = Detector::default();
+        let all = series(stepped("x", 50.0).into_iter().take(5).collect(), None, &d);
+        assert!(all[0].changes.is_empty());
+        assert!(text(&all, &d, None).contains("too few results for a change point (5; needs 6)"));
+    }
+
+    #[test]
+    fn the_last_four_test_is_student_s_pooled_t_test() {
+        assert_eq!(last_four_p(&[1.0, 2.0, 3.0, 4.0, 5.0]), None);
+        // scipy.stats.ttest_ind([1, 2, 3, 4], [3, 4, 5, 6]).pvalue: t = 2.191, df = 6, p = 0.0710
+        let p = last_four_p(&[1.0, 2.0, 3.0, 4.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        assert!((p - 0.070988).abs() < 1e-4, "{p}");
+        assert_eq!(last_four_p(&[2.0; 8]), Some(1.0));
+    }
+
+    #[test]
+    fn globs_match_runs_of_characters() {
+        let g = Glob("manifest/*/cont_*".into());
+        assert!(g.matches("manifest/default/cont_inline_true_rows_1000"));
+        assert!(!g.matches("ivf/default/cont_x"));
+        assert!(Glob("a?c".into()).matches("abc") && !Glob("a?c".into()).matches("ac"));
+    }
+
+    #[test]
+    fn a_chart_has_the_results_the_segments_and_the_change() {
+        let d = Detector::default();
+        let all = series(stepped("manifest/p/c", 60.0), None, &d);
+        let c = chart(&all[0]);
+        assert_eq!(c.file, "manifest_p_c.svg");
+        assert_eq!(c.series.len(), 4, "results, two segment means, one change");
+        let svg = crate::report::svg::render(&c).unwrap();
+        assert!(svg.contains("change at result 7"));
+    }
+}

@@ -1,0 +1,449 @@
+//! `bench publish`'s rows: the cells of a results directory as rows of lance-bench's
+//! `results` table (lancedb/lance-bench, `packages/lance_bench_db/models.py`), one row per
+//! cell (per arm in an A/B results directory), so that lance-bench's own scripts read them
+//! beside its other benchmarks. The table itself is written by the binary (through lance).
+//!
+//! A row's `values` are the throughputs of the cell's verified runs (its repetitions), in
+//! operations per second ([`UNITS`]); its `id` is derived from those runs' records, so the
+//! same results published twice give the same ids and add nothing.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::export::{CellRecords, Record, cells};
+
+/// The table's name: lance-bench's `results` (a Lance dataset `results.lance` under the URI,
+/// as LanceDB stores a table).
+pub const TABLE: &str = "results";
+/// What every `values` of bench's rows is: each verified run's throughput (goodput).
+pub const UNITS: &str = "operations/second";
+/// The first part of every `benchmark_name` bench writes.
+pub const PREFIX: &str = "manifest";
+
+/// The device under test: the lance the workers were built with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dut {
+    pub name: String,
+    pub version: String,
+    /// Seconds since the epoch.
+    pub timestamp: i64,
+}
+
+/// The machine that measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestBed {
+    pub name: String,
+    pub cpu: String,
+    pub memory_gb: i32,
+    pub os: String,
+    /// Seconds since the epoch.
+    pub created_at: i64,
+}
+
+/// lance-bench's `summary` of a row's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    pub min: f64,
+    pub q1: f64,
+    pub median: f64,
+    pub q3: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub standard_deviation: f64,
+}
+
+/// One row of the `results` table (its `throughput` column is always null: bench's values
+/// are rates already).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub id: String,
+    pub dut: Dut,
+    pub test_bed: TestBed,
+    pub benchmark_name: String,
+    pub values: Vec<f64>,
+    pub summary: Summary,
+    pub units: String,
+    pub metadata: String,
+    /// When the cell's last run ended, seconds since the epoch.
+    pub timestamp: i64,
+}
+
+/// The machine `bench publish` runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    pub hostname: String,
+    pub cpu: String,
+    pub memory_gb: i32,
+    pub os: String,
+}
+
+/// What the command line says beyond the records, and where and when it runs.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// `dut.name` (`--dut-name`, lance-bench's default `lance`).
+    pub dut_name: String,
+    /// `dut.version` (`--dut-version`); else the records' `lance_version`.
+    pub dut_version: Option<String>,
+    /// `dut.timestamp` (`--dut-timestamp`: the build's commit time); else when the cell's
+    /// first run started.
+    pub dut_timestamp: Option<i64>,
+    /// `test_bed.name` (`--test-bed`); else the records' hostname.
+    pub test_bed: Option<String>,
+    pub machine: Machine,
+    /// Now, seconds since the epoch (`test_bed.created_at`).
+    pub now: i64,
+}
+
+/// The rows of a results set, and what was left out of them.
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+/// One row per cell (per arm) of `records` (the latest records of each cell, as the summary
+/// takes them), from its verified runs; a cell without one is left out and said.
+pub fn rows(records: &[Record], ctx: &Context) -> Rows {
+    let mut out = Rows::default();
+    let mut elsewhere = BTreeSet::new();
+    for cell in cells(records) {
+        let first = cell.first();
+        let name = benchmark_name(first);
+        let runs: Vec<&Record> = cell
+            .reps
+            .iter()
+            .copied()
+            .filter(|r| r.verified && r.total_operations > 0)
+            .collect();
+        let left = cell.reps.len() - runs.len();
+        if runs.is_empty() {
+            out.notes.push(format!(
+                "{name}: left out, none of its {} runs is verified with operations",
+                cell.reps.len()
+            ));
+            continue;
+        }
+        if left > 0 {
+            out.notes.push(format!(
+                "{name}: {left} of its {} runs left out (not verified, or no operation)",
+                cell.reps.len()
+            ));
+        }
+        if first.hostname != ctx.machine.hostname {
+            elsewhere.insert(first.hostname.clone());
+        }
+        out.rows.push(row(&cell, &runs, name, ctx));
+    }
+    for host in elsewhere {
+        out.notes.push(format!(
+            "note: results measured on `{host}`, published from `{}`: test_bed's cpu, \
+             memory_gb and os are left unknown (publish on the machine that ran them to \
+             record it)",
+            ctx.machine.hostname
+        ));
+    }
+    out
+}
+
+/// `manifest/<plan>/<cell id>`, with `/A` or `/B` for an arm of `bench ab`.
+pub fn benchmark_name(r: &Record) -> String {
+    let arm = r
+        .arm
+        .as_deref()
+        .map(|a| format!("/{a}"))
+        .unwrap_or_default();
+    format!("{PREFIX}/{}/{}{arm}", r.plan, r.bench_tag)
+}
+
+fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) -> Row {
+    let first = cell.first();
+    let values: Vec<f64> = runs.iter().map(|r| r.throughput_ops_per_sec).collect();
+    let here = first.hostname == ctx.machine.hostname;
+    let known = |v: &str| {
+        if here {
+            v.to_string()
+        } else {
+            "unknown".into()
+        }
+    };
+    Row {
+        id: id(&name, runs),
+        dut: Dut {
+            name: ctx.dut_name.clone(),
+            version: ctx
+                .dut_version
+                .clone()
+                .unwrap_or_else(|| first.lance_version.clone()),
+            timestamp: ctx.dut_timestamp.unwrap_or_else(|| {
+                runs.iter()
+                    .map(|r| seconds(&r.started_at))
+                    .min()
+                    .unwrap_or(0)
+            }),
+        },
+        test_bed: TestBed {
+            name: ctx
+                .test_bed
+                .clone()
+                .unwrap_or_else(|| first.hostname.clone()),
+            cpu: known(&ctx.machine.cpu),
+            memory_gb: if here { ctx.machine.memory_gb } else { 0 },
+            os: known(&ctx.machine.os),
+            created_at: ctx.now,
+        },
+        summary: summary(&values),
+        metadata: metadata(first, runs).to_string(),
+        timestamp: runs
+            .iter()
+            .map(|r| seconds(&r.finished_at))
+            .max()
+            .unwrap_or(0),
+        benchmark_name: name,
+        values,
+        units: UNITS.to_string(),
+    }
+}
+
+/// A row's id: a UUID (version 8, RFC 9562's own-format UUID) of the benchmark's name and
+/// its runs' records (cell key, repetition, host and times), so the same runs always give
+/// the same id.
+pub fn id(name: &str, runs: &[&Record]) -> String {
+    let mut h = Sha256::new();
+    h.update(b"bench publish v1\n");
+    h.update(name.as_bytes());
+    for r in runs {
+        let line = format!(
+            "\n{} {} {} {} {}",
+            r.cell_key, r.repetition, r.hostname, r.started_at, r.finished_at
+        );
+        h.update(line.as_bytes());
+    }
+    let mut b: [u8; 16] = h.finalize()[..16].try_into().expect("16 bytes");
+    b[6] = (b[6] & 0x0f) | 0x80;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// An RFC 3339 time as seconds since the epoch (0 if it is not one).
+fn seconds(t: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .map(|d| d.timestamp())
+        .unwrap_or(0)
+}
+
+/// min, quartiles (linear interpolation between order statistics), max, mean and the
+/// sample standard deviation (n − 1; 0 for one value).
+pub fn summary(values: &[f64]) -> Summary {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len() as f64;
+    let q = |p: f64| {
+        let h = (n - 1.0) * p;
+        let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (h - lo as f64)
+    };
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = if v.len() > 1 {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    Summary {
+        min: v[0],
+        q1: q(0.25),
+        median: q(0.5),
+        q3: q(0.75),
+        max: v[v.len() - 1],
+        mean,
+        standard_deviation: sd,
+    }
+}
+
+/// What a reader of the row needs of the cell and its runs, as JSON.
+fn metadata(first: &Record, runs: &[&Record]) -> serde_json::Value {
+    let run: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|r| {
+            json!({
+                "repetition": r.repetition,
+                "started_at": r.started_at,
+                "finished_at": r.finished_at,
+                "total_operations": r.total_operations,
+                "errors": r.errors,
+                "conflict_errors": r.conflict_errors,
+                "throughput_ops_per_sec": r.throughput_ops_per_sec,
+                "avg_latency_ms": r.avg_latency_ms,
+                "p50_latency_ms": r.p50_latency_ms,
+                "p99_latency_ms": r.p99_latency_ms,
+                "reads_ops_per_sec": r.reads.as_ref().map(|x| x.throughput_ops_per_sec),
+                "verified": r.verified,
+            })
+        })
+        .collect();
+    json!({
+        "source": "bench",
+        "values": "throughput_ops_per_sec of each verified run (repetition), in order",
+        "bench_version": first.bench_version,
+        "lance_version": first.lance_version,
+        "plan": first.plan,
+        "cell_id": first.bench_tag,
+        "cell_key": first.cell_key,
+        "arm": first.arm,
+        "build": first.build,
+        "build_digest": first.build_digest,
+        "variant": first.variant,
+        "variant_name": first.variant_label(),
+        "mode": first.mode,
+        "operation": first.operation,
+        "concurrency": first.concurrency,
+        "initial_entries": first.initial_entries,
+        "duration_secs": first.duration_secs,
+        "storage_scheme": first.storage_scheme,
+        "transport": first.transport,
+        "properties": first.properties,
+        "env": first.env,
+        "hosts": first.hosts,
+        "runs": run,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::record::tests::record;
+    use crate::plan::{ModeKind, Variant};
+
+    fn ctx(host: &str) -> Context {
+        Context {
+            dut_name: "lance".into(),
+            dut_version: None,
+            dut_timestamp: None,
+            test_bed: None,
+            machine: Machine {
+                hostname: host.into(),
+                cpu: "Test CPU".into(),
+                memory_gb: 24,
+                os: "Linux 6.1".into(),
+            },
+            now: 1_800_000_000,
+        }
+    }
+
+    fn runs(tps: &[f64]) -> Vec<Record> {
+        tps.iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let mut r = record(
+                    ModeKind::Continuous,
+                    Variant::InlineIndex,
+                    1000,
+                    1,
+                    "cont_a",
+                );
+                r.repetition = i as u32 + 1;
+                r.throughput_ops_per_sec = t;
+                r.started_at = format!("2026-12-01T10:0{i}:00Z");
+                r.finished_at = format!("2026-12-01T10:0{i}:30Z");
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cell_is_one_row_of_its_verified_runs_throughputs() {
+        let mut recs = runs(&[100.0, 110.0, 90.0, 120.0]);
+        recs[3].verified = false;
+        let host = recs[0].hostname.clone();
+        let out = rows(&recs, &ctx(&host));
+        assert_eq!(out.rows.len(), 1);
+        let row = &out.rows[0];
+        assert_eq!(
+            row.benchmark_name,
+            format!("manifest/{}/cont_a", recs[0].plan)
+        );
+        assert_eq!(row.values, vec![100.0, 110.0, 90.0]);
+        assert_eq!(row.units, UNITS);
+        assert_eq!(row.summary.median, 100.0);
+        assert_eq!(row.summary.mean, 100.0);
+        assert_eq!(row.summary.standard_deviation, 10.0);
+        assert_eq!(row.dut.version, recs[0].lance_version);
+        // The first run's start, the last kept run's end.
+        assert_eq!(row.dut.timestamp, seconds("2026-12-01T10:00:00Z"));
+        assert_eq!(row.timestamp, seconds("2026-12-01T10:02:30Z"));
+        assert_eq!(row.test_bed.cpu, "Test CPU");
+        assert_eq!(row.test_bed.memory_gb, 24);
+        assert!(
+            out.notes[0].contains("1 of its 4 runs left out"),
+            "{:?}",
+            out.notes
+        );
+        let meta: serde_json::Value = serde_json::from_str(&row.metadata).unwrap();
+        assert_eq!(meta["cell_id"], "cont_a");
+        assert_eq!(meta["runs"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn ids_follow_the_runs_not_the_publisher() {
+        let recs = runs(&[100.0, 110.0]);
+        let a = rows(&recs, &ctx("elsewhere"));
+        let mut other = ctx("elsewhere");
+        other.dut_version = Some("14.1.0".into());
+        other.now += 3600;
+        let b = rows(&recs, &other);
+        assert_eq!(a.rows[0].id, b.rows[0].id);
+        let id = &a.rows[0].id;
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "8", "a version-8 UUID: {id}");
+        // Another run of the same cell is another row.
+        let mut later = recs.clone();
+        later[1].finished_at = "2026-12-01T11:00:00Z".into();
+        assert_ne!(rows(&later, &ctx("elsewhere")).rows[0].id, *id);
+        // Measured elsewhere: the machine's facts are not claimed for it.
+        assert_eq!(a.rows[0].test_bed.cpu, "unknown");
+        assert_eq!(a.rows[0].test_bed.memory_gb, 0);
+        assert_eq!(a.rows[0].test_bed.name, recs[0].hostname);
+        assert!(a.notes.iter().any(|n| n.contains("left unknown")));
+    }
+
+    #[test]
+    fn arms_are_series_of_their_own_and_unverified_cells_are_left_out() {
+        let mut recs = runs(&[100.0]);
+        let mut b = recs[0].clone();
+        recs[0].arm = Some("A".into());
+        b.arm = Some("B".into());
+        let mut bad = runs(&[50.0]).remove(0);
+        bad.bench_tag = "cont_b".into();
+        bad.verified = false;
+        recs.extend([b, bad]);
+        let out = rows(&recs, &ctx("h"));
+        let names: Vec<&str> = out.rows.iter().map(|r| r.benchmark_name.as_str()).collect();
+        assert_eq!(names.len(), 2);
+        assert!(
+            names[0].ends_with("cont_a/A") && names[1].ends_with("cont_a/B"),
+            "{names:?}"
+        );
+        assert!(out.notes.iter().any(|n| n.contains("cont_b: left out")));
+    }
+
+    #[test]
+    fn quartiles_interpolate_between_order_statistics() {
+        let s = summary(&[4.0, 1.0, 3.0, 2.0, 5.0]);
+        assert_eq!(
+            (s.min, s.q1, s.median, s.q3, s.max),
+            (1.0, 2.0, 3.0, 4.0, 5.0)
+        );
+        let s = summary(&[1.0, 2.0]);
+        assert_eq!((s.q1, s.median, s.q3), (1.25, 1.5, 1.75));
+        assert_eq!(summary(&[7.0]).standard_deviation, 0.0);
+    }
+}

@@ -1,0 +1,557 @@
+//! lance-bench's `results` table, written and read through lance: `bench publish` appends a
+//! results directory's rows (`bench_core::publish`), `bench history` reads every row back
+//! into series (`bench_core::history`). The table is the Lance dataset `results.lance`
+//! under the URI, as LanceDB keeps a table, in exactly the schema of lance-bench's
+//! `packages/lance_bench_db/models.py`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, ListBuilder,
+    RecordBatch, StringArray, StructArray,
+};
+use arrow_schema::{DataType, Field, Fields, Schema};
+use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
+
+use crate::answer::Answer;
+use crate::error::{BenchError, exit};
+use crate::store::Store;
+use bench_core::history::{self, Glob, Point};
+use bench_core::publish::{self, Context, Machine, Row};
+use bench_core::stats::changepoint::Detector;
+
+/// Where the table is when no URI is given: `LANCE_BENCH_URI`, else `~/.lance-bench`
+/// (lance-bench's own default).
+pub fn default_uri() -> String {
+    match std::env::var("LANCE_BENCH_URI") {
+        Ok(u) if !u.is_empty() => u,
+        _ => {
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            home.join(".lance-bench").display().to_string()
+        }
+    }
+}
+
+fn strings(names: &[&str]) -> Vec<Field> {
+    names
+        .iter()
+        .map(|n| Field::new(*n, DataType::Utf8, true))
+        .collect()
+}
+
+fn struct_type(fields: Vec<Field>) -> DataType {
+    DataType::Struct(Fields::from(fields))
+}
+
+/// lance-bench's schema of `results` (every field nullable, as pyarrow makes them).
+pub fn schema() -> Arc<Schema> {
+    let f64s = |names: &[&str]| -> Vec<Field> {
+        names
+            .iter()
+            .map(|n| Field::new(*n, DataType::Float64, true))
+            .collect()
+    };
+    let dut = [
+        strings(&["name", "version"]),
+        vec![Field::new("timestamp", DataType::Int64, true)],
+    ];
+    let test_bed = [
+        strings(&["name", "cpu"]),
+        vec![Field::new("memory_gb", DataType::Int32, true)],
+        strings(&["os"]),
+        vec![Field::new("created_at", DataType::Int64, true)],
+    ];
+    let throughput = [f64s(&["multiplier"]), strings(&["name", "unit_system"])];
+    let values = DataType::List(Arc::new(Field::new("item", DataType::Float64, true)));
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, true),
+        Field::new("dut", struct_type(dut.concat()), true),
+        Field::new("test_bed", struct_type(test_bed.concat()), true),
+        Field::new("benchmark_name", DataType::Utf8, true),
+        Field::new("values", values, true),
+        Field::new(
+            "summary",
+            struct_type(f64s(&[
+                "min",
+                "q1",
+                "median",
+                "q3",
+                "max",
+                "mean",
+                "standard_deviation",
+            ])),
+            true,
+        ),
+        Field::new("units", DataType::Utf8, true),
+        Field::new("throughput", struct_type(throughput.concat()), true),
+        Field::new("metadata", DataType::Utf8, true),
+        Field::new("timestamp", DataType::Int64, true),
+    ]))
+}
+
+fn text<'a>(rows: &'a [&Row], f: impl Fn(&'a Row) -> &'a str) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(rows.iter().map(|r| f(r))))
+}
+
+fn int64(rows: &[&Row], f: impl Fn(&Row) -> i64) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| f(r))))
+}
+
+fn float(rows: &[&Row], f: impl Fn(&Row) -> f64) -> ArrayRef {
+    Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| f(r))))
+}
+
+fn nested(ty: &DataType, columns: Vec<ArrayRef>) -> ArrayRef {
+    let DataType::Struct(fields) = ty else {
+        unreachable!("a struct column")
+    };
+    Arc::new(StructArray::new(fields.clone(), columns, None))
+}
+
+/// The rows as one batch of [`schema`].
+pub fn batch(rows: &[&Row]) -> RecordBatch {
+    let schema = schema();
+    let ty = |name: &str| {
+        schema
+            .field_with_name(name)
+            .expect("a column")
+            .data_type()
+            .clone()
+    };
+    let mut values = ListBuilder::new(Float64Builder::new()).with_field(Arc::new(Field::new(
+        "item",
+        DataType::Float64,
+        true,
+    )));
+    for r in rows {
+        values.values().append_slice(&r.values);
+        values.append(true);
+    }
+    let DataType::Struct(throughput) = ty("throughput") else {
+        unreachable!("a struct column")
+    };
+    let columns: Vec<ArrayRef> = vec![
+        text(rows, |r| &r.id),
+        nested(
+            &ty("dut"),
+            vec![
+                text(rows, |r| &r.dut.name),
+                text(rows, |r| &r.dut.version),
+                int64(rows, |r| r.dut.timestamp),
+            ],
+        ),
+        nested(
+            &ty("test_bed"),
+            vec![
+                text(rows, |r| &r.test_bed.name),
+                text(rows, |r| &r.test_bed.cpu),
+                Arc::new(Int32Array::from_iter_values(
+                    rows.iter().map(|r| r.test_bed.memory_gb),
+                )),
+                text(rows, |r| &r.test_bed.os),
+                int64(rows, |r| r.test_bed.created_at),
+            ],
+        ),
+        text(rows, |r| &r.benchmark_name),
+        Arc::new(values.finish()),
+        nested(
+            &ty("summary"),
+            vec![
+                float(rows, |r| r.summary.min),
+                float(rows, |r| r.summary.q1),
+                float(rows, |r| r.summary.median),
+                float(rows, |r| r.summary.q3),
+                float(rows, |r| r.summary.max),
+                float(rows, |r| r.summary.mean),
+                float(rows, |r| r.summary.standard_deviation),
+            ],
+        ),
+        text(rows, |r| &r.units),
+        Arc::new(StructArray::new_null(throughput, rows.len())),
+        text(rows, |r| &r.metadata),
+        int64(rows, |r| r.timestamp),
+    ];
+    RecordBatch::try_new(schema, columns).expect("columns of the schema")
+}
+
+/// The store at the URI, checked writable (or only readable) before anything is written.
+async fn open_store(
+    uri: &str,
+    storage: &BTreeMap<String, String>,
+    write: bool,
+) -> Result<Store, BenchError> {
+    let store = Store::open(uri, storage).await?;
+    if !write {
+        return Ok(store);
+    }
+    if store.scheme() == "file" {
+        let root = store.root_uri();
+        let dir = Path::new(&root);
+        let probe =
+            std::fs::create_dir_all(dir).and_then(|()| tempfile::NamedTempFile::new_in(dir));
+        if let Err(e) = probe {
+            return Err(BenchError::store(format!(
+                "cannot publish to {uri}: cannot write there ({e}); give --to a writable \
+                 directory or an s3:// URI"
+            )));
+        }
+        return Ok(store);
+    }
+    store
+        .prepare()
+        .await
+        .map_err(|e| BenchError::store(format!("cannot publish to {uri}: {e}")))?;
+    Ok(store)
+}
+
+/// The table, or `None` where there is none yet.
+async fn load(
+    store: &Store,
+    storage: &BTreeMap<String, String>,
+) -> Result<Option<lance::Dataset>, BenchError> {
+    let uri = store.uri(&format!("{}.lance", publish::TABLE));
+    match crate::catalog::load(&uri, storage).await {
+        Ok(d) => Ok(Some(d)),
+        Err(lance_core::Error::DatasetNotFound { .. }) => Ok(None),
+        Err(e) => Err(BenchError::store_source(
+            format!("cannot open the results table {uri}"),
+            e,
+        )),
+    }
+}
+
+/// The ids already in the table.
+async fn ids(dataset: &lance::Dataset) -> lance_core::Result<BTreeSet<String>> {
+    let batch = dataset.scan().project(&["id"])?.try_into_batch().await?;
+    let col = batch.column(0).as_any().downcast_ref::<StringArray>();
+    Ok(col
+        .map(|c| c.iter().flatten().map(String::from).collect())
+        .unwrap_or_default())
+}
+
+/// Append `rows`, creating the table if it is missing. lance retries an append's commit
+/// against concurrent ones; a creation is an overwrite to lance, which it commits over a
+/// table another publisher created at the same moment: [`restore_overwritten`] then puts
+/// back what that erased.
+async fn append(
+    store: &Store,
+    storage: &BTreeMap<String, String>,
+    existing: Option<lance::Dataset>,
+    rows: &[&Row],
+) -> lance_core::Result<()> {
+    let uri = store.uri(&format!("{}.lance", publish::TABLE));
+    let dataset = match existing {
+        Some(d) => d,
+        None => {
+            let created = InsertBuilder::new(uri.as_str())
+                .with_params(&write_params(storage, WriteMode::Create))
+                .execute(vec![batch(rows)])
+                .await;
+            match created {
+                Err(lance_core::Error::DatasetAlreadyExists { .. }) => {
+                    crate::catalog::load(&uri, storage).await?
+                }
+                Ok(d) => return restore_overwritten(d, storage).await,
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    append_batch(dataset, storage, batch(rows)).await
+}
+
+fn write_params(storage: &BTreeMap<String, String>, mode: WriteMode) -> WriteParams {
+    WriteParams {
+        mode,
+        store_params: Some(crate::catalog::store_params(storage)),
+        ..Default::default()
+    }
+}
+
+async fn append_batch(
+    dataset: lance::Dataset,
+    storage: &BTreeMap<String, String>,
+    batch: RecordBatch,
+) -> lance_core::Result<()> {
+    InsertBuilder::new(Arc::new(dataset))
+        .with_params(&write_params(storage, WriteMode::Append))
+        .execute(vec![batch])
+        .await
+        .map(|_| ())
+}
+
+/// After this publisher created the table: if its creation landed on a version other than
+/// the first, it replaced a table another publisher had just created (and perhaps appended
+/// to); the rows of the version before it that the table no longer has are appended again.
+async fn restore_overwritten(
+    created: lance::Dataset,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<()> {
+    let version = created.version().version;
+    if version <= 1 {
+        return Ok(());
+    }
+    let before = created.checkout_version(version - 1).await?;
+    let lost = before.scan().try_into_batch().await?;
+    let mut latest = created;
+    latest.checkout_latest().await?;
+    let have = ids(&latest).await?;
+    let col = lost
+        .column_by_name("id")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
+    let Some(col) = col else { return Ok(()) };
+    let keep = arrow::array::BooleanArray::from_iter(
+        col.iter()
+            .map(|id| Some(id.is_some_and(|i| !have.contains(i)))),
+    );
+    let missing = arrow::compute::filter_record_batch(&lost, &keep).map_err(|e| {
+        lance_core::Error::invalid_input(format!("cannot select the rows to restore: {e}"))
+    })?;
+    if missing.num_rows() == 0 {
+        return Ok(());
+    }
+    append_batch(latest, storage, missing).await
+}
+
+/// What `bench publish` takes.
+#[derive(Debug, Clone)]
+pub struct PublishArgs {
+    pub results: PathBuf,
+    pub to: Option<String>,
+    pub storage: BTreeMap<String, String>,
+    pub dut_name: String,
+    pub dut_version: Option<String>,
+    pub dut_timestamp: Option<i64>,
+    pub test_bed: Option<String>,
+}
+
+/// `bench publish DIR [--to URI]`.
+pub async fn publish(a: &PublishArgs) -> Result<Answer, BenchError> {
+    let (_, records) = bench_core::export::jsonl::load(&a.results).map_err(BenchError::output)?;
+    let records = match bench_core::state::State::read(&a.results) {
+        Some(s) => bench_core::export::standing(&records, &s.keys()),
+        None => records,
+    };
+    let ctx = Context {
+        dut_name: a.dut_name.clone(),
+        dut_version: a.dut_version.clone(),
+        dut_timestamp: a.dut_timestamp,
+        test_bed: a.test_bed.clone(),
+        machine: machine(),
+        now: chrono::Utc::now().timestamp(),
+    };
+    let made = publish::rows(&records, &ctx);
+    let mut answer = Answer::default();
+    for n in &made.notes {
+        answer.note(n.clone());
+    }
+    let uri = a.to.clone().unwrap_or_else(default_uri);
+    let store = open_store(&uri, &a.storage, true).await?;
+    let table = store.uri(&format!("{}.lance", publish::TABLE));
+    let existing = load(&store, &a.storage).await?;
+    let have = match &existing {
+        Some(d) => ids(d)
+            .await
+            .map_err(|e| BenchError::store_source(format!("cannot read {table}"), e))?,
+        None => BTreeSet::new(),
+    };
+    let new: Vec<&Row> = made.rows.iter().filter(|r| !have.contains(&r.id)).collect();
+    if !new.is_empty() {
+        append(&store, &a.storage, existing, &new)
+            .await
+            .map_err(|e| BenchError::store_source(format!("cannot append to {table}"), e))?;
+    }
+    answer.line(format!(
+        "published {} rows to {table} ({} already there)",
+        new.len(),
+        made.rows.len() - new.len()
+    ));
+    Ok(answer)
+}
+
+/// This machine, as lance-bench's test bed has it.
+fn machine() -> Machine {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")?
+                .split_once(':')
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let kib: f64 = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("MemTotal:")?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0.0);
+    let release = read("/proc/sys/kernel/osrelease");
+    Machine {
+        hostname: bench_core::protocol::hostname(),
+        cpu,
+        memory_gb: (kib / (1024.0 * 1024.0)).round() as i32,
+        os: format!("{} {}", capitalised(std::env::consts::OS), release.trim())
+            .trim()
+            .to_string(),
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// What `bench history` takes.
+#[derive(Debug, Clone)]
+pub struct HistoryArgs {
+    pub uri: Option<String>,
+    pub storage: BTreeMap<String, String>,
+    pub benchmark: Option<Glob>,
+    pub fail_on_regression: Option<f64>,
+    pub charts: PathBuf,
+}
+
+/// `bench history [URI]`.
+pub async fn history(a: &HistoryArgs) -> Result<Answer, BenchError> {
+    let uri = a.uri.clone().unwrap_or_else(default_uri);
+    let store = open_store(&uri, &a.storage, false).await?;
+    let table = store.uri(&format!("{}.lance", publish::TABLE));
+    let Some(dataset) = load(&store, &a.storage).await? else {
+        return Err(BenchError::store(format!(
+            "no results table at {table}: publish results there first (bench publish DIR --to \
+             {uri})"
+        )));
+    };
+    let points = read_points(&dataset)
+        .await
+        .map_err(|e| BenchError::store_source(format!("cannot read {table}"), e))?;
+    let detector = Detector::default();
+    let all = history::series(points, a.benchmark.as_ref(), &detector);
+    if all.is_empty() {
+        return Err(BenchError::Usage(match &a.benchmark {
+            Some(g) => format!("no benchmark in {table} matches `{}`", g.0),
+            None => format!("{table} holds no results"),
+        }));
+    }
+    let mut answer = Answer {
+        stdout: history::text(&all, &detector, a.fail_on_regression),
+        ..Answer::default()
+    };
+    let written = write_charts(&a.charts, &all)?;
+    answer.note(format!("charts: {written} in {}", a.charts.display()));
+    if let Some(p) = a.fail_on_regression
+        && all.iter().any(|s| s.regressed(p).is_some())
+    {
+        answer.code = exit::REGRESSION;
+    }
+    Ok(answer)
+}
+
+fn write_charts(dir: &Path, all: &[history::Series]) -> Result<usize, BenchError> {
+    std::fs::create_dir_all(dir).map_err(|e| BenchError::io("create", dir, e))?;
+    for s in all {
+        let chart = history::chart(s);
+        let svg = bench_core::report::svg::render(&chart).map_err(BenchError::output)?;
+        let path = dir.join(&chart.file);
+        bench_core::files::write_atomic(&path, svg.as_bytes())
+            .map_err(|e| BenchError::io("write", &path, e))?;
+    }
+    Ok(all.len())
+}
+
+/// Every row of the table as history reads it.
+async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>> {
+    let columns = [
+        "id",
+        "benchmark_name",
+        "dut",
+        "timestamp",
+        "summary",
+        "units",
+    ];
+    let batch = dataset.scan().project(&columns)?.try_into_batch().await?;
+    let bad = |what: &str| {
+        lance_core::Error::invalid_input(format!("the table's `{what}` is not lance-bench's"))
+    };
+    let string = |name: &str| -> lance_core::Result<StringArray> {
+        let c = batch.column_by_name(name).ok_or_else(|| bad(name))?;
+        c.as_any()
+            .downcast_ref::<StringArray>()
+            .cloned()
+            .ok_or_else(|| bad(name))
+    };
+    let structure = |name: &str| -> lance_core::Result<StructArray> {
+        let c = batch.column_by_name(name).ok_or_else(|| bad(name))?;
+        c.as_any()
+            .downcast_ref::<StructArray>()
+            .cloned()
+            .ok_or_else(|| bad(name))
+    };
+    let child = |s: &StructArray, name: &str| -> lance_core::Result<ArrayRef> {
+        s.column_by_name(name).cloned().ok_or_else(|| bad(name))
+    };
+    let (id, name, units) = (string("id")?, string("benchmark_name")?, string("units")?);
+    let (dut, summary) = (structure("dut")?, structure("summary")?);
+    let version = child(&dut, "version")?;
+    let version = version
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .ok_or_else(|| bad("dut.version"))?;
+    let dut_ts = child(&dut, "timestamp")?;
+    let dut_ts = dut_ts
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| bad("dut.timestamp"))?;
+    let mean = child(&summary, "mean")?;
+    let mean = mean
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .ok_or_else(|| bad("summary.mean"))?;
+    let ts = batch
+        .column_by_name("timestamp")
+        .ok_or_else(|| bad("timestamp"))?;
+    let ts = ts
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| bad("timestamp"))?;
+    Ok((0..batch.num_rows())
+        .filter(|&i| !name.is_null(i) && !mean.is_null(i) && mean.value(i).is_finite())
+        .map(|i| Point {
+            id: if id.is_null(i) {
+                format!("row {i}")
+            } else {
+                id.value(i).to_string()
+            },
+            benchmark_name: name.value(i).to_string(),
+            dut_version: if version.is_null(i) {
+                String::new()
+            } else {
+                version.value(i).to_string()
+            },
+            dut_timestamp: if dut_ts.is_null(i) {
+                0
+            } else {
+                dut_ts.value(i)
+            },
+            timestamp: if ts.is_null(i) { 0 } else { ts.value(i) },
+            value: mean.value(i),
+            units: if units.is_null(i) {
+                String::new()
+            } else {
+                units.value(i).to_string()
+            },
+        })
+        .collect())
+}
