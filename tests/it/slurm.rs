@@ -493,7 +493,8 @@ mod on_slurm {
                 .output()
                 .unwrap();
             let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            if text.contains("now: ") {
+            // The cell shows as running at once; what srun says of its wait comes after.
+            if text.contains("waiting: srun: job") {
                 break text;
             }
             assert!(

@@ -279,7 +279,11 @@ pub fn chart(series: &Series) -> Chart {
         y_log: false,
         x_ticks: None,
         y_integer: false,
-        legend_left: true,
+        // The legend at the top of the side whose results are lower, away from the points.
+        legend_left: {
+            let half = |r: &[Point]| r.iter().map(|p| p.value).sum::<f64>() / r.len().max(1) as f64;
+            half(&series.points[..n / 2]) < half(&series.points[n / 2..])
+        },
         nested: false,
         series: lines,
     }
