@@ -159,6 +159,41 @@ fn check_record(r: &Value) {
     // Concurrent cells say how far the window ran past the deadline; continuous ones not.
     let overrun = &obj["window_overrun_ms"];
     assert_eq!(overrun.is_null(), obj["mode"] == "continuous", "{r}");
+    // Concurrent cells second by second: every operation in one second, the window's
+    // seconds (its deadline, and any overrun) in order.
+    let series = obj.get("series");
+    assert_eq!(series.is_none(), obj["mode"] == "continuous", "{r}");
+    if let Some(series) = series {
+        let sum = |v: &serde_json::Value| -> u64 {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(
+            sum(&series["ops"]),
+            obj["total_operations"].as_u64().unwrap(),
+            "{r}"
+        );
+        let errors: u64 = series["errors"]
+            .as_object()
+            .map_or(0, |e| e.values().map(sum).sum());
+        assert_eq!(errors, obj["errors"].as_u64().unwrap(), "{r}");
+        let seconds = series["ops"].as_array().unwrap().len() as f64;
+        let window = obj["total_duration_ms"].as_f64().unwrap() / 1000.0;
+        assert!(
+            seconds >= window.floor() && seconds <= window.ceil() + 1.0,
+            "{r}"
+        );
+        let p99 = series["p99_ms"].as_array().unwrap();
+        assert_eq!(p99.len() as f64, seconds);
+        let busiest = p99.iter().filter_map(|v| v.as_f64()).fold(0.0, f64::max);
+        assert!(
+            busiest <= obj["max_latency_ms"].as_f64().unwrap() + 1e-9,
+            "{r}"
+        );
+    }
     // The requests and bytes of the commits, in all and per commit.
     let ops = obj["total_operations"].as_u64().unwrap() as f64;
     for k in IO_KEYS {
@@ -230,9 +265,11 @@ fn check_record(r: &Value) {
         wall >= copy["ms"].as_f64().unwrap() + obj["total_duration_ms"].as_f64().unwrap() * 0.999,
         "{r}"
     );
+    // `series` only in concurrent cells.
+    let series = usize::from(obj.contains_key("series"));
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 18,
+        numbers.len() + integers.len() + strings.len() + nullable.len() + 18 + series,
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);
@@ -350,6 +387,7 @@ fn tiny_sweep_runs_end_to_end_resumes_and_reruns_only_edited_cells() {
         "continuous_latency.svg",
         "concurrent_throughput_no_index.svg",
         "concurrent_errors_inline_index.svg",
+        "over_time_conc_inline_true_rows_100_c_2.svg",
     ] {
         assert!(report.contains(&format!("(charts/{chart})")), "{report}");
         assert!(out.join("charts").join(chart).is_file(), "{chart}");

@@ -321,6 +321,11 @@ fn mixed_mode_reports_both_read_and_write_stats() {
     );
     assert!(writes > 0 && n_reads > 0, "{r}");
     assert_eq!(n_reads, read_attempts);
+    // Second by second: the commits and the reads, each counted once.
+    let sum = |k: &str| -> u64 {
+        r["series"][k].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum()
+    };
+    assert_eq!((sum("ops"), sum("reads")), (writes, n_reads), "{r}");
     // Each client repeats 5 reads then a commit: per client reads are 5 x its commits,
     // plus at most one unfinished round of 5 when the window closed.
     assert!(

@@ -120,6 +120,15 @@ impl Fold {
         }
         let io = op.io.unwrap_or_default();
         m.attempt_ms += op.ms;
+        if let Some(end) = op.end_ms {
+            match op.ok {
+                true => m.timeline.success(end, op.ms, op.read),
+                false => {
+                    let class = op.class.unwrap_or(ErrorClass::Other);
+                    m.timeline.failure(end, class.name());
+                }
+            }
+        }
         if op.read {
             m.reads.attempts += 1;
             if op.ok {
@@ -372,6 +381,7 @@ mod tests {
                 trips_by_kind: [("put".to_string(), 2.0)].into(),
                 fastest_ms: Some(ms / 4.0),
             }),
+            end_ms: Some(i as f64 * 1000.0 + ms),
         })
     }
 

@@ -459,6 +459,7 @@ mod tests {
             err: None,
             io: None,
             path: None,
+            end_ms: None,
         }
     }
 

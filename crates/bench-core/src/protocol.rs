@@ -23,6 +23,19 @@ pub enum ErrorClass {
     Timeout,
 }
 
+impl ErrorClass {
+    /// Its name in records (`conflict`, `throttled`, `network`, `other`, `timeout`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::Throttled => "throttled",
+            ErrorClass::Network => "network",
+            ErrorClass::Other => "other",
+            ErrorClass::Timeout => "timeout",
+        }
+    }
+}
+
 /// Environment variable carrying the storage options (JSON) to workers, so that secrets
 /// never appear on a command line.
 pub const STORAGE_ENV: &str = "BENCH_STORAGE_OPTIONS";
@@ -236,6 +249,9 @@ pub struct OpReport {
     /// (requests through lance's object-store layer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<crate::stats::CriticalPath>,
+    /// When it ended, in ms after the worker's release (for the record's time series).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_ms: Option<f64>,
 }
 
 /// What a worker does; the coordinator builds it and passes it as arguments
@@ -476,6 +492,7 @@ mod tests {
                 err: Some("conflict\nline".into()),
                 io: None,
                 path: None,
+                end_ms: None,
             }),
             Event::Op(OpReport {
                 i: 4,
@@ -495,6 +512,7 @@ mod tests {
                     wait_by_kind: [("get".to_string(), 0.75)].into(),
                     ..Default::default()
                 }),
+                end_ms: Some(1234.5),
             }),
             Event::Paused,
             Event::Trace {
@@ -545,6 +563,7 @@ mod tests {
                 err: None,
                 io: None,
                 path: None,
+                end_ms: None,
             })
         );
         assert_eq!(alone.w, None);

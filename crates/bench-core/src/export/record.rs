@@ -200,6 +200,9 @@ pub struct Record {
     /// backend), the servers' requests, memory and CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rest: Option<crate::serve::RestFigures>,
+    /// Concurrent and mixed cells: the measured window second by second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::stats::TimeSeries>,
 }
 
 /// How a run's copy of its golden went.
@@ -521,6 +524,9 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
             || cell.varied.iter().any(|(k, _)| k == "transport"))
         .then(|| cell.transport.name().to_string()),
         rest: rest_figures(cell, m),
+        series: (cell.mode.kind() != ModeKind::Continuous)
+            .then(|| m.timeline.series())
+            .flatten(),
     }
 }
 
@@ -627,6 +633,7 @@ pub(crate) mod tests {
             fastest_request_ms: None,
             transport: None,
             rest: None,
+            series: None,
         }
     }
 

@@ -112,7 +112,57 @@ pub fn charts(cells: &[CellRecords<'_>]) -> Vec<Chart> {
         out.extend(concurrent(&by_mode(ModeKind::Concurrent), per_sec));
     }
     out.extend(mixed(&by_mode(ModeKind::Mixed), &colors));
+    out.extend(cells.iter().filter_map(over_time));
     out
+}
+
+/// The file names of the charts over time start so.
+pub const OVER_TIME: &str = "over_time_";
+
+/// A concurrent or mixed cell's window second by second: successful operations a second
+/// (solid; the last, shorter second as a rate over its length, left out under a quarter of
+/// a second) and the second's p99 latency (dashed), a colour per repetition; none for a
+/// cell whose records have no series.
+fn over_time(c: &CellRecords<'_>) -> Option<Chart> {
+    let first = c.first();
+    let arm = first
+        .arm
+        .as_deref()
+        .map(|a| format!("_{a}"))
+        .unwrap_or_default();
+    let mut chart = Chart::log_log(
+        &format!("{OVER_TIME}{}{arm}.svg", first.bench_tag),
+        format!(
+            "{}{arm}: operations and p99 latency, second by second",
+            first.bench_tag
+        ),
+        format!("{}{arm}: second by second", first.bench_tag),
+        "seconds from release",
+        "operations/s (solid), p99 latency ms (dashed); log scale".into(),
+    );
+    chart.x_log = false;
+    for (k, r) in c.reps.iter().enumerate() {
+        let s = r.series.as_ref()?;
+        let at = |i: usize| i as f64 + 0.5;
+        // The last second is the rest of the window: its count over its length, unless
+        // it is too short to say a rate.
+        let window = r.total_duration_ms / 1000.0;
+        let ops = (s.ops.iter().enumerate())
+            .filter_map(|(i, &n)| {
+                let width = (window - i as f64).clamp(0.0, 1.0);
+                (width >= 0.25).then(|| (at(i), n as f64 / width))
+            })
+            .collect();
+        let p99 = (s.p99_ms.iter().enumerate()).filter_map(|(i, v)| v.map(|v| (at(i), v)));
+        let rep = r.repetition;
+        chart
+            .series
+            .push(Series::line(format!("ops, run {rep}"), ops, k));
+        chart
+            .series
+            .push(Series::dashed(format!("p99, run {rep}"), p99.collect(), k));
+    }
+    Some(chart)
 }
 
 fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str, colors: &Colors) -> Vec<Chart> {

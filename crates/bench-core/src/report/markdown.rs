@@ -388,6 +388,20 @@ pub fn markdown(
             s.push_str(&spread_note(&rows));
         }
     }
+    let over: Vec<&Chart> = (charts.iter())
+        .filter(|c| c.file.starts_with(super::charts::OVER_TIME))
+        .collect();
+    if !over.is_empty() {
+        s.push_str(
+            "## Over time\n\nEach concurrent and mixed cell second by second from release \
+             (its records' `series`): successful operations a second and the second's p99 \
+             latency, a colour per run. A second without a successful operation has no p99 \
+             (a gap); one without any operation is not drawn on the log scale.\n\n",
+        );
+        for c in over {
+            s.push_str(&format!("![{}]({CHART_DIR}/{})\n\n", c.alt, c.file));
+        }
+    }
     s
 }
 

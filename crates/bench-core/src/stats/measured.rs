@@ -61,6 +61,8 @@ pub struct Measured {
     /// The time of every measured operation, successful or not, commits and reads, summed
     /// in ms (what a rest cell's servers' time is set against).
     pub attempt_ms: f64,
+    /// The window second by second (operations that reported their end).
+    pub timeline: super::Timeline,
     /// A rest cell: each server's host and what it served over the window.
     pub servers: Vec<(String, crate::serve::ServerReport)>,
 }

@@ -11,6 +11,7 @@ pub mod paired;
 mod path;
 pub mod rng;
 mod summary;
+mod timeline;
 
 pub use inference::{RatioTest, Spread, mean_var, paired_log, spread, t_two_sided_p, welch_log};
 pub use io::{IoCounts, IoPerOp};
@@ -19,3 +20,4 @@ pub use measured::{Measured, ReadMeasured};
 pub use paired::Unit;
 pub use path::{CriticalPath, Request, critical_path};
 pub use summary::{extremes, latest_groups, median};
+pub use timeline::{TimeSeries, Timeline};

@@ -148,7 +148,10 @@ impl Session {
                 .unwrap_or(release + Duration::from_secs(86_400 * 365))
         });
         let mut last_end = release;
-        let mut next = Next::default();
+        let mut next = Next {
+            release: Some(release),
+            ..Next::default()
+        };
         loop {
             let more = match (deadline, self.args.operations) {
                 (Some(d), _) => Instant::now() < d,
@@ -169,8 +172,11 @@ impl Session {
     /// A paced worker's operations: only when the coordinator says (see
     /// [`protocol::Command`]), until `end`. Returns the time it was let run: from each
     /// `step` or `resume` to the end of the operations it ran then.
-    async fn paced(&self, commands: &mut Commands) -> Duration {
-        let mut next = Next::default();
+    async fn paced(&self, release: Instant, commands: &mut Commands) -> Duration {
+        let mut next = Next {
+            release: Some(release),
+            ..Next::default()
+        };
         let mut active = Duration::ZERO;
         while let Some(cmd) = commands.recv().await {
             match cmd {
@@ -281,6 +287,7 @@ impl Session {
                 err,
                 io: Some(io),
                 path: Some(path),
+                end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
             }),
         );
         if let Some(n) = self.exit_after
@@ -348,6 +355,8 @@ impl Session {
 struct Next {
     k: u64,
     counts: [u64; 2],
+    /// The release: operations report their end from it.
+    release: Option<Instant>,
 }
 
 /// The coordinator's commands, as they arrive on stdin.
@@ -440,7 +449,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     }
     let release = Instant::now();
     let elapsed = if session.args.paced {
-        session.paced(&mut commands).await
+        session.paced(release, &mut commands).await
     } else {
         session.measure(release, &mut commands).await - release
     };
