@@ -323,7 +323,12 @@ fn mixed_mode_reports_both_read_and_write_stats() {
     assert_eq!(n_reads, read_attempts);
     // Second by second: the commits and the reads, each counted once.
     let sum = |k: &str| -> u64 {
-        r["series"][k].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum()
+        r["series"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .sum()
     };
     assert_eq!((sum("ops"), sum("reads")), (writes, n_reads), "{r}");
     // Each client repeats 5 reads then a commit: per client reads are 5 x its commits,
@@ -532,4 +537,135 @@ fn table_operations_share_one_table_in_each_copy_and_are_verified() {
         "{mixed}"
     );
     assert_eq!(mixed["reads"]["errors"], 0, "{mixed}");
+}
+
+/// The records of a sweep of `mode` (one cell each of a continuous and an open-loop
+/// concurrent cell), with `delay_ms` planted in every operation; by cell id.
+fn open_and_closed(mode: &str, delay_ms: &str) -> BTreeMap<String, serde_json::Value> {
+    let (_dir, plan, out) = plan_dir(&one_cell("", mode));
+    let mut cmd = bench();
+    cmd.env(bench_lance::worker::OP_DELAY_ENV, delay_ms);
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    for r in &records {
+        assert_eq!(r["verified"], true, "nothing lost or counted twice: {r}");
+    }
+    // The report draws the open-loop cell against its offered load, and over time.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for chart in [
+        "concurrent_offered_load_no_index.svg",
+        "over_time_conc_inline_false_rows_100_c_1_rate_",
+    ] {
+        assert!(
+            report.contains(&format!("(charts/{chart}")),
+            "{chart}: {report}"
+        );
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary.lines().next().unwrap().ends_with(
+            "offered_ops_per_sec,arrivals,service_p50_ms,service_p99_ms,late_operations"
+        )
+    );
+    records
+        .into_iter()
+        .map(|r| (r["bench_tag"].as_str().unwrap().to_string(), r))
+        .collect()
+}
+
+#[test]
+fn an_open_loop_cell_below_its_capacity_achieves_its_rate_at_the_closed_loop_latency() {
+    let r = open_and_closed(
+        "[continuous]\noperations = 40\n[concurrent]\nconcurrency = [1]\nduration_secs = 3\nrate = 20\n",
+        "0",
+    );
+    let (closed, open) = (
+        &r["cont_inline_false_rows_100"],
+        &r["conc_inline_false_rows_100_c_1_rate_20"],
+    );
+    assert_eq!(open["offered_ops_per_sec"], 20.0, "{open}");
+    assert_eq!(open["arrivals"], "uniform", "{open}");
+    // Every intended start in the 3 s window ran: 60 operations, within 2 % of the rate.
+    assert_eq!(open["total_operations"], 60, "{open}");
+    let achieved = open["throughput_ops_per_sec"].as_f64().unwrap();
+    assert!((achieved / 20.0 - 1.0).abs() < 0.02, "{open}");
+    // Below capacity no start waits on the one before: the latency from the intended start
+    // is the service time, a commit's. (Against the closed-loop cell, run at another moment
+    // of a loaded machine and back to back rather than idle between commits, within the
+    // factor by which two cells' medians differ here; scripts/figures/open-vs-closed.sh
+    // measures it.)
+    let p50 = |r: &serde_json::Value| r["p50_latency_ms"].as_f64().unwrap();
+    let service = open["service"]["p50_ms"].as_f64().unwrap();
+    assert!(
+        p50(open) >= service && p50(open) < service * 1.1 + 1.0,
+        "{open}"
+    );
+    assert!(open["max_lag_ms"].as_f64().unwrap() < 50.0, "{open}");
+    assert!(
+        p50(open) < 3.0 * p50(closed) && p50(closed) < 3.0 * p50(open),
+        "{open}\n{closed}"
+    );
+    // Closed-loop records have none of it.
+    for k in [
+        "offered_ops_per_sec",
+        "arrivals",
+        "service",
+        "late_operations",
+        "max_lag_ms",
+    ] {
+        assert!(closed.get(k).is_none(), "{k}: {closed}");
+    }
+}
+
+#[test]
+fn above_its_capacity_an_open_loop_cell_s_latency_grows_with_the_queue_not_its_service() {
+    // 50 ms planted in every commit: one writer serves under 20 a second; 40 are offered.
+    let r = open_and_closed(
+        "[continuous]\noperations = 20\n[concurrent]\nconcurrency = [1]\nduration_secs = 3\nrate = 40\n",
+        "50",
+    );
+    let (closed, open) = (
+        &r["cont_inline_false_rows_100"],
+        &r["conc_inline_false_rows_100_c_1_rate_40"],
+    );
+    let achieved = open["throughput_ops_per_sec"].as_f64().unwrap();
+    assert!(achieved < 20.0, "it cannot keep up: {open}");
+    assert!(open["late_operations"].as_u64().unwrap() > 10, "{open}");
+    assert!(
+        open["max_lag_ms"].as_f64().unwrap() > 500.0,
+        "the queue grew: {open}"
+    );
+    let p99 = |r: &serde_json::Value| r["p99_latency_ms"].as_f64().unwrap();
+    let service_p99 = open["service"]["p99_ms"].as_f64().unwrap();
+    assert!(
+        p99(open) > 5.0 * service_p99,
+        "latency from the intended start: {open}"
+    );
+    assert!(
+        service_p99 < 1.5 * p99(closed) && service_p99 >= 50.0,
+        "the service time is a commit's: {open}\n{closed}"
+    );
+    // Second by second, its p99 climbs as the queue builds.
+    let s = open["series"]["p99_ms"].as_array().unwrap();
+    let (first, last) = (s[0].as_f64().unwrap(), s[2].as_f64().unwrap());
+    assert!(last > 2.0 * first, "{open}");
+}
+
+#[test]
+fn bench_ab_refuses_an_offered_load_naming_the_key() {
+    let (_dir, plan, out) = plan_dir(&one_cell(
+        "",
+        "[concurrent]\nconcurrency = [2]\nduration_secs = 2\nrate = 10\n",
+    ));
+    let o = sweep_with(
+        bench(),
+        "ab",
+        &plan,
+        &out,
+        &["--candidate", env!("CARGO_BIN_EXE_bench")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("concurrent.rate"), "{}", stderr(&o));
+    assert!(!out.join("results.jsonl").exists());
 }

@@ -152,6 +152,7 @@ mod tests {
                 concurrency: 8,
                 duration_secs: 30,
                 operations: None,
+                load: None,
             },
         ));
         assert!(conc > Duration::from_secs(30) && conc < Duration::from_secs(32));

@@ -120,9 +120,14 @@ impl Fold {
         }
         let io = op.io.unwrap_or_default();
         m.attempt_ms += op.ms;
+        // An open-loop operation's latency runs from its intended start; `ms` is its service.
+        let latency = op.ms + op.lag_ms.unwrap_or(0.0);
+        if let Some(lag) = op.lag_ms.filter(|_| !op.read) {
+            m.open_loop.lagged(lag, op.ok.then_some(op.ms));
+        }
         if let Some(end) = op.end_ms {
             match op.ok {
-                true => m.timeline.success(end, op.ms, op.read),
+                true => m.timeline.success(end, latency, op.read),
                 false => {
                     let class = op.class.unwrap_or(ErrorClass::Other);
                     m.timeline.failure(end, class.name());
@@ -142,7 +147,7 @@ impl Fold {
         }
         m.attempts += 1;
         if op.ok {
-            self.per_worker[idx].record(op.ms);
+            self.per_worker[idx].record(latency);
             m.committed.push((self.worker_ids[idx], op.i));
             m.io += io;
             if let Some(p) = op.path {
@@ -320,6 +325,33 @@ mod tests {
     }
 
     #[test]
+    fn open_loop_latency_runs_from_the_intended_start_and_service_from_the_actual_one() {
+        let mut f = Fold::new(vec![0], None);
+        assert_eq!(f.event(0, ready_on("n1")), Action::Release);
+        for (i, (ms, lag)) in [(10.0, 0.2), (10.0, 30.0), (12.0, 0.5)]
+            .into_iter()
+            .enumerate()
+        {
+            let Event::Op(mut o) = op(i as u64, ms, true) else {
+                unreachable!()
+            };
+            o.lag_ms = Some(lag);
+            f.event(0, Event::Op(o));
+        }
+        let m = f.finish().unwrap();
+        let (latency, service) = (m.latencies.summary(), m.open_loop.service.summary());
+        assert!((latency.max - 40.0).abs() < 1e-9, "{latency:?}");
+        assert!((service.max - 12.0).abs() < 1e-9, "{service:?}");
+        assert_eq!((m.open_loop.late, m.open_loop.max_lag_ms), (1, 30.0));
+        assert!(m.open_loop.seen);
+        let s = m.timeline.series().unwrap();
+        assert!(
+            s.p99_ms.iter().flatten().any(|&p| (p - 40.0).abs() < 0.1),
+            "{s:?}"
+        );
+    }
+
+    #[test]
     fn hosts_are_collected_and_a_rank_given_twice_stops_the_cell() {
         let mut f = Fold::new(vec![0, 1, 2], None);
         assert_eq!(f.event(0, ready_on("n1")), Action::Continue);
@@ -382,6 +414,7 @@ mod tests {
                 fastest_ms: Some(ms / 4.0),
             }),
             end_ms: Some(i as f64 * 1000.0 + ms),
+            lag_ms: None,
         })
     }
 

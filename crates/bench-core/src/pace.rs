@@ -460,6 +460,7 @@ mod tests {
             io: None,
             path: None,
             end_ms: None,
+            lag_ms: None,
         }
     }
 

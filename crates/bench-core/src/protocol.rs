@@ -252,6 +252,10 @@ pub struct OpReport {
     /// When it ended, in ms after the worker's release (for the record's time series).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_ms: Option<f64>,
+    /// An open-loop cell: how long after its intended start it started, in ms (`ms` is its
+    /// service time; its latency is both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<f64>,
 }
 
 /// What a worker does; the coordinator builds it and passes it as arguments
@@ -301,6 +305,12 @@ pub struct WorkerArgs {
     /// Added to the name of everything the worker commits (`--names`): a run's own mark,
     /// where runs share one catalog (an external server's); empty: none.
     pub names: String,
+    /// An open-loop cell: the operations a second offered across its `writers` (each
+    /// worker offers its share, from an intended start time for each operation).
+    pub rate: Option<f64>,
+    pub writers: u32,
+    /// The operations arrive as a Poisson process (else evenly spaced).
+    pub poisson: bool,
 }
 
 impl WorkerArgs {
@@ -328,6 +338,9 @@ impl WorkerArgs {
             rows_per_commit: None,
             rest: Vec::new(),
             names: String::new(),
+            rate: None,
+            writers: 1,
+            poisson: false,
         }
     }
 
@@ -398,6 +411,17 @@ impl WorkerArgs {
         if !self.names.is_empty() {
             v.extend(["--names".into(), self.names.clone()]);
         }
+        if let Some(r) = self.rate {
+            v.extend([
+                "--rate".into(),
+                r.to_string(),
+                "--writers".into(),
+                self.writers.to_string(),
+            ]);
+            if self.poisson {
+                v.push("--poisson".into());
+            }
+        }
         v
     }
 
@@ -433,6 +457,15 @@ impl WorkerArgs {
                 "--rows-per-commit" => w.rows_per_commit = Some(num(flag, value()?)?),
                 "--rest" => w.rest = value()?.split(',').map(str::to_string).collect(),
                 "--names" => w.names = value()?,
+                "--rate" => {
+                    let v = value()?;
+                    let r: f64 = v
+                        .parse()
+                        .map_err(|_| format!("--rate takes a rate, not `{v}`"))?;
+                    w.rate = Some(r).filter(|r| r.is_finite() && *r > 0.0);
+                }
+                "--writers" => w.writers = num(flag, value()?)?,
+                "--poisson" => w.poisson = true,
                 "--inline" => w.inline = true,
                 "--rank-from-env" => w.rank_from_env = true,
                 "--paced" => w.paced = true,
@@ -493,6 +526,7 @@ mod tests {
                 io: None,
                 path: None,
                 end_ms: None,
+                lag_ms: None,
             }),
             Event::Op(OpReport {
                 i: 4,
@@ -513,6 +547,7 @@ mod tests {
                     ..Default::default()
                 }),
                 end_ms: Some(1234.5),
+                lag_ms: Some(0.25),
             }),
             Event::Paused,
             Event::Trace {
@@ -564,6 +599,7 @@ mod tests {
                 io: None,
                 path: None,
                 end_ms: None,
+                lag_ms: None,
             })
         );
         assert_eq!(alone.w, None);
@@ -628,6 +664,9 @@ mod tests {
             rows_per_commit: Some(10),
             rest: vec!["http://127.0.0.1:1".into(), "http://127.0.0.1:2".into()],
             names: "_r5f3a".into(),
+            rate: Some(12.5),
+            writers: 4,
+            poisson: true,
         };
         let line = args.to_args();
         assert_eq!(line[0], "worker");

@@ -187,6 +187,7 @@ fn operations(cell: &Cell, request_ms: Option<f64>) -> (f64, f64, bool) {
             duration_secs,
             operations,
             concurrency,
+            ..
         } => {
             // At local disk's pace the writers take turns on the version bump; on a store
             // whose latency bounds a commit, each writer's attempts go on beside the others'.
@@ -398,6 +399,7 @@ mod tests {
                 concurrency: 2,
                 duration_secs: 10,
                 operations: None,
+                load: None,
             },
             ..crate::plan::sample(1)
         };

@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 73;
+pub const WIDTH: usize = 78;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -101,6 +101,11 @@ pub const COLUMNS: [&str; WIDTH] = [
     "server_ms_per_op",
     "server_wait_ms_per_op",
     "transport_ms_per_op",
+    "offered_ops_per_sec",
+    "arrivals",
+    "service_p50_ms",
+    "service_p99_ms",
+    "late_operations",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -135,6 +140,7 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     row.extend(spreads(cell));
     row.extend(accounts(cell));
     row.extend(rest(cell));
+    row.extend(open_loop(cell));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -301,6 +307,25 @@ fn rest(cell: &CellRecords<'_>) -> Vec<String> {
     ]
 }
 
+/// An open-loop cell's offered load and how it arrived, its service time's medians over
+/// the repetitions, and its late starts summed (empty for a closed-loop cell).
+fn open_loop(cell: &CellRecords<'_>) -> Vec<String> {
+    let o = &cell.first().open_loop;
+    let service = |f: fn(&crate::export::record::ServiceFigures) -> f64| {
+        median_of(cell, &|r| r.open_loop.service.as_ref().map(f), 3)
+    };
+    let late: Option<u64> = (cell.reps.iter())
+        .map(|r| r.open_loop.late_operations)
+        .sum();
+    vec![
+        (o.offered_ops_per_sec.map(|x| x.to_string())).unwrap_or_default(),
+        o.arrivals.clone().unwrap_or_default(),
+        service(|s| s.p50_ms),
+        service(|s| s.p99_ms),
+        late.map(|n| n.to_string()).unwrap_or_default(),
+    ]
+}
+
 /// Rewrite the summary from all records (atomically).
 pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
@@ -360,7 +385,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,"
         );
     }
 

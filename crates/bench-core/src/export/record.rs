@@ -203,6 +203,68 @@ pub struct Record {
     /// Concurrent and mixed cells: the measured window second by second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::stats::TimeSeries>,
+    /// Open-loop cells' own fields.
+    #[serde(flatten)]
+    pub open_loop: OpenLoopFigures,
+}
+
+/// An open-loop cell's own fields, absent from a closed-loop cell's record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopFigures {
+    /// Open-loop cells: the operations a second offered across the writers
+    /// (`concurrent.rate`) and how they arrived (`uniform`, `poisson`); the latencies
+    /// above run from each operation's intended start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_ops_per_sec: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<String>,
+    /// Open-loop cells: the successful operations' service times (actual start to end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceFigures>,
+    /// Open-loop cells: operations that started more than 1 ms after their intended
+    /// start, and the largest such lag (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_operations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_ms: Option<f64>,
+}
+
+impl OpenLoopFigures {
+    /// What an open-loop cell's run measured against its offered load; nothing for a
+    /// closed-loop cell.
+    pub fn of(cell: &Cell, m: &Measured) -> OpenLoopFigures {
+        let Some(load) = cell.mode.load() else {
+            return OpenLoopFigures::default();
+        };
+        let s = m.open_loop.service.summary();
+        OpenLoopFigures {
+            offered_ops_per_sec: Some(load.rate()),
+            arrivals: Some(load.arrivals.as_str().to_string()),
+            service: Some(ServiceFigures {
+                avg_ms: s.avg,
+                p50_ms: s.p50,
+                p90_ms: s.p90,
+                p99_ms: s.p99,
+                p999_ms: s.p999,
+                min_ms: s.min,
+                max_ms: s.max,
+            }),
+            late_operations: Some(m.open_loop.late),
+            max_lag_ms: Some(m.open_loop.max_lag_ms),
+        }
+    }
+}
+
+/// An open-loop cell's service times, in ms.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ServiceFigures {
+    pub avg_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
 }
 
 /// How a run's copy of its golden went.
@@ -524,10 +586,14 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
             || cell.varied.iter().any(|(k, _)| k == "transport"))
         .then(|| cell.transport.name().to_string()),
         rest: rest_figures(cell, m),
-        series: (cell.mode.kind() != ModeKind::Continuous)
-            .then(|| m.timeline.series())
-            .flatten(),
+        series: series(cell, m),
+        open_loop: OpenLoopFigures::of(cell, m),
     }
+}
+
+/// A concurrent or mixed cell's window second by second (none for a continuous cell).
+fn series(cell: &Cell, m: &Measured) -> Option<crate::stats::TimeSeries> {
+    (cell.mode.kind() != ModeKind::Continuous).then(|| m.timeline.series())?
 }
 
 /// A rest cell's split of its operations' time, from its servers' reports: per operation
@@ -634,6 +700,7 @@ pub(crate) mod tests {
             transport: None,
             rest: None,
             series: None,
+            open_loop: OpenLoopFigures::default(),
         }
     }
 

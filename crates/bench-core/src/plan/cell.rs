@@ -20,6 +20,8 @@ pub enum Mode {
         concurrency: u32,
         duration_secs: u64,
         operations: Option<u64>,
+        /// An open-loop cell's offered load (`concurrent.rate`); none: closed loop.
+        load: Option<Load>,
     },
     /// `clients` worker processes, each repeating `reads_per_write` reads of `read` then one
     /// commit, until the deadline.
@@ -29,6 +31,54 @@ pub enum Mode {
         read: Operation,
         duration_secs: u64,
     },
+}
+
+/// An open-loop cell's offered load: operations a second across its writers (in
+/// thousandths, so that a cell stays `Eq`), and how they arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Load {
+    pub milli_per_sec: u64,
+    pub arrivals: Arrivals,
+}
+
+/// How an open-loop cell's operations are spaced: evenly, or as a Poisson process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Arrivals {
+    Uniform,
+    Poisson,
+}
+
+impl Arrivals {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arrivals::Uniform => "uniform",
+            Arrivals::Poisson => "poisson",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Arrivals> {
+        match s {
+            "uniform" => Some(Arrivals::Uniform),
+            "poisson" => Some(Arrivals::Poisson),
+            _ => None,
+        }
+    }
+}
+
+impl Load {
+    /// Operations a second offered across the cell's writers.
+    pub fn rate(self) -> f64 {
+        self.milli_per_sec as f64 / 1000.0
+    }
+
+    /// The rate as ids and keys write it: `20`, `2.5`.
+    pub fn label(self) -> String {
+        let whole = self.milli_per_sec / 1000;
+        match self.milli_per_sec % 1000 {
+            0 => whole.to_string(),
+            f => format!("{whole}.{}", format!("{f:03}").trim_end_matches('0')),
+        }
+    }
 }
 
 /// The kind of a [`Mode`], as records name it (`mode`).
@@ -111,6 +161,14 @@ impl Mode {
         }
     }
 
+    /// An open-loop cell's offered load.
+    pub fn load(self) -> Option<Load> {
+        match self {
+            Mode::Concurrent { load, .. } => load,
+            _ => None,
+        }
+    }
+
     /// A concurrent cell's bound on its successful commits, across its writers.
     pub fn bound(self) -> Option<u64> {
         match self {
@@ -140,17 +198,24 @@ impl Mode {
     }
 
     /// The part of a cell's key that describes its mode.
-    fn key_part(self) -> String {
+    pub(crate) fn key_part(self) -> String {
         match self {
             Mode::Continuous { operations } => format!("continuous;operations={operations}"),
             // A bound adds to the key only where there is one: earlier keys stay valid.
+            // So does an offered load.
             Mode::Concurrent {
                 concurrency,
                 duration_secs,
                 operations,
+                load,
             } => format!(
-                "concurrent;concurrency={concurrency};duration_secs={duration_secs}{}",
-                operations.map_or(String::new(), |n| format!(";operations={n}"))
+                "concurrent;concurrency={concurrency};duration_secs={duration_secs}{}{}",
+                operations.map_or(String::new(), |n| format!(";operations={n}")),
+                load.map_or(String::new(), |l| format!(
+                    ";rate={};arrivals={}",
+                    l.label(),
+                    l.arrivals.as_str()
+                ))
             ),
             Mode::Mixed {
                 clients,
@@ -280,8 +345,14 @@ impl Cell {
     pub fn shape_id(&self) -> String {
         match self.mode {
             Mode::Continuous { .. } => format!("cont_{}", self.golden.id()),
-            Mode::Concurrent { concurrency, .. } => {
-                format!("conc_{}_c_{}", self.golden.id(), concurrency)
+            Mode::Concurrent {
+                concurrency, load, ..
+            } => {
+                let rate = load.map_or(String::new(), |l| match l.arrivals {
+                    Arrivals::Uniform => format!("_rate_{}", l.label()),
+                    Arrivals::Poisson => format!("_rate_{}_poisson", l.label()),
+                });
+                format!("conc_{}_c_{}{rate}", self.golden.id(), concurrency)
             }
             Mode::Mixed { clients, .. } => format!("mixed_{}_c_{}", self.golden.id(), clients),
         }

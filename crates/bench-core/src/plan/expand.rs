@@ -1,6 +1,6 @@
 //! Matrix expansion: a pure function from a validated plan to the ordered steps of a sweep.
 
-use super::{Cell, CellBuild, GoldenSpec, Mode, Plan, Transport};
+use super::{Cell, CellBuild, GoldenSpec, Load, Mode, Plan, Transport};
 
 /// One step of a sweep in execution order: a golden bootstrap or a cell. (A sweep has a
 /// few steps per cell, built once: their size does not matter.)
@@ -121,13 +121,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
             }));
         }
         if let Some(c) = &plan.concurrent {
-            steps.extend(c.concurrency.iter().flat_map(|&concurrency| {
-                cell(Mode::Concurrent {
-                    concurrency,
-                    duration_secs: c.duration.map_or(0, |d| d.as_secs()),
-                    operations: c.operations,
-                })
-            }));
+            steps.extend(concurrent_modes(c).into_iter().flat_map(&cell));
         }
         if let Some(m) = &plan.mixed {
             steps.extend(m.clients.iter().flat_map(|&clients| {
@@ -154,11 +148,29 @@ pub fn cells(steps: &[Step]) -> Vec<&Cell> {
         .collect()
 }
 
+/// The concurrent cells' modes, in order: per writer count, closed loop or one per offered
+/// load.
+fn concurrent_modes(c: &super::Concurrent) -> Vec<Mode> {
+    let loads: Vec<Option<Load>> = match c.loads.is_empty() {
+        true => vec![None],
+        false => c.loads.iter().copied().map(Some).collect(),
+    };
+    let per = |concurrency: u32| {
+        loads.iter().map(move |&load| Mode::Concurrent {
+            concurrency,
+            duration_secs: c.duration.map_or(0, |d| d.as_secs()),
+            operations: c.operations,
+            load,
+        })
+    };
+    c.concurrency.iter().flat_map(|&n| per(n)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::tests::TINY;
-    use crate::plan::{DEFAULT_MIXED_READ, ModeKind, Variant};
+    use crate::plan::{Arrivals, DEFAULT_MIXED_READ, ModeKind, Variant};
     use std::collections::BTreeMap;
 
     fn ids(steps: &[Step]) -> Vec<String> {
@@ -233,6 +245,78 @@ mod tests {
         assert_eq!(cells[8].variant(), Variant::NoIndex);
         assert_eq!(cells[1].mode.workers(), 2);
         assert_eq!(cells[0].mode.duration_secs(), 0);
+    }
+
+    #[test]
+    fn offered_loads_are_cells_of_their_own_and_leave_closed_loop_keys_alone() {
+        let text = |extra: &str| {
+            format!(
+                "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[concurrent]\nconcurrency=[2, 4]\n\
+                 duration_secs=5\n{extra}"
+            )
+        };
+        let closed = Plan::parse(&text("")).unwrap();
+        let open = Plan::parse(&text("rates=[5, 2.5]\narrivals='poisson'\n")).unwrap();
+        let steps = expand(&open, "/r");
+        assert_eq!(
+            ids(&steps)[1..],
+            [
+                "conc_inline_true_rows_7_c_2_rate_5_poisson",
+                "conc_inline_true_rows_7_c_2_rate_2.5_poisson",
+                "conc_inline_true_rows_7_c_4_rate_5_poisson",
+                "conc_inline_true_rows_7_c_4_rate_2.5_poisson",
+            ]
+        );
+        let c = cells(&steps)[1];
+        let load = c.mode.load().unwrap();
+        assert_eq!(
+            (load.rate(), load.label(), load.arrivals),
+            (2.5, "2.5".into(), Arrivals::Poisson)
+        );
+        // A closed-loop cell's key is what it was before offered loads existed.
+        let closed_cell = cells(&expand(&closed, "/r"))[0].clone();
+        assert!(closed_cell.mode.load().is_none());
+        assert!(
+            !closed_cell.mode.key_part().contains("rate"),
+            "{}",
+            closed_cell.mode.key_part()
+        );
+        assert!(
+            c.mode.key_part().contains(";rate=2.5;arrivals=poisson"),
+            "{}",
+            c.mode.key_part()
+        );
+        let uniform = Plan::parse(&text("rate=5\n")).unwrap();
+        let u = cells(&expand(&uniform, "/r"))[0].clone();
+        assert_eq!(u.id(), "conc_inline_true_rows_7_c_2_rate_5");
+        assert_ne!(u.key(), cells(&steps)[0].key(), "arrivals are in the key");
+    }
+
+    #[test]
+    fn offered_loads_are_checked() {
+        let bad = |extra: &str, key: &str, says: &str| {
+            let text = format!(
+                "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[concurrent]\nconcurrency=[2]\n\
+                 duration_secs=5\n{extra}"
+            );
+            let e = Plan::parse(&text).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(says), "{extra}: {e}");
+        };
+        bad("rate=5\nrates=[5]\n", "concurrent.rates", "both set");
+        bad(
+            "arrivals='poisson'\n",
+            "concurrent.arrivals",
+            "no `concurrent.rate`",
+        );
+        bad(
+            "rate=5\narrivals='bursty'\n",
+            "concurrent.arrivals",
+            "\"uniform\" or \"poisson\"",
+        );
+        bad("rate=0\n", "concurrent.rate", "from 0.001");
+        bad("rates=[]\n", "concurrent.rates", "empty");
+        bad("rates=[5, 5.0]\n", "concurrent.rates", "lists 5 twice");
+        bad("rate=1e9\n", "concurrent.rate", "to 100000");
     }
 
     #[test]

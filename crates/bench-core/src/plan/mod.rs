@@ -18,7 +18,9 @@ use std::time::Duration;
 
 #[cfg(test)]
 pub use cell::sample;
-pub use cell::{BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Mode, ModeKind, Variant};
+pub use cell::{
+    Arrivals, BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Load, Mode, ModeKind, Variant,
+};
 pub use expand::{Step, cells, expand};
 pub use operation::Operation;
 pub use table::DEFAULT_ROWS_PER_COMMIT;
@@ -44,6 +46,9 @@ pub struct Concurrent {
     pub duration: Option<Duration>,
     /// The cell ends once its writers have this many successful commits together.
     pub operations: Option<u64>,
+    /// Open-loop cells: the offered loads, one cell per value (per concurrency); empty:
+    /// closed loop.
+    pub loads: Vec<Load>,
 }
 
 /// Mixed load: `clients` processes, each repeating `reads_per_write` reads of

@@ -77,6 +77,9 @@ pub(super) struct RawConcurrent {
     pub concurrency: Vec<u32>,
     pub duration_secs: Option<u64>,
     pub operations: Option<u64>,
+    pub rate: Option<f64>,
+    pub rates: Option<Vec<f64>>,
+    pub arrivals: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

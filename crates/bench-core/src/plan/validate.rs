@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use super::cell::Arrivals;
 use super::raw::{RawConcurrent, RawMixed, RawPlan, RawRun};
 use super::{
     Build, Cleanup, Concurrent, Continuous, DEFAULT_CELL_TIMEOUT_SECS, DEFAULT_COMMIT_RETRIES,
-    DEFAULT_MIXED_READ, Launcher, Mixed, Operation, Order, Plan, RunSettings,
+    DEFAULT_MIXED_READ, Launcher, Load, Mixed, Operation, Order, Plan, RunSettings,
 };
 use crate::error::PlanError;
 
@@ -37,6 +38,8 @@ pub mod limits {
     pub const COPY_PARALLELISM: u64 = 1_000;
     /// Operations each worker traces (`run.trace_operations`, `--trace`).
     pub const TRACE_OPERATIONS: u64 = 1_000;
+    /// Operations a second an open-loop cell may offer (`concurrent.rate`).
+    pub const RATE: f64 = 100_000.0;
 }
 
 pub(super) fn invalid(key: &str, message: impl Into<String>) -> PlanError {
@@ -336,6 +339,7 @@ fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
             )
         })
         .transpose()?;
+    let loads = loads(&c)?;
     Ok(Concurrent {
         concurrency: c.concurrency,
         duration: c
@@ -343,7 +347,66 @@ fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
             .map(|d| duration("concurrent.duration_secs", d))
             .transpose()?,
         operations,
+        loads,
     })
+}
+
+/// `concurrent.rate` or `concurrent.rates` with `concurrent.arrivals`: the offered loads of
+/// open-loop cells, in the order written (none: closed loop).
+fn loads(c: &RawConcurrent) -> Result<Vec<Load>, PlanError> {
+    let (key, rates) = match (&c.rate, &c.rates) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "concurrent.rates",
+                "and `concurrent.rate` both set: give one rate as `rate`, or several as `rates`",
+            ));
+        }
+        (Some(r), None) => ("concurrent.rate", vec![*r]),
+        (None, Some(rs)) => ("concurrent.rates", rs.clone()),
+        (None, None) => {
+            return match &c.arrivals {
+                Some(_) => Err(invalid(
+                    "concurrent.arrivals",
+                    "spaces an offered load's operations, and no `concurrent.rate` is set: \
+                     give a rate (operations a second across the writers), or remove it",
+                )),
+                None => Ok(Vec::new()),
+            };
+        }
+    };
+    let arrivals = match c.arrivals.as_deref() {
+        None => Arrivals::Uniform,
+        Some(a) => Arrivals::parse(a).ok_or_else(|| {
+            invalid(
+                "concurrent.arrivals",
+                format!("must be \"uniform\" or \"poisson\"; got \"{a}\""),
+            )
+        })?,
+    };
+    if rates.is_empty() {
+        return Err(invalid(key, "is empty: give at least one rate"));
+    }
+    let mut loads: Vec<Load> = Vec::new();
+    for r in rates {
+        if !(r.is_finite() && (0.001..=limits::RATE).contains(&r)) {
+            return Err(invalid(
+                key,
+                format!(
+                    "must be operations a second from 0.001 to {}; got {r}",
+                    limits::RATE
+                ),
+            ));
+        }
+        let load = Load {
+            milli_per_sec: (r * 1000.0).round() as u64,
+            arrivals,
+        };
+        if loads.contains(&load) {
+            return Err(invalid(key, format!("lists {} twice", load.label())));
+        }
+        loads.push(load);
+    }
+    Ok(loads)
 }
 
 fn mixed(m: RawMixed, operation: Operation) -> Result<Mixed, PlanError> {

@@ -102,18 +102,64 @@ pub fn charts(cells: &[CellRecords<'_>]) -> Vec<Chart> {
     out.extend(io(&by_mode(ModeKind::Continuous), &op, &colors));
     // Named variants (builds, properties) meet in one chart per size; the two index
     // variants alone keep a chart each, with a line per size.
+    // Against writers, the closed-loop cells; open-loop ones against their offered load.
+    let closed: Vec<&CellRecords<'_>> = by_mode(ModeKind::Concurrent)
+        .into_iter()
+        .filter(|c| c.first().open_loop.offered_ops_per_sec.is_none())
+        .collect();
     if cells.iter().any(|c| c.first().variant_name.is_some()) {
-        out.extend(concurrent_by_size(
-            &by_mode(ModeKind::Concurrent),
-            per_sec,
-            &colors,
-        ));
+        out.extend(concurrent_by_size(&closed, per_sec, &colors));
     } else {
-        out.extend(concurrent(&by_mode(ModeKind::Concurrent), per_sec));
+        out.extend(concurrent(&closed, per_sec));
     }
     out.extend(mixed(&by_mode(ModeKind::Mixed), &colors));
+    out.extend(offered_load(&by_mode(ModeKind::Concurrent)));
     out.extend(cells.iter().filter_map(over_time));
     out
+}
+
+/// Open-loop cells, a chart per variant: p99 latency from the intended start (solid) and
+/// the service p99 (dashed) against the offered rate, a colour per size and writer count.
+fn offered_load(conc: &[&CellRecords<'_>]) -> Vec<Chart> {
+    type Curve = (Points, Points);
+    let mut by_variant: BTreeMap<Key, BTreeMap<(u64, u32), Curve>> = BTreeMap::new();
+    for c in conc {
+        let r = c.first();
+        let Some(rate) = r.open_loop.offered_ops_per_sec else {
+            continue;
+        };
+        let curve = by_variant
+            .entry(key(c))
+            .or_default()
+            .entry((r.initial_entries, r.concurrency))
+            .or_default();
+        curve.0.push((rate, c.med(|r| r.p99_latency_ms)));
+        let service =
+            |r: &crate::export::Record| r.open_loop.service.map_or(f64::NAN, |s| s.p99_ms);
+        curve.1.push((rate, c.med(service)));
+    }
+    by_variant
+        .into_iter()
+        .map(|(k, curves)| {
+            let name = key_name(&k).replace([' ', '(', ')', '/'], "_");
+            let mut chart = Chart::log_log(
+                &format!("concurrent_offered_load_{name}.svg"),
+                format!("{}: p99 latency against offered load", key_name(&k)),
+                format!("{}: latency against offered load", key_name(&k)),
+                "offered operations/s (log scale)",
+                "p99 latency, ms: from the intended start (solid), service (dashed); log scale"
+                    .into(),
+            );
+            for (i, ((rows, c), (p99, service))) in curves.into_iter().enumerate() {
+                let label = format!("{}, {c} writers", rows_label(rows));
+                chart.series.push(Series::line(label.clone(), p99, i));
+                chart
+                    .series
+                    .push(Series::dashed(format!("{label}, service"), service, i));
+            }
+            chart
+        })
+        .collect()
 }
 
 /// The file names of the charts over time start so.

@@ -63,6 +63,8 @@ pub struct Measured {
     pub attempt_ms: f64,
     /// The window second by second (operations that reported their end).
     pub timeline: super::Timeline,
+    /// An open-loop cell's operations against their intended starts.
+    pub open_loop: OpenLoop,
     /// A rest cell: each server's host and what it served over the window.
     pub servers: Vec<(String, crate::serve::ServerReport)>,
 }
@@ -76,4 +78,37 @@ pub struct ReadMeasured {
     pub first_error: Option<String>,
     /// Requests and bytes of the successful reads.
     pub io: IoCounts,
+}
+
+/// An open-loop cell's commits against their intended start times: `latencies` (above)
+/// run from the intended start, the service time from the actual one.
+#[derive(Debug, Clone, Default)]
+pub struct OpenLoop {
+    /// Whether any operation reported an intended start.
+    pub seen: bool,
+    /// The service times (actual start to end) of the successful operations.
+    pub service: Latencies,
+    /// Operations that started more than [`OpenLoop::LATE_MS`] after their intended start.
+    pub late: u64,
+    /// The largest lag of a start behind its intended start, in ms.
+    pub max_lag_ms: f64,
+}
+
+impl OpenLoop {
+    /// A start this far behind its intended time is late (the workers' timer wakes within
+    /// a fraction of it).
+    pub const LATE_MS: f64 = 1.0;
+
+    /// An operation that started `lag_ms` after its intended start; `service_ms` if it
+    /// succeeded.
+    pub fn lagged(&mut self, lag_ms: f64, service_ms: Option<f64>) {
+        self.seen = true;
+        if lag_ms > Self::LATE_MS {
+            self.late += 1;
+        }
+        self.max_lag_ms = self.max_lag_ms.max(lag_ms);
+        if let Some(ms) = service_ms {
+            self.service.record(ms);
+        }
+    }
 }

@@ -16,7 +16,7 @@ mod timeline;
 pub use inference::{RatioTest, Spread, mean_var, paired_log, spread, t_two_sided_p, welch_log};
 pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
-pub use measured::{Measured, ReadMeasured};
+pub use measured::{Measured, OpenLoop, ReadMeasured};
 pub use paired::Unit;
 pub use path::{CriticalPath, Request, critical_path};
 pub use summary::{extremes, latest_groups, median};

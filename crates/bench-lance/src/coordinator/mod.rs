@@ -374,7 +374,7 @@ impl<'o> Driver<'o> {
     /// Fold a message of a worker or process into its arm: the arm and what to do next.
     async fn message(&mut self, msg: Msg) -> (usize, Action) {
         match msg {
-            Msg::Event(idx, event) => self.event(idx, event).await,
+            Msg::Event(idx, event) => self.event(idx, *event).await,
             Msg::Garbage(idx, line) => {
                 let (arm, local) = self.arms.of_worker(idx);
                 self.arms.folds[arm].garbage(local, line);

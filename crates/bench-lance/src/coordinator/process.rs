@@ -26,7 +26,7 @@ pub(super) const STDERR_TAIL_LINES: usize = 15;
 /// What the pipe readers report: events by worker index, a launcher's stderr lines and
 /// exits by process index.
 pub(super) enum Msg {
-    Event(usize, Event),
+    Event(usize, Box<Event>),
     Garbage(usize, String),
     /// A line a launcher wrote to stderr (e.g. srun's "job 7 queued and waiting for
     /// resources"), as it comes.
@@ -230,11 +230,11 @@ impl Workers {
             let mut reader = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = reader.next_line().await {
                 let msg = match (Line::parse(&line), lines) {
-                    (Some(l), Lines::Worker(idx)) => Msg::Event(idx, l.event),
+                    (Some(l), Lines::Worker(idx)) => Msg::Event(idx, Box::new(l.event)),
                     (Some(Line { w: Some(w), event }), Lines::Launcher { first, n })
                         if (w as usize) < n =>
                     {
-                        Msg::Event(first + w as usize, event)
+                        Msg::Event(first + w as usize, Box::new(event))
                     }
                     (_, Lines::Worker(idx)) => Msg::Garbage(idx, line),
                     (_, Lines::Launcher { first, .. }) => Msg::Garbage(first, line),

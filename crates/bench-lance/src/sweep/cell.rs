@@ -78,6 +78,12 @@ fn worker_args(
             rows_per_commit: cell.rows_per_commit,
             rest: rest.clone(),
             names: names.to_string(),
+            rate: cell.mode.load().map(|l| l.rate()),
+            writers: cell.mode.workers(),
+            poisson: cell
+                .mode
+                .load()
+                .is_some_and(|l| l.arrivals == crate::plan::Arrivals::Poisson),
         })
         .collect()
 }

@@ -232,6 +232,19 @@ impl Sweep {
                 plan_path.display()
             )));
         }
+        if over.ab.is_some()
+            && plan
+                .concurrent
+                .as_ref()
+                .is_some_and(|c| !c.loads.is_empty())
+        {
+            return Err(BenchError::Usage(format!(
+                "{} offers its concurrent cells a load (concurrent.rate): bench ab pairs \
+                 closed-loop cells only; run the plan with `bench run` for each build and \
+                 compare the results with `bench compare`",
+                plan_path.display()
+            )));
+        }
         let builds = check_builds(&mut plan).await?;
         if let Some(l) = &over.launcher {
             plan.run.launcher = Some(

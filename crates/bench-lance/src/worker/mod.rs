@@ -152,9 +152,17 @@ impl Session {
             release: Some(release),
             ..Next::default()
         };
+        let mut schedule = self
+            .args
+            .rate
+            .map(|r| Schedule::new(&self.args, r, release));
         loop {
+            // An open-loop worker waits for its next operation's intended start: none
+            // intended at or after the deadline, and none started after it (a backlog
+            // left at the deadline is not served).
+            let intended = schedule.as_mut().map(Schedule::next);
             let more = match (deadline, self.args.operations) {
-                (Some(d), _) => Instant::now() < d,
+                (Some(d), _) => Instant::now() < d && intended.is_none_or(|at| at < d),
                 (None, Some(n)) => next.k < n,
                 (None, None) => self.args.until_end,
             };
@@ -164,6 +172,10 @@ impl Session {
             {
                 break;
             }
+            if let Some(at) = intended {
+                wait_until(at).await;
+            }
+            next.intended = intended;
             last_end = self.one(&mut next).await;
         }
         last_end
@@ -262,6 +274,9 @@ impl Session {
         let target = self.target(op, i, false);
         let io_before = self.counters.snapshot();
         let start = Instant::now();
+        let lag_ms = next
+            .intended
+            .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
         let result = self.attempt(op, target, start).await;
         let end = Instant::now();
         let ms = (end - start).as_secs_f64() * 1000.0;
@@ -288,6 +303,7 @@ impl Session {
                 io: Some(io),
                 path: Some(path),
                 end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
+                lag_ms,
             }),
         );
         if let Some(n) = self.exit_after
@@ -357,6 +373,70 @@ struct Next {
     counts: [u64; 2],
     /// The release: operations report their end from it.
     release: Option<Instant>,
+    /// An open-loop operation's intended start.
+    intended: Option<Instant>,
+}
+
+/// An open-loop worker's intended start times: its share of the cell's rate, evenly spaced
+/// (the writers' starts interleaved) or as a Poisson process (its own seed).
+struct Schedule {
+    at: Instant,
+    interval: Duration,
+    rng: Option<bench_core::stats::rng::Rng>,
+}
+
+impl Schedule {
+    fn new(args: &WorkerArgs, rate: f64, release: Instant) -> Schedule {
+        let writers = args.writers.max(1);
+        let interval = Duration::from_secs_f64(f64::from(writers) / rate);
+        let rng = args
+            .poisson
+            .then(|| bench_core::stats::rng::Rng::new(0x0a11_0000 + u64::from(args.worker_id)));
+        let mut s = Schedule {
+            at: release,
+            interval,
+            rng,
+        };
+        // Evenly spaced: worker w of C starts w/C of an interval in; a Poisson process
+        // starts with its first gap.
+        let first = match s.rng {
+            Some(_) => s.gap(),
+            None => interval.mul_f64(f64::from(args.worker_id % writers) / f64::from(writers)),
+        };
+        s.at += first;
+        s
+    }
+
+    fn gap(&mut self) -> Duration {
+        match &mut self.rng {
+            Some(rng) => self.interval.mul_f64(-rng.uniform().ln()),
+            None => self.interval,
+        }
+    }
+
+    /// The next operation's intended start.
+    fn next(&mut self) -> Instant {
+        let at = self.at;
+        self.at = at + self.gap();
+        at
+    }
+}
+
+/// Wait until `at`: asleep until shortly before, then on the CPU, so that an operation
+/// starts within microseconds of its intended time (a timer wakes up to a millisecond
+/// late). Off the runtime's worker, as the planted delay.
+async fn wait_until(at: Instant) {
+    const SPIN: Duration = Duration::from_millis(2);
+    if let Some(early) = at.checked_sub(SPIN) {
+        tokio::time::sleep_until(early.into()).await;
+    }
+    if Instant::now() < at {
+        tokio::task::block_in_place(|| {
+            while Instant::now() < at {
+                std::hint::spin_loop();
+            }
+        });
+    }
 }
 
 /// The coordinator's commands, as they arrive on stdin.
