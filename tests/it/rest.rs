@@ -81,7 +81,8 @@ fn one_server_queues_what_direct_writers_conflict_on_and_the_split_adds_up() {
     let (head, _) = summary.split_once('\n').unwrap();
     assert!(
         head.ends_with(
-            "transport,servers,server_ms_per_op,server_wait_ms_per_op,transport_ms_per_op"
+            "transport,servers,server_ms_per_op,server_wait_ms_per_op,transport_ms_per_op,\
+             offered_ops_per_sec,arrivals,service_p50_ms,service_p99_ms,late_operations"
         ),
         "{head}"
     );

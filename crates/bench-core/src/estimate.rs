@@ -168,6 +168,7 @@ mod tests {
                 reads_per_write: 100,
                 read: Operation::DescribeTable { cold: false },
                 duration_secs: secs,
+                load: None,
             },
             ..crate::plan::sample(1)
         };

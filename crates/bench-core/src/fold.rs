@@ -137,7 +137,7 @@ impl Fold {
         if op.read {
             m.reads.attempts += 1;
             if op.ok {
-                self.per_worker_reads[idx].record(op.ms);
+                self.per_worker_reads[idx].record(latency);
                 m.reads.io += io;
             } else {
                 m.reads.errors += 1;

@@ -195,7 +195,12 @@ fn operations(cell: &Cell, request_ms: Option<f64>) -> (f64, f64, bool) {
                 Some(_) => f64::from(concurrency),
                 None => 1.0,
             };
-            let by_time = writers * duration_secs as f64 / per(cell.operation);
+            // An open-loop cell starts no more than it is offered.
+            let by_time = (writers * duration_secs as f64 / per(cell.operation)).min(
+                cell.mode
+                    .load()
+                    .map_or(f64::MAX, |l| l.rate() * duration_secs as f64),
+            );
             let (n, timed) = match (duration_secs, operations) {
                 (0, Some(b)) => (b as f64 + f64::from(concurrency), false),
                 (_, Some(b)) => {
@@ -211,9 +216,14 @@ fn operations(cell: &Cell, request_ms: Option<f64>) -> (f64, f64, bool) {
             read,
             reads_per_write,
             clients,
+            ..
         } => {
             let round = per(cell.operation) + reads_per_write as f64 * per(read);
-            let commits = f64::from(clients) * duration_secs as f64 / round;
+            let commits = (f64::from(clients) * duration_secs as f64 / round).min(
+                cell.mode
+                    .load()
+                    .map_or(f64::MAX, |l| l.rate() * duration_secs as f64),
+            );
             (commits + warm, commits * reads_per_write as f64, true)
         }
     }
@@ -419,6 +429,27 @@ mod tests {
             want
         );
         assert!(local.get > 10.0 * slow.get, "{local:?} vs {slow:?}");
+        // An open-loop cell makes no more than it is offered: 1 a second for 10 s.
+        let offered = Cell {
+            mode: crate::plan::Mode::Concurrent {
+                concurrency: 2,
+                duration_secs: 10,
+                operations: None,
+                load: Some(crate::plan::Load {
+                    milli_per_sec: 1000,
+                    arrivals: crate::plan::Arrivals::Uniform,
+                }),
+            },
+            ..crate::plan::sample(1)
+        };
+        let open = estimate(&[(&offered, 1)], &[], &[], None).requests;
+        let over = overhead(&offered).conditional_put + FIXED.conditional_put;
+        // (its two writers' retries as for any cell at local disk's pace)
+        let want = 10.0 * contention(2) * c.conditional_put;
+        assert!(
+            (open.conditional_put - over - want).abs() < 1e-6,
+            "{open:?}"
+        );
         // A continuous cell makes its commits whatever the pace.
         let cont = crate::plan::sample(10);
         assert_eq!(

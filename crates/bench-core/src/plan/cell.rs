@@ -30,6 +30,9 @@ pub enum Mode {
         reads_per_write: u64,
         read: Operation,
         duration_secs: u64,
+        /// An open-loop cell's offered commits (`mixed.rate`; its reads come
+        /// `reads_per_write` to a commit); none: closed loop.
+        load: Option<Load>,
     },
 }
 
@@ -69,6 +72,22 @@ impl Load {
     /// Operations a second offered across the cell's writers.
     pub fn rate(self) -> f64 {
         self.milli_per_sec as f64 / 1000.0
+    }
+
+    /// The part of a cell's key an offered load adds (nothing for closed loop, so that
+    /// earlier keys stay valid).
+    fn key_part(load: Option<Load>) -> String {
+        load.map_or(String::new(), |l| {
+            format!(";rate={};arrivals={}", l.label(), l.arrivals.as_str())
+        })
+    }
+
+    /// What an offered load adds to a cell's id: `_rate_20`, `_rate_2.5_poisson`.
+    fn id_part(load: Option<Load>) -> String {
+        load.map_or(String::new(), |l| match l.arrivals {
+            Arrivals::Uniform => format!("_rate_{}", l.label()),
+            Arrivals::Poisson => format!("_rate_{}_poisson", l.label()),
+        })
     }
 
     /// The rate as ids and keys write it: `20`, `2.5`.
@@ -164,8 +183,8 @@ impl Mode {
     /// An open-loop cell's offered load.
     pub fn load(self) -> Option<Load> {
         match self {
-            Mode::Concurrent { load, .. } => load,
-            _ => None,
+            Mode::Concurrent { load, .. } | Mode::Mixed { load, .. } => load,
+            Mode::Continuous { .. } => None,
         }
     }
 
@@ -211,19 +230,17 @@ impl Mode {
             } => format!(
                 "concurrent;concurrency={concurrency};duration_secs={duration_secs}{}{}",
                 operations.map_or(String::new(), |n| format!(";operations={n}")),
-                load.map_or(String::new(), |l| format!(
-                    ";rate={};arrivals={}",
-                    l.label(),
-                    l.arrivals.as_str()
-                ))
+                Load::key_part(load)
             ),
             Mode::Mixed {
                 clients,
                 reads_per_write,
                 read,
                 duration_secs,
+                load,
             } => format!(
-                "mixed;clients={clients};reads_per_write={reads_per_write};read={read};duration_secs={duration_secs}"
+                "mixed;clients={clients};reads_per_write={reads_per_write};read={read};duration_secs={duration_secs}{}",
+                Load::key_part(load)
             ),
         }
     }
@@ -347,14 +364,18 @@ impl Cell {
             Mode::Continuous { .. } => format!("cont_{}", self.golden.id()),
             Mode::Concurrent {
                 concurrency, load, ..
-            } => {
-                let rate = load.map_or(String::new(), |l| match l.arrivals {
-                    Arrivals::Uniform => format!("_rate_{}", l.label()),
-                    Arrivals::Poisson => format!("_rate_{}_poisson", l.label()),
-                });
-                format!("conc_{}_c_{}{rate}", self.golden.id(), concurrency)
-            }
-            Mode::Mixed { clients, .. } => format!("mixed_{}_c_{}", self.golden.id(), clients),
+            } => format!(
+                "conc_{}_c_{}{}",
+                self.golden.id(),
+                concurrency,
+                Load::id_part(load)
+            ),
+            Mode::Mixed { clients, load, .. } => format!(
+                "mixed_{}_c_{}{}",
+                self.golden.id(),
+                clients,
+                Load::id_part(load)
+            ),
         }
     }
 

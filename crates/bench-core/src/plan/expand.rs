@@ -124,14 +124,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
             steps.extend(concurrent_modes(c).into_iter().flat_map(&cell));
         }
         if let Some(m) = &plan.mixed {
-            steps.extend(m.clients.iter().flat_map(|&clients| {
-                cell(Mode::Mixed {
-                    clients,
-                    reads_per_write: m.reads_per_write,
-                    read: m.read_operation,
-                    duration_secs: m.duration.as_secs(),
-                })
-            }));
+            steps.extend(mixed_modes(m).into_iter().flat_map(&cell));
         }
     }
     steps
@@ -151,10 +144,7 @@ pub fn cells(steps: &[Step]) -> Vec<&Cell> {
 /// The concurrent cells' modes, in order: per writer count, closed loop or one per offered
 /// load.
 fn concurrent_modes(c: &super::Concurrent) -> Vec<Mode> {
-    let loads: Vec<Option<Load>> = match c.loads.is_empty() {
-        true => vec![None],
-        false => c.loads.iter().copied().map(Some).collect(),
-    };
+    let loads = or_closed(&c.loads);
     let per = |concurrency: u32| {
         loads.iter().map(move |&load| Mode::Concurrent {
             concurrency,
@@ -164,6 +154,29 @@ fn concurrent_modes(c: &super::Concurrent) -> Vec<Mode> {
         })
     };
     c.concurrency.iter().flat_map(|&n| per(n)).collect()
+}
+
+/// The mixed cells' modes, in order: per client count, closed loop or one per offered load.
+fn mixed_modes(m: &super::Mixed) -> Vec<Mode> {
+    let loads = or_closed(&m.loads);
+    let per = |clients: u32| {
+        loads.iter().map(move |&load| Mode::Mixed {
+            clients,
+            reads_per_write: m.reads_per_write,
+            read: m.read_operation,
+            duration_secs: m.duration.as_secs(),
+            load,
+        })
+    };
+    m.clients.iter().flat_map(|&n| per(n)).collect()
+}
+
+/// Closed loop alone, or each offered load.
+fn or_closed(loads: &[Load]) -> Vec<Option<Load>> {
+    match loads.is_empty() {
+        true => vec![None],
+        false => loads.iter().copied().map(Some).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -286,6 +299,15 @@ mod tests {
             "{}",
             c.mode.key_part()
         );
+        let mixed = Plan::parse(
+            "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[mixed]\nclients=[3]\n\
+             reads_per_write=4\nduration_secs=5\nrate=10\n",
+        )
+        .unwrap();
+        let m = cells(&expand(&mixed, "/r"))[0].clone();
+        assert_eq!(m.id(), "mixed_inline_true_rows_7_c_3_rate_10");
+        assert!(m.mode.key_part().ends_with(";rate=10;arrivals=uniform"));
+        assert_eq!(m.mode.load().map(|l| l.rate()), Some(10.0));
         let uniform = Plan::parse(&text("rate=5\n")).unwrap();
         let u = cells(&expand(&uniform, "/r"))[0].clone();
         assert_eq!(u.id(), "conc_inline_true_rows_7_c_2_rate_5");
@@ -317,6 +339,13 @@ mod tests {
         bad("rates=[]\n", "concurrent.rates", "empty");
         bad("rates=[5, 5.0]\n", "concurrent.rates", "lists 5 twice");
         bad("rate=1e9\n", "concurrent.rate", "to 100000");
+        let mixed = "name='x'\n[matrix]\nsizes=[7]\ninline=[true]\n[mixed]\nclients=[1]\n\
+                     reads_per_write=4\nduration_secs=5\narrivals='poisson'\n";
+        let e = Plan::parse(mixed).unwrap_err().to_string();
+        assert!(
+            e.contains("mixed.arrivals") && e.contains("no `mixed.rate`"),
+            "{e}"
+        );
     }
 
     #[test]

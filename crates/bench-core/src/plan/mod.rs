@@ -59,6 +59,9 @@ pub struct Mixed {
     pub reads_per_write: u64,
     pub duration: Duration,
     pub read_operation: Operation,
+    /// Open-loop cells: the commits a second offered, one cell per value (per client
+    /// count); empty: closed loop.
+    pub loads: Vec<Load>,
 }
 
 /// The shared table that table operations work on: what each commit appends, and the

@@ -89,6 +89,9 @@ pub(super) struct RawMixed {
     pub reads_per_write: u64,
     pub duration_secs: u64,
     pub read_operation: Option<String>,
+    pub rate: Option<f64>,
+    pub rates: Option<Vec<f64>>,
+    pub arrivals: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

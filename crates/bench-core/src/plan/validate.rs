@@ -339,7 +339,12 @@ fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
             )
         })
         .transpose()?;
-    let loads = loads(&c)?;
+    let loads = loads(
+        "concurrent",
+        c.rate,
+        c.rates.as_deref(),
+        c.arrivals.as_deref(),
+    )?;
     Ok(Concurrent {
         concurrency: c.concurrency,
         duration: c
@@ -351,34 +356,46 @@ fn concurrent(c: RawConcurrent) -> Result<Concurrent, PlanError> {
     })
 }
 
-/// `concurrent.rate` or `concurrent.rates` with `concurrent.arrivals`: the offered loads of
+/// `<section>.rate` or `<section>.rates` with `<section>.arrivals`: the offered loads of
 /// open-loop cells, in the order written (none: closed loop).
-fn loads(c: &RawConcurrent) -> Result<Vec<Load>, PlanError> {
-    let (key, rates) = match (&c.rate, &c.rates) {
+fn loads(
+    section: &str,
+    rate: Option<f64>,
+    rates: Option<&[f64]>,
+    arrivals: Option<&str>,
+) -> Result<Vec<Load>, PlanError> {
+    let (one, many, spaced) = (
+        format!("{section}.rate"),
+        format!("{section}.rates"),
+        format!("{section}.arrivals"),
+    );
+    let (key, rates) = match (rate, rates) {
         (Some(_), Some(_)) => {
             return Err(invalid(
-                "concurrent.rates",
-                "and `concurrent.rate` both set: give one rate as `rate`, or several as `rates`",
+                &many,
+                format!("and `{one}` both set: give one rate as `rate`, or several as `rates`"),
             ));
         }
-        (Some(r), None) => ("concurrent.rate", vec![*r]),
-        (None, Some(rs)) => ("concurrent.rates", rs.clone()),
+        (Some(r), None) => (one.as_str(), vec![r]),
+        (None, Some(rs)) => (many.as_str(), rs.to_vec()),
         (None, None) => {
-            return match &c.arrivals {
+            return match arrivals {
                 Some(_) => Err(invalid(
-                    "concurrent.arrivals",
-                    "spaces an offered load's operations, and no `concurrent.rate` is set: \
-                     give a rate (operations a second across the writers), or remove it",
+                    &spaced,
+                    format!(
+                        "spaces an offered load's operations, and no `{one}` is set: give a \
+                         rate (operations a second across the writers), or remove it"
+                    ),
                 )),
                 None => Ok(Vec::new()),
             };
         }
     };
-    let arrivals = match c.arrivals.as_deref() {
+    let arrivals = match arrivals {
         None => Arrivals::Uniform,
         Some(a) => Arrivals::parse(a).ok_or_else(|| {
             invalid(
-                "concurrent.arrivals",
+                &spaced,
                 format!("must be \"uniform\" or \"poisson\"; got \"{a}\""),
             )
         })?,
@@ -443,11 +460,13 @@ fn mixed(m: RawMixed, operation: Operation) -> Result<Mixed, PlanError> {
             ),
         ));
     }
+    let loads = loads("mixed", m.rate, m.rates.as_deref(), m.arrivals.as_deref())?;
     Ok(Mixed {
         clients: m.clients,
         reads_per_write: m.reads_per_write,
         duration,
         read_operation,
+        loads,
     })
 }
 

@@ -78,7 +78,9 @@ fn worker_args(
             rows_per_commit: cell.rows_per_commit,
             rest: rest.clone(),
             names: names.to_string(),
-            rate: cell.mode.load().map(|l| l.rate()),
+            // A mixed cell's load counts its commits; its workers schedule every operation,
+            // each commit's reads before it.
+            rate: (cell.mode.load()).map(|l| l.rate() * (1 + mix.map_or(0, |(_, r)| r)) as f64),
             writers: cell.mode.workers(),
             poisson: cell
                 .mode

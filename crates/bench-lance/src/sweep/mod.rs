@@ -232,14 +232,14 @@ impl Sweep {
                 plan_path.display()
             )));
         }
-        if over.ab.is_some()
-            && plan
-                .concurrent
-                .as_ref()
-                .is_some_and(|c| !c.loads.is_empty())
-        {
+        let open = plan
+            .concurrent
+            .as_ref()
+            .is_some_and(|c| !c.loads.is_empty())
+            || plan.mixed.as_ref().is_some_and(|m| !m.loads.is_empty());
+        if over.ab.is_some() && open {
             return Err(BenchError::Usage(format!(
-                "{} offers its concurrent cells a load (concurrent.rate): bench ab pairs \
+                "{} offers its cells a load (concurrent.rate or mixed.rate): bench ab pairs \
                  closed-loop cells only; run the plan with `bench run` for each build and \
                  compare the results with `bench compare`",
                 plan_path.display()
