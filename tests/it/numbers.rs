@@ -644,12 +644,13 @@ fn above_its_capacity_an_open_loop_cell_s_latency_grows_with_the_queue_not_its_s
         p99(open) > 5.0 * service_p99,
         "latency from the intended start: {open}"
     );
-    // The service time stays a commit's: its median the closed-loop cell's, its p99 (of
-    // some 50 commits: their slowest) within twice the closed-loop p99 on a loaded machine.
+    // The service time stays a commit's, not the queue's: no longer than the closed-loop
+    // cell's (run a few seconds apart on a loaded machine: its median within 1.5 times, its
+    // p99, of some 50 commits their slowest, within twice), and at least the planted 50 ms.
     let p50 = |r: &serde_json::Value| r["p50_latency_ms"].as_f64().unwrap();
     let service_p50 = open["service"]["p50_ms"].as_f64().unwrap();
     assert!(
-        service_p50 >= 50.0 && service_p50 < 1.3 * p50(closed) && p50(closed) < 1.3 * service_p50,
+        service_p50 >= 50.0 && service_p50 < 1.5 * p50(closed),
         "the service time is a commit's: {open}\n{closed}"
     );
     assert!(service_p99 < 2.0 * p99(closed), "{open}\n{closed}");
@@ -700,5 +701,32 @@ fn an_open_loop_mixed_cell_offers_its_reads_and_commits_at_their_own_rates() {
     assert!(
         m["p50_latency_ms"].as_f64().unwrap() < service * 1.1 + 1.0,
         "{m}"
+    );
+}
+
+#[test]
+fn an_open_loop_cell_runs_through_a_rest_server_and_on_a_table_operation() {
+    let (_dir, plan, out) = plan_dir(
+        "name = 'open-rest'\noperation = 'write-table-append'\n[matrix]\nsizes = [100]\n\
+         inline = [false]\ntransport = ['rest']\n[concurrent]\nconcurrency = [2]\n\
+         duration_secs = 2\nrate = 10\narrivals = 'poisson'\n",
+    );
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["transport"], "rest", "{r}");
+    assert_eq!(
+        (r["offered_ops_per_sec"].as_f64(), r["arrivals"].as_str()),
+        (Some(10.0), Some("poisson"))
+    );
+    // Poisson arrivals (each writer's gaps from its own fixed seed): about 20 appends in
+    // 2 s, each timed from its intended start.
+    let n = r["total_operations"].as_u64().unwrap();
+    assert!((8..=35).contains(&n), "{r}");
+    assert!(r["p50_latency_ms"].as_f64().unwrap() >= r["service"]["p50_ms"].as_f64().unwrap());
+    assert!(
+        r["rest"]["server_calls_per_op"].as_f64().unwrap() >= 1.0,
+        "{r}"
     );
 }

@@ -166,6 +166,7 @@ fn results_are_published_once_in_lance_bench_s_schema_even_by_two_publishers_at_
             .arg(out)
             .arg("--to")
             .arg(&fresh)
+            .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap()

@@ -471,7 +471,19 @@ fn write_charts(dir: &Path, all: &[history::Series]) -> Result<usize, BenchError
     Ok(all.len())
 }
 
-/// Every row of the table as history reads it.
+/// A column of the type lance-bench gives it, or an error naming it.
+fn column<'a, T: Array + 'static>(
+    c: Option<&'a ArrayRef>,
+    what: &str,
+) -> lance_core::Result<&'a T> {
+    c.and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| {
+            lance_core::Error::invalid_input(format!("the table's `{what}` is not lance-bench's"))
+        })
+}
+
+/// Every row of the table as history reads it (a row without a name or a mean is left out;
+/// a missing id counts the row by its place, a missing time as 0).
 async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>> {
     let columns = [
         "id",
@@ -482,76 +494,28 @@ async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>>
         "units",
     ];
     let batch = dataset.scan().project(&columns)?.try_into_batch().await?;
-    let bad = |what: &str| {
-        lance_core::Error::invalid_input(format!("the table's `{what}` is not lance-bench's"))
-    };
-    let string = |name: &str| -> lance_core::Result<StringArray> {
-        let c = batch.column_by_name(name).ok_or_else(|| bad(name))?;
-        c.as_any()
-            .downcast_ref::<StringArray>()
-            .cloned()
-            .ok_or_else(|| bad(name))
-    };
-    let structure = |name: &str| -> lance_core::Result<StructArray> {
-        let c = batch.column_by_name(name).ok_or_else(|| bad(name))?;
-        c.as_any()
-            .downcast_ref::<StructArray>()
-            .cloned()
-            .ok_or_else(|| bad(name))
-    };
-    let child = |s: &StructArray, name: &str| -> lance_core::Result<ArrayRef> {
-        s.column_by_name(name).cloned().ok_or_else(|| bad(name))
-    };
-    let (id, name, units) = (string("id")?, string("benchmark_name")?, string("units")?);
-    let (dut, summary) = (structure("dut")?, structure("summary")?);
-    let version = child(&dut, "version")?;
-    let version = version
-        .as_any()
-        .downcast_ref::<StringArray>()
-        .ok_or_else(|| bad("dut.version"))?;
-    let dut_ts = child(&dut, "timestamp")?;
-    let dut_ts = dut_ts
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .ok_or_else(|| bad("dut.timestamp"))?;
-    let mean = child(&summary, "mean")?;
-    let mean = mean
-        .as_any()
-        .downcast_ref::<Float64Array>()
-        .ok_or_else(|| bad("summary.mean"))?;
-    let ts = batch
-        .column_by_name("timestamp")
-        .ok_or_else(|| bad("timestamp"))?;
-    let ts = ts
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .ok_or_else(|| bad("timestamp"))?;
+    let top = |name: &str| batch.column_by_name(name);
+    let id = column::<StringArray>(top("id"), "id")?;
+    let name = column::<StringArray>(top("benchmark_name"), "benchmark_name")?;
+    let units = column::<StringArray>(top("units"), "units")?;
+    let ts = column::<Int64Array>(top("timestamp"), "timestamp")?;
+    let dut = column::<StructArray>(top("dut"), "dut")?;
+    let summary = column::<StructArray>(top("summary"), "summary")?;
+    let version = column::<StringArray>(dut.column_by_name("version"), "dut.version")?;
+    let dut_ts = column::<Int64Array>(dut.column_by_name("timestamp"), "dut.timestamp")?;
+    let mean = column::<Float64Array>(summary.column_by_name("mean"), "summary.mean")?;
+    let text = |a: &StringArray, i: usize| (!a.is_null(i)).then(|| a.value(i).to_string());
+    let int = |a: &Int64Array, i: usize| if a.is_null(i) { 0 } else { a.value(i) };
     Ok((0..batch.num_rows())
         .filter(|&i| !name.is_null(i) && !mean.is_null(i) && mean.value(i).is_finite())
         .map(|i| Point {
-            id: if id.is_null(i) {
-                format!("row {i}")
-            } else {
-                id.value(i).to_string()
-            },
+            id: text(id, i).unwrap_or_else(|| format!("row {i}")),
             benchmark_name: name.value(i).to_string(),
-            dut_version: if version.is_null(i) {
-                String::new()
-            } else {
-                version.value(i).to_string()
-            },
-            dut_timestamp: if dut_ts.is_null(i) {
-                0
-            } else {
-                dut_ts.value(i)
-            },
-            timestamp: if ts.is_null(i) { 0 } else { ts.value(i) },
+            dut_version: text(version, i).unwrap_or_default(),
+            dut_timestamp: int(dut_ts, i),
+            timestamp: int(ts, i),
             value: mean.value(i),
-            units: if units.is_null(i) {
-                String::new()
-            } else {
-                units.value(i).to_string()
-            },
+            units: text(units, i).unwrap_or_default(),
         })
         .collect())
 }
