@@ -17,8 +17,11 @@ use crate::export::{CellRecords, Record, cells};
 /// The table's name: lance-bench's `results` (a Lance dataset `results.lance` under the URI,
 /// as LanceDB stores a table).
 pub const TABLE: &str = "results";
-/// What every `values` of bench's rows is: each verified run's throughput (goodput).
+/// What `values` of bench's rows are: each verified run's throughput (goodput) ...
 pub const UNITS: &str = "operations/second";
+/// ... or, for an open-loop cell (whose throughput is the rate it was offered), each run's
+/// p99 latency from the intended start.
+pub const OPEN_LOOP_UNITS: &str = "milliseconds";
 /// The first part of every `benchmark_name` bench writes.
 pub const PREFIX: &str = "manifest";
 
@@ -159,7 +162,13 @@ pub fn benchmark_name(r: &Record) -> String {
 
 fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) -> Row {
     let first = cell.first();
-    let values: Vec<f64> = runs.iter().map(|r| r.throughput_ops_per_sec).collect();
+    let open = first.open_loop.offered_ops_per_sec.is_some();
+    let values: Vec<f64> = (runs.iter())
+        .map(|r| match open {
+            true => r.p99_latency_ms,
+            false => r.throughput_ops_per_sec,
+        })
+        .collect();
     let here = first.hostname == ctx.machine.hostname;
     let known = |v: &str| {
         if here {
@@ -202,7 +211,7 @@ fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) ->
             .unwrap_or(0),
         benchmark_name: name,
         values,
-        units: UNITS.to_string(),
+        units: if open { OPEN_LOOP_UNITS } else { UNITS }.to_string(),
     }
 }
 
@@ -292,7 +301,11 @@ fn metadata(first: &Record, runs: &[&Record]) -> serde_json::Value {
         .collect();
     json!({
         "source": "bench",
-        "values": "throughput_ops_per_sec of each verified run (repetition), in order",
+        "values": match first.open_loop.offered_ops_per_sec {
+            Some(_) => "p99_latency_ms (from the intended start) of each verified run, in order",
+            None => "throughput_ops_per_sec of each verified run (repetition), in order",
+        },
+        "offered_ops_per_sec": first.open_loop.offered_ops_per_sec,
         "bench_version": first.bench_version,
         "lance_version": first.lance_version,
         "plan": first.plan,
@@ -433,6 +446,24 @@ mod tests {
             "{names:?}"
         );
         assert!(out.notes.iter().any(|n| n.contains("cont_b: left out")));
+    }
+
+    #[test]
+    fn an_open_loop_cell_is_published_by_its_p99_latency() {
+        let mut recs = runs(&[20.0, 20.0]);
+        for (r, p99) in recs.iter_mut().zip([150.0, 170.0]) {
+            r.open_loop.offered_ops_per_sec = Some(20.0);
+            r.p99_latency_ms = p99;
+        }
+        let row = &rows(&recs, &ctx("h")).rows[0];
+        assert_eq!(
+            (row.values.clone(), row.units.as_str()),
+            (vec![150.0, 170.0], "milliseconds")
+        );
+        assert!(
+            !crate::history::higher_is_better(&row.units),
+            "a longer p99 is worse"
+        );
     }
 
     #[test]
