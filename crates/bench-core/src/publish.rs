@@ -261,12 +261,7 @@ pub fn summary(values: &[f64]) -> Summary {
         let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
         v[lo] + (v[hi] - v[lo]) * (h - lo as f64)
     };
-    let mean = v.iter().sum::<f64>() / n;
-    let sd = if v.len() > 1 {
-        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-    } else {
-        0.0
-    };
+    let (mean, var) = crate::stats::mean_var(&v);
     Summary {
         min: v[0],
         q1: q(0.25),
@@ -274,7 +269,7 @@ pub fn summary(values: &[f64]) -> Summary {
         q3: q(0.75),
         max: v[v.len() - 1],
         mean,
-        standard_deviation: sd,
+        standard_deviation: var.sqrt(),
     }
 }
 

@@ -1,11 +1,11 @@
 //! A run's measured window second by second: what ended in each second from release —
-//! successful operations, failures by class, the latencies of the successful ones (one
-//! histogram a second for all the workers: percentiles of the merged second, not averages
-//! of the workers') — and, for a mixed cell, its successful reads.
+//! successful operations, failures by class, the latencies of the successful ones (all the
+//! workers' together: exact percentiles of the merged second, not averages of the
+//! workers') — and, for a mixed cell, its successful reads. A second keeps its latencies
+//! as they are (8 bytes an operation, as the fold keeps each commit's id), not a histogram
+//! (tens of KiB each, which a long window's thousands of seconds would multiply).
 
 use std::collections::BTreeMap;
-
-use super::Latencies;
 
 /// The seconds a timeline keeps at most (a day): an operation reported later than that
 /// is counted in the last.
@@ -16,7 +16,13 @@ struct Second {
     ops: u64,
     reads: u64,
     errors: BTreeMap<&'static str, u64>,
-    latencies: Latencies,
+    latencies: Vec<f64>,
+}
+
+/// The nearest-rank percentile `p` (0–1) of sorted values; none of none.
+fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let n = sorted.len();
+    (n > 0).then(|| sorted[((p * n as f64).ceil() as usize).clamp(1, n) - 1])
 }
 
 /// The seconds of one run, filled as its operations are reported.
@@ -36,8 +42,8 @@ pub struct TimeSeries {
     /// classes that occurred only.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors: BTreeMap<String, Vec<u64>>,
-    /// The median and 99th percentile latency of the second's successful operations, in
-    /// ms; null for a second without one.
+    /// The median and 99th percentile latency (nearest rank, exact) of the second's
+    /// successful operations, in ms; null for a second without one.
     pub p50_ms: Vec<Option<f64>>,
     pub p99_ms: Vec<Option<f64>>,
     /// A mixed cell's successful reads that ended in the second.
@@ -63,7 +69,7 @@ impl Timeline {
             s.reads += 1;
         } else {
             s.ops += 1;
-            s.latencies.record(ms);
+            s.latencies.push(ms);
         }
     }
 
@@ -85,17 +91,19 @@ impl Timeline {
                     .or_insert_with(|| vec![0; self.seconds.len()])[i] = *n;
             }
         }
-        let pct = |f: fn(&super::LatencySummary) -> f64| {
-            self.seconds
-                .iter()
-                .map(|s| (s.latencies.count() > 0).then(|| f(&s.latencies.summary())))
-                .collect()
-        };
+        let sorted: Vec<Vec<f64>> = (self.seconds.iter())
+            .map(|s| {
+                let mut v = s.latencies.clone();
+                v.sort_by(f64::total_cmp);
+                v
+            })
+            .collect();
+        let pct = |p: f64| sorted.iter().map(|v| percentile(v, p)).collect();
         Some(TimeSeries {
             ops: self.seconds.iter().map(|s| s.ops).collect(),
             errors,
-            p50_ms: pct(|l| l.p50),
-            p99_ms: pct(|l| l.p99),
+            p50_ms: pct(0.50),
+            p99_ms: pct(0.99),
             reads: self
                 .reads_seen
                 .then(|| self.seconds.iter().map(|s| s.reads).collect()),
@@ -121,7 +129,6 @@ mod tests {
         assert_eq!(s.ops, vec![5, 0, 1]);
         assert_eq!(s.errors["conflict"], vec![0, 1, 0]);
         assert_eq!(s.errors.len(), 1, "only classes that occurred");
-        // Within the histogram's precision (3 significant digits).
         let near = |v: Option<f64>, x: f64| (v.unwrap() - x).abs() <= x * 1e-3;
         assert!(near(s.p50_ms[0], 3.0), "{:?}", s.p50_ms);
         assert!(near(s.p99_ms[0], 100.0), "{:?}", s.p99_ms);
