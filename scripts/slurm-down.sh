@@ -7,10 +7,11 @@ set -uo pipefail
 DIR="${1:-${BENCH_SLURM_DIR:-/tmp/bench-slurm}}"
 [ -d "$DIR" ] || exit 0
 pids=()
-for f in "$DIR"/slurmd-*.pid "$DIR/slurmctld.pid" "$DIR/munged.pid"; do
+for f in "$DIR"/slurmd-*.pid "$DIR/slurmctld.pid" "$DIR/munged.pid" "$DIR/watchdog.pid"; do
   [ -f "$f" ] || continue
   pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
+  # The owner's watchdog runs this script when its owner is gone: not itself.
+  if [ "$pid" != "$$" ] && kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
   fi
   rm -f "$f"

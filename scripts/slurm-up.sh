@@ -11,7 +11,8 @@
 # slurmctld and one `slurmd -N nX` per node n1..n3, every node at NodeAddr=127.0.0.1 with its
 # own port, each with this machine's CPUs. Every daemon writes a pid file in DIR, and
 # slurm-down.sh stops them by those pids, never by name. Idempotent: a cluster already up in
-# DIR is reused. Prints `SLURM_CONF=DIR/slurm.conf` when the three nodes are idle.
+# DIR is reused. Prints `SLURM_CONF=DIR/slurm.conf` when the three nodes are idle. With
+# SLURM_OWNER_PID set, the cluster stops by itself when that process is gone.
 set -euo pipefail
 DIR="${1:-${BENCH_SLURM_DIR:-/tmp/bench-slurm}}"
 NODES=(n1 n2 n3)
@@ -97,6 +98,15 @@ for n in "${NODES[@]}"; do
   mkdir -p "$DIR/spool-$n"
   slurmd -f "$SLURM_CONF" -N "$n"
 done
+
+# An owner (a test process): when it is gone, however it ended (a Ctrl-C of cargo test, a
+# kill), the cluster stops too. Detached from this script's output, so that a caller
+# reading it is not held; its pid file is stopped with the daemons.
+if [ -n "${SLURM_OWNER_PID:-}" ]; then
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec "$2/slurm-down.sh" "$3"' \
+    _ "$SLURM_OWNER_PID" "$(cd "$(dirname "$0")" && pwd)" "$DIR" </dev/null >/dev/null 2>&1 9>&- &
+  echo $! > "$DIR/watchdog.pid"
+fi
 
 # Wait until the nodes report idle.
 for _ in $(seq 1 60); do

@@ -52,8 +52,11 @@ fn cluster() -> (&'static Path, MutexGuard<'static, ()>) {
             .tempdir()
             .unwrap()
             .keep();
+        // Stopped at exit, and by the script's watchdog when this process is gone however
+        // it ended (a Ctrl-C of cargo test runs no atexit).
         let up = Command::new(repo_file("scripts/slurm-up.sh"))
             .arg(&dir)
+            .env("SLURM_OWNER_PID", std::process::id().to_string())
             .output()
             .unwrap();
         assert!(

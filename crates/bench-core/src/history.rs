@@ -1,5 +1,6 @@
 //! `bench history`: the rows of a `results` table (bench's and any other publisher's) as
-//! series, one per `benchmark_name`, ordered by `dut.timestamp` then `timestamp`; where each
+//! series, one per `benchmark_name` and test bed (`test_bed.name`: two machines' results
+//! are two series), ordered by `dut.timestamp` then `timestamp`; where each
 //! series stepped ([`crate::stats::changepoint`], on each row's `summary.mean`); what to
 //! print of them, and a chart of each.
 
@@ -14,6 +15,8 @@ use crate::stats::changepoint::{ChangePoint, Detector};
 pub struct Point {
     pub id: String,
     pub benchmark_name: String,
+    /// `test_bed.name`: the machine that measured.
+    pub test_bed: String,
     pub dut_version: String,
     /// Seconds since the epoch.
     pub dut_timestamp: i64,
@@ -28,6 +31,8 @@ pub struct Point {
 #[derive(Debug, Clone)]
 pub struct Series {
     pub name: String,
+    /// The test bed whose results these are.
+    pub test_bed: String,
     pub units: String,
     pub points: Vec<Point>,
     pub changes: Vec<ChangePoint>,
@@ -81,27 +86,34 @@ impl Series {
     }
 }
 
-/// The series of `points` whose names match `pattern` (all without one): a row counted once
-/// by its id (two publishers of the same results at the same moment may both add it),
-/// ordered by `dut_timestamp` then `timestamp`, with their change points.
+/// The series of `points` whose names match `pattern` (all without one), one per name and
+/// test bed: a row counted once by its id (two publishers of the same results at the same
+/// moment may both add it), ordered by `dut_timestamp` then `timestamp`, with their change
+/// points (none below the detector's [`Detector::min_results`]).
 pub fn series(points: Vec<Point>, pattern: Option<&Glob>, detector: &Detector) -> Vec<Series> {
     let mut seen = BTreeSet::new();
-    let mut by_name: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+    let mut by_name: BTreeMap<(String, String), Vec<Point>> = BTreeMap::new();
     for p in points {
         if pattern.is_some_and(|g| !g.matches(&p.benchmark_name)) || !seen.insert(p.id.clone()) {
             continue;
         }
-        by_name.entry(p.benchmark_name.clone()).or_default().push(p);
+        let key = (p.benchmark_name.clone(), p.test_bed.clone());
+        by_name.entry(key).or_default().push(p);
     }
     by_name
         .into_iter()
-        .map(|(name, mut points)| {
+        .map(|((name, test_bed), mut points)| {
             points.sort_by_key(|p| (p.dut_timestamp, p.timestamp));
             let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+            let changes = match values.len() >= detector.min_results() {
+                true => detector.detect(&values),
+                false => Vec::new(),
+            };
             Series {
                 units: points[0].units.clone(),
-                changes: detector.detect(&values),
+                changes,
                 name,
+                test_bed,
                 points,
             }
         })
@@ -148,7 +160,7 @@ fn num(v: f64) -> String {
 /// the means before and after, the change, its p-value, and whether it made things worse).
 pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> String {
     let mut s = String::new();
-    let needs = 2 * detector.min_segment;
+    let needs = detector.min_results();
     for series in all {
         let n = series.points.len();
         let last = &series.points[n - 1];
@@ -159,8 +171,8 @@ pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
         };
         let _ = writeln!(
             s,
-            "{} ({}, {n} results; {better} is better)",
-            series.name, series.units
+            "{} on {} ({}, {n} results; {better} is better)",
+            series.name, series.test_bed, series.units
         );
         let _ = writeln!(
             s,
@@ -172,7 +184,9 @@ pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
         if n < needs {
             let _ = writeln!(
                 s,
-                "  too few results for a change point ({n}; needs {needs})"
+                "  too few results for a change point ({n}; needs {needs}: fewer cannot reach \
+                 p ≤ {} at a step of {} results)",
+                detector.max_p, detector.min_segment
             );
         } else if series.changes.is_empty() {
             let _ = writeln!(s, "  no change point");
@@ -213,8 +227,12 @@ pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
     }
     let _ = writeln!(
         s,
-        " (E-divisive means, α = 1, {} permutations, p ≤ {}, at least {} results a segment)",
-        detector.permutations, detector.max_p, detector.min_segment
+        " (E-divisive means, α = 1, {} permutations, p ≤ {}, at least {} results a segment \
+         and {} a series)",
+        detector.permutations,
+        detector.max_p,
+        detector.min_segment,
+        detector.min_results()
     );
     s
 }
@@ -270,9 +288,12 @@ pub fn chart(series: &Series) -> Chart {
         lines.push(Line::dashed(label, vec![(x, lo), (x, hi)], 2));
     }
     Chart {
-        file: file_name(&series.name),
-        alt: format!("{}: {n} results in order, with change points", series.name),
-        title: series.name.clone(),
+        file: file_name(&format!("{} on {}", series.name, series.test_bed)),
+        alt: format!(
+            "{} on {}: {n} results in order, with change points",
+            series.name, series.test_bed
+        ),
+        title: format!("{} on {}", series.name, series.test_bed),
         x_desc: "result (in order of dut.timestamp, then timestamp)".into(),
         y_desc: series.units.clone(),
         x_log: false,
@@ -297,6 +318,7 @@ mod tests {
         Point {
             id: id.into(),
             benchmark_name: name.into(),
+            test_bed: "vm".into(),
             dut_version: "14.0.2".into(),
             dut_timestamp: dut,
             timestamp: ts,
@@ -305,16 +327,17 @@ mod tests {
         }
     }
 
-    /// 12 results of `name`, 100 then `after` from the 7th on, with a little noise, given
+    /// 18 results of `name`, 100 then `after` from the 13th on, with a little noise, given
     /// in reverse order.
     fn stepped(name: &str, after: f64) -> Vec<Point> {
         let noise = [
-            0.4, -0.8, 0.3, 0.9, -0.5, 0.1, -0.3, 0.7, -0.9, 0.2, 0.6, -0.4,
+            0.4, -0.8, 0.3, 0.9, -0.5, 0.1, -0.3, 0.7, -0.9, 0.2, 0.6, -0.4, 0.5, -0.2, 0.8,
+            -0.6, 0.1, -0.7,
         ];
-        (0..12)
+        (0..18)
             .rev()
             .map(|i| {
-                let level = if i >= 6 { after } else { 100.0 };
+                let level = if i >= 12 { after } else { 100.0 };
                 point(
                     name,
                     &format!("{name}{i}"),
@@ -349,7 +372,7 @@ mod tests {
         let all = series(pts, None, &d);
         let slower = all.iter().find(|s| s.name.ends_with("slower")).unwrap();
         assert_eq!(slower.changes.len(), 1);
-        assert_eq!(slower.changes[0].index, 6);
+        assert_eq!(slower.changes[0].index, 12);
         assert!(slower.regressed(20.0).is_some());
         assert!(
             slower.regressed(50.0).is_none(),
@@ -365,7 +388,7 @@ mod tests {
         slow_times.units = "nanoseconds".into();
         assert!(slow_times.regressed(20.0).is_some());
         let t = text(&all, &d, Some(20.0));
-        assert!(t.contains("change at result 7 of 12"), "{t}");
+        assert!(t.contains("change at result 13 of 18"), "{t}");
         assert!(t.contains("a regression beyond 20 %"), "{t}");
         assert!(
             t.contains("2 series, 2 with a change point; 1 whose newest"),
@@ -376,9 +399,36 @@ mod tests {
     #[test]
     fn short_series_say_why_they_have_no_change_point() {
         let d = Detector::default();
-        let all = series(stepped("x", 50.0).into_iter().take(5).collect(), None, &d);
+        // 17 results of a clean step: one fewer than the test can judge.
+        let all = series(stepped("x", 50.0).into_iter().take(17).collect(), None, &d);
         assert!(all[0].changes.is_empty());
-        assert!(text(&all, &d, None).contains("too few results for a change point (5; needs 6)"));
+        assert!(
+            text(&all, &d, None).contains("too few results for a change point (17; needs 18"),
+            "{}",
+            text(&all, &d, None)
+        );
+    }
+
+    /// Two machines' results of one benchmark are two series: mixed, a fast and a slow
+    /// machine would look like steps.
+    #[test]
+    fn test_beds_are_series_of_their_own() {
+        let mut pts = stepped("m", 100.0);
+        let other: Vec<Point> = stepped("m", 100.0)
+            .into_iter()
+            .map(|p| Point {
+                id: format!("{}-b", p.id),
+                test_bed: "laptop".into(),
+                value: p.value * 3.0,
+                ..p
+            })
+            .collect();
+        pts.extend(other);
+        let all = series(pts, None, &Detector::default());
+        assert_eq!(all.len(), 2);
+        assert!(all.iter().all(|s| s.changes.is_empty() && s.points.len() == 18));
+        let t = text(&all, &Detector::default(), None);
+        assert!(t.contains("m on laptop") && t.contains("m on vm"), "{t}");
     }
 
     #[test]
@@ -403,9 +453,9 @@ mod tests {
         let d = Detector::default();
         let all = series(stepped("manifest/p/c", 60.0), None, &d);
         let c = chart(&all[0]);
-        assert_eq!(c.file, "manifest_p_c.svg");
+        assert_eq!(c.file, "manifest_p_c_on_vm.svg");
         assert_eq!(c.series.len(), 4, "results, two segment means, one change");
         let svg = crate::report::svg::render(&c).unwrap();
-        assert!(svg.contains("change at result 7"));
+        assert!(svg.contains("change at result 13"));
     }
 }

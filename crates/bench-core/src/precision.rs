@@ -2,6 +2,16 @@
 //! throughput interval decides at the threshold (the default: [`decided`]); or a count fixed
 //! once by Stein's two-stage rule after a pilot (`--precision`, see `stats::paired`); and
 //! the time a cell has taken against its budget.
+//!
+//! Until decided, the rule looks at the interval after every run, so a fixed 95 % interval
+//! would err more often than 5 % in all: each look is another chance for chance to decide
+//! (optional stopping). The rule spends its error over the looks instead: the k-th look
+//! (k = 1 at the first run count with a test) uses an interval at confidence
+//! `1 − α_k`, `α_k = 0.05 · 6 / (π² k²)`, and these add up to at most 0.05 over any number
+//! of looks (a union bound: Σ 1/k² = π²/6). So whatever the budget, the chance that a cell
+//! whose true change sits at the threshold is decided either way is at most 5 %, and that a
+//! cell without a change is called a change at most 2.5 % (`sequential`, and
+//! `crates/bench-core/examples/sequential_edge.rs`, which measures both).
 
 use std::time::Duration;
 
@@ -11,6 +21,7 @@ use crate::export::record::{ARM_A, ARM_B};
 use crate::plan::Cell;
 use crate::state::State;
 use crate::stats::RatioTest;
+use crate::stats::{ALPHA, t_critical};
 use crate::stats::paired::{half_width, stein_batches};
 
 /// How long `bench ab` runs each cell (beyond the plan's repetitions, within its budget).
@@ -39,9 +50,49 @@ fn row_decides(r: &Row, threshold: f64) -> bool {
     r.tests[0].is_some_and(|t| decides(&t, threshold))
 }
 
+/// The error the rule may spend at its `look`-th look (1-based): `0.05 · 6 / (π² k²)`.
+pub fn look_alpha(look: usize) -> f64 {
+    let k = look.max(1) as f64;
+    ALPHA * 6.0 / (std::f64::consts::PI.powi(2) * k * k)
+}
+
+/// The look a test of `runs` runs is: the first run count with a test is look 1.
+pub fn look_of(runs: usize) -> usize {
+    (runs + 1).saturating_sub(crate::compare::MIN_REPETITIONS).max(1)
+}
+
+/// A 95 % interval of `runs` runs (a t interval on the log scale, `runs − 1` degrees of
+/// freedom) as the sequential rule's interval at that look: the same centre, widened by
+/// `t(α_k) / t(0.05)`.
+pub fn sequential(t: &RatioTest, runs: usize) -> RatioTest {
+    let df = runs.saturating_sub(1).max(1) as f64;
+    let scale = t_critical(look_alpha(look_of(runs)), df) / t_critical(ALPHA, df);
+    let centre = t.ratio.ln();
+    let (lo, hi) = (t.ci.0.ln(), t.ci.1.ln());
+    RatioTest {
+        ratio: t.ratio,
+        ci: (
+            (centre - (centre - lo) * scale).exp(),
+            (centre + (hi - centre) * scale).exp(),
+        ),
+    }
+}
+
+/// A paired comparison's throughput rows judged by the sequential rule's intervals (what
+/// `bench ab` run until decided reports, so that its verdicts are the rule's).
+pub fn sequential_verdicts(c: &mut Comparison) {
+    let t = c.threshold_pct / 100.0;
+    for r in c.rows.iter_mut().chain(c.read_rows.iter_mut()) {
+        if let (Some(test), Some(p)) = (r.tests[0], r.pairs.as_ref()) {
+            let runs = p.runs;
+            r.retest_throughput(sequential(&test, runs), t);
+        }
+    }
+}
+
 /// Whether the paired records of a cell (under its current key) decide at `threshold` (a
-/// fraction): every throughput (commits, and a mixed cell's reads) has its interval, and
-/// each decides.
+/// fraction) by the sequential rule: every throughput (commits, and a mixed cell's reads)
+/// has its interval, and each decides.
 pub fn decided(cell: &Cell, records: &[Record], threshold: f64) -> bool {
     let (id, key) = (cell.id(), cell.key());
     let mine: Vec<Record> = records
@@ -49,7 +100,8 @@ pub fn decided(cell: &Cell, records: &[Record], threshold: f64) -> bool {
         .filter(|r| r.bench_tag == id && r.cell_key == key)
         .cloned()
         .collect();
-    let c = crate::compare::paired(&mine, threshold * 100.0);
+    let mut c = crate::compare::paired(&mine, threshold * 100.0);
+    sequential_verdicts(&mut c);
     let rows: Vec<&Row> = c.rows.iter().chain(&c.read_rows).collect();
     !rows.is_empty() && rows.iter().all(|r| row_decides(r, threshold))
 }
@@ -312,7 +364,7 @@ mod tests {
             "budget spent"
         );
         assert!(
-            rule_stopped(decide(120), &state, &at_ratio(6, 1.08), &c),
+            rule_stopped(decide(120), &state, &at_ratio(20, 1.08), &c),
             "decided"
         );
         let stein = Some((Until::Precision(0.02), secs(120)));
@@ -320,6 +372,39 @@ mod tests {
             !rule_stopped(stein, &state, &undecided, &c),
             "no count fixed yet"
         );
+    }
+
+    /// The error spent over the looks adds up to at most 5 % however many there are; each
+    /// look's interval is the 95 % one widened about its centre, more at later looks.
+    #[test]
+    fn the_rule_spends_its_error_over_the_looks() {
+        let total: f64 = (1..100_000).map(look_alpha).sum();
+        assert!(total <= ALPHA && total > 0.0499, "{total}");
+        assert_eq!(look_of(3), 1);
+        assert_eq!(look_of(7), 5);
+        let t = RatioTest {
+            ratio: 0.95,
+            ci: (0.95 / 1.02, 0.95 * 1.02),
+        };
+        let at = |runs| sequential(&t, runs);
+        assert_eq!(at(3).ratio, 0.95);
+        // Look 1 at 3 runs: t(0.0304, 2) / t(0.05, 2), about 1.30.
+        let widening = |s: RatioTest| (s.ci.1 / s.ratio).ln() / 1.02f64.ln();
+        let want = t_critical(look_alpha(1), 2.0) / t_critical(ALPHA, 2.0);
+        assert!((want - 1.30).abs() < 0.01, "{want}");
+        assert!((widening(at(3)) - want).abs() < 1e-9, "{}", widening(at(3)));
+        assert!(look_alpha(8) < look_alpha(2), "later looks spend less");
+        assert!(widening(at(10)) > 1.5 && widening(at(20)) > 1.5, "later looks are wider");
+        // Symmetric on the log scale, as the 95 % interval was.
+        let s = at(10);
+        assert!(((s.ci.1 / s.ratio).ln() - (s.ratio / s.ci.0).ln()).abs() < 1e-12);
+        // An interval that decides at 95 % may not at its look.
+        let edge = RatioTest {
+            ratio: 0.93,
+            ci: (0.91, 0.949),
+        };
+        assert!(decides(&edge, 0.05));
+        assert!(!decides(&sequential(&edge, 10), 0.05));
     }
 
     #[test]
@@ -346,8 +431,8 @@ mod tests {
     #[test]
     fn a_cell_decides_at_the_threshold_and_says_when_it_did_not() {
         let c = cell();
-        assert!(decided(&c, &at_ratio(6, 1.08), 0.05), "8 % slower");
-        assert!(decided(&c, &at_ratio(6, 1.0), 0.05), "identical");
+        assert!(decided(&c, &at_ratio(20, 1.08), 0.05), "8 % slower");
+        assert!(decided(&c, &at_ratio(20, 1.0), 0.05), "identical");
         // Four runs of the same: t(3) leaves the interval across -5 % yet.
         assert!(!decided(&c, &at_ratio(4, 1.08), 0.05));
         assert!(
@@ -355,7 +440,7 @@ mod tests {
             "two runs: no interval"
         );
         // Records of another key do not count.
-        let mut other = at_ratio(6, 1.08);
+        let mut other = at_ratio(20, 1.08);
         other.iter_mut().for_each(|r| r.cell_key = "old".into());
         assert!(!decided(&c, &other, 0.05));
         let cmp = crate::compare::paired(&at_ratio(2, 1.08), 5.0);
@@ -374,7 +459,7 @@ mod tests {
             "{notes:?}"
         );
         // Decided: nothing to say.
-        let cmp = crate::compare::paired(&at_ratio(6, 1.08), 5.0);
+        let cmp = crate::compare::paired(&at_ratio(20, 1.08), 5.0);
         assert!(notes_of(&cmp).is_empty());
     }
 

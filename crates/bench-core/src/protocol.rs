@@ -53,7 +53,7 @@ pub const EXIT_ORPHANED: i32 = 75;
 
 /// The version of this protocol: arguments, events and environment. A coordinator runs
 /// only workers that speak its protocol (`bench ab` may run another build's workers).
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The environment variables a launcher (`run.launcher`) sets to each task's rank, in the
 /// order a worker started with `--rank-from-env` looks for them.
@@ -123,6 +123,9 @@ pub struct Versions {
     pub protocol: u32,
     pub bench: String,
     pub lance: String,
+    /// The git revision lance was built from, where it is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lance_revision: Option<String>,
 }
 
 impl Versions {
@@ -132,6 +135,9 @@ impl Versions {
             protocol: PROTOCOL_VERSION,
             bench: env!("CARGO_PKG_VERSION").to_string(),
             lance: crate::plan::LANCE_VERSION.to_string(),
+            lance_revision: Some(crate::plan::LANCE_REVISION)
+                .filter(|r| !r.is_empty())
+                .map(str::to_string),
         }
     }
 }

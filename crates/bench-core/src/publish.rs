@@ -1,11 +1,16 @@
 //! `bench publish`'s rows: the cells of a results directory as rows of lance-bench's
 //! `results` table (lancedb/lance-bench, `packages/lance_bench_db/models.py`), one row per
-//! cell (per arm in an A/B results directory), so that lance-bench's own scripts read them
-//! beside its other benchmarks. The table itself is written by the binary (through lance).
+//! done cell (per arm in an A/B results directory), so that lance-bench's own scripts read
+//! them beside its other benchmarks.
 //!
-//! A row's `values` are the throughputs of the cell's verified runs (its repetitions), in
-//! operations per second ([`UNITS`]); its `id` is derived from those runs' records, so the
-//! same results published twice give the same ids and add nothing.
+//! lance-bench's scripts judge every row as a time, lower is better, in nanoseconds: a
+//! row's `values` are the time per operation of each of the cell's verified runs, in
+//! nanoseconds ([`UNITS`]): `1e9 / throughput_ops_per_sec` (the run's window per successful
+//! operation), or for an open-loop cell (whose throughput is the rate it was offered) its
+//! p99 latency from the intended start. They group rows by `benchmark_name` alone, so the
+//! name holds the store and the transport beside the plan and the cell. A row's `id` is
+//! derived from its runs' records, so the same results published twice give the same ids
+//! and add nothing. The table itself is written by the binary (through lance).
 
 use std::collections::BTreeSet;
 
@@ -17,11 +22,9 @@ use crate::export::{CellRecords, Record, cells};
 /// The table's name: lance-bench's `results` (a Lance dataset `results.lance` under the URI,
 /// as LanceDB stores a table).
 pub const TABLE: &str = "results";
-/// What `values` of bench's rows are: each verified run's throughput (goodput) ...
-pub const UNITS: &str = "operations/second";
-/// ... or, for an open-loop cell (whose throughput is the rate it was offered), each run's
-/// p99 latency from the intended start.
-pub const OPEN_LOOP_UNITS: &str = "milliseconds";
+/// What `values` of bench's rows are in: lance-bench's unit of time, which its scripts
+/// judge lower-is-better.
+pub const UNITS: &str = "nanoseconds";
 /// The first part of every `benchmark_name` bench writes.
 pub const PREFIX: &str = "manifest";
 
@@ -118,7 +121,7 @@ pub fn rows(records: &[Record], ctx: &Context) -> Rows {
             .reps
             .iter()
             .copied()
-            .filter(|r| r.verified && r.total_operations > 0)
+            .filter(|r| r.verified && r.total_operations > 0 && r.throughput_ops_per_sec > 0.0)
             .collect();
         let left = cell.reps.len() - runs.len();
         if runs.is_empty() {
@@ -150,25 +153,46 @@ pub fn rows(records: &[Record], ctx: &Context) -> Rows {
     out
 }
 
-/// `manifest/<plan>/<cell id>`, with `/A` or `/B` for an arm of `bench ab`.
+/// `manifest/<plan>/<store>/<transport>/<cell id>`, with `/A` or `/B` for an arm of
+/// `bench ab`: the store is the records' `storage_scheme` (`file`, `s3`), the transport
+/// `direct`, `rest` or `external`. The same plan on another store or transport is another
+/// series (lance-bench's scripts group by this name alone).
 pub fn benchmark_name(r: &Record) -> String {
     let arm = r
         .arm
         .as_deref()
         .map(|a| format!("/{a}"))
         .unwrap_or_default();
-    format!("{PREFIX}/{}/{}{arm}", r.plan, r.bench_tag)
+    let transport = r.transport.as_deref().unwrap_or("direct");
+    format!(
+        "{PREFIX}/{}/{}/{transport}/{}{arm}",
+        r.plan, r.storage_scheme, r.bench_tag
+    )
+}
+
+/// A run's value: its time per operation in nanoseconds (see the module).
+pub fn value(r: &Record) -> f64 {
+    match r.open_loop.offered_ops_per_sec {
+        Some(_) => r.p99_latency_ms * 1e6,
+        None => 1e9 / r.throughput_ops_per_sec,
+    }
+}
+
+/// `dut.version`: the lance the records were measured with, as lance-bench's scheduler
+/// matches commits (`<version>+<short sha>`): the records' `lance_version`, with the first 7
+/// digits of their `lance_revision` where known and not already in it.
+pub fn dut_version(r: &Record) -> String {
+    match r.lance_revision.as_deref() {
+        Some(rev) if !r.lance_version.contains('+') && rev.len() >= 7 => {
+            format!("{}+{}", r.lance_version, &rev[..7])
+        }
+        _ => r.lance_version.clone(),
+    }
 }
 
 fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) -> Row {
     let first = cell.first();
-    let open = first.open_loop.offered_ops_per_sec.is_some();
-    let values: Vec<f64> = (runs.iter())
-        .map(|r| match open {
-            true => r.p99_latency_ms,
-            false => r.throughput_ops_per_sec,
-        })
-        .collect();
+    let values: Vec<f64> = runs.iter().map(|r| value(r)).collect();
     let here = first.hostname == ctx.machine.hostname;
     let known = |v: &str| {
         if here {
@@ -181,10 +205,7 @@ fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) ->
         id: id(&name, runs),
         dut: Dut {
             name: ctx.dut_name.clone(),
-            version: ctx
-                .dut_version
-                .clone()
-                .unwrap_or_else(|| first.lance_version.clone()),
+            version: ctx.dut_version.clone().unwrap_or_else(|| dut_version(first)),
             timestamp: ctx.dut_timestamp.unwrap_or_else(|| {
                 runs.iter()
                     .map(|r| seconds(&r.started_at))
@@ -211,7 +232,7 @@ fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) ->
             .unwrap_or(0),
         benchmark_name: name,
         values,
-        units: if open { OPEN_LOOP_UNITS } else { UNITS }.to_string(),
+        units: UNITS.to_string(),
     }
 }
 
@@ -297,9 +318,12 @@ fn metadata(first: &Record, runs: &[&Record]) -> serde_json::Value {
     json!({
         "source": "bench",
         "values": match first.open_loop.offered_ops_per_sec {
-            Some(_) => "p99_latency_ms (from the intended start) of each verified run, in order",
-            None => "throughput_ops_per_sec of each verified run (repetition), in order",
+            Some(_) => "nanoseconds: p99_latency_ms (from the intended start) × 1e6 of each \
+                        verified run, in order",
+            None => "nanoseconds per operation: 1e9 / throughput_ops_per_sec of each verified \
+                     run (repetition), in order",
         },
+        "lance_revision": first.lance_revision,
         "offered_ops_per_sec": first.open_loop.offered_ops_per_sec,
         "bench_version": first.bench_version,
         "lance_version": first.lance_version,
@@ -368,8 +392,8 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_is_one_row_of_its_verified_runs_throughputs() {
-        let mut recs = runs(&[100.0, 110.0, 90.0, 120.0]);
+    fn a_cell_is_one_row_of_its_verified_runs_times_per_operation() {
+        let mut recs = runs(&[1000.0, 500.0, 250.0, 120.0]);
         recs[3].verified = false;
         let host = recs[0].hostname.clone();
         let out = rows(&recs, &ctx(&host));
@@ -377,13 +401,15 @@ mod tests {
         let row = &out.rows[0];
         assert_eq!(
             row.benchmark_name,
-            format!("manifest/{}/cont_a", recs[0].plan)
+            format!("manifest/{}/file/direct/cont_a", recs[0].plan)
         );
-        assert_eq!(row.values, vec![100.0, 110.0, 90.0]);
-        assert_eq!(row.units, UNITS);
-        assert_eq!(row.summary.median, 100.0);
-        assert_eq!(row.summary.mean, 100.0);
-        assert_eq!(row.summary.standard_deviation, 10.0);
+        // Nanoseconds per operation, lance-bench's unit (lower is better).
+        assert_eq!(row.values, vec![1e6, 2e6, 4e6]);
+        assert_eq!(row.units, "nanoseconds");
+        assert!(!crate::history::higher_is_better(&row.units));
+        assert_eq!(row.summary.median, 2e6);
+        assert_eq!(row.summary.min, 1e6);
+        assert!((row.summary.mean - 7e6 / 3.0).abs() < 1e-6);
         assert_eq!(row.dut.version, recs[0].lance_version);
         // The first run's start, the last kept run's end.
         assert_eq!(row.dut.timestamp, seconds("2026-12-01T10:00:00Z"));
@@ -398,6 +424,39 @@ mod tests {
         let meta: serde_json::Value = serde_json::from_str(&row.metadata).unwrap();
         assert_eq!(meta["cell_id"], "cont_a");
         assert_eq!(meta["runs"].as_array().unwrap().len(), 3);
+    }
+
+    /// lance-bench's scheduler finds a commit's results by `dut.version LIKE '%<short
+    /// sha>%'`: the lance revision's first 7 digits follow the version where known.
+    #[test]
+    fn the_dut_version_carries_the_lance_revision_where_known() {
+        let mut r = runs(&[100.0]).remove(0);
+        r.lance_version = "14.0.2".into();
+        assert_eq!(dut_version(&r), "14.0.2");
+        r.lance_revision = Some("40f15ed1b71b66950961b175829fdf17a763f108".into());
+        assert_eq!(dut_version(&r), "14.0.2+40f15ed");
+        // A git build's version already names its commit.
+        r.lance_version = "14.1.0+git.1a2b3c4d".into();
+        assert_eq!(dut_version(&r), "14.1.0+git.1a2b3c4d");
+        let row = &rows(&[r.clone()], &ctx("h")).rows[0];
+        assert_eq!(row.dut.version, "14.1.0+git.1a2b3c4d");
+        let mut given = ctx("h");
+        given.dut_version = Some("15.0.0+abcdef0".into());
+        assert_eq!(rows(&[r], &given).rows[0].dut.version, "15.0.0+abcdef0");
+    }
+
+    /// The same plan on another store or transport is another series.
+    #[test]
+    fn the_store_and_the_transport_are_in_the_name() {
+        let mut r = runs(&[100.0]).remove(0);
+        let local = benchmark_name(&r);
+        r.storage_scheme = "s3".into();
+        let s3 = benchmark_name(&r);
+        r.transport = Some("rest".into());
+        let rest = benchmark_name(&r);
+        assert_eq!(local, format!("manifest/{}/file/direct/cont_a", r.plan));
+        assert_eq!(s3, format!("manifest/{}/s3/direct/cont_a", r.plan));
+        assert_eq!(rest, format!("manifest/{}/s3/rest/cont_a", r.plan));
     }
 
     #[test]
@@ -444,7 +503,7 @@ mod tests {
     }
 
     #[test]
-    fn an_open_loop_cell_is_published_by_its_p99_latency() {
+    fn an_open_loop_cell_is_published_by_its_p99_latency_in_nanoseconds() {
         let mut recs = runs(&[20.0, 20.0]);
         for (r, p99) in recs.iter_mut().zip([150.0, 170.0]) {
             r.open_loop.offered_ops_per_sec = Some(20.0);
@@ -453,7 +512,7 @@ mod tests {
         let row = &rows(&recs, &ctx("h")).rows[0];
         assert_eq!(
             (row.values.clone(), row.units.as_str()),
-            (vec![150.0, 170.0], "milliseconds")
+            (vec![150e6, 170e6], "nanoseconds")
         );
         assert!(
             !crate::history::higher_is_better(&row.units),

@@ -1,9 +1,11 @@
 //! The one resume rule: where a cell of the plan stands, from the checkpoint and the
 //! records. `bench run`, `bench plan`, `bench status` and the cleanup all ask this.
 //!
-//! A cell is done when `results.jsonl` holds its `repetitions` records under its current
-//! key (the records are the truth: a crash between appending a record and checkpointing it
-//! loses nothing). Otherwise the checkpoint says why it is not: never run (pending), run
+//! A cell is done when `results.jsonl` holds its `repetitions` repetitions under its
+//! current key, each verified (the records are the truth: a crash between appending a
+//! record and checkpointing it loses nothing). A repetition whose latest record failed
+//! verification fails the cell until it runs again and passes (`--retry-failed`), whatever
+//! the checkpoint says. Otherwise the checkpoint says why it is not: never run (pending), run
 //! under another key (stale: the plan changed), failed, or running when a run died
 //! (interrupted); a cell checkpointed done with fewer records (repetitions were raised) is
 //! pending, with its recorded count. In `bench ab` every arm must have its records: the
@@ -71,12 +73,54 @@ impl Standing {
     }
 }
 
-/// How many records `results.jsonl` holds for this cell id and key, of this arm.
-pub fn recorded(records: &[Record], id: &str, key: &str, arm: Option<&str>) -> u32 {
+/// The latest record of each repetition of this cell id and key, of this arm (a
+/// repetition run again after it failed verification has its newer record).
+pub fn by_repetition<'a>(
+    records: &'a [Record],
+    id: &str,
+    key: &str,
+    arm: Option<&str>,
+) -> std::collections::BTreeMap<u32, &'a Record> {
     records
         .iter()
         .filter(|r| r.bench_tag == id && r.cell_key == key && r.arm.as_deref() == arm)
+        .map(|r| (r.repetition, r))
+        .collect()
+}
+
+/// How many repetitions of this cell id and key `results.jsonl` holds verified, of this
+/// arm: a repetition whose latest record failed verification is not recorded (it runs
+/// again with `--retry-failed`).
+pub fn recorded(records: &[Record], id: &str, key: &str, arm: Option<&str>) -> u32 {
+    by_repetition(records, id, key, arm)
+        .values()
+        .filter(|r| r.verified)
         .count() as u32
+}
+
+/// Whether repetition `repetition` of this cell (id, key), of this arm, is recorded and
+/// verified.
+pub fn has_repetition(
+    records: &[Record],
+    (id, key): (&str, &str),
+    arm: Option<&str>,
+    repetition: u32,
+) -> bool {
+    by_repetition(records, id, key, arm)
+        .get(&repetition)
+        .is_some_and(|r| r.verified)
+}
+
+/// The first repetition of this cell (id, key) whose latest record, of any of `arms`,
+/// failed verification: why the cell stands failed.
+pub fn unverified<'a>(
+    records: &'a [Record],
+    (id, key): (&str, &str),
+    arms: &[Option<&str>],
+) -> Option<&'a Record> {
+    arms.iter()
+        .flat_map(|&arm| by_repetition(records, id, key, arm).into_values())
+        .find(|r| !r.verified)
 }
 
 /// The rule itself, for a sweep whose runs are made by these arms (`[None]` for
@@ -132,6 +176,10 @@ pub fn standing_of(
         .unwrap_or(0);
     let status = if recorded >= repetitions {
         CellStatus::Done
+    } else if unverified(records, (id, key), arms).is_some() {
+        // A run that failed verification fails its cell, whatever the checkpoint says
+        // (a checkpoint written before this rule held it done).
+        CellStatus::Failed
     } else {
         match state.cells.get(id) {
             None => CellStatus::Pending,
@@ -264,6 +312,54 @@ pub fn load(path: &std::path::Path) -> Result<(std::path::PathBuf, Vec<Record>),
     })
 }
 
+/// What a results directory has finished, by the resume rule: the records of its done
+/// cells (the latest of each repetition, under the checkpoint's key), and every other cell
+/// of its checkpoint with where it stands. What `bench publish` takes: results that
+/// outlive the sweep are only of cells that are done.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub records: Vec<Record>,
+    /// Cells the checkpoint knows that are not done (pending, failed, interrupted, or
+    /// partly recorded), by id, with their standing.
+    pub unfinished: Vec<(String, Standing)>,
+}
+
+/// [`Finished`] of the results directory `dir` (or of the directory of a results file):
+/// its checkpoint must be there and readable (a corrupt one is an error, as for a resume).
+pub fn finished(dir: &std::path::Path) -> Result<Finished, crate::error::BenchError> {
+    let (file, records) = crate::export::jsonl::load(dir).map_err(crate::error::BenchError::output)?;
+    let dir = file.parent().unwrap_or(std::path::Path::new("."));
+    if !State::path(dir).exists() {
+        return Err(crate::error::BenchError::output(format!(
+            "{} has no {}: without its checkpoint nothing says which cells are done; give \
+             the results directory the sweep wrote (results/<plan name>/ or its --out)",
+            dir.display(),
+            crate::state::STATE_FILE
+        )));
+    }
+    let state = State::load_any(dir)?;
+    let arms = arms_in(&records);
+    let repetitions = state.sweep.as_ref().map_or(1, |s| s.repetitions);
+    let mut out = Finished {
+        records: Vec::new(),
+        unfinished: Vec::new(),
+    };
+    for (id, c) in &state.cells {
+        let s = standing_of(&state, &records, (id, &c.key), repetitions, &arms, false);
+        if s.status != CellStatus::Done {
+            out.unfinished.push((id.clone(), s));
+            continue;
+        }
+        let mut mine: Vec<&Record> = arms
+            .iter()
+            .flat_map(|&arm| by_repetition(&records, id, &c.key, arm).into_values())
+            .collect();
+        mine.sort_by_key(|r| (r.arm.clone(), r.repetition));
+        out.records.extend(mine.into_iter().cloned());
+    }
+    Ok(out)
+}
+
 /// The arms whose records a results directory holds: A and B for a `bench ab` directory,
 /// the one unnamed arm of `bench run` otherwise.
 pub fn arms_in(records: &[Record]) -> Vec<Option<&'static str>> {
@@ -368,7 +464,10 @@ mod tests {
                 state.set(&id, &k, status, None);
             }
             let mut records: Vec<Record> = (0..old).map(|_| rec("old")).collect();
-            records.extend((0..cur).map(|_| rec(&key)));
+            records.extend((0..cur).map(|i| Record {
+                repetition: i as u32 + 1,
+                ..rec(&key)
+            }));
             let s = standing(&state, &records, &c, reps, &[None], false);
             assert_eq!(
                 (s.status, s.recorded, s.label().as_str()),
@@ -474,7 +573,11 @@ mod tests {
             r.arm = arm.map(str::to_string);
             r
         };
-        let records = vec![rec(Some("A")), rec(Some("B")), rec(Some("A")), rec(None)];
+        let second = Record {
+            repetition: 2,
+            ..rec(Some("A"))
+        };
+        let records = vec![rec(Some("A")), rec(Some("B")), second, rec(None)];
         let state = State::new("p");
         let ab = [Some("A"), Some("B")];
         let s = standing(&state, &records, &c, 2, &ab, false);
@@ -489,5 +592,53 @@ mod tests {
             1
         );
         assert_eq!(recorded(&records, &id, &key, Some("A")), 2);
+    }
+
+    /// A run that failed verification fails its cell, whatever the checkpoint says, until
+    /// the repetition runs again and passes; its record stays in the file.
+    #[test]
+    fn a_failed_verification_fails_the_cell_until_a_rerun_passes() {
+        use CellStatus::*;
+        let c = cell();
+        let (id, key) = (c.id(), c.key());
+        let rec = |rep: u32, verified: bool| {
+            let mut r = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, &id);
+            r.cell_key = key.clone();
+            r.repetition = rep;
+            r.verified = verified;
+            r.verify_error = (!verified).then(|| "cannot read the cell's __manifest".into());
+            r
+        };
+        for status in [Status::Done, Status::Failed, Status::Running] {
+            let mut state = State::new("p");
+            state.set(&id, &key, status, None);
+            let bad = [rec(1, false)];
+            let s = standing(&state, &bad, &c, 1, &[None], false);
+            assert_eq!((s.status, s.recorded), (Failed, 0), "{status:?}");
+            assert_eq!(
+                unverified(&bad, (&id, &key), &[None]).map(|r| r.repetition),
+                Some(1)
+            );
+            // Run again and verified: done, with one repetition recorded.
+            let rerun = [rec(1, false), rec(1, true)];
+            let s = standing(&state, &rerun, &c, 1, &[None], false);
+            assert_eq!((s.status, s.recorded), (Done, 1), "{status:?}");
+            assert!(has_repetition(&rerun, (&id, &key), None, 1));
+            assert!(!has_repetition(&bad, (&id, &key), None, 1));
+        }
+        // The second of three repetitions failed: failed, one recorded.
+        let mut state = State::new("p");
+        state.set(&id, &key, Status::Done, None);
+        let two = [rec(1, true), rec(2, false)];
+        let s = standing(&state, &two, &c, 3, &[None], false);
+        assert_eq!(s.label(), "failed (1/3 repetitions recorded)");
+        // In bench ab, either arm's failure fails the pair.
+        let arm = |a: &str, verified| Record {
+            arm: Some(a.into()),
+            ..rec(1, verified)
+        };
+        let ab = [Some("A"), Some("B")];
+        let pair = [arm("A", true), arm("B", false)];
+        assert_eq!(standing(&state, &pair, &c, 1, &ab, false).status, Failed);
     }
 }

@@ -11,9 +11,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::IoCounts;
 
-/// The command line of `bench serve`: the catalog it serves (the cell's copy, as a worker
-/// opens it; storage options and namespace properties come through the environment, as a
-/// worker's do) and the address it binds.
+/// The command line of `bench serve`: the catalog it serves (a cell's copy, as a worker
+/// opens it, or a user's catalog for an external server; storage options and namespace
+/// properties come through the environment, as a worker's do), the address it binds and
+/// the port (0: any free one).
+///
+/// `supervised` (`--supervised`, what a sweep starts its servers with): the server reads
+/// its coordinator's commands on stdin and stops when stdin closes. Without it (a server a
+/// user starts for `rest.external`), stdin is not read and the server runs until SIGINT or
+/// SIGTERM.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeArgs {
     pub root: String,
@@ -21,7 +27,26 @@ pub struct ServeArgs {
     pub commit_retries: u32,
     pub s3_shaped: bool,
     pub bind: String,
+    pub port: u16,
+    pub supervised: bool,
 }
+
+/// `bench serve --help`: what it takes (its arguments are read here, not by clap, as the
+/// coordinator writes them with [`ServeArgs::to_args`]).
+pub const USAGE: &str = "bench serve --root ROOT --bind HOST [--port PORT] [--inline] [--commit-retries N]";
+pub const HELP: &str = "\
+Serve the directory catalog at ROOT through lance's REST adapter (the namespace a rest cell's
+clients use), e.g. as the external server of a plan with `rest.uri` and `rest.external = true`.
+
+  --root ROOT          the catalog (a local directory or s3://BUCKET/PREFIX); storage
+                       options come from the environment (AWS_ENDPOINT, AWS_REGION, ...)
+  --bind HOST          the address to listen on, e.g. 127.0.0.1 (0.0.0.0: every interface)
+  --port PORT          the port [default: 0, any free port]
+  --inline             inline scalar indices on (the plan's `inline = true`)
+  --commit-retries N   lance's commit retries [default: 0]
+
+It prints one JSON line on stdout when it listens ({\"server\":\"listening\",\"uri\":...}: the
+rest.uri to give the plan) and runs until Ctrl-C or SIGTERM.";
 
 impl ServeArgs {
     /// The command line of `bench serve` with these arguments.
@@ -41,6 +66,12 @@ impl ServeArgs {
         if self.s3_shaped {
             v.push("--s3-shaped".into());
         }
+        if self.port != 0 {
+            v.extend(["--port".into(), self.port.to_string()]);
+        }
+        if self.supervised {
+            v.push("--supervised".into());
+        }
         v
     }
 
@@ -52,6 +83,8 @@ impl ServeArgs {
             commit_retries: 0,
             s3_shaped: false,
             bind: String::new(),
+            port: 0,
+            supervised: false,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -65,13 +98,24 @@ impl ServeArgs {
                         .parse()
                         .map_err(|_| format!("{flag} takes a whole number, not `{v}`"))?;
                 }
+                "--port" => {
+                    let v = value()?;
+                    a.port = v
+                        .parse()
+                        .map_err(|_| format!("{flag} takes a port number, not `{v}`"))?;
+                }
                 "--inline" => a.inline = true,
                 "--s3-shaped" => a.s3_shaped = true,
-                other => return Err(format!("unknown serve argument `{other}`")),
+                "--supervised" => a.supervised = true,
+                other => {
+                    return Err(format!(
+                        "unknown serve argument `{other}` (usage: {USAGE})"
+                    ));
+                }
             }
         }
         if a.root.is_empty() || a.bind.is_empty() {
-            return Err("the server needs --root and --bind".into());
+            return Err(format!("the server needs --root and --bind (usage: {USAGE})"));
         }
         Ok(a)
     }
@@ -226,14 +270,24 @@ mod tests {
             commit_retries: 7,
             s3_shaped: false,
             bind: "127.0.0.1".into(),
+            port: 0,
+            supervised: true,
         };
         let line = a.to_args();
         assert_eq!(line[0], "serve");
-        assert_eq!(ServeArgs::parse(&line[1..]), Ok(a));
+        assert_eq!(ServeArgs::parse(&line[1..]), Ok(a.clone()));
+        let user = ServeArgs {
+            port: 8181,
+            supervised: false,
+            ..a
+        };
+        assert_eq!(ServeArgs::parse(&user.to_args()[1..]), Ok(user));
         let bad = ServeArgs::parse(&["--root".into(), "/r".into()]).unwrap_err();
-        assert!(bad.contains("--bind"), "{bad}");
+        assert!(bad.contains("--bind") && bad.contains("usage: bench serve"), "{bad}");
         let bad = ServeArgs::parse(&["--port".into()]).unwrap_err();
         assert!(bad.contains("--port"), "{bad}");
+        let bad = ServeArgs::parse(&["--port".into(), "x".into()]).unwrap_err();
+        assert!(bad.contains("a port number"), "{bad}");
     }
 
     #[test]

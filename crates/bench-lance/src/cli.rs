@@ -112,11 +112,19 @@ pub enum Command {
     /// Print what this binary is as a worker: protocol, bench and lance versions (JSON).
     #[command(hide = true)]
     WorkerInfo,
-    /// One REST server of a rest cell (started by `bench run`; its arguments are the
-    /// coordinator's, read by the core's `serve` module).
-    #[command(hide = true)]
+    /// Serve a directory catalog through lance's REST adapter: a rest cell's server (which
+    /// `bench run` starts), or the external server of a plan's `rest.external`.
+    #[command(
+        override_usage = bench_core::serve::USAGE,
+        after_help = bench_core::serve::HELP
+    )]
     Serve {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            num_args = 0..,
+            hide = true
+        )]
         args: Vec<String>,
     },
 }

@@ -112,8 +112,24 @@ fn nested(ty: &DataType, columns: Vec<ArrayRef>) -> ArrayRef {
     Arc::new(StructArray::new(fields.clone(), columns, None))
 }
 
-/// The rows as one batch of [`schema`].
-pub fn batch(rows: &[&Row]) -> RecordBatch {
+/// The Lance file format `bench publish` creates the table in: 2.1, which lance-bench's
+/// pinned readers (pylance 0.39, lancedb 0.25) decode; lance 14's default, 2.2, they cannot.
+/// An append keeps the table's own format.
+pub const CREATE_FORMAT: &str = "2.1";
+
+/// The Lance file format of a table's data files (`2.0`, `2.1`, `2.2` ...).
+pub fn file_format(dataset: &lance::Dataset) -> String {
+    dataset
+        .manifest()
+        .data_storage_format
+        .lance_file_format()
+        .to_string()
+}
+
+/// The rows as one batch of [`schema`]. `throughput` is null in every row (bench's values
+/// are times already), as a null struct; for a table in format 2.0, which cannot store a
+/// struct's own nulls, as a struct of nulls (`struct_nulls`).
+pub fn batch(rows: &[&Row], struct_nulls: bool) -> RecordBatch {
     let schema = schema();
     let ty = |name: &str| {
         schema
@@ -171,7 +187,16 @@ pub fn batch(rows: &[&Row]) -> RecordBatch {
             ],
         ),
         text(rows, |r| &r.units),
-        Arc::new(StructArray::new_null(throughput, rows.len())),
+        match struct_nulls {
+            true => Arc::new(StructArray::new_null(throughput, rows.len())),
+            false => {
+                let children: Vec<ArrayRef> = throughput
+                    .iter()
+                    .map(|f| arrow::array::new_null_array(f.data_type(), rows.len()))
+                    .collect();
+                Arc::new(StructArray::new(throughput, children, None))
+            }
+        },
         text(rows, |r| &r.metadata),
         int64(rows, |r| r.timestamp),
     ];
@@ -247,9 +272,12 @@ async fn append(
     let dataset = match existing {
         Some(d) => d,
         None => {
+            let mut params = write_params(storage, WriteMode::Create);
+            params.data_storage_version =
+                Some(CREATE_FORMAT.parse().expect("a Lance file format"));
             let created = InsertBuilder::new(uri.as_str())
-                .with_params(&write_params(storage, WriteMode::Create))
-                .execute(vec![batch(rows)])
+                .with_params(&params)
+                .execute(vec![batch(rows, true)])
                 .await;
             match created {
                 Err(lance_core::Error::DatasetAlreadyExists { .. }) => {
@@ -260,7 +288,8 @@ async fn append(
             }
         }
     };
-    append_batch(dataset, storage, batch(rows)).await
+    let rows = batch(rows, file_format(&dataset) != "2.0");
+    append_batch(dataset, storage, rows).await
 }
 
 fn write_params(storage: &BTreeMap<String, String>, mode: WriteMode) -> WriteParams {
@@ -271,6 +300,7 @@ fn write_params(storage: &BTreeMap<String, String>, mode: WriteMode) -> WritePar
     }
 }
 
+/// Append to the table in its own format (lance takes the dataset's when none is given).
 async fn append_batch(
     dataset: lance::Dataset,
     storage: &BTreeMap<String, String>,
@@ -330,11 +360,24 @@ pub struct PublishArgs {
 
 /// `bench publish DIR [--to URI]`.
 pub async fn publish(a: &PublishArgs) -> Result<Answer, BenchError> {
-    let (_, records) = bench_core::export::jsonl::load(&a.results).map_err(BenchError::output)?;
-    let records = match bench_core::state::State::read(&a.results) {
-        Some(s) => bench_core::export::standing(&records, &s.keys()),
-        None => records,
-    };
+    // Only done cells: a row of a cell still running would be followed by another of the
+    // same runs and more once it finishes.
+    let finished = bench_core::resume::finished(&a.results)?;
+    let mut answer = Answer::default();
+    for (id, s) in &finished.unfinished {
+        answer.note(format!(
+            "{id}: left out, {} (publish it once it is done: resume the sweep, or \
+             --retry-failed)",
+            s.label()
+        ));
+    }
+    if finished.records.is_empty() {
+        return Err(BenchError::Usage(format!(
+            "no cell of {} is done: nothing to publish (run or resume the sweep first)",
+            a.results.display()
+        )));
+    }
+    let records = finished.records;
     let ctx = Context {
         dut_name: a.dut_name.clone(),
         dut_version: a.dut_version.clone(),
@@ -344,7 +387,6 @@ pub async fn publish(a: &PublishArgs) -> Result<Answer, BenchError> {
         now: chrono::Utc::now().timestamp(),
     };
     let made = publish::rows(&records, &ctx);
-    let mut answer = Answer::default();
     for n in &made.notes {
         answer.note(n.clone());
     }
@@ -358,6 +400,16 @@ pub async fn publish(a: &PublishArgs) -> Result<Answer, BenchError> {
             .map_err(|e| BenchError::store_source(format!("cannot read {table}"), e))?,
         None => BTreeSet::new(),
     };
+    if let Some(d) = &existing {
+        let format = file_format(d);
+        if format.as_str() > CREATE_FORMAT {
+            answer.note(format!(
+                "note: {table} is in Lance file format {format}, which lance-bench's pinned \
+                 readers (pylance 0.39, lancedb 0.25) cannot decode; appended in it all the \
+                 same (bench publish creates new tables in {CREATE_FORMAT})"
+            ));
+        }
+    }
     let new: Vec<&Row> = made.rows.iter().filter(|r| !have.contains(&r.id)).collect();
     if !new.is_empty() {
         append(&store, &a.storage, existing, &new)
@@ -365,8 +417,8 @@ pub async fn publish(a: &PublishArgs) -> Result<Answer, BenchError> {
             .map_err(|e| BenchError::store_source(format!("cannot append to {table}"), e))?;
     }
     answer.line(format!(
-        "published {} rows to {table} ({} already there)",
-        new.len(),
+        "published {} to {table} ({} already there)",
+        bench_core::plan::count(new.len() as u64, "row", "rows"),
         made.rows.len() - new.len()
     ));
     Ok(answer)
@@ -489,6 +541,7 @@ async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>>
         "id",
         "benchmark_name",
         "dut",
+        "test_bed",
         "timestamp",
         "summary",
         "units",
@@ -501,6 +554,8 @@ async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>>
     let ts = column::<Int64Array>(top("timestamp"), "timestamp")?;
     let dut = column::<StructArray>(top("dut"), "dut")?;
     let summary = column::<StructArray>(top("summary"), "summary")?;
+    let test_bed = column::<StructArray>(top("test_bed"), "test_bed")?;
+    let bed = column::<StringArray>(test_bed.column_by_name("name"), "test_bed.name")?;
     let version = column::<StringArray>(dut.column_by_name("version"), "dut.version")?;
     let dut_ts = column::<Int64Array>(dut.column_by_name("timestamp"), "dut.timestamp")?;
     let mean = column::<Float64Array>(summary.column_by_name("mean"), "summary.mean")?;
@@ -511,6 +566,7 @@ async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>>
         .map(|i| Point {
             id: text(id, i).unwrap_or_else(|| format!("row {i}")),
             benchmark_name: name.value(i).to_string(),
+            test_bed: text(bed, i).unwrap_or_default(),
             dut_version: text(version, i).unwrap_or_default(),
             dut_timestamp: int(dut_ts, i),
             timestamp: int(ts, i),

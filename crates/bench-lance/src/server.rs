@@ -193,7 +193,8 @@ fn log_if_asked() {
     }
 }
 
-/// Serve until stdin closes.
+/// Serve: a sweep's server (`--supervised`) until stdin closes, answering its commands; a
+/// server a user started until SIGINT or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     log_if_asked();
     let cfg = crate::worker::catalog_config(
@@ -214,15 +215,47 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     });
     let config = RestAdapterConfig {
         host: args.bind.clone(),
-        port: 0,
+        port: args.port,
     };
     let handle = RestAdapter::new(timed.clone(), config).start().await?;
     let (uri, host) = advertised(&args.bind, handle.port());
     say(&ServerLine::Listening {
-        uri,
+        uri: uri.clone(),
         host,
         open_ms: crate::started().elapsed().as_secs_f64() * 1000.0,
     });
+    if !args.supervised {
+        crate::out::note(&format!(
+            "bench serve: serving {} at {uri} (give the plan rest.uri = \"{uri}\" and \
+             rest.external = true); Ctrl-C stops it",
+            args.root
+        ));
+        until_stopped().await;
+    } else {
+        supervised(&timed, &counters).await;
+    }
+    tokio::task::spawn_blocking(move || handle.shutdown()).await?;
+    Ok(())
+}
+
+/// A user's server: until SIGINT or SIGTERM.
+async fn until_stopped() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// A sweep's server: its coordinator's commands on stdin, until stdin closes.
+async fn supervised(timed: &Timed, counters: &Counters) {
     let mut base: (IoCounts, f64) = (counters.snapshot(), cpu_secs());
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -247,6 +280,4 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             _ => {}
         }
     }
-    tokio::task::spawn_blocking(move || handle.shutdown()).await?;
-    Ok(())
 }

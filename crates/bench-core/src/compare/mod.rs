@@ -326,6 +326,13 @@ pub struct PairsBehind {
 }
 
 impl Row {
+    /// The row with its throughput test replaced by `test` (the same estimate, another
+    /// interval: `bench ab`'s sequential one), its verdict judged again at `t` (a fraction).
+    pub fn retest_throughput(&mut self, test: RatioTest, t: f64) {
+        self.tests[0] = Some(test);
+        self.changes[0] = change(self.ratios[0], self.tests[0].as_ref(), t, true);
+    }
+
     pub fn regressed(&self) -> bool {
         self.changes.contains(&Change::Worse)
     }

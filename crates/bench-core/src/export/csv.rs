@@ -424,10 +424,11 @@ mod tests {
 
     #[test]
     fn mixed_records_fill_the_read_columns() {
-        let reps: Vec<Record> = [(100, 50.0, 2.0), (300, 150.0, 4.0)]
+        let reps: Vec<Record> = [(1, 100, 50.0, 2.0), (2, 300, 150.0, 4.0)]
             .into_iter()
-            .map(|(ops, tps, p50)| {
+            .map(|(repetition, ops, tps, p50)| {
                 let mut r = record(Mixed, InlineIndex, 100, 4, "mixed_inline_true_rows_100_c_4");
+                r.repetition = repetition;
                 r.reads = Some(ReadFigures {
                     operation: Operation::DescribeTable { cold: false },
                     reads_per_write: 10,

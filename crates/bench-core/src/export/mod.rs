@@ -48,7 +48,7 @@ impl<'a> CellRecords<'a> {
 }
 
 /// The cells of a results set, sorted as the reference sorts its summary (mode, variant,
-/// initial_entries, concurrency, by their names), then by arm.
+/// initial_entries, concurrency, by their names), then by offered rate, then by arm.
 pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
     let mut cells: Vec<CellRecords<'_>> = latest_groups(records, |r| {
         (
@@ -57,7 +57,9 @@ pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
         )
     })
     .into_iter()
-    .map(|reps| CellRecords { reps })
+    .map(|reps| CellRecords {
+        reps: latest_of_each_repetition(reps),
+    })
     .collect();
     cells.sort_by(|a, b| {
         let k = |c: &CellRecords<'_>| {
@@ -68,12 +70,32 @@ pub fn cells(records: &[Record]) -> Vec<CellRecords<'_>> {
                 r.variant_label().to_string(),
                 r.initial_entries,
                 r.concurrency,
+                // Open-loop cells by their offered rate, as a number (not their ids' text).
+                r.open_loop
+                    .offered_ops_per_sec
+                    .map(|x| (x * 1000.0).round() as u64),
                 r.arm.clone(),
             )
         };
         k(a).cmp(&k(b))
     });
     cells
+}
+
+/// Of a cell's records (one arm, one key), the latest of each repetition, in file order: a
+/// repetition run again after it failed verification stands by its newer record.
+fn latest_of_each_repetition(reps: Vec<&Record>) -> Vec<&Record> {
+    let last: std::collections::BTreeMap<u32, usize> = reps
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.repetition, i))
+        .collect();
+    let keep: std::collections::BTreeSet<usize> = last.into_values().collect();
+    reps.into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.contains(i))
+        .map(|(_, r)| r)
+        .collect()
 }
 
 /// The records that stand for each cell, by the rule the resume applies: those under the

@@ -180,6 +180,11 @@ pub struct Record {
     /// record (for a wrapper script, of the script): builds are known by their bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_digest: Option<String>,
+    /// The git revision of the lance the workers were built with (40 hex digits), where
+    /// the build knows it: a git dependency's commit, or the commit crates.io's package was
+    /// made from. `bench publish` gives `dut.version` as `lance_version+<its first 7>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lance_revision: Option<String>,
     /// The wall time of this run, in ms: the copies of its golden, the workers, the
     /// verification and the copies' removal (both arms of a pair: one run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -489,10 +494,33 @@ fn overrun(cell: &Cell, m: &Measured) -> Option<f64> {
         .then(|| (m.window_ms - deadline_ms).max(0.0))
 }
 
+/// The window a run's rates are over: from the release to the last operation's end; for an
+/// open-loop cell at least the window its load was offered over (its duration, or its
+/// bound's operations at its rate), so that a run that kept up achieves the offered rate,
+/// not more (its last operation ends before the window does).
+fn rate_window_ms(cell: &Cell, m: &Measured) -> f64 {
+    let Some(load) = cell.mode.load() else {
+        return m.window_ms;
+    };
+    let offered = match (cell.mode.duration_secs(), cell.mode.operations()) {
+        (d, _) if d > 0 => d as f64 * 1000.0,
+        (_, Some(n)) if load.rate() > 0.0 => n as f64 / load.rate() * 1000.0,
+        _ => 0.0,
+    };
+    m.window_ms.max(offered)
+}
+
 /// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let l: LatencySummary = m.latencies.summary();
     let count = l.count;
+    let window_ms = rate_window_ms(cell, m);
+    // An operation's own time: of an open-loop cell from its actual start (its latency runs
+    // from the intended one, which includes the wait for its writer).
+    let own_ms = match cell.mode.load() {
+        Some(_) => m.open_loop.service.summary().avg,
+        None => l.avg,
+    };
     // A rest cell's requests are its servers' (and the workers' own, e.g. a table append's).
     let io = (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io);
     // Only where every successful operation reported its path.
@@ -508,7 +536,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         duration_secs: cell.mode.duration_secs(),
         total_operations: count,
         total_duration_ms: m.window_ms,
-        throughput_ops_per_sec: throughput(count, m.window_ms),
+        throughput_ops_per_sec: throughput(count, window_ms),
         avg_latency_ms: l.avg,
         p50_latency_ms: l.p50,
         p90_latency_ms: l.p90,
@@ -545,7 +573,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         reads: cell
             .mode
             .mixed_reads()
-            .map(|(op, r)| ReadFigures::new(op, r, &m.reads, m.window_ms, m.io_known)),
+            .map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, m.io_known)),
         throttled_errors: m.throttled,
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
@@ -572,13 +600,14 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         copy: None,
         round_trips_per_op: path.map(|p| p.0),
         store_wait_ms_per_op: path.map(|p| p.1),
-        other_ms_per_op: path.map(|p| (l.avg - p.1).max(0.0)),
+        other_ms_per_op: path.map(|p| (own_ms - p.1).max(0.0)),
         store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
         trace: None,
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
         build_digest: p
             .digest
             .map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string()),
+        lance_revision: p.versions.lance_revision.clone(),
         wall_ms: None,
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
         fastest_request_ms: path.and(m.fastest_request_ms),
@@ -694,6 +723,7 @@ pub(crate) mod tests {
             trace: None,
             local_requests: None,
             build_digest: None,
+            lance_revision: None,
             wall_ms: None,
             round_trips_by_kind: None,
             fastest_request_ms: None,

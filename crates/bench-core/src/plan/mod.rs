@@ -32,6 +32,10 @@ use crate::error::PlanError;
 /// crates.io version pinned in `Cargo.toml`, or with `+git.<rev>` / `+path` when a build
 /// replaces lance through `[patch]`.
 pub const LANCE_VERSION: &str = env!("BENCH_LANCE_VERSION");
+/// The git revision (40 hex digits) of the lance this binary is built against, where it is
+/// known (a git dependency's commit, or the commit crates.io's package was made from);
+/// empty otherwise. Not part of any key: lance's version already is.
+pub const LANCE_REVISION: &str = env!("BENCH_LANCE_REVISION");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Continuous {

@@ -112,18 +112,35 @@ pub fn charts(cells: &[CellRecords<'_>]) -> Vec<Chart> {
     } else {
         out.extend(concurrent(&closed, per_sec));
     }
-    out.extend(mixed(&by_mode(ModeKind::Mixed), &colors));
-    out.extend(offered_load(&by_mode(ModeKind::Concurrent)));
+    // Mixed cells against size, the closed-loop ones; open-loop ones against their load.
+    let mixed_closed: Vec<&CellRecords<'_>> = by_mode(ModeKind::Mixed)
+        .into_iter()
+        .filter(|c| c.first().open_loop.offered_ops_per_sec.is_none())
+        .collect();
+    out.extend(mixed(&mixed_closed, &colors));
+    out.extend(offered_load(&by_mode(ModeKind::Concurrent), "concurrent"));
+    out.extend(offered_load(&by_mode(ModeKind::Mixed), "mixed"));
     out.extend(cells.iter().filter_map(over_time));
     out
 }
 
-/// Open-loop cells, a chart per variant: p99 latency from the intended start (solid) and
-/// the service p99 (dashed) against the offered rate, a colour per size and writer count.
-fn offered_load(conc: &[&CellRecords<'_>]) -> Vec<Chart> {
-    type Curve = (Points, Points);
+/// An open-loop curve: p99 from the intended start, service p99, achieved rate, each
+/// against the offered rate.
+#[derive(Default)]
+struct Curve {
+    p99: Points,
+    service: Points,
+    achieved: Points,
+}
+
+/// Open-loop cells of one mode (`concurrent`, `mixed`: its commits), two charts per
+/// variant, a colour per size and writer count: p99 latency from the intended start
+/// (solid) and the service p99 (dashed) against the offered rate; and the achieved rate
+/// against the offered one, beside the line where they are equal (a cell that kept up lies
+/// on it).
+fn offered_load(cells: &[&CellRecords<'_>], mode: &str) -> Vec<Chart> {
     let mut by_variant: BTreeMap<Key, BTreeMap<(u64, u32), Curve>> = BTreeMap::new();
-    for c in conc {
+    for c in cells {
         let r = c.first();
         let Some(rate) = r.open_loop.offered_ops_per_sec else {
             continue;
@@ -133,33 +150,55 @@ fn offered_load(conc: &[&CellRecords<'_>]) -> Vec<Chart> {
             .or_default()
             .entry((r.initial_entries, r.concurrency))
             .or_default();
-        curve.0.push((rate, c.med(|r| r.p99_latency_ms)));
+        curve.p99.push((rate, c.med(|r| r.p99_latency_ms)));
         let service =
             |r: &crate::export::Record| r.open_loop.service.map_or(f64::NAN, |s| s.p99_ms);
-        curve.1.push((rate, c.med(service)));
+        curve.service.push((rate, c.med(service)));
+        curve
+            .achieved
+            .push((rate, c.med(|r| r.throughput_ops_per_sec)));
     }
-    by_variant
-        .into_iter()
-        .map(|(k, curves)| {
-            let name = key_name(&k).replace([' ', '(', ')', '/'], "_");
-            let mut chart = Chart::log_log(
-                &format!("concurrent_offered_load_{name}.svg"),
-                format!("{}: p99 latency against offered load", key_name(&k)),
-                format!("{}: latency against offered load", key_name(&k)),
-                "offered operations/s (log scale)",
-                "p99 latency, ms: from the intended start (solid), service (dashed); log scale"
-                    .into(),
-            );
-            for (i, ((rows, c), (p99, service))) in curves.into_iter().enumerate() {
-                let label = format!("{}, {c} writers", rows_label(rows));
-                chart.series.push(Series::line(label.clone(), p99, i));
-                chart
-                    .series
-                    .push(Series::dashed(format!("{label}, service"), service, i));
+    let mut out = Vec::new();
+    for (k, curves) in by_variant {
+        let name = key_name(&k).replace([' ', '(', ')', '/'], "_");
+        let mut latency = Chart::log_log(
+            &format!("{mode}_offered_load_{name}.svg"),
+            format!("{mode}, {}: p99 latency against offered load", key_name(&k)),
+            format!(
+                "{}: p99 from the intended start (solid), service p99 (dashed)",
+                key_name(&k)
+            ),
+            "offered operations/s (log scale)",
+            "p99 latency, ms (log scale)".into(),
+        );
+        let mut achieved = Chart::log_log(
+            &format!("{mode}_achieved_{name}.svg"),
+            format!("{mode}, {}: achieved against offered rate", key_name(&k)),
+            format!("{}: achieved against offered rate", key_name(&k)),
+            "offered operations/s (log scale)",
+            "achieved operations/s (log scale)".into(),
+        );
+        let (mut lo, mut hi) = (f64::MAX, f64::MIN);
+        for (i, ((rows, c), curve)) in curves.into_iter().enumerate() {
+            let label = format!("{}, {c} writers", rows_label(rows));
+            for &(x, _) in &curve.achieved {
+                (lo, hi) = (lo.min(x), hi.max(x));
             }
-            chart
-        })
-        .collect()
+            latency.series.push(Series::line(label.clone(), curve.p99, i));
+            latency.series.push(Series::dashed(
+                format!("{label}, service"),
+                curve.service,
+                i,
+            ));
+            achieved.series.push(Series::line(label, curve.achieved, i));
+        }
+        let equal = vec![(lo, lo), (hi, hi)];
+        achieved
+            .series
+            .push(Series::dashed("achieved = offered", equal, 9));
+        out.extend([latency, achieved]);
+    }
+    out
 }
 
 /// The file names of the charts over time start so.
@@ -184,7 +223,7 @@ fn over_time(c: &CellRecords<'_>) -> Option<Chart> {
         ),
         format!("{}{arm}: second by second", first.bench_tag),
         "seconds from release",
-        "operations/s (solid), p99 latency ms (dashed); log scale".into(),
+        "operations/s (solid), p99 ms (dashed); log".into(),
     );
     chart.x_log = false;
     for (k, r) in c.reps.iter().enumerate() {
@@ -201,9 +240,22 @@ fn over_time(c: &CellRecords<'_>) -> Option<Chart> {
             .collect();
         let p99 = (s.p99_ms.iter().enumerate()).filter_map(|(i, v)| v.map(|v| (at(i), v)));
         let rep = r.repetition;
+        let what = if s.reads.is_some() { "commits" } else { "ops" };
         chart
             .series
-            .push(Series::line(format!("ops, run {rep}"), ops, k));
+            .push(Series::line(format!("{what}, run {rep}"), ops, k));
+        // A mixed cell's reads a second, dotted apart by their own line.
+        if let Some(reads) = &s.reads {
+            let reads = (reads.iter().enumerate())
+                .filter_map(|(i, &n)| {
+                    let width = (window - i as f64).clamp(0.0, 1.0);
+                    (width >= 0.25).then(|| (at(i), n as f64 / width))
+                })
+                .collect();
+            chart
+                .series
+                .push(Series::line(format!("reads, run {rep}"), reads, k + 10));
+        }
         chart
             .series
             .push(Series::dashed(format!("p99, run {rep}"), p99.collect(), k));

@@ -197,11 +197,27 @@ fn verification(cells: &[CellRecords<'_>]) -> String {
     s
 }
 
-/// A section's columns: its own, with the arm after the variant in an A/B results set, and
-/// the throughput's spread before `verified` when cells have repetitions.
-fn columns(section: &Section, ab: bool, spread: bool) -> Vec<(&'static str, &'static str)> {
+/// A section's columns: its own, with the arm after the variant in an A/B results set, the
+/// throughput's spread before `verified` when cells have repetitions, and where a cell is
+/// open-loop what it was offered beside what it achieved, its late starts and its service
+/// p99 (so that an achieved rate is never read as a capacity).
+fn columns(
+    section: &Section,
+    ab: bool,
+    spread: bool,
+    open: bool,
+) -> Vec<(&'static str, &'static str)> {
     let mut cols = Vec::new();
     for &c in section.columns {
+        if open && (c.0 == "tps") {
+            cols.push(("offered_ops_per_sec", "offered/s"));
+        }
+        if open && c.0 == "verified" {
+            cols.extend([
+                ("late_operations", "late starts"),
+                ("service_p99_ms", "service p99 ms"),
+            ]);
+        }
         if c.0 == "verified" && spread {
             cols.extend([
                 ("tps_ci_low", "CI low"),
@@ -362,7 +378,14 @@ pub fn markdown(
         for c in charts.iter().filter(|c| c.file.starts_with(section.prefix)) {
             s.push_str(&format!("![{}]({CHART_DIR}/{})\n\n", c.alt, c.file));
         }
-        let cols = columns(section, ab, spread);
+        let open = rows.iter().any(|r| {
+            !r[COLUMNS
+                .iter()
+                .position(|c| *c == "offered_ops_per_sec")
+                .expect("offered_ops_per_sec")]
+            .is_empty()
+        });
+        let cols = columns(section, ab, spread, open);
         if named {
             // A table per variant, in the summary's order.
             let at = COLUMNS
@@ -386,6 +409,15 @@ pub fn markdown(
         }
         if spread {
             s.push_str(&spread_note(&rows));
+        }
+        if open {
+            s.push_str(
+                "Open-loop cells (offered/s given): each operation is timed from its intended \
+                 start (p50, p99), so waiting for its writer counts; ops/s is what it achieved \
+                 over the window it was offered, the offered rate while it keeps up, never its \
+                 capacity; late starts: operations that began more than 1 ms after their \
+                 intended start (many: it fell behind); service p99: from the actual start.\n\n",
+            );
         }
     }
     let over: Vec<&Chart> = (charts.iter())

@@ -54,7 +54,7 @@ impl Default for Detector {
     fn default() -> Self {
         Detector {
             min_segment: 3,
-            permutations: 499,
+            permutations: 999,
             max_p: 0.01,
             seed: 0x5eed,
         }
@@ -62,6 +62,20 @@ impl Default for Detector {
 }
 
 impl Detector {
+    /// The fewest results a series needs for a change point at its newest `min_segment`
+    /// results to be found when it is there. A permutation test cannot give less than the
+    /// share of orders that separate the step as well as the series does: a clean step of
+    /// `s` results among `n` is matched by 2 of the C(n, s) orders (the `s` at either end),
+    /// so p ≥ 2 / C(n, s). The least `n` whose floor is a quarter of `max_p`, so that the
+    /// permutations' own sampling (p is estimated from `permutations` draws) rarely lifts a
+    /// clean step's p above `max_p`: 18 for the defaults (2 / C(18, 3) = 0.0025).
+    pub fn min_results(&self) -> usize {
+        let s = self.min_segment.max(2);
+        (2 * s..)
+            .find(|&n| 2.0 / choose(n, s) <= self.max_p / 4.0)
+            .expect("some length reaches any positive max_p")
+    }
+
     /// The change points of `series`, in order of their index.
     pub fn detect(&self, series: &[f64]) -> Vec<ChangePoint> {
         let mut found = Vec::new();
@@ -107,6 +121,11 @@ impl Detector {
         self.search(&segment[..split], offset, rng, found);
         self.search(&segment[split..], offset + split, rng, found);
     }
+}
+
+/// C(n, k), as a float (exact for the small n and k it is asked).
+fn choose(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
 }
 
 /// The split of `x` with the largest divergence `Q` (see the module), and that `Q`: where a
@@ -224,6 +243,33 @@ mod tests {
         assert!((cps[0].before - 100.0).abs() < 2.0 && (cps[0].after - 120.0).abs() < 2.0);
         assert!((cps[1].after - 90.0).abs() < 2.0, "{cps:?}");
         assert!(cps.iter().all(|c| c.p <= 0.01));
+    }
+
+    /// The minimum is what the test can reach: at it, a clean 2× step at the newest
+    /// `min_segment` results is found whatever the permutations' seed; one result fewer
+    /// and the floor of p is above a quarter of max_p.
+    #[test]
+    fn at_the_minimum_a_clean_step_at_the_newest_results_is_found() {
+        let d = Detector::default();
+        let n = d.min_results();
+        assert_eq!(n, 18);
+        assert!(2.0 / choose(n - 1, 3) > d.max_p / 4.0);
+        assert_eq!(choose(18, 3), 816.0);
+        let mut noise = Rng::new(5);
+        let mut x: Vec<f64> = (0..n).map(|_| 100.0 * (1.0 + 0.01 * noise.normal())).collect();
+        for v in &mut x[n - 3..] {
+            *v *= 2.0;
+        }
+        for seed in 0..30 {
+            let cps = Detector { seed, ..d }.detect(&x);
+            assert_eq!(
+                cps.iter().map(|c| c.index).collect::<Vec<_>>(),
+                [n - 3],
+                "seed {seed}: {cps:?}"
+            );
+        }
+        // With the old minimum (6: 3 + 3) no order of the permutations could reach p ≤ 0.01.
+        assert!(2.0 / choose(6, 3) > d.max_p);
     }
 
     #[test]

@@ -13,7 +13,9 @@ pub mod rng;
 mod summary;
 mod timeline;
 
-pub use inference::{RatioTest, Spread, mean_var, paired_log, spread, t_two_sided_p, welch_log};
+pub use inference::{
+    ALPHA, RatioTest, Spread, mean_var, paired_log, spread, t_critical, t_two_sided_p, welch_log,
+};
 pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use measured::{Measured, OpenLoop, ReadMeasured};

@@ -68,6 +68,35 @@ pub fn open_rest(uri: &str) -> Arc<dyn LanceNamespace> {
     Arc::new(lance_namespace_impls::RestNamespaceBuilder::new(uri).build())
 }
 
+/// Whether the REST namespace at `uri` answers: one listing of the root's namespaces (a
+/// page of one), within `within`. The error says what the client saw.
+pub async fn probe_rest(uri: &str, within: std::time::Duration) -> Result<(), String> {
+    let ns = open_rest(uri);
+    let mut req = ListNamespacesRequest::new();
+    req.id = Some(vec![]);
+    req.limit = Some(1);
+    match tokio::time::timeout(within, ns.list_namespaces(req)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(error_chain(&e)),
+        Err(_) => Err(format!("no answer within {} s", within.as_secs())),
+    }
+}
+
+/// An error with its sources, `: `-separated (a refused connection is a source's message).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s
+}
+
 /// [`open`], with every request of the namespace counted into `counters` (a session of its
 /// own, with fresh caches, as without counting).
 pub async fn open_counted(

@@ -4,6 +4,8 @@
 //! timeout and interrupts. Progress is reported through the narrow [`Observer`] interface.
 
 mod process;
+
+pub use process::kill_every_group;
 pub mod servers;
 
 use std::collections::BTreeMap;

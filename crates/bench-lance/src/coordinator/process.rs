@@ -34,6 +34,34 @@ pub(super) enum Msg {
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
+/// The process groups of every worker, launcher and server this process started and has
+/// not seen gone yet: what [`kill_every_group`] kills when a second Ctrl-C ends bench at
+/// once.
+static OWN_GROUPS: Mutex<std::collections::BTreeSet<u32>> =
+    Mutex::new(std::collections::BTreeSet::new());
+
+/// Remember a started process's group (it leads its own).
+pub(super) fn own_group(pid: u32) {
+    OWN_GROUPS.lock().expect("groups lock").insert(pid);
+}
+
+/// Forget groups that are gone (cleared, their processes reaped).
+pub(super) fn disown_groups(pids: &[u32]) {
+    let mut g = OWN_GROUPS.lock().expect("groups lock");
+    for p in pids {
+        g.remove(p);
+    }
+}
+
+/// SIGKILL every process group this process started that may still run (bench exiting at
+/// once: nothing it started may outlive it).
+pub fn kill_every_group() {
+    let pids: Vec<u32> = OWN_GROUPS.lock().expect("groups lock").iter().copied().collect();
+    for pid in live_groups(&pids) {
+        signal_group(pid, libc::SIGKILL);
+    }
+}
+
 /// Send `sig` to the process group led by `pid` (every process leads its own group).
 pub(super) fn signal_group(pid: u32, sig: libc::c_int) {
     // SAFETY: kill(2) has no memory-safety preconditions; a stale group id only yields ESRCH.
@@ -201,8 +229,10 @@ impl Workers {
             .kill_on_drop(true)
             .spawn()?;
         let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let pid = child.id().expect("a just-spawned child has a pid");
+        own_group(pid);
         self.procs.push(Proc {
-            pid: child.id().expect("a just-spawned child has a pid"),
+            pid,
             stdin: child.stdin.take(),
             stderr: tail.clone(),
             exited: false,
@@ -335,6 +365,8 @@ impl Workers {
     /// SIGKILL what is left in the workers' groups once their leaders are gone.
     async fn clear_groups(&self, until: tokio::time::Instant) {
         let pgids: Vec<u32> = self.procs.iter().map(|p| p.pid).collect();
-        clear_groups(&pgids, until).await;
+        if clear_groups(&pgids, until).await.is_empty() {
+            disown_groups(&pgids);
+        }
     }
 }

@@ -17,7 +17,9 @@ use std::time::Duration;
 use bench_core::serve::{REPORT, START, ServeArgs, ServerLine, ServerReport};
 use tokio::sync::mpsc;
 
-use super::process::{GRACE, clear_groups, keep_tail, signal_group, split_env};
+use super::process::{
+    GRACE, clear_groups, disown_groups, keep_tail, own_group, signal_group, split_env,
+};
 
 /// How long servers may take to listen (open the copy's catalog, bind a port).
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(120);
@@ -86,6 +88,7 @@ fn spawn(
         .process_group(0);
     let mut child = cmd.spawn()?;
     let pid = child.id();
+    own_group(pid);
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
@@ -300,6 +303,7 @@ impl Servers {
         let pgids: Vec<u32> = self.procs.iter().map(|p| p.pid).collect();
         let live = clear_groups(&pgids, now() + GRACE).await;
         if live.is_empty() {
+            disown_groups(&pgids);
             Ok(())
         } else {
             Err(format!(

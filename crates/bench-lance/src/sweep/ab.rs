@@ -66,7 +66,13 @@ pub async fn ab(
         .into_iter()
         .filter(|r| current.contains(&(r.bench_tag.clone(), r.cell_key.clone())))
         .collect();
-    let c = compare::paired(&records, verdict.threshold);
+    let mut c = compare::paired(&records, verdict.threshold);
+    // Run until decided, a cell's interval is the rule's (its error spent over the looks),
+    // and so is its verdict.
+    let sequential = matches!(pairs.until, Until::Decided(_));
+    if sequential {
+        super::precision::sequential_verdicts(&mut c);
+    }
     let name = |arm: &Arm| {
         format!(
             "{} ({}, digest {})",
@@ -83,6 +89,15 @@ pub async fn ab(
         match verdict.format {
             compare::Format::Text => answer.line(note),
             compare::Format::Github => answer.note(note),
+        }
+    }
+    if sequential && !c.rows.is_empty() {
+        let note = "intervals are the stopping rule's: a cell looked at after each run has \
+                    its error spent over the looks (the k-th at 1 − 0.05·6/(π²k²)), so its \
+                    verdict errs at most 5 % however many runs it took (docs/ab.md)";
+        match verdict.format {
+            compare::Format::Text => answer.line(note.to_string()),
+            compare::Format::Github => answer.note(note.to_string()),
         }
     }
     answer.code = c.exit_code(verdict);

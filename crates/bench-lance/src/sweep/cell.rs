@@ -502,11 +502,22 @@ async fn watch_workers(
     ] {
         worker_env.extend(map.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone())));
     }
-    let mut servers = match start_servers(sweep, cell, arms, roots, &worker_env).await {
-        Ok(s) => s,
-        Err(reason) => {
+    // Starting servers (up to their listen timeout) gives way to an interrupt: those
+    // started are killed as they are dropped.
+    let starting = start_servers(sweep, cell, arms, roots, &worker_env);
+    let started = tokio::select! {
+        s = starting => Some(s),
+        _ = interrupt.wait_for(|&stop| stop) => None,
+    };
+    let mut servers = match started {
+        Some(Ok(s)) => s,
+        Some(Err(reason)) => {
             bar.finish();
             return Ran::Failed(reason);
+        }
+        None => {
+            bar.finish();
+            return Ran::Interrupted;
         }
     };
     let runs: Vec<CellRun<'_>> = arms
@@ -606,6 +617,8 @@ async fn start_servers(
                 commit_retries: cell.commit_retries,
                 s3_shaped: cell.s3_shaped,
                 bind: sweep.plan.rest.bind.clone(),
+                port: 0,
+                supervised: true,
             },
             env,
             count,

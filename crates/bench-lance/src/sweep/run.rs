@@ -93,6 +93,15 @@ fn watch_signals(log: crate::progress::Logger) -> watch::Receiver<bool> {
                 );
                 let _ = tx.send(true);
             } else {
+                // At once: every worker and server this run started goes with it. The
+                // running cell stays checkpointed as running, so the next run removes its
+                // copy and runs it again.
+                crate::coordinator::kill_every_group();
+                log.log(
+                    "interrupted again: stopped at once, its workers and servers killed; the \
+                     running cell is pending again (its copy is removed when the sweep \
+                     resumes); re-run the same command to resume",
+                );
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }
         }
@@ -134,6 +143,7 @@ async fn open(
 ) -> Result<Opened, BenchError> {
     let out = &sweep.out;
     sweep.store.prepare().await?;
+    probe_external(sweep).await?;
     let had_dir = out.exists();
     let had_lock = out.join(crate::lock::LOCK_FILE).exists();
     std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
@@ -166,6 +176,21 @@ async fn open(
             Err(e)
         }
     }
+}
+
+/// An external server (`rest.uri` with `rest.external = true`) must answer before anything
+/// runs: a refused connection would otherwise fail every operation of every cell.
+async fn probe_external(sweep: &Sweep) -> Result<(), BenchError> {
+    let Some(uri) = sweep.plan.rest.external.as_deref() else {
+        return Ok(());
+    };
+    catalog::probe_rest(uri, Duration::from_secs(30))
+        .await
+        .map_err(|e| {
+            BenchError::store(format!(
+                "the external REST server at {uri} (rest.uri) does not answer: {e}; start it                  first (e.g. `bench serve --root ROOT --bind HOST:PORT`, see docs/plan.md,                  \"An external server\") or fix rest.uri"
+            ))
+        })
 }
 
 /// With the results directory and the store root held: `--fresh`, the checkpoint and the
@@ -212,16 +237,21 @@ async fn take(
         }
     }
     // Bring the checkpoint in line with the records (a crash between appending a
-    // result and checkpointing it).
+    // result and checkpointing it; a record that failed verification, checkpointed done
+    // by a bench older than the rule that fails its cell).
     for cell in sweep.cells() {
-        let done = sweep.standing(&state, &records, cell, arms, false).status == CellStatus::Done;
-        if done
-            && state
-                .cells
-                .get(&cell.id())
-                .is_none_or(|c| c.status != Status::Done || c.key != cell.key())
-        {
-            state.set(&cell.id(), &cell.key(), Status::Done, None);
+        let (id, key) = (cell.id(), cell.key());
+        let now = match sweep.standing(&state, &records, cell, arms, false).status {
+            CellStatus::Done => Status::Done,
+            CellStatus::Failed => Status::Failed,
+            _ => continue,
+        };
+        let entry = state.cells.get(&id);
+        if entry.is_none_or(|c| c.status != now || c.key != key) {
+            let reason = (now == Status::Failed)
+                .then(|| resume::unverified(&records, (&id, &key), arms).map(unverified_reason))
+                .flatten();
+            state.set(&id, &key, now, reason);
         }
     }
     state.save(out)?;
@@ -469,10 +499,7 @@ impl Runner<'_> {
             CellStatus::Done => self.report.skipped_done += 1,
             CellStatus::Failed if !self.opts.retry_failed => {
                 self.report.failed_not_retried += 1;
-                let reason = self.state.cells[&id]
-                    .reason
-                    .as_deref()
-                    .unwrap_or("no reason recorded");
+                let reason = self.failed_reason(cell);
                 self.progress.log(format!(
                     "skip {id}: failed earlier ({reason}); re-run with --retry-failed to try again"
                 ));
@@ -482,6 +509,20 @@ impl Runner<'_> {
         }
         self.settled.insert(id);
         true
+    }
+
+    /// Why a cell stands failed: its checkpoint's reason, or the verification its latest
+    /// record of a repetition failed.
+    fn failed_reason(&self, cell: &Cell) -> String {
+        let (id, key) = (cell.id(), cell.key());
+        let names = self.names();
+        let checkpoint = self.state.cells.get(&id).and_then(|c| c.reason.clone());
+        checkpoint
+            .or_else(|| {
+                resume::unverified(&self.records, (&id, &key), &names)
+                    .map(|r| unverified_reason(r))
+            })
+            .unwrap_or_else(|| "no reason recorded".into())
     }
 
     /// `bench ab`: whether this run's rule has nothing to add to the cell (see
@@ -582,9 +623,9 @@ impl Runner<'_> {
             if self.stopped() {
                 return Ok(false);
             }
-            let missing = group
-                .iter()
-                .any(|a| resume::recorded(&self.records, &id, &cell.key(), a.name) < repetition);
+            let missing = group.iter().any(|a| {
+                !resume::has_repetition(&self.records, (&id, &cell.key()), a.name, repetition)
+            });
             if !missing {
                 continue;
             }
@@ -647,8 +688,13 @@ impl Runner<'_> {
         self.progress.unit_finished();
         match result {
             CellResult::Recorded(records) => {
-                self.record(records, &label)?;
-                Ok(true)
+                // A run that failed verification fails its cell: its figures are kept in
+                // the results, but nothing more runs until `--retry-failed`.
+                if self.record(records, &label)? {
+                    return Ok(true);
+                }
+                self.give_up(cell, repetition);
+                Ok(false)
             }
             CellResult::Failed(reason) => {
                 self.progress.log(format!("FAILED {label}: {reason}"));
@@ -928,14 +974,20 @@ impl Runner<'_> {
 
     /// Append a repetition's records (one per arm that ran it; a pair's two in one write),
     /// checkpoint its cell (done with this many records: the rule says pending until all
-    /// are there), log them, and bring the derived outputs up to date.
-    fn record(&mut self, records: Vec<Record>, label: &str) -> Result<(), BenchError> {
+    /// are there; failed when a record failed verification), log them, and bring the
+    /// derived outputs up to date. Returns whether every record is verified.
+    fn record(&mut self, records: Vec<Record>, label: &str) -> Result<bool, BenchError> {
         let results = self.sweep.results_path();
         jsonl::append_all(&results, &records).map_err(io_err("append to", &results))?;
         crate::fault::point("append");
         let first = &records[0];
+        let failed = records.iter().find(|r| !r.verified).map(unverified_reason);
+        let status = match failed {
+            Some(_) => Status::Failed,
+            None => Status::Done,
+        };
         self.state
-            .set(&first.bench_tag, &first.cell_key, Status::Done, None);
+            .set(&first.bench_tag, &first.cell_key, status, failed.clone());
         self.state.save(&self.sweep.out)?;
         for record in &records {
             if !record.verified {
@@ -949,7 +1001,8 @@ impl Runner<'_> {
                 .log(format!("done {label}{arm}: {}", done_line(record)));
         }
         self.records.extend(records);
-        self.write_derived()
+        self.write_derived()?;
+        Ok(failed.is_none())
     }
 
     /// Bring the outputs derived from the records up to date, as after every cell: the
@@ -1020,6 +1073,15 @@ impl Runner<'_> {
     }
 }
 
+/// Why a record's cell failed: its verification, as the checkpoint says it.
+fn unverified_reason(r: &Record) -> String {
+    format!(
+        "repetition {} failed verification: {}",
+        r.repetition,
+        r.verify_error.as_deref().unwrap_or("no reason recorded")
+    )
+}
+
 /// The figures of a finished repetition, for its log line.
 fn done_line(record: &Record) -> String {
     let mut s = format!(
@@ -1039,6 +1101,22 @@ fn done_line(record: &Record) -> String {
             r.p99_latency_ms,
             r.errors
         ));
+    }
+    if let Some(offered) = record.open_loop.offered_ops_per_sec {
+        let late = record.open_loop.late_operations.unwrap_or(0);
+        let all = record.attempts.max(record.total_operations);
+        s.push_str(&format!("; offered {offered:.2}/s"));
+        if late > 0 {
+            s.push_str(&format!(
+                ", {late} of {all} started late (largest lag {:.0} ms){}",
+                record.open_loop.max_lag_ms.unwrap_or(0.0),
+                if late * 10 >= all {
+                    ": FELL BEHIND the offered rate (its latencies include the wait)"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
     if !record.verified {
         s.push_str(&format!(
