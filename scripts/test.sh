@@ -27,6 +27,13 @@ cd "$(dirname "$0")/.."
 
 MOTO_VERSION=5.1.22
 PYLANCE_VERSION=14.0.2
+# lance-bench's own scripts (tests/fixtures/lance-bench-36a23bc.tar.gz) read what bench
+# publishes: with current releases beside pylance 14 ...
+CURRENT_READERS=(lancedb==0.40.0 pandas==3.1.1 scipy==1.17.1 plotly==7.1.0 psutil==7.2.2)
+# ... and with the stack lance-bench pins (its uv.lock), which its CI installs.
+PINNED_READERS=(pylance==0.39.0 lancedb==0.25.3 lance-namespace==0.0.21
+  lance-namespace-urllib3-client==0.1.0 pandas==2.3.3 pyarrow==21.0.0 numpy==2.0.2
+  scipy==1.16.3 plotly==6.5.0 psutil==7.1.3)
 STATE="${BENCH_TEST_HOME:-$HOME/.cache/bench-test}"
 left_out=()
 skip=()
@@ -44,39 +51,64 @@ apt_install() {
 
 command -v cargo >/dev/null 2>&1 || { say "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 
-# --- Python: moto's S3 server, pylance -------------------------------------------------
+# --- Python: moto's S3 server; pylance and lance-bench's readers ------------------------
 has_moto() {  # what scripts/s3-server.py imports
   "$1" -c "import boto3, werkzeug.serving, moto.s3.responses, moto.moto_server.werkzeug_app" \
     >/dev/null 2>&1
 }
-has_pylance() {  # lance-bench's reader, for the tests of bench publish
-  "$1" -c "import lance, pyarrow; assert lance.__version__ == '$PYLANCE_VERSION'" >/dev/null 2>&1
+has_readers() {  # pylance at $2 and what lance-bench's scripts import
+  "$1" -c "import lance, lancedb, pyarrow, pandas, scipy, plotly, psutil, numpy
+assert lance.__version__ == '$2', lance.__version__" >/dev/null 2>&1
 }
-has_python_tools() { has_moto "$1" && has_pylance "$1"; }
-# A virtual environment with moto and pylance, under $STATE; returns non-zero where it
-# cannot be made.
-install_python_tools() {
+# A virtual environment at $1 whose pip works (a failed `python3 -m venv` leaves a
+# python3 without pip behind: it is made again); non-zero where none can be made.
+venv() {
+  [ -x "$1/bin/python3" ] && "$1/bin/python3" -m pip --version >/dev/null 2>&1 && return 0
   command -v python3 >/dev/null 2>&1 || { can_apt && apt_install python3 python3-venv; } \
     || return 1
-  if [ ! -x "$STATE/venv/bin/python3" ]; then
-    if ! python3 -m venv --clear "$STATE/venv" >/dev/null 2>&1; then
-      can_apt && apt_install python3-venv && python3 -m venv --clear "$STATE/venv" || return 1
-    fi
+  if ! python3 -m venv --clear "$1" >/dev/null 2>&1; then
+    { can_apt && apt_install python3-venv && python3 -m venv --clear "$1" >/dev/null 2>&1; } \
+      || return 1
   fi
-  say "installing moto[server]==$MOTO_VERSION and pylance==$PYLANCE_VERSION into $STATE/venv (for the S3 and publish tests)"
-  "$STATE/venv/bin/python3" -m pip install -q --disable-pip-version-check \
-    "moto[server]==$MOTO_VERSION" "pylance==$PYLANCE_VERSION" \
-    && has_python_tools "$STATE/venv/bin/python3"
 }
+# pip install $2... into the venv $1, quietly; non-zero where it cannot.
+pip_into() {
+  local v="$1"; shift
+  say "installing $* into $v"
+  venv "$v" && "$v/bin/python3" -m pip install -q --disable-pip-version-check "$@"
+}
+VENV="$STATE/venv"
+PINNED="$STATE/lance-bench-pinned"
+# moto, pylance 14 and lance-bench's current readers: python3's where it has them all,
+# else installed (each apart: one that cannot be leaves only its tests out) into $VENV.
 moto=yes
-if command -v python3 >/dev/null 2>&1 && has_python_tools python3; then
-  :
-elif has_python_tools "$STATE/venv/bin/python3" || install_python_tools; then
-  export PATH="$STATE/venv/bin:$PATH"
-else
-  moto=no
-  left_out+=("the S3 tests (tests/it's s3::, network:: and a rest cell on S3, on moto and on Ceph's gateway, tests/verdicts' predictions::, and the Slurm tests, which write to S3) and the tests of bench publish (publish::, read back with pylance): moto[server]==$MOTO_VERSION and pylance==$PYLANCE_VERSION could not be installed (python3 with python3-venv, or pip install 'moto[server]==$MOTO_VERSION' 'pylance==$PYLANCE_VERSION' for python3)")
-  skip+=(--skip s3:: --skip network:: --skip rest::a_rest_cell_on_s3 --skip predictions:: --skip on_slurm:: --skip publish::)
+readers=yes
+if ! { command -v python3 >/dev/null 2>&1 && has_moto python3 \
+    && has_readers python3 "$PYLANCE_VERSION"; }; then
+  py="$VENV/bin/python3"
+  has_moto "$py" || { pip_into "$VENV" "moto[server]==$MOTO_VERSION" && has_moto "$py"; } \
+    || moto=no
+  has_readers "$py" "$PYLANCE_VERSION" || { pip_into "$VENV" "pylance==$PYLANCE_VERSION" \
+    "${CURRENT_READERS[@]}" && has_readers "$py" "$PYLANCE_VERSION"; } || readers=no
+  [ -x "$py" ] && export PATH="$VENV/bin:$PATH"
+fi
+# lance-bench's pinned stack, in a venv of its own.
+pinned=yes
+if ! has_readers "$PINNED/bin/python3" 0.39.0; then
+  pip_into "$PINNED" "${PINNED_READERS[@]}" && has_readers "$PINNED/bin/python3" 0.39.0 \
+    || pinned=no
+fi
+export BENCH_TEST_PINNED_PYTHON="$PINNED/bin/python3"
+if [ "$moto" = no ]; then
+  left_out+=("the S3 tests (tests/it's s3::, network:: and a rest cell on S3, on moto and on Ceph's gateway, tests/verdicts' predictions::, and the Slurm tests, which write to S3): moto[server]==$MOTO_VERSION could not be installed (python3 with python3-venv, or pip install 'moto[server]==$MOTO_VERSION' for python3)")
+  skip+=(--skip s3:: --skip network:: --skip rest::a_rest_cell_on_s3 --skip predictions:: --skip on_slurm::)
+fi
+if [ "$readers" = no ]; then
+  left_out+=("the tests of bench publish (tests/it's publish::, read back with pylance and lance-bench's own scripts): pylance==$PYLANCE_VERSION with ${CURRENT_READERS[*]} could not be installed")
+  skip+=(--skip publish:: --skip s3::results_publish_to_s3)
+elif [ "$pinned" = no ]; then
+  left_out+=("the tests of lance-bench's scripts at their pinned versions (tests/it's publish::lance_bench): ${PINNED_READERS[*]} could not be installed into $PINNED")
+  skip+=(--skip publish::lance_bench)
 fi
 
 # --- Debian packages: Slurm and munge, Ceph's gateway ------------------------------------
@@ -112,7 +144,7 @@ elif [ "$slurm" = no ]; then
 fi
 
 if [ ${#left_out[@]} -gt 0 ] && [ "${BENCH_TEST_REQUIRE_ALL:-0}" = 1 ]; then
-  for what in "${left_out[@]}"; do say "cannot run $what"; done
+  for what in ${left_out[@]+"${left_out[@]}"}; do say "cannot run $what"; done
   exit 1
 fi
 
@@ -151,29 +183,31 @@ run_rounds() {
     say "cargo built no bench_core, it or verdicts test binary"
     return 101
   fi
-  (cd crates/bench-core && "$core" "${test_args[@]}" "${skip[@]}") || rc=$?
+  # The core's tests need none of the servers: nothing of it is skipped.
+  (cd crates/bench-core && "$core" ${test_args[@]+"${test_args[@]}"}) || rc=$?
   # Given test names (this script's arguments after `--`), one process runs what they name.
   local slurm_pid="" apart=()
   if [ "$slurm" = yes ] && [ "$moto" = yes ] && [ ${#test_args[@]} -eq 0 ]; then
-    "$it" on_slurm:: "${skip[@]}" >"$SLURM_DIR/tests.log" 2>&1 &
+    "$it" on_slurm:: ${skip[@]+"${skip[@]}"} >"$SLURM_DIR/tests.log" 2>&1 &
     slurm_pid=$!
     apart=(--skip on_slurm::)
   fi
-  "$it" "${test_args[@]}" "${skip[@]}" "${apart[@]}" || rc=$?
+  "$it" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} ${apart[@]+"${apart[@]}"} || rc=$?
   if [ -n "$slurm_pid" ]; then
     wait "$slurm_pid" || rc=$?
     say "the Slurm tests (run beside the others):"
     cat "$SLURM_DIR/tests.log"
   fi
-  "$verdicts" "${test_args[@]}" "${skip[@]}" || rc=$?
+  "$verdicts" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} || rc=$?
   return "$rc"
 }
 status=0
 if [ ${#cargo_args[@]} -gt 0 ]; then
   # Cargo's own options (e.g. `--test it`): one `cargo test --release` with them.
-  cargo test --release "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}" || status=$?
+  cargo test --release "${cargo_args[@]}" -- ${test_args[@]+"${test_args[@]}"} \
+    ${skip[@]+"${skip[@]}"} || status=$?
 else
   run_rounds || status=$?
 fi
-for what in "${left_out[@]}"; do say "NOT RUN: $what"; done
+for what in ${left_out[@]+"${left_out[@]}"}; do say "NOT RUN: $what"; done
 exit "$status"

@@ -21,7 +21,12 @@ fn lance_revision(lock: &str) -> Option<String> {
         .find(|p| p.lines().any(|l| l.trim() == "name = \"lance\""))?;
     let field = |name: &str| {
         entry.lines().find_map(|l| {
-            let v = l.trim().strip_prefix(name)?.trim().strip_prefix('=')?.trim();
+            let v = l
+                .trim()
+                .strip_prefix(name)?
+                .trim()
+                .strip_prefix('=')?
+                .trim();
             Some(v.trim_matches('"').to_string())
         })
     };

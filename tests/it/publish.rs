@@ -1,6 +1,7 @@
 //! `bench publish` and `bench history`: lance-bench's `results` table written through lance,
-//! read back by pylance (lance-bench's own reader), and a planted slowdown found in the
-//! history of a real series.
+//! read back by pylance (lance-bench's own reader) and by lance-bench's own scripts, unchanged
+//! (tests/fixtures/lance-bench-36a23bc.tar.gz), at their pinned versions and at current
+//! ones; and a planted slowdown found in the history of a real series, by bench and by them.
 
 use std::path::Path;
 use std::process::Output;
@@ -75,14 +76,18 @@ fn publish(results: &Path, to: &Path) -> Output {
         .unwrap()
 }
 
-/// The runs' throughputs of each cell of a results directory, by benchmark name.
-fn throughputs(out: &Path) -> std::collections::BTreeMap<String, Vec<f64>> {
+/// The runs' times per operation (ns: 1e9 / throughput) of each cell of a results directory,
+/// by benchmark name.
+fn times(out: &Path) -> std::collections::BTreeMap<String, Vec<f64>> {
     let mut by = std::collections::BTreeMap::<String, Vec<f64>>::new();
     for r in lines(&out.join("results.jsonl")) {
-        let name = format!("manifest/pub/{}", r["bench_tag"].as_str().unwrap());
+        let name = format!(
+            "manifest/pub/file/direct/{}",
+            r["bench_tag"].as_str().unwrap()
+        );
         by.entry(name)
             .or_default()
-            .push(r["throughput_ops_per_sec"].as_f64().unwrap());
+            .push(1e9 / r["throughput_ops_per_sec"].as_f64().unwrap());
     }
     by
 }
@@ -106,8 +111,8 @@ fn results_are_published_once_in_lance_bench_s_schema_even_by_two_publishers_at_
     }
     let (_, rows) = read_back(&uri);
     assert_eq!(rows.len(), 4, "two cells from each directory");
-    let mut expected = throughputs(&outs[0]);
-    for (k, v) in throughputs(&outs[1]) {
+    let mut expected = times(&outs[0]);
+    for (k, v) in times(&outs[1]) {
         expected.get_mut(&k).unwrap().extend(v);
     }
     for (name, all) in &expected {
@@ -125,15 +130,24 @@ fn results_are_published_once_in_lance_bench_s_schema_even_by_two_publishers_at_
         let mut want = all.clone();
         got.sort_by(f64::total_cmp);
         want.sort_by(f64::total_cmp);
-        assert_eq!(
-            got, want,
-            "{name}: each run's throughput, as its record has it"
-        );
+        assert_eq!(got.len(), want.len(), "{name}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g / w - 1.0).abs() < 1e-9,
+                "{name}: each run's time per operation, from its record: {got:?} {want:?}"
+            );
+        }
     }
+    let revision = bench_lance::plan::LANCE_REVISION;
     for r in &rows {
-        assert_eq!(r["units"], "operations/second");
+        assert_eq!(r["units"], "nanoseconds");
         assert_eq!(r["dut"]["name"], "lance");
-        assert_eq!(r["dut"]["version"], "14.0.2");
+        // lance-bench's scheduler matches `<version>+<short sha>`.
+        let version = match revision.len() >= 7 {
+            true => format!("14.0.2+{}", &revision[..7]),
+            false => "14.0.2".to_string(),
+        };
+        assert_eq!(r["dut"]["version"], version.as_str());
         assert!(r["throughput"].is_null());
         let v: Vec<f64> = r["values"]
             .as_array()
@@ -142,7 +156,7 @@ fn results_are_published_once_in_lance_bench_s_schema_even_by_two_publishers_at_
             .map(|x| x.as_f64().unwrap())
             .collect();
         let mean = v.iter().sum::<f64>() / v.len() as f64;
-        assert!((r["summary"]["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+        assert!((r["summary"]["mean"].as_f64().unwrap() / mean - 1.0).abs() < 1e-9);
         let meta: serde_json::Value =
             serde_json::from_str(r["metadata"].as_str().unwrap()).unwrap();
         assert_eq!(meta["plan"], "pub");
@@ -193,81 +207,226 @@ fn results_are_published_once_in_lance_bench_s_schema_even_by_two_publishers_at_
     );
 }
 
+/// lance-bench (its repository at 36a23bc, unchanged), extracted once.
+fn lance_bench() -> &'static Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("lance-bench-")
+            .tempdir()
+            .unwrap()
+            .keep();
+        let o = std::process::Command::new("tar")
+            .arg("-xzf")
+            .arg(repo_file("tests/fixtures/lance-bench-36a23bc.tar.gz"))
+            .arg("-C")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        dir.join("lance-bench")
+    })
+}
+
+/// The two Pythons lance-bench's scripts run under: its pinned stack (pylance 0.39, lancedb
+/// 0.25, as its `uv.lock` and CI have it; `BENCH_TEST_PINNED_PYTHON`, which scripts/test.sh
+/// sets) and current releases (pylance 14, `python3`).
+fn pythons() -> [(&'static str, String); 2] {
+    let pinned = std::env::var("BENCH_TEST_PINNED_PYTHON").expect(
+        "BENCH_TEST_PINNED_PYTHON: a python with lance-bench's pinned stack (scripts/test.sh \
+         installs it)",
+    );
+    [("pinned", pinned), ("current", "python3".to_string())]
+}
+
+/// Run one of lance-bench's scripts with `python`, its database at `db`.
+fn script(python: &str, name: &str, args: &[&str], db: &Path) -> Output {
+    let o = std::process::Command::new(python)
+        .arg(lance_bench().join("scripts").join(name))
+        .args(args)
+        .env("LANCE_BENCH_URI", db)
+        .current_dir(lance_bench())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{name} under {python} failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    o
+}
+
+/// Read a table's rows with `python`'s pylance (as merge_pr_results.py and the PR bot read
+/// a table): `(rows, file format)`.
+fn rows_with(python: &str, table: &Path) -> (usize, String) {
+    let o = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import sys, lance; d = lance.dataset(sys.argv[1]); \
+             print(d.to_table().num_rows, d.data_storage_version)",
+        ])
+        .arg(table)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{python} cannot read {table:?}: {}",
+        stderr(&o)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let (n, v) = text.trim().split_once(' ').unwrap();
+    (n.parse().unwrap(), v.to_string())
+}
+
+/// A planted slowdown, published run by run, is a regression to bench's history and to
+/// lance-bench's own scripts at their pinned versions and at current ones; tables both
+/// append to stay readable by both; a table lance-bench created (file format 2.0) takes
+/// bench's rows.
 #[test]
-fn history_finds_a_planted_slowdown_at_the_run_it_began() {
+fn lance_bench_s_own_scripts_read_bench_s_rows_and_call_a_planted_slowdown_a_regression() {
     let plan_text = PLAN
         .replace("inline = [true, false]", "inline = [false]")
-        .replace("operations = 10", "operations = 20")
+        .replace("operations = 10", "operations = 5")
         .replace("repetitions = 2", "repetitions = 1");
     let (dir, plan, _) = plan_dir(&plan_text);
     let root = dir.path().join("store");
-    let uri = dir.path().join("db");
-    // Twelve runs, each published when it ends; from the 7th on every commit is 60 ms slower:
-    // a step well beyond what a loaded machine's noise does to a commit of 10 to 40 ms.
-    for k in 1..=12 {
+    let (db, pr) = (dir.path().join("db"), dir.path().join("pr"));
+    let one_run = |k: usize, slow: bool| {
         let out = dir.path().join(format!("run{k}"));
         let mut cmd = bench();
-        if k >= 7 {
+        if slow {
+            // 60 ms more a commit: far beyond what a loaded machine's noise does to one.
             cmd.env("BENCH_OP_DELAY_MS", "60");
         }
         let o = run_with(cmd, &plan, &out, &["--root", root.to_str().unwrap()]);
         assert!(o.status.success(), "{}", stderr(&o));
-        let o = publish(&out, &uri);
+        out
+    };
+    let published = |out: &Path, to: &Path| {
+        let o = publish(out, to);
         assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let name = "manifest/pub/file/direct/cont_inline_false_rows_100";
+    // 14 results, then a pull request's: 60 ms slower a commit.
+    let mut runs: Vec<_> = (1..=14).map(|k| one_run(k, false)).collect();
+    runs.iter().for_each(|out| published(out, &db));
+    runs.push(one_run(15, true));
+    published(&runs[14], &pr);
+    let pr_table = pr.join("results.lance");
+    for (which, python) in pythons() {
+        let o = std::process::Command::new(&python)
+            .arg(lance_bench().join("scripts/compare_pr_benchmarks.py"))
+            .args(["0123abc", "--pr-number", "1", "--local-results"])
+            .arg(&pr_table)
+            .env("LANCE_BENCH_URI", &db)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{which}: {text}{}", stderr(&o));
+        assert!(
+            text.contains("Regressions:** 1") && text.contains("Likely Regressed"),
+            "{which}: the slower pull request is a regression:\n{text}"
+        );
+        assert!(text.contains(name), "{which}: {text}");
     }
+    // Then its 4 results join the history: the newest 4 of 18 are slower.
+    runs.extend((16..=18).map(|k| one_run(k, true)));
+    runs[14..].iter().for_each(|out| published(out, &db));
+    for (which, python) in pythons() {
+        let report = dir.path().join(format!("report-{which}.html"));
+        let o = script(
+            &python,
+            "regression_report.py",
+            &["-o", report.to_str().unwrap()],
+            &db,
+        );
+        let text = String::from_utf8_lossy(&o.stdout);
+        let concern = text.split("HIGH CONCERN").nth(1).unwrap_or_default();
+        assert!(
+            concern.contains(name) && concern.contains("(slower)"),
+            "{which}: the slowdown is a high-concern regression, slower:\n{text}"
+        );
+    }
+    // bench history: one change, at the first slow result, worse beyond 20 %.
     let charts = dir.path().join("charts");
-    let o = bench()
-        .arg("history")
-        .arg(&uri)
-        .args([
-            "--benchmark",
-            "manifest/pub/*",
-            "--fail-on-regression",
-            "20",
-            "--charts",
-        ])
-        .arg(&charts)
-        .output()
-        .unwrap();
+    let history = |extra: &[&str]| {
+        bench()
+            .arg("history")
+            .arg(&db)
+            .args(extra)
+            .arg("--charts")
+            .arg(&charts)
+            .output()
+            .unwrap()
+    };
+    let o = history(&[
+        "--benchmark",
+        "manifest/pub/*",
+        "--fail-on-regression",
+        "20",
+    ]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(5),
-        "a regression beyond 20 %:\n{text}{}",
-        stderr(&o)
-    );
+    assert_eq!(o.status.code(), Some(5), "{text}{}", stderr(&o));
     assert!(
-        text.contains("(operations/second, 12 results; higher is better)"),
+        text.contains("(nanoseconds, 18 results; lower is better)"),
         "{text}"
     );
+    assert!(text.contains("change at result 15 of 18"), "{text}");
+    assert_eq!(text.matches("change at result").count(), 1, "{text}");
+    let host = bench_lance::worker::protocol::hostname();
+    let chart = charts.join(bench_lance::history::file_name(&format!(
+        "{name} on {host}"
+    )));
     assert!(
-        text.contains("change at result 7 of 12"),
-        "the step where it was planted:\n{text}"
+        std::fs::read_to_string(&chart)
+            .unwrap()
+            .contains("change at result 15")
     );
-    assert_eq!(
-        text.matches("change at result").count(),
-        1,
-        "one change:\n{text}"
-    );
-    let svg = std::fs::read_to_string(charts.join("manifest_pub_cont_inline_false_rows_100.svg"))
-        .unwrap();
-    assert!(svg.contains("change at result 7"));
 
-    // Without the threshold it only reports; a pattern that matches nothing is said.
-    let o = bench()
-        .arg("history")
-        .arg(&uri)
-        .arg("--charts")
-        .arg(&charts)
-        .output()
-        .unwrap();
+    // lance-bench's own publisher appends to bench's table, under both stacks; the table
+    // stays in the format bench created it in, which both read, and so does bench.
+    let crit = dir.path().join("criterion.json");
+    std::fs::write(
+        &crit,
+        r#"{"reason":"benchmark-complete","id":"crit/one","measured_values":[100.0,110.0],"iteration_count":[1,1]}"#,
+    )
+    .unwrap();
+    let table = db.join("results.lance");
+    for (_, python) in pythons() {
+        let c = crit.to_str().unwrap();
+        script(
+            &python,
+            "publish_criterion.py",
+            &[c, "--dut-version", "1.0+abcdef0", "--dut-timestamp", "1"],
+            &db,
+        );
+    }
+    for (which, python) in pythons() {
+        assert_eq!(rows_with(&python, &table), (20, "2.1".into()), "{which}");
+    }
+    let o = history(&[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = bench()
-        .arg("history")
-        .arg(&uri)
-        .args(["--benchmark", "ivf/*"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("no benchmark in") && stderr(&o).contains("ivf/*"));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("crit/one on") && text.contains("2 series"),
+        "{text}"
+    );
+
+    // A table lance-bench made (its lancedb writes file format 2.0, which cannot store a
+    // null struct): bench's rows go in, and both stacks read them.
+    let theirs = dir.path().join("theirs");
+    let [(_, pinned), (_, current)] = pythons();
+    let c = crit.to_str().unwrap();
+    script(
+        &pinned,
+        "publish_criterion.py",
+        &[c, "--dut-version", "1.0+abcdef0", "--dut-timestamp", "1"],
+        &theirs,
+    );
+    let t2 = theirs.join("results.lance");
+    assert_eq!(rows_with(&current, &t2).1, "2.0");
+    published(&runs[0], &theirs);
+    assert_eq!(rows_with(&pinned, &t2), (2, "2.0".into()));
+    assert_eq!(rows_with(&current, &t2), (2, "2.0".into()));
 }

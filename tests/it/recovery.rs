@@ -175,6 +175,126 @@ cell_timeout_secs = 2
     assert!(!report.contains("Failed cells"), "{report}");
 }
 
+/// A run that fails verification fails its cell, and it stays failed: a resume skips it and
+/// exits 3, `bench status` says failed with the reason, `bench publish` leaves it out,
+/// until `--retry-failed` runs it again and it verifies.
+#[test]
+fn a_failed_verification_stays_failed_until_a_retry_passes() {
+    let text = "name = 'lost'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                [continuous]\noperations = 5\n[run]\nrepetitions = 2\n";
+    let (dir, plan, out) = plan_dir(text);
+    let mut lose = bench();
+    lose.env("BENCH_FAULT", "lose-manifest");
+    let o = run_with(lose, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 FAILED VERIFICATION"), "{err}");
+    assert!(err.contains("VERIFICATION FAILED: cannot read"), "{err}");
+    // The first repetition failed: the second did not run.
+    let recs = lines(&out.join("results.jsonl"));
+    assert_eq!(recs.len(), 1, "its record is kept");
+    assert_eq!(recs[0]["verified"], false);
+    for _ in 0..2 {
+        let o = run(&plan, &out, &[]);
+        assert_eq!(o.status.code(), Some(3), "still failed: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(
+                "skip cont_inline_false_rows_100: failed earlier (repetition 1 failed verification"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("0 cells run, 0 already done, 1 failed"),
+            "{err}"
+        );
+    }
+    let status = String::from_utf8(bench_on("status", &plan, &out).stdout).unwrap();
+    assert!(status.contains("0 done, 1 failed"), "{status}");
+    assert!(status.contains("failed verification"), "{status}");
+    // Nothing of it is published.
+    let o = bench()
+        .arg("publish")
+        .arg(&out)
+        .arg("--to")
+        .arg(dir.path().join("db"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no cell of"), "{}", stderr(&o));
+    // Retried without the fault: both repetitions verified, the cell done.
+    let o = run(&plan, &out, &["--retry-failed"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = lines(&out.join("results.jsonl"));
+    assert_eq!(recs.len(), 3, "the failed run's record, then two verified");
+    assert!(recs[1..].iter().all(|r| r["verified"] == true));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 already done"), "{}", stderr(&o));
+    // The summary stands by the verified runs: two repetitions.
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = summary.lines().nth(1).unwrap().split(',').collect();
+    let col = |n: &str| row[header.iter().position(|h| *h == n).unwrap()];
+    assert_eq!(
+        (col("verified"), col("repetitions")),
+        ("true", "2"),
+        "{summary}"
+    );
+}
+
+/// `bench publish` of a directory whose sweep has not finished: only its done cells, each
+/// left-out one named; a corrupt checkpoint is refused, naming it.
+#[test]
+fn publish_takes_only_done_cells_and_refuses_a_corrupt_checkpoint() {
+    let text = "name = 'part'\n[matrix]\nsizes = [100]\ninline = [true, false]\n\
+                [continuous]\noperations = 5\n[run]\nrepetitions = 2\n";
+    let (dir, plan, out) = plan_dir(text);
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // One cell's second run as if it had not happened yet (interrupted after its first).
+    let path = out.join("results.jsonl");
+    let kept: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| !(l.contains("cont_inline_true_rows_100") && l.contains("\"repetition\":2")))
+        .map(str::to_string)
+        .collect();
+    std::fs::write(&path, kept.join("\n") + "\n").unwrap();
+    let db = dir.path().join("db");
+    let publish = || {
+        bench()
+            .arg("publish")
+            .arg(&out)
+            .arg("--to")
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let o = publish();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("published 1 row "),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        stderr(&o)
+            .contains("cont_inline_true_rows_100: left out, pending (1/2 repetitions recorded)"),
+        "{}",
+        stderr(&o)
+    );
+    // A corrupt checkpoint: refused, nothing written.
+    std::fs::write(out.join("state.json"), "{not json").unwrap();
+    let o = publish();
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("checkpoint") && stderr(&o).contains("state.json"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 fn spawn_run(plan: &Path, out: &Path) -> std::process::Child {
     bench()
         .arg("run")

@@ -211,10 +211,16 @@ fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog");
     std::fs::create_dir_all(&catalog).unwrap();
+    // Started as a user starts one (see `bench serve --help`): stdin closed, it runs on.
+    let help = bench().args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    for flag in ["--root ROOT", "--bind HOST", "--port PORT", "rest.external"] {
+        assert!(help.contains(flag), "{help}");
+    }
     let mut server = bench()
         .args(["serve", "--root", catalog.to_str().unwrap()])
         .args(["--commit-retries", "20", "--bind", "127.0.0.1"])
-        .stdin(std::process::Stdio::piped())
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -234,6 +240,18 @@ fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
             root.display()
         )
     };
+    // A server that does not answer: said before anything runs (exit 4), nothing written.
+    let (_d, gone, out) =
+        plan_dir(&plan(&catalog, "external = true\n").replace(&uri, "http://127.0.0.1:1"));
+    let o = run(&gone, &out, &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("the external REST server at http://127.0.0.1:1 (rest.uri) does not answer"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
     // Not without saying so: nothing run, nothing written.
     let (_d, refused, out) = plan_dir(&plan(&catalog, ""));
     let o = run(&refused, &out, &[]);

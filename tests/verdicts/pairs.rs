@@ -463,14 +463,24 @@ fn the_default_runs_a_cell_on_until_it_decides_or_its_budget_ends() {
                 [continuous]\noperations = 60\n[run]\nrepetitions = 2\n";
     let (_dir, plan, out) = plan_dir(plan);
     // At ±10 %: a few runs decide on a quiet machine, and a few tens where a neighbour makes
-    // them noisy, within the default budget. Two runs give no interval; each takes a
-    // second or so (120 commits of several ms, and the start), so a budget of 1 s ends the
-    // cell before a third.
-    let o = ab(
+    // them noisy, within the default budget. Two runs give no interval, and every commit
+    // here takes at least 20 ms more (both arms alike), so each run takes at least 2.4 s
+    // (120 commits) however fast the machine: a budget of 1 s is spent by the plan's two,
+    // and the cell stops there.
+    let slowed = || {
+        let mut cmd = bench();
+        cmd.env("BENCH_OP_DELAY_MS", "20");
+        cmd
+    };
+    let candidate = own();
+    let args =
+        |extra: &[&'static str]| [&["--candidate", candidate.to_str().unwrap()], extra].concat();
+    let o = sweep_with(
+        slowed(),
+        "ab",
         &plan,
         &out,
-        &own(),
-        &["--threshold", "10", "--budget-secs", "1"],
+        &args(&["--threshold", "10", "--budget-secs", "1"]),
     );
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let err = stderr(&o);
@@ -485,7 +495,7 @@ fn the_default_runs_a_cell_on_until_it_decides_or_its_budget_ends() {
     );
     assert!(text.contains("undecided at ±10.0 % after 2 runs"), "{text}");
     // Asked again with a budget: it goes on from its runs until it decides.
-    let o = ab(&plan, &out, &own(), &["--threshold", "10"]);
+    let o = sweep_with(slowed(), "ab", &plan, &out, &args(&["--threshold", "10"]));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("decided at ±10.0 % after"), "{err}");
@@ -498,7 +508,7 @@ fn the_default_runs_a_cell_on_until_it_decides_or_its_budget_ends() {
     assert_eq!(decided["threshold_pct"], 10.0, "{state}");
     assert_eq!(decided["repetitions"], runs, "{state}");
     // Decided: the same command runs nothing more.
-    let o = ab(&plan, &out, &own(), &["--threshold", "10"]);
+    let o = sweep_with(slowed(), "ab", &plan, &out, &args(&["--threshold", "10"]));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(lines(&out.join("results.jsonl")).len(), runs * 2);
 }

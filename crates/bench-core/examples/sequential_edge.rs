@@ -44,7 +44,11 @@ fn simulate(rng: &mut Rng, ratio: f64, sd: f64, budget: usize, spent: bool) -> (
     let mut batches: Vec<Batch> = (0..FIRST).map(|_| run(rng, ratio, sd)).collect();
     loop {
         if let Some(t) = throughput_ratio(&batches, None) {
-            let t = if spent { sequential(&t, batches.len()) } else { t };
+            let t = if spent {
+                sequential(&t, batches.len())
+            } else {
+                t
+            };
             if decides(&t, THRESHOLD) {
                 let (lo, hi) = t.ci;
                 let beyond = hi < 1.0 - THRESHOLD || lo > 1.0 + THRESHOLD;
@@ -64,7 +68,10 @@ fn main() {
          decided within ±5 % | undecided | false verdicts |"
     );
     println!("|---|---:|---:|---|---:|---:|---:|---:|");
-    for (case, ratio) in [("at the edge (B 5 % slower)", 1.0 - THRESHOLD), ("identical", 1.0)] {
+    for (case, ratio) in [
+        ("at the edge (B 5 % slower)", 1.0 - THRESHOLD),
+        ("identical", 1.0),
+    ] {
         for sd in [0.01, 0.035] {
             for budget in [10, 40] {
                 for spent in [true, false] {

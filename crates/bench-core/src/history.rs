@@ -38,26 +38,7 @@ pub struct Series {
     pub changes: Vec<ChangePoint>,
 }
 
-/// A `--benchmark` pattern: `*` stands for any run of characters, `?` for one; anything
-/// else for itself.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Glob(pub String);
-
-impl Glob {
-    pub fn matches(&self, s: &str) -> bool {
-        fn go(p: &[char], s: &[char]) -> bool {
-            match p.split_first() {
-                None => s.is_empty(),
-                Some(('*', rest)) => (0..=s.len()).any(|i| go(rest, &s[i..])),
-                Some(('?', rest)) => !s.is_empty() && go(rest, &s[1..]),
-                Some((c, rest)) => s.first() == Some(c) && go(rest, &s[1..]),
-            }
-        }
-        let p: Vec<char> = self.0.chars().collect();
-        let s: Vec<char> = s.chars().collect();
-        go(&p, &s)
-    }
-}
+pub use crate::glob::Glob;
 
 /// Whether a larger value is better in these units: rates (`operations/second`, `x per
 /// second`) and `recall` are; times (`nanoseconds`, lance-bench's default) and everything
@@ -237,6 +218,52 @@ pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
     s
 }
 
+/// `bench history --json`: every series with its points and change points, and whether
+/// its newest change is a regression beyond `fail_pct`.
+pub fn json(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> String {
+    use serde_json::json;
+    let series: Vec<serde_json::Value> = all
+        .iter()
+        .map(|s| {
+            json!({
+                "benchmark_name": s.name,
+                "test_bed": s.test_bed,
+                "units": s.units,
+                "higher_is_better": s.higher_is_better(),
+                "points": s.points.iter().map(|p| json!({
+                    "id": p.id,
+                    "dut_version": p.dut_version,
+                    "dut_timestamp": p.dut_timestamp,
+                    "timestamp": p.timestamp,
+                    "value": p.value,
+                })).collect::<Vec<_>>(),
+                "changes": s.changes.iter().map(|c| json!({
+                    "index": c.index,
+                    "result": c.index + 1,
+                    "before": c.before,
+                    "after": c.after,
+                    "change_pct": c.change_pct(),
+                    "p": c.p,
+                    "worse": s.worse_pct(c) > 0.0,
+                })).collect::<Vec<_>>(),
+                "regressed": fail_pct.map(|p| s.regressed(p).is_some()),
+            })
+        })
+        .collect();
+    let doc = json!({
+        "detector": {
+            "method": "e-divisive means",
+            "permutations": detector.permutations,
+            "max_p": detector.max_p,
+            "min_segment": detector.min_segment,
+            "min_results": detector.min_results(),
+        },
+        "fail_on_regression_pct": fail_pct,
+        "series": series,
+    });
+    serde_json::to_string_pretty(&doc).expect("series serialise") + "\n"
+}
+
 /// A file name for a series' chart: its name with every character other than letters,
 /// digits, `.`, `-` and `_` as `_`.
 pub fn file_name(name: &str) -> String {
@@ -331,8 +358,8 @@ mod tests {
     /// in reverse order.
     fn stepped(name: &str, after: f64) -> Vec<Point> {
         let noise = [
-            0.4, -0.8, 0.3, 0.9, -0.5, 0.1, -0.3, 0.7, -0.9, 0.2, 0.6, -0.4, 0.5, -0.2, 0.8,
-            -0.6, 0.1, -0.7,
+            0.4, -0.8, 0.3, 0.9, -0.5, 0.1, -0.3, 0.7, -0.9, 0.2, 0.6, -0.4, 0.5, -0.2, 0.8, -0.6,
+            0.1, -0.7,
         ];
         (0..18)
             .rev()
@@ -426,7 +453,10 @@ mod tests {
         pts.extend(other);
         let all = series(pts, None, &Detector::default());
         assert_eq!(all.len(), 2);
-        assert!(all.iter().all(|s| s.changes.is_empty() && s.points.len() == 18));
+        assert!(
+            all.iter()
+                .all(|s| s.changes.is_empty() && s.points.len() == 18)
+        );
         let t = text(&all, &Detector::default(), None);
         assert!(t.contains("m on laptop") && t.contains("m on vm"), "{t}");
     }
@@ -438,6 +468,21 @@ mod tests {
         let p = last_four_p(&[1.0, 2.0, 3.0, 4.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
         assert!((p - 0.070988).abs() < 1e-4, "{p}");
         assert_eq!(last_four_p(&[2.0; 8]), Some(1.0));
+    }
+
+    #[test]
+    fn history_as_json_has_every_point_and_change() {
+        let d = Detector::default();
+        let all = series(stepped("manifest/p/slower", 60.0), None, &d);
+        let doc: serde_json::Value = serde_json::from_str(&json(&all, &d, Some(20.0))).unwrap();
+        let s = &doc["series"][0];
+        assert_eq!(s["benchmark_name"], "manifest/p/slower");
+        assert_eq!(s["test_bed"], "vm");
+        assert_eq!(s["points"].as_array().unwrap().len(), 18);
+        assert_eq!(s["changes"][0]["result"], 13);
+        assert_eq!(s["changes"][0]["worse"], true);
+        assert_eq!(s["regressed"], true);
+        assert_eq!(doc["detector"]["min_results"], 18);
     }
 
     #[test]

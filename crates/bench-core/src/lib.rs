@@ -16,6 +16,7 @@ pub mod estimate;
 pub mod export;
 pub mod files;
 pub mod fold;
+pub mod glob;
 pub mod history;
 pub mod lock;
 pub mod merge;

@@ -21,8 +21,8 @@ use crate::export::record::{ARM_A, ARM_B};
 use crate::plan::Cell;
 use crate::state::State;
 use crate::stats::RatioTest;
-use crate::stats::{ALPHA, t_critical};
 use crate::stats::paired::{half_width, stein_batches};
+use crate::stats::{ALPHA, t_critical};
 
 /// How long `bench ab` runs each cell (beyond the plan's repetitions, within its budget).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,7 +58,9 @@ pub fn look_alpha(look: usize) -> f64 {
 
 /// The look a test of `runs` runs is: the first run count with a test is look 1.
 pub fn look_of(runs: usize) -> usize {
-    (runs + 1).saturating_sub(crate::compare::MIN_REPETITIONS).max(1)
+    (runs + 1)
+        .saturating_sub(crate::compare::MIN_REPETITIONS)
+        .max(1)
 }
 
 /// A 95 % interval of `runs` runs (a t interval on the log scale, `runs − 1` degrees of
@@ -394,7 +396,10 @@ mod tests {
         assert!((want - 1.30).abs() < 0.01, "{want}");
         assert!((widening(at(3)) - want).abs() < 1e-9, "{}", widening(at(3)));
         assert!(look_alpha(8) < look_alpha(2), "later looks spend less");
-        assert!(widening(at(10)) > 1.5 && widening(at(20)) > 1.5, "later looks are wider");
+        assert!(
+            widening(at(10)) > 1.5 && widening(at(20)) > 1.5,
+            "later looks are wider"
+        );
         // Symmetric on the log scale, as the 95 % interval was.
         let s = at(10);
         assert!(((s.ci.1 / s.ratio).ln() - (s.ratio / s.ci.0).ln()).abs() < 1e-12);

@@ -205,7 +205,10 @@ fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) ->
         id: id(&name, runs),
         dut: Dut {
             name: ctx.dut_name.clone(),
-            version: ctx.dut_version.clone().unwrap_or_else(|| dut_version(first)),
+            version: ctx
+                .dut_version
+                .clone()
+                .unwrap_or_else(|| dut_version(first)),
             timestamp: ctx.dut_timestamp.unwrap_or_else(|| {
                 runs.iter()
                     .map(|r| seconds(&r.started_at))

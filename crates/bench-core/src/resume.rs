@@ -327,7 +327,8 @@ pub struct Finished {
 /// [`Finished`] of the results directory `dir` (or of the directory of a results file):
 /// its checkpoint must be there and readable (a corrupt one is an error, as for a resume).
 pub fn finished(dir: &std::path::Path) -> Result<Finished, crate::error::BenchError> {
-    let (file, records) = crate::export::jsonl::load(dir).map_err(crate::error::BenchError::output)?;
+    let (file, records) =
+        crate::export::jsonl::load(dir).map_err(crate::error::BenchError::output)?;
     let dir = file.parent().unwrap_or(std::path::Path::new("."));
     if !State::path(dir).exists() {
         return Err(crate::error::BenchError::output(format!(

@@ -33,7 +33,8 @@ pub struct ServeArgs {
 
 /// `bench serve --help`: what it takes (its arguments are read here, not by clap, as the
 /// coordinator writes them with [`ServeArgs::to_args`]).
-pub const USAGE: &str = "bench serve --root ROOT --bind HOST [--port PORT] [--inline] [--commit-retries N]";
+pub const USAGE: &str =
+    "bench serve --root ROOT --bind HOST [--port PORT] [--inline] [--commit-retries N]";
 pub const HELP: &str = "\
 Serve the directory catalog at ROOT through lance's REST adapter (the namespace a rest cell's
 clients use), e.g. as the external server of a plan with `rest.uri` and `rest.external = true`.
@@ -108,14 +109,14 @@ impl ServeArgs {
                 "--s3-shaped" => a.s3_shaped = true,
                 "--supervised" => a.supervised = true,
                 other => {
-                    return Err(format!(
-                        "unknown serve argument `{other}` (usage: {USAGE})"
-                    ));
+                    return Err(format!("unknown serve argument `{other}` (usage: {USAGE})"));
                 }
             }
         }
         if a.root.is_empty() || a.bind.is_empty() {
-            return Err(format!("the server needs --root and --bind (usage: {USAGE})"));
+            return Err(format!(
+                "the server needs --root and --bind (usage: {USAGE})"
+            ));
         }
         Ok(a)
     }
@@ -283,7 +284,10 @@ mod tests {
         };
         assert_eq!(ServeArgs::parse(&user.to_args()[1..]), Ok(user));
         let bad = ServeArgs::parse(&["--root".into(), "/r".into()]).unwrap_err();
-        assert!(bad.contains("--bind") && bad.contains("usage: bench serve"), "{bad}");
+        assert!(
+            bad.contains("--bind") && bad.contains("usage: bench serve"),
+            "{bad}"
+        );
         let bad = ServeArgs::parse(&["--port".into()]).unwrap_err();
         assert!(bad.contains("--port"), "{bad}");
         let bad = ServeArgs::parse(&["--port".into(), "x".into()]).unwrap_err();

@@ -254,6 +254,15 @@ pub struct OverrideArgs {
     /// `run.launcher`, e.g. "srun --ntasks={workers} --input=all --kill-on-bad-exit=1".
     #[arg(long, value_name = "COMMAND")]
     pub launcher: Option<String>,
+    /// Only the cells whose id matches GLOB (repeatable: any of them; `*` any run of
+    /// characters, `?` one), e.g. 'cont_*' or '*_rows_1000'; `bench plan` lists the ids.
+    #[arg(long, value_name = "GLOB")]
+    pub only: Vec<String>,
+    /// Set a plan key as if the plan said it (repeatable): a dotted key and a TOML value,
+    /// e.g. run.repetitions=5, matrix.sizes=[100,1000], name=nightly. Validated with the
+    /// plan, and part of the cells' keys.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub set: Vec<(String, String)>,
 }
 
 impl From<OverrideArgs> for crate::sweep::Overrides {
@@ -266,6 +275,8 @@ impl From<OverrideArgs> for crate::sweep::Overrides {
             shard: o.shard,
             launcher: o.launcher,
             trace: None,
+            only: o.only.into_iter().map(bench_core::glob::Glob).collect(),
+            set: o.set,
         }
     }
 }
@@ -333,11 +344,15 @@ pub struct VerdictArgs {
     /// Exit with code 5 when any cell regressed significantly beyond the threshold.
     #[arg(long)]
     pub fail_on_regression: bool,
-    /// How the comparison is printed: `text`, or `github`: Markdown for a pull request
-    /// comment (a headline, the cells beyond the threshold, every cell inside <details>),
-    /// and nothing else on stdout.
+    /// How the comparison is printed: `text`; `github`: Markdown for a pull request
+    /// comment (a headline, the cells beyond the threshold, every cell inside <details>);
+    /// `json`: one JSON document (docs/compare.md). With github and json, nothing else on
+    /// stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
 }
 
 /// `--format` of `bench compare` and `bench ab`.
@@ -345,6 +360,7 @@ pub struct VerdictArgs {
 pub enum OutputFormat {
     Text,
     Github,
+    Json,
 }
 
 impl From<VerdictArgs> for crate::compare::VerdictArgs {
@@ -352,9 +368,10 @@ impl From<VerdictArgs> for crate::compare::VerdictArgs {
         crate::compare::VerdictArgs {
             threshold: v.threshold,
             fail_on_regression: v.fail_on_regression,
-            format: match v.format {
-                OutputFormat::Text => crate::compare::Format::Text,
-                OutputFormat::Github => crate::compare::Format::Github,
+            format: match (v.json, v.format) {
+                (true, _) | (_, OutputFormat::Json) => crate::compare::Format::Json,
+                (_, OutputFormat::Text) => crate::compare::Format::Text,
+                (_, OutputFormat::Github) => crate::compare::Format::Github,
             },
         }
     }
@@ -459,6 +476,9 @@ pub struct HistoryArgs {
     /// A storage option passed to lance (repeatable), as for bench publish.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
     pub storage_option: Vec<(String, String)>,
+    /// Print the series as one JSON document (docs/publish.md), nothing else on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 impl From<HistoryArgs> for crate::results_table::HistoryArgs {
@@ -469,6 +489,7 @@ impl From<HistoryArgs> for crate::results_table::HistoryArgs {
             benchmark: a.benchmark.map(bench_core::history::Glob),
             fail_on_regression: a.fail_on_regression,
             charts: a.charts,
+            json: a.json,
         }
     }
 }

@@ -37,3 +37,12 @@ pub async fn pause(name: &str, interrupt: &mut tokio::sync::watch::Receiver<bool
         .await;
     }
 }
+
+/// With `BENCH_FAULT=lose-manifest`: before a measured cell's copy (a local `root`) is
+/// verified, its `__manifest` is removed, as a store that lost it (or went away) leaves
+/// it: the verification fails as it then would.
+pub fn lose_manifest(root: &str) {
+    if armed() == Some("lose-manifest") && !root.contains("://") {
+        let _ = std::fs::remove_dir_all(std::path::Path::new(root).join("__manifest"));
+    }
+}

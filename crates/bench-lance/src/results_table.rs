@@ -273,8 +273,7 @@ async fn append(
         Some(d) => d,
         None => {
             let mut params = write_params(storage, WriteMode::Create);
-            params.data_storage_version =
-                Some(CREATE_FORMAT.parse().expect("a Lance file format"));
+            params.data_storage_version = Some(CREATE_FORMAT.parse().expect("a Lance file format"));
             let created = InsertBuilder::new(uri.as_str())
                 .with_params(&params)
                 .execute(vec![batch(rows, true)])
@@ -473,6 +472,7 @@ pub struct HistoryArgs {
     pub benchmark: Option<Glob>,
     pub fail_on_regression: Option<f64>,
     pub charts: PathBuf,
+    pub json: bool,
 }
 
 /// `bench history [URI]`.
@@ -498,7 +498,10 @@ pub async fn history(a: &HistoryArgs) -> Result<Answer, BenchError> {
         }));
     }
     let mut answer = Answer {
-        stdout: history::text(&all, &detector, a.fail_on_regression),
+        stdout: match a.json {
+            true => history::json(&all, &detector, a.fail_on_regression),
+            false => history::text(&all, &detector, a.fail_on_regression),
+        },
         ..Answer::default()
     };
     let written = write_charts(&a.charts, &all)?;

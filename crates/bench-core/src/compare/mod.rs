@@ -6,6 +6,7 @@
 //! is compared arm against arm, pair by pair (the paired t interval on log ratios). The
 //! tables are written by [`table`].
 
+mod json;
 mod table;
 pub mod variants;
 
@@ -63,6 +64,8 @@ pub enum Format {
     /// GitHub-flavoured Markdown for a pull request comment ([`github`]): nothing else on
     /// stdout.
     Github,
+    /// One JSON document ([`json::json`]): nothing else on stdout.
+    Json,
 }
 
 /// Default noise threshold, in percent.
@@ -220,8 +223,10 @@ fn names(ids: &[String]) -> String {
 /// A comparison in `format`, with its warnings (on stderr in either).
 pub fn comparison_as(c: &Comparison, na: &str, nb: &str, format: Format) -> Answer {
     let mut answer = comparison(c, na, nb);
-    if format == Format::Github {
-        answer.stdout = github(c, na, nb);
+    match format {
+        Format::Text => {}
+        Format::Github => answer.stdout = github(c, na, nb),
+        Format::Json => answer.stdout = json::json(c, na, nb),
     }
     answer
 }

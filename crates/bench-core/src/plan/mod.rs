@@ -32,6 +32,52 @@ use crate::error::PlanError;
 /// crates.io version pinned in `Cargo.toml`, or with `+git.<rev>` / `+path` when a build
 /// replaces lance through `[patch]`.
 pub const LANCE_VERSION: &str = env!("BENCH_LANCE_VERSION");
+/// The plan's text with `sets` applied (`None` without any, or when the text is not TOML:
+/// its own parse then says where). A value is read as TOML (`20`, `true`, `[1, 2]`,
+/// `"x"`), else taken as text (`--set name=nightly`).
+fn with_sets(text: &str, sets: &[(String, String)]) -> Result<Option<String>, PlanError> {
+    if sets.is_empty() {
+        return Ok(None);
+    }
+    let Ok(mut doc) = text.parse::<toml::Table>() else {
+        return Ok(None);
+    };
+    for (key, value) in sets {
+        let bad = |why: String| PlanError::Key {
+            file: None,
+            key: key.clone(),
+            line: None,
+            message: format!("--set {key}={value}: {why}"),
+        };
+        let parsed = format!("v = {value}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.clone()));
+        let parts: Vec<&str> = key.split('.').collect();
+        if parts.iter().any(|p| p.trim().is_empty()) {
+            return Err(bad("a key is a dotted path such as run.repetitions".into()));
+        }
+        let (last, tables) = parts.split_last().expect("a key has a part");
+        let mut at = &mut doc;
+        for (i, part) in tables.iter().enumerate() {
+            let entry = at
+                .entry(part.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            at = entry
+                .as_table_mut()
+                .ok_or_else(|| bad(format!("`{}` is not a table", parts[..=i].join("."))))?;
+        }
+        at.insert(last.to_string(), parsed);
+    }
+    toml::to_string(&doc)
+        .map(Some)
+        .map_err(|e| PlanError::Syntax {
+            file: None,
+            message: format!("the plan with --set applied cannot be written back: {e}"),
+        })
+}
+
 /// The git revision (40 hex digits) of the lance this binary is built against, where it is
 /// known (a git dependency's commit, or the commit crates.io's package was made from);
 /// empty otherwise. Not part of any key: lance's version already is.
@@ -280,11 +326,35 @@ pub const DEFAULT_COMMIT_RETRIES: u32 = 20;
 impl Plan {
     /// Read and validate a plan file.
     pub fn load(path: &Path) -> Result<Plan, PlanError> {
+        Plan::load_with(path, &[])
+    }
+
+    /// Load a plan with keys set from the command line (`--set KEY=VALUE`, a dotted key
+    /// path and a TOML value, or text), each as if the plan said it: validated with the
+    /// rest, and part of the cells' keys.
+    pub fn load_with(path: &Path, sets: &[(String, String)]) -> Result<Plan, PlanError> {
         let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        Plan::parse(&text).map_err(|e| e.in_file(path))
+        let Some(set) = with_sets(&text, sets)? else {
+            return Plan::parse(&text).map_err(|e| e.in_file(path));
+        };
+        Plan::parse(&set).map_err(|e| {
+            // Its lines are the rewritten plan's: the key says where.
+            let given: Vec<String> = sets.iter().map(|(k, v)| format!("--set {k}={v}")).collect();
+            match e.in_file(path) {
+                PlanError::Key {
+                    file, key, message, ..
+                } => PlanError::Key {
+                    file,
+                    key,
+                    line: None,
+                    message: format!("{message} (with {})", given.join(" ")),
+                },
+                other => other,
+            }
+        })
     }
 
     /// Parse and validate plan text.
@@ -391,6 +461,62 @@ duration_secs = 2
             plan.concurrent.unwrap().duration,
             Some(Duration::from_secs(2))
         );
+    }
+
+    /// `--set KEY=VALUE` is a key as if the plan said it: the same plan, the same cells and
+    /// keys; a wrong one is refused as the plan's own would be, naming it.
+    #[test]
+    fn set_keys_are_as_if_the_plan_said_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, TINY).unwrap();
+        let set = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Plan::load_with(&path, &pairs)
+        };
+        let given = set(&[
+            ("continuous.operations", "7"),
+            ("matrix.sizes", "[100]"),
+            ("run.repetitions", "3"),
+            ("name", "nightly"),
+        ])
+        .unwrap();
+        let written = Plan::parse(
+            &TINY
+                .replace("operations = 5", "operations = 7")
+                .replace("sizes = [100, 1000]", "sizes = [100]")
+                .replace(
+                    "name = \"tiny\"",
+                    "name = \"nightly\"\n[run]\nrepetitions = 3",
+                ),
+        )
+        .unwrap();
+        assert_eq!(given.name, "nightly");
+        assert_eq!(given.run.repetitions, 3);
+        let keys = |p: &Plan| -> Vec<(String, String)> {
+            crate::plan::cells(&expand(p, "/r"))
+                .iter()
+                .map(|c| (c.id(), c.key()))
+                .collect()
+        };
+        assert_eq!(keys(&given), keys(&written));
+        // Validated with the rest, naming the key and the --set.
+        let e = set(&[("continuous.operations", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("continuous.operations") && e.contains("--set continuous.operations=0"),
+            "{e}"
+        );
+        let e = set(&[("continuous.bogus", "1")]).unwrap_err().to_string();
+        assert!(e.contains("bogus"), "{e}");
+        let e = set(&[("matrix.sizes.x", "1")]).unwrap_err().to_string();
+        assert!(e.contains("`matrix.sizes` is not a table"), "{e}");
+        // Without any, the plan as it is.
+        assert_eq!(keys(&set(&[]).unwrap()), keys(&Plan::parse(TINY).unwrap()));
     }
 
     #[test]

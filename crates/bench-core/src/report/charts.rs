@@ -184,7 +184,9 @@ fn offered_load(cells: &[&CellRecords<'_>], mode: &str) -> Vec<Chart> {
             for &(x, _) in &curve.achieved {
                 (lo, hi) = (lo.min(x), hi.max(x));
             }
-            latency.series.push(Series::line(label.clone(), curve.p99, i));
+            latency
+                .series
+                .push(Series::line(label.clone(), curve.p99, i));
             latency.series.push(Series::dashed(
                 format!("{label}, service"),
                 curve.service,

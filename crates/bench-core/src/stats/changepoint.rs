@@ -256,7 +256,9 @@ mod tests {
         assert!(2.0 / choose(n - 1, 3) > d.max_p / 4.0);
         assert_eq!(choose(18, 3), 816.0);
         let mut noise = Rng::new(5);
-        let mut x: Vec<f64> = (0..n).map(|_| 100.0 * (1.0 + 0.01 * noise.normal())).collect();
+        let mut x: Vec<f64> = (0..n)
+            .map(|_| 100.0 * (1.0 + 0.01 * noise.normal()))
+            .collect();
         for v in &mut x[n - 3..] {
             *v *= 2.0;
         }

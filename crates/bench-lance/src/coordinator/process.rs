@@ -56,7 +56,12 @@ pub(super) fn disown_groups(pids: &[u32]) {
 /// SIGKILL every process group this process started that may still run (bench exiting at
 /// once: nothing it started may outlive it).
 pub fn kill_every_group() {
-    let pids: Vec<u32> = OWN_GROUPS.lock().expect("groups lock").iter().copied().collect();
+    let pids: Vec<u32> = OWN_GROUPS
+        .lock()
+        .expect("groups lock")
+        .iter()
+        .copied()
+        .collect();
     for pid in live_groups(&pids) {
         signal_group(pid, libc::SIGKILL);
     }

@@ -88,7 +88,7 @@ pub async fn ab(
         // A pull request comment is the comparison alone.
         match verdict.format {
             compare::Format::Text => answer.line(note),
-            compare::Format::Github => answer.note(note),
+            compare::Format::Github | compare::Format::Json => answer.note(note),
         }
     }
     if sequential && !c.rows.is_empty() {
@@ -97,7 +97,7 @@ pub async fn ab(
                     verdict errs at most 5 % however many runs it took (docs/ab.md)";
         match verdict.format {
             compare::Format::Text => answer.line(note.to_string()),
-            compare::Format::Github => answer.note(note.to_string()),
+            compare::Format::Github | compare::Format::Json => answer.note(note.to_string()),
         }
     }
     answer.code = c.exit_code(verdict);

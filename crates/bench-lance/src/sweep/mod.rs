@@ -40,6 +40,10 @@ pub struct Overrides {
     pub launcher: Option<String>,
     /// `--trace`: replaces the plan's `run.trace_operations`.
     pub trace: Option<u32>,
+    /// `--only`: run only the cells whose id one of these matches.
+    pub only: Vec<bench_core::glob::Glob>,
+    /// `--set KEY=VALUE`: plan keys as if the plan said them.
+    pub set: Vec<(String, String)>,
 }
 
 /// A plan resolved against its results directory and store.
@@ -61,6 +65,8 @@ pub struct Sweep {
     pub builds: std::collections::BTreeMap<String, Arm>,
     /// `bench ab`: its arms' executables (recorded in the checkpoint).
     pub ab: Option<[PathBuf; 2]>,
+    /// `--only` selected some of the cells: the others are neither run nor cleaned up for.
+    pub only: bool,
 }
 
 /// Check every build of the plan before anything is written: resolve its path (`"bench"`
@@ -220,7 +226,7 @@ impl Sweep {
     /// Load the plan, apply the command line's overrides, and resolve where its outputs and
     /// store are. Writes nothing.
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
-        let mut plan = Plan::load(plan_path)?;
+        let mut plan = Plan::load_with(plan_path, &over.set)?;
         plan.override_with(over.root.as_deref(), &over.storage);
         if over.ab.is_some() && !plan.builds.is_empty() {
             return Err(BenchError::Usage(format!(
@@ -294,6 +300,19 @@ impl Sweep {
                 .await?
                 .with_copy_parallelism(parallelism);
         }
+        if !over.only.is_empty() {
+            steps = only_steps(&steps, &over.only);
+            if crate::plan::cells(&steps).is_empty() {
+                let given: Vec<&str> = over.only.iter().map(|g| g.0.as_str()).collect();
+                return Err(BenchError::Usage(format!(
+                    "no cell of {}{} matches --only {}: `bench plan {}` lists the cells' ids",
+                    plan_path.display(),
+                    shard.map_or(String::new(), |s| format!(" (shard {s})")),
+                    given.join(" --only "),
+                    plan_path.display()
+                )));
+            }
+        }
         Ok(Sweep {
             plan,
             plan_path: plan_path.to_path_buf(),
@@ -304,6 +323,7 @@ impl Sweep {
             planned,
             root,
             builds,
+            only: !over.only.is_empty(),
             ab: over
                 .ab
                 .as_ref()
@@ -498,6 +518,26 @@ fn default_root(out: &Path, sharded: bool) -> PathBuf {
 }
 
 /// A shard's share of the steps: its cells, and the goldens they need, in plan order.
+/// The steps of the cells `--only` selects, and the goldens they need.
+fn only_steps(steps: &[Step], only: &[bench_core::glob::Glob]) -> Vec<Step> {
+    let mine: Vec<&Cell> = (crate::plan::cells(steps).into_iter())
+        .filter(|c| bench_core::glob::Glob::any(only, &c.id()))
+        .collect();
+    keep_steps(steps, &mine)
+}
+
+/// Of `steps`, the cells in `mine` and the goldens they need.
+fn keep_steps(steps: &[Step], mine: &[&Cell]) -> Vec<Step> {
+    steps
+        .iter()
+        .filter(|step| match step {
+            Step::Golden(g) => mine.iter().any(|c| c.golden == *g),
+            Step::Cell(c) => mine.contains(&c),
+        })
+        .cloned()
+        .collect()
+}
+
 fn shard_steps(steps: &[Step], repetitions: u32, s: shard::Shard) -> Vec<Step> {
     let cells = crate::plan::cells(steps);
     let of = shard::partition(&cells, repetitions, s.count);
@@ -507,12 +547,5 @@ fn shard_steps(steps: &[Step], repetitions: u32, s: shard::Shard) -> Vec<Step> {
         .filter(|&(_, &k)| k + 1 == s.index)
         .map(|(c, _)| *c)
         .collect();
-    steps
-        .iter()
-        .filter(|step| match step {
-            Step::Golden(g) => mine.iter().any(|c| c.golden == *g),
-            Step::Cell(c) => mine.contains(&c),
-        })
-        .cloned()
-        .collect()
+    keep_steps(steps, &mine)
 }

@@ -425,12 +425,16 @@ impl Runner<'_> {
     async fn say_what_runs(&self, cells: usize, done: u64, predicted: crate::progress::Predicted) {
         let sweep = self.sweep;
         self.progress.log(format!(
-            "sweep `{}`{}: {cells} cells, {done} already done; results in {}; {} to run \
+            "sweep `{}`{}{}: {cells} cells, {done} already done; results in {}; {} to run \
              (estimated)",
             sweep.plan.name,
             match sweep.shard {
                 Some(s) => format!(" shard {s}"),
                 None => String::new(),
+            },
+            match sweep.only {
+                true => format!(" (--only: {cells} of its {})", sweep.planned.len()),
+                false => String::new(),
             },
             sweep.out.display(),
             super::estimate::about(predicted.total())
@@ -519,8 +523,7 @@ impl Runner<'_> {
         let checkpoint = self.state.cells.get(&id).and_then(|c| c.reason.clone());
         checkpoint
             .or_else(|| {
-                resume::unverified(&self.records, (&id, &key), &names)
-                    .map(|r| unverified_reason(r))
+                resume::unverified(&self.records, (&id, &key), &names).map(|r| unverified_reason(r))
             })
             .unwrap_or_else(|| "no reason recorded".into())
     }
@@ -1144,10 +1147,11 @@ async fn cleanup(
         Cleanup::Runs => sweep.store.remove_prefix("runs").await,
         Cleanup::All => {
             sweep.store.remove_prefix("runs").await?;
-            let all_done = sweep
-                .cells()
-                .iter()
-                .all(|c| sweep.standing(state, records, c, arms, false).status == CellStatus::Done);
+            // With --only, the plan's other cells may still need their goldens.
+            let all_done = !sweep.only
+                && sweep.cells().iter().all(|c| {
+                    sweep.standing(state, records, c, arms, false).status == CellStatus::Done
+                });
             if all_done {
                 sweep.store.remove_prefix("golden").await?;
             }
