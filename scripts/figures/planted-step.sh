@@ -5,10 +5,10 @@
 # results table; then `bench history` of that table (its chart under OUT/charts/). Prints
 # each run's median throughput, then what history says, and where the step was planted.
 #
-#   scripts/figures/planted-step.sh [RUNS] [DELAY_MS] [OUT]   (defaults: 12, 2, results/planted-step)
+#   scripts/figures/planted-step.sh [RUNS] [DELAY_MS] [OUT]   (defaults: 18, 2, results/planted-step)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-RUNS=${1:-12}
+RUNS=${1:-18}
 DELAY=${2:-2}
 OUT=${3:-results/planted-step}
 BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"

@@ -86,13 +86,9 @@ pub fn series(points: Vec<Point>, pattern: Option<&Glob>, detector: &Detector) -
         .map(|((name, test_bed), mut points)| {
             points.sort_by_key(|p| (p.dut_timestamp, p.timestamp));
             let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-            let changes = match values.len() >= detector.min_results() {
-                true => detector.detect(&values),
-                false => Vec::new(),
-            };
             Series {
                 units: points[0].units.clone(),
-                changes,
+                changes: detector.detect(&values),
                 name,
                 test_bed,
                 points,

@@ -92,6 +92,12 @@ pub struct Record {
     pub timeout_errors: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_timeout_error: Option<String>,
+    /// With an attempt timeout, in a cell of catalog commits: how many of the abandoned
+    /// attempts landed all the same (rows in `__manifest` beyond the golden's, the warm-up's
+    /// and one per successful commit). Absent without a timeout or where verification did
+    /// not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned_landed: Option<u64>,
     /// Concurrent and mixed cells: how far past `duration_secs` the window ran (the last
     /// operations started before the deadline finish after it); `null` for continuous cells.
     #[serde(default)]
@@ -515,6 +521,11 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
     let l: LatencySummary = m.latencies.summary();
     let count = l.count;
     let window_ms = rate_window_ms(cell, m);
+    let abandoned_landed = (cell.attempt_timeout_ms.is_some()
+        && cell.operation.is_write()
+        && !cell.operation.on_table()
+        && v.error.is_none())
+    .then(|| v.rows_after.saturating_sub(v.rows_before + count));
     // An operation's own time: of an open-loop cell from its actual start (its latency runs
     // from the intended one, which includes the wait for its writer).
     let own_ms = match cell.mode.load() {
@@ -580,6 +591,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         first_network_error: m.first_network_error.clone(),
         attempt_timeout_ms: cell.attempt_timeout_ms,
         timeout_errors: cell.attempt_timeout_ms.map(|_| m.timeouts),
+        abandoned_landed,
         first_timeout_error: m.first_timeout.clone(),
         window_overrun_ms: overrun(cell, m),
         operations_bound: cell.mode.bound(),
@@ -699,6 +711,7 @@ pub(crate) mod tests {
             first_network_error: None,
             attempt_timeout_ms: None,
             timeout_errors: None,
+            abandoned_landed: None,
             first_timeout_error: None,
             window_overrun_ms: None,
             operations_bound: None,

@@ -115,6 +115,16 @@ fn example(leaf: &str) -> (&'static str, &'static str) {
         "operation" | "read_operation" => ("\"write-create-namespace\"", ""),
         "cleanup" => ("\"runs\"", ""),
         "order" => ("\"interleaved\"", ""),
+        "transport" => ("[\"direct\", \"rest\"]", ""),
+        "servers" => ("[1, 2]", " of servers"),
+        "builds" => ("[\"main\", \"candidate\"]", ""),
+        "table_versions" => ("[100, 1000]", " of versions"),
+        "rate" => ("20", " of operations a second"),
+        "rates" => ("[10, 20, 40]", " of operations a second"),
+        "attempt_timeout_secs" => ("30", " of seconds"),
+        "arrivals" => ("\"poisson\"", ""),
+        "launcher" => ("\"srun --ntasks={workers}\"", ""),
+        "local_requests" => ("\"s3\"", ""),
         _ => ("\"us-east-1\"", ""),
     }
 }
@@ -151,8 +161,19 @@ pub(super) fn plain(key: &str, message: &str) -> String {
         } else {
             format!("must be a whole number{unit}, e.g. {eg}")
         }
+    } else if expected.starts_with('f') {
+        if in_list {
+            let one = eg.trim_matches(['[', ']']).split(',').next().unwrap_or(eg);
+            format!("each value must be a number{unit}, e.g. {one}")
+        } else {
+            format!("must be a number{unit}, e.g. {eg}")
+        }
     } else if expected.starts_with("a sequence") {
-        format!("must be a list, e.g. {eg}")
+        // An example that is not a list (a leaf without one of its own) is none.
+        match eg.starts_with('[') {
+            true => format!("must be a list, e.g. {eg}"),
+            false => "must be a list in brackets, e.g. [\"a\", \"b\"]".to_string(),
+        }
     } else if expected.starts_with("a boolean") {
         if in_list {
             "each value must be true or false".to_string()
@@ -170,6 +191,26 @@ pub(super) fn plain(key: &str, message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transports_and_rates_say_what_they_take() {
+        assert_eq!(
+            plain("matrix.transport", "invalid type: string \"rest\", expected a sequence"),
+            "must be a list, e.g. [\"direct\", \"rest\"] (found the string \"rest\")"
+        );
+        assert_eq!(
+            plain("concurrent.rate", "invalid type: string \"20/s\", expected f64"),
+            "must be a number of operations a second, e.g. 20 (found the string \"20/s\")"
+        );
+        assert_eq!(
+            plain("mixed.rates[1]", "invalid type: string \"x\", expected f64"),
+            "each value must be a number of operations a second, e.g. 10 (found the string \"x\")"
+        );
+        assert_eq!(
+            plain("foo.bar", "invalid type: string \"x\", expected a sequence"),
+            "must be a list in brackets, e.g. [\"a\", \"b\"] (found the string \"x\")"
+        );
+    }
 
     #[test]
     fn keys_are_found_where_they_are_set() {

@@ -21,8 +21,9 @@ pub enum Operation {
     DescribeTable {
         cold: bool,
     },
-    /// Commits to the shared table: lance's dataset API appending through the namespace
-    /// (`Dataset::write_into_namespace`, as applications do), and the namespace's own
+    /// Commits to the shared table: lance's dataset API appending to the table opened
+    /// through the namespace (`DatasetBuilder::from_namespace`, then an append with
+    /// `InsertBuilder`, as applications do), and the namespace's own
     /// `insert_into_table` with the same rows (as a REST client calls it).
     TableAppend,
     InsertIntoTable,

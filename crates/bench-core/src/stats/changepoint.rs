@@ -76,8 +76,12 @@ impl Detector {
             .expect("some length reaches any positive max_p")
     }
 
-    /// The change points of `series`, in order of their index.
+    /// The change points of `series`, in order of their index; none for a series shorter
+    /// than [`Detector::min_results`], whose steps the test could not tell from chance.
     pub fn detect(&self, series: &[f64]) -> Vec<ChangePoint> {
+        if series.len() < self.min_results() {
+            return Vec::new();
+        }
         let mut found = Vec::new();
         let mut rng = Rng::new(self.seed);
         self.search(series, 0, &mut rng, &mut found);

@@ -22,7 +22,7 @@ fn explain(store: &Store, step: &str, error: &(dyn Error + 'static)) -> BenchErr
         // Only a missing bucket makes a write (the first step) or a listing not found.
         Fault::NotFound if step == "write" || step == "list" => format!(
             "bucket `{bucket}` does not exist (or these credentials cannot see it); create it \
-             or fix `root`"
+             or give a bucket that does"
         ),
         Fault::Denied => format!(
             "the store refused these credentials to {step} under {root}; check \

@@ -934,8 +934,9 @@ impl Runner<'_> {
                 } else {
                     let table = (g.marker.table).map_or(String::new(), |t| {
                         format!(
-                            " and a shared table of {} versions ({:.2}s of history)",
-                            t.version, t.history_secs
+                            " and a shared table of {} ({:.2}s of history)",
+                            crate::plan::count(t.version, "version", "versions"),
+                            t.history_secs
                         )
                     });
                     format!(

@@ -238,8 +238,13 @@ impl Session {
                 format!("abandoned after {ms} ms (run.attempt_timeout_secs)"),
             )
         };
+        let began = Instant::now();
         let result = match limit {
             Some(t) => match tokio::time::timeout(t, self.perform(op, target)).await {
+                // A busy runtime may poll an attempt that ended past its limit before the
+                // timer: past the limit it is abandoned all the same (it may have landed;
+                // the record counts those that did), so no success outlasts the limit.
+                Ok(_) if began.elapsed() > t => return Err(timed_out(t)),
                 Ok(r) => r,
                 Err(_) => return Err(timed_out(t)),
             },
