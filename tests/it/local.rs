@@ -265,11 +265,26 @@ fn check_record(r: &Value) {
         wall >= copy["ms"].as_f64().unwrap() + obj["total_duration_ms"].as_f64().unwrap() * 0.999,
         "{r}"
     );
+    // The lance revision where the build knows it (a crates.io lance: its package's commit).
+    let revision = obj.get("lance_revision").and_then(|v| v.as_str());
+    if let Some(rev) = revision {
+        assert!(
+            rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()),
+            "{r}"
+        );
+        assert_eq!(rev, bench_lance::plan::LANCE_REVISION);
+    }
     // `series` only in concurrent cells.
     let series = usize::from(obj.contains_key("series"));
     assert_eq!(
         obj.len(),
-        numbers.len() + integers.len() + strings.len() + nullable.len() + 18 + series,
+        numbers.len()
+            + integers.len()
+            + strings.len()
+            + nullable.len()
+            + 18
+            + series
+            + usize::from(revision.is_some()),
         "unexpected fields in {r}"
     );
     assert_eq!(obj["manifest_shard_count"], 0);

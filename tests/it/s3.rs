@@ -845,7 +845,7 @@ fn results_publish_to_s3_once_and_their_history_reads_back() {
             .unwrap()
     };
     let to = ["publish", out.to_str().unwrap(), "--to", "s3://bench/db"];
-    for expect in ["published 1 rows", "published 0 rows"] {
+    for expect in ["published 1 row ", "published 0 rows"] {
         let o = on_s3(to[0], &to[1..], &server.options());
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(
@@ -862,15 +862,17 @@ fn results_publish_to_s3_once_and_their_history_reads_back() {
     );
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", stderr(&o));
+    let host = bench_lance::worker::protocol::hostname();
     assert!(
-        text.contains("manifest/pub/cont_inline_false_rows_100 (operations/second, 1 results"),
+        text.contains(&format!(
+            "manifest/pub/file/direct/cont_inline_false_rows_100 on {host} (nanoseconds, 1 result;"
+        )),
         "{text}"
     );
-    assert!(
-        charts
-            .join("manifest_pub_cont_inline_false_rows_100.svg")
-            .is_file()
-    );
+    let chart = bench_lance::history::file_name(&format!(
+        "manifest/pub/file/direct/cont_inline_false_rows_100 on {host}"
+    ));
+    assert!(charts.join(chart).is_file());
 
     let nowhere = [
         "--storage-option".to_string(),

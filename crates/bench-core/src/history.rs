@@ -148,8 +148,11 @@ pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
         };
         let _ = writeln!(
             s,
-            "{} on {} ({}, {n} results; {better} is better)",
-            series.name, series.test_bed, series.units
+            "{} on {} ({}, {}; {better} is better)",
+            series.name,
+            series.test_bed,
+            series.units,
+            crate::plan::count(n as u64, "result", "results")
         );
         let _ = writeln!(
             s,

@@ -195,11 +195,17 @@ mod tests {
     #[test]
     fn transports_and_rates_say_what_they_take() {
         assert_eq!(
-            plain("matrix.transport", "invalid type: string \"rest\", expected a sequence"),
+            plain(
+                "matrix.transport",
+                "invalid type: string \"rest\", expected a sequence"
+            ),
             "must be a list, e.g. [\"direct\", \"rest\"] (found the string \"rest\")"
         );
         assert_eq!(
-            plain("concurrent.rate", "invalid type: string \"20/s\", expected f64"),
+            plain(
+                "concurrent.rate",
+                "invalid type: string \"20/s\", expected f64"
+            ),
             "must be a number of operations a second, e.g. 20 (found the string \"20/s\")"
         );
         assert_eq!(

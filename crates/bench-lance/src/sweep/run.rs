@@ -696,6 +696,7 @@ impl Runner<'_> {
                 if self.record(records, &label)? {
                     return Ok(true);
                 }
+                self.report.failed += 1;
                 self.give_up(cell, repetition);
                 Ok(false)
             }
