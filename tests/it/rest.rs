@@ -95,6 +95,24 @@ fn one_server_queues_what_direct_writers_conflict_on_and_the_split_adds_up() {
     );
 }
 
+/// A sweep of `text`, sent `signals` Ctrl-Cs (50 ms apart) once its cell's server runs:
+/// its directory, what it printed, and the store path its processes mention.
+fn interrupted(text: &str, signals: usize) -> (tempfile::TempDir, std::process::Output, String) {
+    let (dir, plan, out) = plan_dir(text);
+    let child = spawn_sweep(bench(), "run", &plan, &out, &[]);
+    let needle = out.join("store").to_str().unwrap().to_string();
+    server_of(&needle);
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..signals {
+        // SAFETY: kill(2) on our own child.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (dir, child.wait_with_output().unwrap(), needle)
+}
+
 /// Wait until a process mentioning `needle` and `serve` runs; its pid.
 fn server_of(needle: &str) -> u32 {
     let t = Instant::now();
@@ -151,22 +169,33 @@ fn a_server_or_worker_that_dies_fails_its_cell_and_no_server_outlives_it_or_an_i
     );
 
     // Ctrl-C while the cell runs: the sweep stops, and its server with it.
-    let (_dir, plan, out) = plan_dir(text);
-    let child = spawn_sweep(bench(), "run", &plan, &out, &[]);
-    let store = out.join("store");
-    let needle = store.to_str().unwrap();
-    server_of(needle);
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: kill(2) on our own child.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-    let o = child.wait_with_output().unwrap();
+    let (_dir, o, needle) = interrupted(text, 1);
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(
-        processes_mentioning(needle).is_empty(),
+        processes_mentioning(&needle).is_empty(),
         "a server or worker outlived the interrupted cell"
     );
+
+    // Ctrl-C twice: it exits at once, and kills what it started; the cell is pending again
+    // and the next run runs it on a fresh copy.
+    let (dir, o, needle) = interrupted(text, 2);
+    let (plan, out) = (dir.path().join("plan.toml"), dir.path().join("out"));
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pending again"), "{}", stderr(&o));
+    let needle = needle.as_str();
+    let t = std::time::Instant::now();
+    while !processes_mentioning(needle).is_empty() {
+        // SIGKILL'd groups are reaped by init: gone within moments.
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "a server or worker outlived a second Ctrl-C: {:?}",
+            processes_mentioning(needle)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl"))[0]["verified"], true);
 }
 
 #[test]

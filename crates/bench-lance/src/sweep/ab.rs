@@ -96,7 +96,7 @@ pub async fn ab(
                     its error spent over the looks (the k-th at 1 − 0.05·6/(π²k²)), so its \
                     verdict errs at most 5 % however many runs it took (docs/ab.md)";
         match verdict.format {
-            compare::Format::Text => answer.line(note.to_string()),
+            compare::Format::Text => answer.line(note),
             compare::Format::Github | compare::Format::Json => answer.note(note.to_string()),
         }
     }

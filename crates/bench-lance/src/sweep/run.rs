@@ -523,7 +523,7 @@ impl Runner<'_> {
         let checkpoint = self.state.cells.get(&id).and_then(|c| c.reason.clone());
         checkpoint
             .or_else(|| {
-                resume::unverified(&self.records, (&id, &key), &names).map(|r| unverified_reason(r))
+                resume::unverified(&self.records, (&id, &key), &names).map(unverified_reason)
             })
             .unwrap_or_else(|| "no reason recorded".into())
     }
