@@ -17,13 +17,17 @@ run_sweep() {
 }
 [ -x "$BENCH" ] || { echo "build first: cargo build --release" >&2; exit 1; }
 WORK=$(mktemp -d)
+# The folder goes however this ends, a failed start of Ceph's gateway included (the trap
+# below replaces this one once the server is up).
+trap 'rm -rf "$WORK"' EXIT
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
 UPSTREAM=()
 case "${S3_BACKEND:-moto}" in
   moto) ;;
   rgw)
-    scripts/rgw-up.sh "$WORK/rgw" > "$WORK/rgw.env" || exit 1
+    scripts/rgw-up.sh "$WORK/rgw" > "$WORK/rgw.env" \
+      || { scripts/rgw-down.sh "$WORK/rgw" >/dev/null 2>&1; exit 1; }
     UPSTREAM=(--upstream "$(sed -n 's/^export RGW_ENDPOINT=//p' "$WORK/rgw.env")")
     ;;
   *) echo "S3_BACKEND is moto or rgw, not ${S3_BACKEND}" >&2; exit 2 ;;

@@ -990,3 +990,77 @@ fn a_trace_of_each_run_holds_every_workers_first_operations_and_their_requests()
     assert!(!out2.join("traces").exists());
     assert!(lines(&out2.join("results.jsonl"))[0].get("trace").is_none());
 }
+
+/// `--only GLOB` runs the cells it selects (and only their goldens); `bench plan` lists
+/// them; a pattern that selects nothing is refused, naming it; `--set` sets a key as if the
+/// plan said it.
+#[test]
+fn only_and_set_select_cells_and_set_keys() {
+    let (_dir, plan, out) = plan_dir(&tiny_plan());
+    let shown = bench()
+        .args(["plan"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args([
+            "--only",
+            "cont_*_rows_100",
+            "--set",
+            "continuous.operations=3",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert!(
+        text.contains("cont_inline_true_rows_100") && text.contains("cont_inline_false_rows_100"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("conc_") && !text.contains("rows_1000"),
+        "{text}"
+    );
+    let o = run(
+        &plan,
+        &out,
+        &[
+            "--only",
+            "cont_*_rows_100",
+            "--set",
+            "continuous.operations=3",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(--only: 2 of its"), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert!(r["bench_tag"].as_str().unwrap().starts_with("cont_"), "{r}");
+        assert_eq!(r["total_operations"], 3, "--set took: {r}");
+    }
+    // Only the goldens the selected cells need were built.
+    let goldens: Vec<String> = std::fs::read_dir(out.join("store/golden"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        goldens.iter().all(|g| g.ends_with("rows_100")),
+        "{goldens:?}"
+    );
+    // Nothing matches: refused, nothing run.
+    let o = run(&plan, &out, &["--only", "nothing_*"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no cell of") && stderr(&o).contains("nothing_*"),
+        "{}",
+        stderr(&o)
+    );
+    // A --set the plan would refuse is refused, naming it.
+    let o = run(&plan, &out, &["--set", "continuous.operations=0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--set continuous.operations=0"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -429,6 +429,10 @@ fn an_attempt_past_its_timeout_is_abandoned_counted_as_timeout_and_verified() {
     // Each abandoned commit may have landed (these did): verification allows it.
     assert_eq!(r["verified"], true, "{r}");
     assert_eq!(r["manifest_rows_after"], 104, "{r}");
+    assert_eq!(
+        r["abandoned_landed"], 4,
+        "the record says how many landed: {r}"
+    );
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let (head, row) = summary.split_once('\n').unwrap();
     let col = head.split(',').position(|c| c == "timeout_errors").unwrap();

@@ -378,6 +378,36 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
     );
 }
 
+/// `--json` (`--format json`): the same comparison as one document, nothing else on stdout.
+#[test]
+fn compare_as_json_holds_each_cell_s_ratio_interval_and_verdict() {
+    let (a, b) = (fixture("reps-a.jsonl"), fixture("reps-b.jsonl"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for flag in [&["--json"][..], &["--format", "json"][..]] {
+        let args = [&["compare", a, b, "--between-runs", "0"][..], flag].concat();
+        let o = bench_cmd(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let cell = |id: &str| {
+            doc["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["cell"] == id)
+                .unwrap_or_else(|| panic!("{id} in {doc}"))
+                .clone()
+        };
+        let slow = cell("cont_inline_true_rows_1000");
+        assert_eq!(slow["metrics"][0]["change"], "worse", "{slow}");
+        assert!((slow["metrics"][0]["ratio"].as_f64().unwrap() - 0.5).abs() < 1e-9);
+        assert!(slow["verdict"].as_str().unwrap().starts_with("REGRESSION"));
+        let noisy = cell("cont_inline_false_rows_1000");
+        assert_eq!(noisy["metrics"][0]["change"], "noise", "{noisy}");
+        assert!(doc["regressions"].as_u64().unwrap() >= 1, "{doc}");
+        assert!(!doc["reads"].as_array().unwrap().is_empty(), "{doc}");
+    }
+}
+
 #[test]
 fn compare_gives_ratios_warnings_and_no_verdict_for_single_runs() {
     let (a, b) = (fixture("results-a.jsonl"), fixture("results-b.jsonl"));

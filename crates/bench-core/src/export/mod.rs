@@ -173,6 +173,49 @@ mod tests {
     use super::*;
     use crate::plan::{ModeKind, Variant};
 
+    /// Open-loop cells of one shape come in the order of their offered rate, as numbers
+    /// (10, 60, 500), not of their ids as text (10, 500, 60).
+    #[test]
+    fn open_loop_cells_are_sorted_by_their_offered_rate() {
+        let recs: Vec<Record> = [500.0, 10.0, 60.0]
+            .into_iter()
+            .map(|rate| {
+                let mut r = record(
+                    ModeKind::Concurrent,
+                    Variant::NoIndex,
+                    1000,
+                    4,
+                    &format!("conc_c_4_rate_{rate}"),
+                );
+                r.open_loop.offered_ops_per_sec = Some(rate);
+                r
+            })
+            .collect();
+        let order: Vec<f64> = cells(&recs)
+            .iter()
+            .filter_map(|c| c.first().open_loop.offered_ops_per_sec)
+            .collect();
+        assert_eq!(order, [10.0, 60.0, 500.0]);
+    }
+
+    /// A repetition run again after it failed verification stands by its newer record.
+    #[test]
+    fn a_repetition_run_again_stands_by_its_newer_record() {
+        let rec = |rep: u32, verified: bool| Record {
+            repetition: rep,
+            verified,
+            ..record(ModeKind::Continuous, Variant::NoIndex, 100, 1, "c")
+        };
+        let recs = [rec(1, false), rec(2, true), rec(1, true)];
+        let all = cells(&recs);
+        let reps: Vec<(u32, bool)> = all[0]
+            .reps
+            .iter()
+            .map(|r| (r.repetition, r.verified))
+            .collect();
+        assert_eq!(reps, [(2, true), (1, true)]);
+    }
+
     #[test]
     fn cells_are_sorted_as_the_reference_and_the_latest_key_wins() {
         let mut newer = record(

@@ -528,6 +528,62 @@ mod tests {
     use crate::plan::ModeKind::*;
     use crate::plan::Variant::*;
 
+    /// Open-loop mixed cells: against their offered load (p99 and achieved), not on the
+    /// closed-loop chart against size; over time, a mixed cell's reads beside its commits.
+    #[test]
+    fn open_loop_mixed_cells_are_drawn_against_their_load_and_their_reads_over_time() {
+        let mut recs: Vec<crate::export::Record> = [10.0, 20.0]
+            .into_iter()
+            .map(|rate| {
+                let mut r = record(Mixed, NoIndex, 1000, 1, &format!("mixed_c_1_rate_{rate}"));
+                r.open_loop.offered_ops_per_sec = Some(rate);
+                r.throughput_ops_per_sec = rate * 0.9;
+                r.total_duration_ms = 2000.0;
+                r.series = Some(crate::stats::TimeSeries {
+                    ops: vec![5, 4],
+                    errors: Default::default(),
+                    p50_ms: vec![Some(3.0), Some(4.0)],
+                    p99_ms: vec![Some(9.0), Some(8.0)],
+                    reads: Some(vec![10, 8]),
+                });
+                r
+            })
+            .collect();
+        recs.push(record(Mixed, NoIndex, 1000, 1, "mixed_closed"));
+        let all = charts(&cells(&recs));
+        let names: Vec<&str> = all.iter().map(|c| c.file.as_str()).collect();
+        assert!(
+            names.contains(&"mixed_offered_load_no_index.svg"),
+            "{names:?}"
+        );
+        let achieved = all
+            .iter()
+            .find(|c| c.file == "mixed_achieved_no_index.svg")
+            .expect("achieved against offered");
+        assert_eq!(achieved.series[0].points, [(10.0, 9.0), (20.0, 18.0)]);
+        assert_eq!(achieved.series[1].name, "achieved = offered");
+        // The closed-loop mixed chart has the closed-loop cell alone.
+        let closed = all
+            .iter()
+            .find(|c| c.file == "mixed_throughput.svg")
+            .unwrap();
+        assert!(
+            closed.series.iter().all(|s| s.points.len() == 1),
+            "{:?}",
+            closed.series
+        );
+        let over = all
+            .iter()
+            .find(|c| c.file == "over_time_mixed_c_1_rate_10.svg")
+            .expect("over time");
+        let reads = over
+            .series
+            .iter()
+            .find(|s| s.name == "reads, run 1")
+            .expect("reads");
+        assert_eq!(reads.points, [(0.5, 10.0), (1.5, 8.0)]);
+    }
+
     #[test]
     fn charts_follow_the_modes_present() {
         let mut recs = vec![
