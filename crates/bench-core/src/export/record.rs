@@ -516,29 +516,49 @@ fn rate_window_ms(cell: &Cell, m: &Measured) -> f64 {
     m.window_ms.max(offered)
 }
 
+/// Round trips and store wait per operation on the critical path, only where every
+/// successful operation reported its path.
+fn critical_path(m: &Measured, count: u64) -> Option<(f64, f64)> {
+    (count > 0 && m.path_ops == count).then(|| {
+        let n = count as f64;
+        (m.path_round_trips as f64 / n, m.path_wait_ms / n)
+    })
+}
+
+/// The transport's name, where the plan says one (`matrix.transport`) or it is not direct.
+fn transport_name(cell: &Cell) -> Option<String> {
+    (cell.transport != Transport::Direct || cell.varied.iter().any(|(k, _)| k == "transport"))
+        .then(|| cell.transport.name().to_string())
+}
+
+/// With an attempt timeout, in a cell of catalog commits that verified: how many of its
+/// abandoned commits landed (rows beyond one per successful commit).
+fn abandoned_landed(cell: &Cell, v: &Verification, count: u64) -> Option<u64> {
+    (cell.attempt_timeout_ms.is_some()
+        && cell.operation.is_write()
+        && !cell.operation.on_table()
+        && v.error.is_none())
+    .then(|| v.rows_after.saturating_sub(v.rows_before + count))
+}
+
+/// An operation's own time (mean): of an open-loop cell from its actual start (its latency
+/// runs from the intended one, which includes the wait for its writer).
+fn own_ms(cell: &Cell, m: &Measured, l: &LatencySummary) -> f64 {
+    match cell.mode.load() {
+        Some(_) => m.open_loop.service.summary().avg,
+        None => l.avg,
+    }
+}
+
 /// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let l: LatencySummary = m.latencies.summary();
     let count = l.count;
-    let window_ms = rate_window_ms(cell, m);
-    let abandoned_landed = (cell.attempt_timeout_ms.is_some()
-        && cell.operation.is_write()
-        && !cell.operation.on_table()
-        && v.error.is_none())
-    .then(|| v.rows_after.saturating_sub(v.rows_before + count));
-    // An operation's own time: of an open-loop cell from its actual start (its latency runs
-    // from the intended one, which includes the wait for its writer).
-    let own_ms = match cell.mode.load() {
-        Some(_) => m.open_loop.service.summary().avg,
-        None => l.avg,
-    };
+    let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
+    let abandoned_landed = abandoned_landed(cell, &v, count);
     // A rest cell's requests are its servers' (and the workers' own, e.g. a table append's).
     let io = (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io);
-    // Only where every successful operation reported its path.
-    let path = (count > 0 && m.path_ops == count).then(|| {
-        let n = count as f64;
-        (m.path_round_trips as f64 / n, m.path_wait_ms / n)
-    });
+    let path = critical_path(m, count);
     Record {
         variant: cell.variant(),
         operation: cell.operation,
@@ -623,9 +643,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         wall_ms: None,
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
         fastest_request_ms: path.and(m.fastest_request_ms),
-        transport: (cell.transport != Transport::Direct
-            || cell.varied.iter().any(|(k, _)| k == "transport"))
-        .then(|| cell.transport.name().to_string()),
+        transport: transport_name(cell),
         rest: rest_figures(cell, m),
         series: series(cell, m),
         open_loop: OpenLoopFigures::of(cell, m),

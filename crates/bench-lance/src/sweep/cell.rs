@@ -502,22 +502,12 @@ async fn watch_workers(
     ] {
         worker_env.extend(map.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone())));
     }
-    // Starting servers (up to their listen timeout) gives way to an interrupt: those
-    // started are killed as they are dropped.
     let starting = start_servers(sweep, cell, arms, roots, &worker_env);
-    let started = tokio::select! {
-        s = starting => Some(s),
-        _ = interrupt.wait_for(|&stop| stop) => None,
-    };
-    let mut servers = match started {
-        Some(Ok(s)) => s,
-        Some(Err(reason)) => {
+    let mut servers = match interruptible(starting, interrupt).await {
+        Ok(s) => s,
+        Err(ran) => {
             bar.finish();
-            return Ran::Failed(reason);
-        }
-        None => {
-            bar.finish();
-            return Ran::Interrupted;
+            return ran;
         }
     };
     let runs: Vec<CellRun<'_>> = arms
@@ -560,6 +550,18 @@ async fn watch_workers(
     watched.clear();
     bar.finish();
     finish_servers(&mut servers, ran).await
+}
+
+/// Starting servers (up to their listen timeout) gives way to an interrupt: those started
+/// are killed as they are dropped. A failure to start fails the run.
+async fn interruptible(
+    starting: impl std::future::Future<Output = Result<Vec<Servers>, String>>,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<Vec<Servers>, Ran> {
+    tokio::select! {
+        s = starting => s.map_err(Ran::Failed),
+        _ = interrupt.wait_for(|&stop| stop) => Err(Ran::Interrupted),
+    }
 }
 
 /// Run the workers (`workers`, stopped through `stop`) while watching the servers: a

@@ -301,17 +301,7 @@ impl Sweep {
                 .with_copy_parallelism(parallelism);
         }
         if !over.only.is_empty() {
-            steps = only_steps(&steps, &over.only);
-            if crate::plan::cells(&steps).is_empty() {
-                let given: Vec<&str> = over.only.iter().map(|g| g.0.as_str()).collect();
-                return Err(BenchError::Usage(format!(
-                    "no cell of {}{} matches --only {}: `bench plan {}` lists the cells' ids",
-                    plan_path.display(),
-                    shard.map_or(String::new(), |s| format!(" (shard {s})")),
-                    given.join(" --only "),
-                    plan_path.display()
-                )));
-            }
+            steps = only_steps(&steps, &over.only, plan_path, shard)?;
         }
         Ok(Sweep {
             plan,
@@ -518,12 +508,28 @@ fn default_root(out: &Path, sharded: bool) -> PathBuf {
 }
 
 /// A shard's share of the steps: its cells, and the goldens they need, in plan order.
-/// The steps of the cells `--only` selects, and the goldens they need.
-fn only_steps(steps: &[Step], only: &[bench_core::glob::Glob]) -> Vec<Step> {
+/// The steps of the cells `--only` selects, and the goldens they need; none selected is an
+/// error naming the patterns.
+fn only_steps(
+    steps: &[Step],
+    only: &[bench_core::glob::Glob],
+    plan_path: &Path,
+    shard: Option<shard::Shard>,
+) -> Result<Vec<Step>, BenchError> {
     let mine: Vec<&Cell> = (crate::plan::cells(steps).into_iter())
         .filter(|c| bench_core::glob::Glob::any(only, &c.id()))
         .collect();
-    keep_steps(steps, &mine)
+    if mine.is_empty() {
+        let given: Vec<&str> = only.iter().map(|g| g.0.as_str()).collect();
+        return Err(BenchError::Usage(format!(
+            "no cell of {}{} matches --only {}: `bench plan {}` lists the cells' ids",
+            plan_path.display(),
+            shard.map_or(String::new(), |s| format!(" (shard {s})")),
+            given.join(" --only "),
+            plan_path.display()
+        )));
+    }
+    Ok(keep_steps(steps, &mine))
 }
 
 /// Of `steps`, the cells in `mine` and the goldens they need.
