@@ -35,6 +35,11 @@ pub const OP_DELAY_ENV: &str = "BENCH_OP_DELAY_MS";
 /// operation, as a worker that crashes mid-cell.
 pub const EXIT_AFTER_ENV: &str = "BENCH_WORKER_EXIT_AFTER";
 
+/// Measurement hook: a worker opens its namespace without the counting session (no
+/// requests, bytes or round trips in its reports), to measure what the accounting costs
+/// (`scripts/figures/fidelity.sh accounting`).
+pub const UNCOUNTED_ENV: &str = "BENCH_UNCOUNTED";
+
 /// The exit code of a worker stopped by [`EXIT_AFTER_ENV`].
 pub const EXIT_TEST_CRASH: i32 = 86;
 
@@ -562,6 +567,7 @@ async fn open(
 ) -> lance_core::Result<Arc<dyn LanceNamespace>> {
     Ok(match rest {
         Some(uri) => catalog::open_rest(uri),
+        None if std::env::var_os(UNCOUNTED_ENV).is_some() => Arc::new(catalog::open(cfg).await?),
         None => Arc::new(catalog::open_counted(cfg, counters).await?),
     })
 }
