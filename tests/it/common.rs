@@ -178,10 +178,10 @@ static RGW_SLOTS: (std::sync::Mutex<usize>, std::sync::Condvar) =
     (std::sync::Mutex::new(0), std::sync::Condvar::new());
 
 /// One of [`RGW_AT_ONCE`] places for a cluster, given back when dropped.
-struct RgwSlot;
+pub struct RgwSlot;
 
 impl RgwSlot {
-    fn take() -> RgwSlot {
+    pub fn take() -> RgwSlot {
         let (lock, freed) = &RGW_SLOTS;
         let mut up = lock.lock().unwrap_or_else(|e| e.into_inner());
         while *up >= RGW_AT_ONCE {

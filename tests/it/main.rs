@@ -7,6 +7,7 @@ mod local;
 mod network;
 mod numbers;
 mod publish;
+mod readme;
 mod recovery;
 mod report;
 mod rest;

@@ -153,19 +153,21 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         let (g, _) = golden::ensure(&store, spec, &cfg).await.unwrap();
         store.copy_prefix(&g.rel, "runs/v").await.unwrap();
         let root = store.uri("runs/v");
-        let ns = catalog::open(&catalog::CatalogConfig {
-            root: root.clone(),
-            inline: false,
-            commit_retries: 20,
-            storage: storage.clone(),
-            properties: Default::default(),
-        })
-        .await
-        .unwrap();
+        let ns = std::sync::Arc::new(
+            catalog::open(&catalog::CatalogConfig {
+                root: root.clone(),
+                inline: false,
+                commit_retries: 20,
+                storage: storage.clone(),
+                properties: Default::default(),
+            })
+            .await
+            .unwrap(),
+        );
         let op = Operation::CreateNamespace;
         let ids: Vec<String> = (0..2).map(|i| catalog::object_id(op, 0, i, "")).collect();
         for id in &ids {
-            catalog::execute(&ns, op, id.clone(), &catalog::table_ipc())
+            catalog::execute(ns.clone(), op, id.clone(), &catalog::table_ipc(), None)
                 .await
                 .unwrap();
         }

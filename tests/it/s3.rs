@@ -371,23 +371,26 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
         );
 
         // Commit into the copy; the golden does not change.
-        let ns = catalog::open(&CatalogConfig {
-            root: store.uri("runs/cell"),
-            inline: true,
-            commit_retries: 20,
-            storage: storage.clone(),
-            properties: Default::default(),
-        })
-        .await
-        .unwrap();
+        let ns = std::sync::Arc::new(
+            catalog::open(&CatalogConfig {
+                root: store.uri("runs/cell"),
+                inline: true,
+                commit_retries: 20,
+                storage: storage.clone(),
+                properties: Default::default(),
+            })
+            .await
+            .unwrap(),
+        );
         let data = catalog::table_ipc();
         for i in 0..3 {
             let id = catalog::object_id(bench_lance::plan::Operation::CreateNamespace, 0, i, "");
             catalog::execute(
-                &ns,
+                ns.clone(),
                 bench_lance::plan::Operation::CreateNamespace,
                 id,
                 &data,
+                None,
             )
             .await
             .unwrap();

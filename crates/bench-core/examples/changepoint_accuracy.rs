@@ -12,7 +12,7 @@
 //!   the step each first reports it (delay; the detector only counts a change point within
 //!   ±1 of the step), and on step-free series how often a report raises an alarm.
 
-use bench_core::history::last_four_p;
+use bench_core::results::history::last_four_p;
 use bench_core::stats::changepoint::{Detector, best_split};
 use bench_core::stats::rng::Rng;
 

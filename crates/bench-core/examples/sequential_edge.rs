@@ -14,7 +14,7 @@
 //! beyond the threshold nor within it. With identical builds a false verdict is a change
 //! called beyond the threshold. `decided within` with identical builds is the right answer.
 
-use bench_core::precision::{decides, sequential};
+use bench_core::compare::precision::{decides, sequential};
 use bench_core::stats::paired::{Batch, Unit, throughput_ratio};
 use bench_core::stats::rng::Rng;
 

@@ -220,7 +220,7 @@ fn native_local(records: &[crate::export::Record]) -> Vec<String> {
 /// `bench predict`: the predictions as a table, or one JSON object a line; and on stderr
 /// what they rest on (where the measured latency came from, cells left out, local requests).
 pub fn run(args: &PredictArgs) -> Result<crate::answer::Answer, BenchError> {
-    let (file, records) = crate::resume::load(&args.results).map_err(BenchError::output)?;
+    let (file, records) = crate::sweep::resume::load(&args.results).map_err(BenchError::output)?;
     let ms = |x: f64| x.is_finite() && x >= 0.0;
     if !(ms(args.latency_ms) && args.measured_at_ms.is_none_or(ms)) {
         return Err(BenchError::Usage(

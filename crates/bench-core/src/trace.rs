@@ -12,6 +12,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// Where a sweep's trace files go (`--trace`), under its results directory.
+pub const TRACE_DIR: &str = "traces";
+
 /// One request of a traced operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TracedRequest {

@@ -486,7 +486,7 @@ impl From<HistoryArgs> for crate::results_table::HistoryArgs {
         crate::results_table::HistoryArgs {
             uri: a.uri,
             storage: a.storage_option.into_iter().collect(),
-            benchmark: a.benchmark.map(bench_core::history::Glob),
+            benchmark: a.benchmark.map(bench_core::results::history::Glob),
             fail_on_regression: a.fail_on_regression,
             charts: a.charts,
             json: a.json,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::cli::{self, Cli, Command};
 use crate::error::{BenchError, exit};
-use crate::{compare, merge, out, report, results_table, sweep, worker};
+use crate::{compare, merge, out, results, results_table, sweep, worker};
 
 /// Run the parsed command line and map the outcome to an exit code.
 pub fn main(cli: Cli) -> ExitCode {
@@ -42,8 +42,8 @@ async fn dispatch(command: Command) -> u8 {
             Ok(s) => sweep::show_status(&s).await.map(print),
             Err(e) => Err(e),
         },
-        Command::Report { results } => report::regenerate(&results, false).map(out::answer),
-        Command::Summarize { results } => report::regenerate(&results, true).map(out::answer),
+        Command::Report { results } => results::regenerate(&results, false).map(out::answer),
+        Command::Summarize { results } => results::regenerate(&results, true).map(out::answer),
         Command::Compare(args) => compare::run(&args.into()).map(out::answer),
         Command::Predict(args) => bench_core::predict::run(&args.into()).map(out::answer),
         Command::Publish(args) => results_table::publish(&args.into()).await.map(out::answer),

@@ -48,21 +48,7 @@ async fn run() {
         commit_retries: 20,
     };
     match arg(0) {
-        "golden" => {
-            let spec = GoldenSpec::catalog(rows, false);
-            store
-                .remove_prefix(&golden::rel_path(spec))
-                .await
-                .expect("clear");
-            let start = Instant::now();
-            golden::ensure(&store, spec, &cfg).await.expect("golden");
-            let secs = start.elapsed().as_secs_f64();
-            println!(
-                "golden {rows} {secs:.3} {:.0} {:.1}",
-                rows as f64 / secs,
-                peak_rss_mib()
-            );
-        }
+        "golden" => golden_speed(&store, rows, &cfg).await,
         "direct" => {
             let ops: u64 = arg(3).parse().expect("OPS");
             let inline: bool = arg(4).parse().expect("INLINE");
@@ -91,6 +77,7 @@ async fn run() {
             } else {
                 catalog::open(&cfg).await
             }
+            .map(std::sync::Arc::new)
             .expect("open catalog");
             let data = catalog::table_ipc();
             let op = Operation::CreateNamespace;
@@ -99,9 +86,15 @@ async fn run() {
             for i in 0..ops {
                 let before = counted.then(|| counters.snapshot());
                 let began = Instant::now();
-                catalog::execute(&ns, op, catalog::object_id(op, 0, i, ""), &data)
-                    .await
-                    .expect("commit");
+                catalog::execute(
+                    ns.clone(),
+                    op,
+                    catalog::object_id(op, 0, i, ""),
+                    &data,
+                    None,
+                )
+                .await
+                .expect("commit");
                 if let Some(before) = before {
                     requests += (counters.snapshot() - before).requests();
                     // The commit's critical path, as a worker folds it.
@@ -127,4 +120,21 @@ async fn run() {
         }
         other => panic!("unknown mode {other}"),
     }
+}
+
+/// `harness golden DIR ROWS`: a golden of ROWS rows built from nothing, its time and memory.
+async fn golden_speed(store: &Store, rows: u64, cfg: &GoldenConfig<'_>) {
+    let spec = GoldenSpec::catalog(rows, false);
+    store
+        .remove_prefix(&golden::rel_path(spec))
+        .await
+        .expect("clear");
+    let start = Instant::now();
+    golden::ensure(store, spec, cfg).await.expect("golden");
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "golden {rows} {secs:.3} {:.0} {:.1}",
+        rows as f64 / secs,
+        peak_rss_mib()
+    );
 }

@@ -26,9 +26,11 @@ pub mod verify;
 pub mod worker;
 
 // The lance-free core (crates/bench-core), under the same names as the stages here.
+pub use bench_core::results::{self, history, merge, publish};
+pub use bench_core::sweep::{order, resume, state};
 pub use bench_core::{
-    answer, clock, compare, error, export, files, fold, history, lock, merge, observer, order,
-    pace, plan, publish, report, resume, state, stats, trace,
+    answer, clock, compare, error, export, files, fold, lock, observer, pace, plan, report, stats,
+    trace,
 };
 
 /// When this process started (its `main`): a worker's start-up is timed from here.

@@ -1,6 +1,6 @@
 //! lance-bench's `results` table, written and read through lance: `bench publish` appends a
-//! results directory's rows (`bench_core::publish`), `bench history` reads every row back
-//! into series (`bench_core::history`). The table is the Lance dataset `results.lance`
+//! results directory's rows (`bench_core::results::publish`), `bench history` reads every row back
+//! into series (`bench_core::results::history`). The table is the Lance dataset `results.lance`
 //! under the URI, as LanceDB keeps a table, in exactly the schema of lance-bench's
 //! `packages/lance_bench_db/models.py`.
 
@@ -18,8 +18,8 @@ use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use crate::answer::Answer;
 use crate::error::{BenchError, exit};
 use crate::store::Store;
-use bench_core::history::{self, Glob, Point};
-use bench_core::publish::{self, Context, Machine, Row};
+use bench_core::results::history::{self, Glob, Point};
+use bench_core::results::publish::{self, Context, Machine, Row};
 use bench_core::stats::changepoint::Detector;
 
 /// Where the table is when no URI is given: `LANCE_BENCH_URI`, else `~/.lance-bench`
@@ -361,7 +361,7 @@ pub struct PublishArgs {
 pub async fn publish(a: &PublishArgs) -> Result<Answer, BenchError> {
     // Only done cells: a row of a cell still running would be followed by another of the
     // same runs and more once it finishes.
-    let finished = bench_core::resume::finished(&a.results)?;
+    let finished = bench_core::sweep::resume::finished(&a.results)?;
     let mut answer = Answer::default();
     for (id, s) in &finished.unfinished {
         answer.note(format!(

@@ -7,6 +7,7 @@
 //! tables are written by [`table`].
 
 mod json;
+pub mod precision;
 mod table;
 pub mod variants;
 
@@ -86,7 +87,7 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 /// `bench compare`: the comparison (and its warnings), the Markdown written if asked;
 /// exit 5 on a significant regression with `--fail-on-regression`.
 pub fn run(args: &CompareArgs) -> Result<Answer, BenchError> {
-    let (fa, ra) = crate::resume::load(&args.a).map_err(BenchError::output)?;
+    let (fa, ra) = crate::sweep::resume::load(&args.a).map_err(BenchError::output)?;
     let na = fa.display().to_string();
     if let Some(against) = &args.against {
         if let Some(b) = &args.b {
@@ -100,7 +101,7 @@ pub fn run(args: &CompareArgs) -> Result<Answer, BenchError> {
     }
     let (c, na, nb) = match &args.b {
         Some(b) => {
-            let (fb, rb) = crate::resume::load(b).map_err(BenchError::output)?;
+            let (fb, rb) = crate::sweep::resume::load(b).map_err(BenchError::output)?;
             let nb = fb.display().to_string();
             if mixes_ab(&ra, &rb) {
                 let (ab, plain) = if is_ab(&ra) { (&na, &nb) } else { (&nb, &na) };

@@ -1,8 +1,9 @@
-//! Outputs of a sweep: the JSONL record of each run of a cell (a documented contract,
-//! [`record`]), appended by [`jsonl`], and the `summary.csv` derived from all records
+//! Outputs of a sweep: the JSONL record of each run of a cell (a documented contract, its
+//! schema in [`record`], made by [`assemble`]), appended by [`jsonl`], and the `summary.csv` derived from all records
 //! ([`csv`]), brought up to date after every cell. [`cells`] is the view of a results set
 //! that the summary, the report and compare share.
 
+pub mod assemble;
 pub mod csv;
 pub mod jsonl;
 pub mod record;

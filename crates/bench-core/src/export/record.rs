@@ -1,13 +1,12 @@
-//! The JSONL record of one run of a cell: a documented contract (docs/output-format.md, "results.jsonl
-//! fields"), assembled here from what the cell measured and how it verified.
+//! The JSONL record of one run of a cell: a documented contract (docs/output-format.md,
+//! "results.jsonl fields"), the schema alone. [`super::assemble`] makes a record of what a
+//! cell measured and how it verified.
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{Cell, ModeKind, Operation, Transport, Variant};
-use crate::protocol::{Versions, hostname};
-use crate::serve::RestFigures;
+use crate::plan::{ModeKind, Operation, Variant};
 use crate::stats::paired::{ArmUnits, PairingKind};
-use crate::stats::{IoCounts, IoPerOp, LatencySummary, Measured, ReadMeasured, Unit, throughput};
+use crate::stats::{IoCounts, IoPerOp, Unit};
 
 /// One finished cell. The first block keeps the reference's `BenchResult` field names and
 /// meanings; every field is documented in docs/output-format.md.
@@ -240,32 +239,6 @@ pub struct OpenLoopFigures {
     pub max_lag_ms: Option<f64>,
 }
 
-impl OpenLoopFigures {
-    /// What an open-loop cell's run measured against its offered load; nothing for a
-    /// closed-loop cell.
-    pub fn of(cell: &Cell, m: &Measured) -> OpenLoopFigures {
-        let Some(load) = cell.mode.load() else {
-            return OpenLoopFigures::default();
-        };
-        let s = m.open_loop.service.summary();
-        OpenLoopFigures {
-            offered_ops_per_sec: Some(load.rate()),
-            arrivals: Some(load.arrivals.as_str().to_string()),
-            service: Some(ServiceFigures {
-                avg_ms: s.avg,
-                p50_ms: s.p50,
-                p90_ms: s.p90,
-                p99_ms: s.p99,
-                p999_ms: s.p999,
-                min_ms: s.min,
-                max_ms: s.max,
-            }),
-            late_operations: Some(m.open_loop.late),
-            max_lag_ms: Some(m.open_loop.max_lag_ms),
-        }
-    }
-}
-
 /// An open-loop cell's service times, in ms.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ServiceFigures {
@@ -303,29 +276,11 @@ pub struct OpenMs {
     pub max: f64,
 }
 
-impl OpenMs {
-    fn of(v: &[f64]) -> Option<OpenMs> {
-        (!v.is_empty()).then(|| OpenMs {
-            median: crate::stats::median(v.to_vec()),
-            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        })
-    }
-}
-
 /// The workers' peak memory of one run of a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RssPeak {
     pub max: u64,
     pub sum: u64,
-}
-
-impl RssPeak {
-    fn of(v: &[u64]) -> Option<RssPeak> {
-        Some(RssPeak {
-            max: *v.iter().max()?,
-            sum: v.iter().sum(),
-        })
-    }
 }
 
 /// One arm's units of the pairs formed inside a run of a cell (see `stats::paired`).
@@ -415,30 +370,6 @@ fn one() -> u32 {
     1
 }
 
-/// Where and when a run of a cell happened, and with what.
-pub struct Provenance<'a> {
-    pub plan: &'a str,
-    /// The arm of a `bench ab` run.
-    pub arm: Option<&'a str>,
-    /// What the workers were (their bench and lance versions go into the record).
-    pub versions: &'a Versions,
-    /// The digest of the workers' executable ([`Record::build_digest`]).
-    pub digest: Option<&'a str>,
-    pub repetition: u32,
-    pub started_at: String,
-    pub finished_at: String,
-    pub storage_scheme: &'a str,
-}
-
-/// What the verification of a cell's `__manifest` found.
-pub struct Verification {
-    pub rows_before: u64,
-    pub rows_after: u64,
-    pub error: Option<String>,
-    /// Cells of table operations: the shared table before and after.
-    pub table: Option<TableState>,
-}
-
 /// The shared table of a cell of table operations, as verification found it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TableState {
@@ -449,229 +380,6 @@ pub struct TableState {
     pub rows_after: u64,
     pub version_before: u64,
     pub version_after: u64,
-}
-
-impl ReadFigures {
-    fn new(
-        operation: Operation,
-        reads_per_write: u64,
-        m: &ReadMeasured,
-        window_ms: f64,
-        io_known: bool,
-    ) -> Self {
-        let l = m.latencies.summary();
-        ReadFigures {
-            operation,
-            reads_per_write,
-            total_operations: l.count,
-            attempts: m.attempts,
-            errors: m.errors,
-            first_error: m.first_error.clone(),
-            throughput_ops_per_sec: throughput(l.count, window_ms),
-            avg_latency_ms: l.avg,
-            p50_latency_ms: l.p50,
-            p90_latency_ms: l.p90,
-            p99_latency_ms: l.p99,
-            p999_latency_ms: l.p999,
-            min_latency_ms: l.min,
-            max_latency_ms: l.max,
-            io_per_op: io_known.then(|| m.io.per_op(l.count)).flatten(),
-            io_total: io_known.then_some(m.io),
-        }
-    }
-}
-
-/// Each kind's figure over a commit: its total over the operations, divided by them.
-fn per_op(
-    by_kind: &std::collections::BTreeMap<String, f64>,
-    count: u64,
-) -> std::collections::BTreeMap<String, f64> {
-    by_kind
-        .iter()
-        .map(|(k, v)| (k.clone(), v / count as f64))
-        .collect()
-}
-
-/// Past the deadline, where the cell has one (a cell bounded by its commits may end before
-/// it: 0).
-fn overrun(cell: &Cell, m: &Measured) -> Option<f64> {
-    let deadline_ms = cell.mode.duration_secs() as f64 * 1000.0;
-    (cell.mode.operations().is_none() && deadline_ms > 0.0)
-        .then(|| (m.window_ms - deadline_ms).max(0.0))
-}
-
-/// The window a run's rates are over: from the release to the last operation's end; for an
-/// open-loop cell at least the window its load was offered over (its duration, or its
-/// bound's operations at its rate), so that a run that kept up achieves the offered rate,
-/// not more (its last operation ends before the window does).
-fn rate_window_ms(cell: &Cell, m: &Measured) -> f64 {
-    let Some(load) = cell.mode.load() else {
-        return m.window_ms;
-    };
-    let offered = match (cell.mode.duration_secs(), cell.mode.operations()) {
-        (d, _) if d > 0 => d as f64 * 1000.0,
-        (_, Some(n)) if load.rate() > 0.0 => n as f64 / load.rate() * 1000.0,
-        _ => 0.0,
-    };
-    m.window_ms.max(offered)
-}
-
-/// Round trips and store wait per operation on the critical path, only where every
-/// successful operation reported its path.
-fn critical_path(m: &Measured, count: u64) -> Option<(f64, f64)> {
-    (count > 0 && m.path_ops == count).then(|| {
-        let n = count as f64;
-        (m.path_round_trips as f64 / n, m.path_wait_ms / n)
-    })
-}
-
-/// The transport's name, where the plan says one (`matrix.transport`) or it is not direct.
-fn transport_name(cell: &Cell) -> Option<String> {
-    (cell.transport != Transport::Direct || cell.varied.iter().any(|(k, _)| k == "transport"))
-        .then(|| cell.transport.name().to_string())
-}
-
-/// With an attempt timeout, in a cell of catalog commits that verified: how many of its
-/// abandoned commits landed (rows beyond one per successful commit).
-fn abandoned_landed(cell: &Cell, v: &Verification, count: u64) -> Option<u64> {
-    (cell.attempt_timeout_ms.is_some()
-        && cell.operation.is_write()
-        && !cell.operation.on_table()
-        && v.error.is_none())
-    .then(|| v.rows_after.saturating_sub(v.rows_before + count))
-}
-
-/// An operation's own time (mean): of an open-loop cell from its actual start (its latency
-/// runs from the intended one, which includes the wait for its writer).
-fn own_ms(cell: &Cell, m: &Measured, l: &LatencySummary) -> f64 {
-    match cell.mode.load() {
-        Some(_) => m.open_loop.service.summary().avg,
-        None => l.avg,
-    }
-}
-
-/// The record of one run of `cell`: one line a field, in the record's order.
-pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
-    let l: LatencySummary = m.latencies.summary();
-    let count = l.count;
-    let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
-    let abandoned_landed = abandoned_landed(cell, &v, count);
-    // A rest cell's requests are its servers' (and the workers' own, e.g. a table append's).
-    let io = (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io);
-    let path = critical_path(m, count);
-    Record {
-        variant: cell.variant(),
-        operation: cell.operation,
-        concurrency: cell.mode.workers(),
-        initial_entries: cell.golden.rows,
-        duration_secs: cell.mode.duration_secs(),
-        total_operations: count,
-        total_duration_ms: m.window_ms,
-        throughput_ops_per_sec: throughput(count, window_ms),
-        avg_latency_ms: l.avg,
-        p50_latency_ms: l.p50,
-        p90_latency_ms: l.p90,
-        p99_latency_ms: l.p99,
-        min_latency_ms: l.min,
-        max_latency_ms: l.max,
-        errors: m.conflicts + m.other_errors + m.throttled + m.network_errors + m.timeouts,
-        manifest_shard_count: 0,
-        bench_tag: cell.id(),
-        mode: cell.mode.kind(),
-        plan: p.plan.to_string(),
-        cell_key: cell.key(),
-        started_at: p.started_at,
-        finished_at: p.finished_at,
-        bench_version: p.versions.bench.clone(),
-        lance_version: p.versions.lance.clone(),
-        hostname: hostname(),
-        storage_scheme: p.storage_scheme.to_string(),
-        attempts: m.attempts,
-        setup_ms: m.setup_ms,
-        commit_retries: cell.commit_retries,
-        p999_latency_ms: l.p999,
-        conflict_errors: m.conflicts,
-        other_errors: m.other_errors,
-        first_conflict_error: m.first_conflict.clone(),
-        first_other_error: m.first_other_error.clone(),
-        warmup_operations: cell.warmup,
-        warmup_committed: m.warmup_committed,
-        repetition: p.repetition,
-        manifest_rows_before: v.rows_before,
-        manifest_rows_after: v.rows_after,
-        verified: v.error.is_none(),
-        verify_error: v.error,
-        reads: cell
-            .mode
-            .mixed_reads()
-            .map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, m.io_known)),
-        throttled_errors: m.throttled,
-        network_errors: m.network_errors,
-        first_throttled_error: m.first_throttled.clone(),
-        first_network_error: m.first_network_error.clone(),
-        attempt_timeout_ms: cell.attempt_timeout_ms,
-        timeout_errors: cell.attempt_timeout_ms.map(|_| m.timeouts),
-        abandoned_landed,
-        first_timeout_error: m.first_timeout.clone(),
-        window_overrun_ms: overrun(cell, m),
-        operations_bound: cell.mode.bound(),
-        io_per_op: m.io_known.then(|| io.per_op(count)).flatten(),
-        io_total: m.io_known.then_some(io),
-        hosts: m.hosts.iter().cloned().collect(),
-        open_ms: OpenMs::of(&m.open_ms),
-        worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
-        arm: p.arm.map(str::to_string),
-        paired: None,
-        variant_name: (cell.build.is_some() || !cell.varied.is_empty())
-            .then(|| cell.variant_name()),
-        build: cell.build.as_ref().map(|b| b.name.clone()),
-        properties: cell.properties.clone(),
-        env: cell.env.clone(),
-        table_versions: cell.golden.table_versions,
-        table: v.table,
-        copy: None,
-        round_trips_per_op: path.map(|p| p.0),
-        store_wait_ms_per_op: path.map(|p| p.1),
-        other_ms_per_op: path.map(|p| (own_ms - p.1).max(0.0)),
-        store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
-        trace: None,
-        local_requests: cell.s3_shaped.then(|| "s3".to_string()),
-        build_digest: p
-            .digest
-            .map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string()),
-        lance_revision: p.versions.lance_revision.clone(),
-        wall_ms: None,
-        round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
-        fastest_request_ms: path.and(m.fastest_request_ms),
-        transport: transport_name(cell),
-        rest: rest_figures(cell, m),
-        series: series(cell, m),
-        open_loop: OpenLoopFigures::of(cell, m),
-    }
-}
-
-/// A concurrent or mixed cell's window second by second (none for a continuous cell).
-fn series(cell: &Cell, m: &Measured) -> Option<crate::stats::TimeSeries> {
-    (cell.mode.kind() != ModeKind::Continuous).then(|| m.timeline.series())?
-}
-
-/// A rest cell's split of its operations' time, from its servers' reports: per operation
-/// attempted (commits and a mixed cell's reads, failed ones too, as the servers serve them).
-fn rest_figures(cell: &Cell, m: &Measured) -> Option<RestFigures> {
-    if cell.transport == Transport::Direct || m.servers.is_empty() {
-        return None;
-    }
-    let ops = m.attempts + m.reads.attempts;
-    let client_ms = if ops == 0 {
-        0.0
-    } else {
-        m.attempt_ms / ops as f64
-    };
-    let reports: Vec<_> = m.servers.iter().map(|(_, s)| *s).collect();
-    let mut hosts: Vec<String> = m.servers.iter().map(|(h, _)| h.clone()).collect();
-    hosts.sort();
-    hosts.dedup();
-    Some(RestFigures::new(&reports, hosts, ops, client_ms))
 }
 
 #[cfg(test)]
@@ -763,21 +471,6 @@ pub(crate) mod tests {
             series: None,
             open_loop: OpenLoopFigures::default(),
         }
-    }
-
-    #[test]
-    fn start_up_and_memory_over_the_workers() {
-        assert_eq!(
-            OpenMs::of(&[300.0, 100.0, 200.0]),
-            Some(OpenMs {
-                median: 200.0,
-                max: 300.0
-            })
-        );
-        assert_eq!(RssPeak::of(&[20, 10]), Some(RssPeak { max: 20, sum: 30 }));
-        // Workers that did not report them (an older build): no figure, not a zero.
-        assert_eq!(OpenMs::of(&[]), None);
-        assert_eq!(RssPeak::of(&[]), None);
     }
 
     /// Three repetitions of a concurrent cell, the third with one conflict past the retries

@@ -456,12 +456,7 @@ impl Cell {
         if let Some(v) = self.golden.table_versions {
             h.update(format!("table_versions={v}\n"));
         }
-        if let (Transport::External, Some(uri)) = (self.transport, &self.rest_uri) {
-            h.update(format!("transport=external\nrest_uri={uri}\n"));
-        }
-        if let Transport::Rest { servers } = self.transport {
-            h.update(format!("transport=rest\nservers={servers}\n"));
-        }
+        h.update(self.transport.key_lines(self.rest_uri.as_deref()));
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }

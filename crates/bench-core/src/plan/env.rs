@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::validate::invalid;
+use super::checks::{dimension, invalid};
 use crate::error::PlanError;
 
 /// Why bench refuses a variable name; `None` when a plan may set it.
@@ -81,7 +81,7 @@ pub(super) fn matrix(
                 "is also a dimension of [matrix.properties]; rename one of them",
             ));
         }
-        let values = super::validate::dimension(&key, v, "variable", "[env]", |x| text(&key, x))?;
+        let values = dimension(&key, v, "variable", "[env]", |x| text(&key, x))?;
         out.push((k, values));
     }
     Ok(out)

@@ -1,6 +1,6 @@
 //! Matrix expansion: a pure function from a validated plan to the ordered steps of a sweep.
 
-use super::{Cell, CellBuild, GoldenSpec, Load, Mode, Plan, Transport};
+use super::{Catalog, Cell, CellBuild, GoldenSpec, Load, Mode, Plan, Transport};
 
 /// One step of a sweep in execution order: a golden bootstrap or a cell. (A sweep has a
 /// few steps per cell, built once: their size does not matter.)
@@ -107,7 +107,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                         arms: plan.arms.clone(),
                         s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
                         transport: *transport,
-                        rest_uri: (*transport == Transport::External)
+                        rest_uri: (transport.catalog() == Catalog::Theirs)
                             .then(|| plan.rest.external.clone())
                             .flatten(),
                     }));

@@ -2,6 +2,7 @@
 //! into [`Plan`], and the pure matrix expansion ([`expand`]) into the ordered [`Cell`]s.
 
 mod cell;
+mod checks;
 mod env;
 mod expand;
 mod messages;
@@ -10,7 +11,7 @@ mod raw;
 mod table;
 mod transport;
 mod validate;
-pub use validate::limits;
+pub use checks::limits;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,9 +23,9 @@ pub use cell::{
     Arrivals, BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Load, Mode, ModeKind, Variant,
 };
 pub use expand::{Step, cells, expand};
-pub use operation::Operation;
+pub use operation::{Cost, Descriptor, Effect, Operation, Target};
 pub use table::DEFAULT_ROWS_PER_COMMIT;
-pub use transport::{RestSettings, Transport};
+pub use transport::{Catalog, Client, RestSettings, Transport};
 
 use crate::error::PlanError;
 

@@ -41,7 +41,114 @@ pub enum Operation {
     },
 }
 
+/// What a successful operation leaves behind: what verification checks after a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// One row more in `__manifest`: the object its id names (`<id_prefix><worker>_<index>`).
+    CatalogRow,
+    /// One version more of the shared table, with the plan's `rows_per_commit` rows.
+    TableVersion,
+    /// Nothing: a read.
+    Nothing,
+}
+
+/// What an operation works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `__manifest`, through the namespace.
+    Catalog,
+    /// The shared table of a cell's copy: its rows.
+    Table,
+    /// The shared table's history: its versions.
+    TableVersions,
+}
+
+/// The shape of an operation in the time and request models (`estimate.rs`,
+/// `requests.rs`): a commit of the catalog (and what it costs beyond a plain one), of the
+/// shared table, or a read of either.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cost {
+    /// A copy-on-write rewrite of `__manifest`, plus `extra_secs` of its own (on local
+    /// disk, 2 cores: writing a table's data beside it).
+    CatalogCommit { extra_secs: f64 },
+    /// An append to the shared table, whatever the catalog's size.
+    TableCommit,
+    /// A read of `__manifest`: a lookup or a scan warm, a namespace opened anew cold.
+    CatalogRead,
+    /// A read of the shared table's history.
+    TableRead,
+}
+
+/// Everything bench knows of an operation, in one place: [`Operation::describe`] gives
+/// each operation's, and every stage reads it from there (names, verification, ids,
+/// estimates, whether a worker opens a fresh namespace for it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Descriptor {
+    /// The name plans, records and the reference use.
+    pub name: &'static str,
+    pub effect: Effect,
+    pub target: Target,
+    /// The prefix of the ids a worker names its operations by: the object a catalog
+    /// commit creates; a read or a table commit names none it creates.
+    pub id_prefix: &'static str,
+    /// A fresh namespace for every operation, opened inside its timing.
+    pub cold: bool,
+    pub cost: Cost,
+}
+
+/// A catalog commit creating the object `prefix<worker>_<index>`.
+const fn catalog_commit(name: &'static str, prefix: &'static str, extra_secs: f64) -> Descriptor {
+    Descriptor {
+        name,
+        effect: Effect::CatalogRow,
+        target: Target::Catalog,
+        id_prefix: prefix,
+        cold: false,
+        cost: Cost::CatalogCommit { extra_secs },
+    }
+}
+
+/// The prefix of the ids of operations that create no object (`read_w<worker>_<index>`).
+const NO_OBJECT: &str = "read_w";
+
+/// A commit to the shared table.
+const fn table_commit(name: &'static str) -> Descriptor {
+    Descriptor {
+        name,
+        effect: Effect::TableVersion,
+        target: Target::Table,
+        id_prefix: NO_OBJECT,
+        cold: false,
+        cost: Cost::TableCommit,
+    }
+}
+
+/// A read (warm, or `cold` through a namespace opened for it) of `target`, by one of its
+/// two names (warm, cold).
+const fn read(target: Target, cost: Cost, cold: bool, names: [&'static str; 2]) -> Descriptor {
+    Descriptor {
+        name: names[cold as usize],
+        effect: Effect::Nothing,
+        target,
+        id_prefix: NO_OBJECT,
+        cold,
+        cost,
+    }
+}
+
+/// A read of `__manifest`.
+const fn catalog_read(cold: bool, names: [&'static str; 2]) -> Descriptor {
+    read(Target::Catalog, Cost::CatalogRead, cold, names)
+}
+
+/// A read of the shared table's history.
+const fn history_read(cold: bool, names: [&'static str; 2]) -> Descriptor {
+    read(Target::TableVersions, Cost::TableRead, cold, names)
+}
+
 impl Operation {
+    /// Every operation, in the order plans list them (the names a plan's `operation` is
+    /// read from).
     pub const ALL: [Operation; 16] = [
         Operation::CreateNamespace,
         Operation::CreateTable,
@@ -61,63 +168,67 @@ impl Operation {
         Operation::DescribeTableVersion { cold: true },
     ];
 
-    pub fn as_str(self) -> &'static str {
+    /// The operation's descriptor: the one place that says what it is.
+    pub const fn describe(self) -> Descriptor {
         match self {
-            Operation::CreateNamespace => "write-create-namespace",
-            Operation::CreateTable => "write-create-table",
-            Operation::DeclareTable => "write-declare-table",
-            Operation::ListNamespaces { cold: false } => "warm-read-list-namespaces",
-            Operation::ListTables { cold: false } => "warm-read-list-tables",
-            Operation::DescribeTable { cold: false } => "warm-read-describe-table",
-            Operation::ListNamespaces { cold: true } => "cold-read-list-namespaces",
-            Operation::ListTables { cold: true } => "cold-read-list-tables",
-            Operation::DescribeTable { cold: true } => "cold-read-describe-table",
-            Operation::TableAppend => "write-table-append",
-            Operation::InsertIntoTable => "write-insert-into-table",
-            Operation::CreateTableVersion => "write-create-table-version",
-            Operation::ListTableVersions { cold: false } => "warm-read-list-table-versions",
-            Operation::DescribeTableVersion { cold: false } => "warm-read-describe-table-version",
-            Operation::ListTableVersions { cold: true } => "cold-read-list-table-versions",
-            Operation::DescribeTableVersion { cold: true } => "cold-read-describe-table-version",
+            Operation::CreateNamespace => catalog_commit("write-create-namespace", "bench_w", 0.0),
+            Operation::CreateTable => catalog_commit("write-create-table", "bench_t", 0.005),
+            Operation::DeclareTable => catalog_commit("write-declare-table", "bench_d", 0.0),
+            Operation::ListNamespaces { cold } => catalog_read(
+                cold,
+                ["warm-read-list-namespaces", "cold-read-list-namespaces"],
+            ),
+            Operation::ListTables { cold } => {
+                catalog_read(cold, ["warm-read-list-tables", "cold-read-list-tables"])
+            }
+            Operation::DescribeTable { cold } => catalog_read(
+                cold,
+                ["warm-read-describe-table", "cold-read-describe-table"],
+            ),
+            Operation::TableAppend => table_commit("write-table-append"),
+            Operation::InsertIntoTable => table_commit("write-insert-into-table"),
+            Operation::CreateTableVersion => table_commit("write-create-table-version"),
+            Operation::ListTableVersions { cold } => history_read(
+                cold,
+                [
+                    "warm-read-list-table-versions",
+                    "cold-read-list-table-versions",
+                ],
+            ),
+            Operation::DescribeTableVersion { cold } => history_read(
+                cold,
+                [
+                    "warm-read-describe-table-version",
+                    "cold-read-describe-table-version",
+                ],
+            ),
         }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.describe().name
     }
 
     /// Whether the operation works on the cell's shared table (not on `__manifest`).
     pub fn on_table(self) -> bool {
-        matches!(
-            self,
-            Operation::TableAppend
-                | Operation::InsertIntoTable
-                | Operation::CreateTableVersion
-                | Operation::ListTableVersions { .. }
-                | Operation::DescribeTableVersion { .. }
-        )
+        match self.describe().target {
+            Target::Catalog => false,
+            Target::Table | Target::TableVersions => true,
+        }
     }
 
     /// Whether the operation commits (to `__manifest`, or to the shared table), and so is
     /// verified.
     pub fn is_write(self) -> bool {
-        matches!(
-            self,
-            Operation::CreateNamespace
-                | Operation::CreateTable
-                | Operation::DeclareTable
-                | Operation::TableAppend
-                | Operation::InsertIntoTable
-                | Operation::CreateTableVersion
-        )
+        match self.describe().effect {
+            Effect::CatalogRow | Effect::TableVersion => true,
+            Effect::Nothing => false,
+        }
     }
 
     /// Whether every operation opens a fresh namespace.
     pub fn is_cold(self) -> bool {
-        matches!(
-            self,
-            Operation::ListNamespaces { cold: true }
-                | Operation::ListTables { cold: true }
-                | Operation::DescribeTable { cold: true }
-                | Operation::ListTableVersions { cold: true }
-                | Operation::DescribeTableVersion { cold: true }
-        )
+        self.describe().cold
     }
 }
 
@@ -178,7 +289,18 @@ mod tests {
             let json = serde_json::to_string(&op).unwrap();
             assert_eq!(json, format!("\"{op}\""));
             assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);
+            // Only catalog commits create objects, each kind under a prefix of its own.
+            let d = op.describe();
+            assert_eq!(d.id_prefix != NO_OBJECT, d.effect == Effect::CatalogRow);
         }
+        let prefixes: std::collections::BTreeSet<_> = Operation::ALL
+            .iter()
+            .map(|o| o.describe().id_prefix)
+            .collect();
+        assert_eq!(prefixes.len(), 4, "{prefixes:?}");
+        let names: std::collections::BTreeSet<_> =
+            Operation::ALL.iter().map(|o| o.as_str()).collect();
+        assert_eq!(names.len(), Operation::ALL.len());
         assert!(serde_json::from_str::<Operation>("\"write-drop\"").is_err());
     }
 }

@@ -1,6 +1,6 @@
 //! `[table]` and `matrix.table_versions`: the shared table that table operations work on.
 
-use super::validate::{bounded, check_counts, invalid};
+use super::checks::{bounded, check_counts, invalid};
 use super::{Operation, TableSettings};
 use crate::error::PlanError;
 

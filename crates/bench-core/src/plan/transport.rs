@@ -4,7 +4,7 @@
 //! did not start (`rest.uri` with `rest.external = true`), on its catalog as it is.
 
 use super::Launcher;
-use super::validate::{check_counts, check_list, invalid};
+use super::checks::{check_counts, check_list, invalid};
 use crate::error::PlanError;
 
 /// How a cell's workers reach the catalog.
@@ -22,8 +22,28 @@ pub enum Transport {
     External,
 }
 
+/// Where a transport's cells run: on bench's goldens, each run on a fresh copy, or on a
+/// catalog bench did not make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Catalog {
+    /// A golden per (size, variant), bootstrapped by bench and copied for every run.
+    Copies,
+    /// The catalog a running server serves (at the plan's `root`), as its owner left it:
+    /// no golden, no copy, each run where the last ended, its names marked as its own.
+    Theirs,
+}
+
+/// How the workers' client reaches the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// Its own `DirectoryNamespace` on the store.
+    Directory,
+    /// lance's `RestNamespace` to a server.
+    Rest,
+}
+
 impl Transport {
-    /// `direct` or `rest`, as records and the matrix name it.
+    /// `direct`, `rest` or `external`, as records and the matrix name it.
     pub fn name(self) -> &'static str {
         match self {
             Transport::Direct => "direct",
@@ -32,11 +52,58 @@ impl Transport {
         }
     }
 
-    /// The REST servers a cell starts (0 for direct and for an external server).
+    /// The REST servers bench starts for each run of a cell (0: none).
     pub fn servers(self) -> u32 {
         match self {
             Transport::Direct | Transport::External => 0,
             Transport::Rest { servers } => servers,
+        }
+    }
+
+    /// Where its cells run.
+    pub fn catalog(self) -> Catalog {
+        match self {
+            Transport::Direct | Transport::Rest { .. } => Catalog::Copies,
+            Transport::External => Catalog::Theirs,
+        }
+    }
+
+    /// Whether its cells run on bench's goldens (bootstrapped, then copied for each run).
+    pub fn has_goldens(self) -> bool {
+        self.catalog() == Catalog::Copies
+    }
+
+    /// The workers' client.
+    pub fn client(self) -> Client {
+        match self {
+            Transport::Direct => Client::Directory,
+            Transport::Rest { .. } | Transport::External => Client::Rest,
+        }
+    }
+
+    /// What `bench plan` says of it (`external`: the server's address).
+    pub fn describe(self, external: Option<&str>) -> String {
+        match self {
+            Transport::Direct => "direct (each worker to the store)".to_string(),
+            Transport::Rest { servers } => format!(
+                "rest ({}, lance's REST adapter on the cell's copy)",
+                super::count(u64::from(servers), "server", "servers")
+            ),
+            Transport::External => format!(
+                "external (lance's REST namespace to {}, a server bench did not start, on its \
+                 own catalog: no goldens, no copies)",
+                external.unwrap_or_default()
+            ),
+        }
+    }
+
+    /// What the transport adds to a cell's key (nothing for direct, as before transports
+    /// existed): the servers bench starts, or the address of the one it did not.
+    pub fn key_lines(self, rest_uri: Option<&str>) -> String {
+        match (self, rest_uri) {
+            (Transport::Direct, _) | (Transport::External, None) => String::new(),
+            (Transport::Rest { servers }, _) => format!("transport=rest\nservers={servers}\n"),
+            (Transport::External, Some(uri)) => format!("transport=external\nrest_uri={uri}\n"),
         }
     }
 }

@@ -116,18 +116,12 @@ pub fn to_hash_map(storage: &BTreeMap<String, String>) -> HashMap<String, String
         .collect()
 }
 
-/// The object id the `index`-th operation of `worker` creates, `names` (a run's own mark on
-/// a catalog that runs share, else empty) at its end. Distinct from the golden's ids
-/// (`ns_*`, `table_*`) and from every other worker's.
+/// The id of the `index`-th operation of `worker`: the object a catalog commit creates
+/// (its descriptor's prefix), `names` (a run's own mark on a catalog that runs share, else
+/// empty) at its end. Distinct from the golden's ids (`ns_*`, `table_*`) and from every
+/// other worker's.
 pub fn object_id(op: Operation, worker: u32, index: u64, names: &str) -> String {
-    let prefix = match op {
-        Operation::CreateNamespace => "bench_w",
-        Operation::CreateTable => "bench_t",
-        Operation::DeclareTable => "bench_d",
-        // Reads commit nothing; `execute` derives what they read from the index.
-        _ => "read_w",
-    };
-    format!("{prefix}{worker}_{index}{names}")
+    format!("{}{worker}_{index}{names}", op.describe().id_prefix)
 }
 
 /// The id of the `index`-th warm-up operation of `worker` (committed before release).
@@ -215,13 +209,22 @@ pub fn table_to_describe(worker: u32, index: u64, tables: u64) -> String {
 }
 
 /// Run one operation: a commit of `object_id`, or a read (`describe-table` reads the table
-/// named by `object_id`).
+/// named by `object_id`); an operation on the shared table through `table` (a worker of a
+/// cell of table operations has one).
 pub async fn execute(
-    ns: &dyn LanceNamespace,
+    ns: Arc<dyn LanceNamespace>,
     op: Operation,
     object_id: String,
     table_data: &Bytes,
+    table: Option<&table::TableIo>,
 ) -> lance_core::Result<()> {
+    let shared = || {
+        table.ok_or_else(|| {
+            lance_core::Error::invalid_input(format!(
+                "{op} works on the shared table, which this worker was not given"
+            ))
+        })
+    };
     match op {
         Operation::ListNamespaces { .. } => {
             let mut req = ListNamespacesRequest::new();
@@ -257,11 +260,14 @@ pub async fn execute(
             };
             ns.declare_table(req).await?;
         }
-        table => {
-            return Err(lance_core::Error::invalid_input(format!(
-                "{table} works on the shared table, which this worker was not given"
-            )));
+        // With the namespace managing the versions, the append commits through its
+        // create_table_version.
+        Operation::TableAppend | Operation::CreateTableVersion => {
+            table::append(ns, shared()?).await?
         }
+        Operation::InsertIntoTable => table::insert_into(ns, shared()?).await?,
+        Operation::ListTableVersions { .. } => table::latest_version(ns).await?,
+        Operation::DescribeTableVersion { .. } => table::describe_version(ns).await?,
     }
     Ok(())
 }

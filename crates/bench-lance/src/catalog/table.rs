@@ -19,8 +19,6 @@ use lance_namespace::models::{
 };
 use lance_namespace_impls::DirectoryNamespace;
 
-use crate::plan::Operation;
-
 /// The shared table's name in the catalog.
 pub const SHARED_TABLE: &str = "bench_shared";
 
@@ -76,49 +74,43 @@ impl TableIo {
     }
 }
 
-/// Run one table operation on the shared table through `ns`.
-pub async fn execute(
+/// `insert_into_table` of the shared table's rows (as a REST client calls it).
+pub(super) async fn insert_into(
     ns: Arc<dyn LanceNamespace>,
-    op: Operation,
     io: &TableIo,
 ) -> lance_core::Result<()> {
-    match op {
-        // With the namespace managing the versions, the append commits through its
-        // create_table_version.
-        Operation::TableAppend | Operation::CreateTableVersion => append(ns, io).await,
-        Operation::InsertIntoTable => {
-            let req = InsertIntoTableRequest {
-                id: id(),
-                mode: Some("append".into()),
-                ..Default::default()
-            };
-            ns.insert_into_table(req, io.ipc.clone()).await.map(|_| ())
-        }
-        Operation::ListTableVersions { .. } => {
-            // The latest version, as lance resolves it: newest first, one.
-            let req = ListTableVersionsRequest {
-                id: id(),
-                descending: Some(true),
-                limit: Some(1),
-                ..Default::default()
-            };
-            ns.list_table_versions(req).await.map(|_| ())
-        }
-        Operation::DescribeTableVersion { .. } => {
-            let req = DescribeTableVersionRequest {
-                id: id(),
-                ..Default::default()
-            };
-            ns.describe_table_version(req).await.map(|_| ())
-        }
-        other => unreachable!("{other} is not a table operation"),
-    }
+    let req = InsertIntoTableRequest {
+        id: id(),
+        mode: Some("append".into()),
+        ..Default::default()
+    };
+    ns.insert_into_table(req, io.ipc.clone()).await.map(|_| ())
+}
+
+/// The shared table's latest version, as lance resolves it: newest first, one.
+pub(super) async fn latest_version(ns: Arc<dyn LanceNamespace>) -> lance_core::Result<()> {
+    let req = ListTableVersionsRequest {
+        id: id(),
+        descending: Some(true),
+        limit: Some(1),
+        ..Default::default()
+    };
+    ns.list_table_versions(req).await.map(|_| ())
+}
+
+/// `describe_table_version` of the shared table.
+pub(super) async fn describe_version(ns: Arc<dyn LanceNamespace>) -> lance_core::Result<()> {
+    let req = DescribeTableVersionRequest {
+        id: id(),
+        ..Default::default()
+    };
+    ns.describe_table_version(req).await.map(|_| ())
 }
 
 /// Append as an application does: the table opened through the namespace (its location,
 /// and the namespace's commits when it manages the table's versions), lance's dataset
 /// API appending the rows; conflicts retried as lance does.
-async fn append(ns: Arc<dyn LanceNamespace>, io: &TableIo) -> lance_core::Result<()> {
+pub(super) async fn append(ns: Arc<dyn LanceNamespace>, io: &TableIo) -> lance_core::Result<()> {
     let dataset = DatasetBuilder::from_namespace(ns, vec![SHARED_TABLE.to_string()])
         .await?
         .with_session(io.session.clone())

@@ -1,12 +1,14 @@
-//! Runs one cell: spawns its worker processes ([`process`]), waits until all are ready,
+//! Runs one cell: spawns its worker processes ([`process`], by the one [`supervisor`] of
+//! bench's child processes), waits until all are ready,
 //! releases them at once, folds their events into what the cell measured (the core's
 //! `fold`, pure), paces pairs of arms (the core's `pace`, pure), and enforces the cell
 //! timeout and interrupts. Progress is reported through the narrow [`Observer`] interface.
 
 mod process;
-
-pub use process::kill_every_group;
 pub mod servers;
+mod supervisor;
+
+pub use supervisor::kill_every_group;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,25 +1,23 @@
 //! The REST servers of a rest cell (`bench serve`): started on the cell's copy before its
 //! workers, told when the window begins, asked what they served, and stopped — verified
-//! gone — after the cell. Each server process leads its own process group (under a
-//! launcher, the launcher does, with the servers as its tasks); stopping closes their
-//! stdin (a server ends when it closes), then SIGTERM, SIGKILL and whatever is left in the
-//! groups, as for workers. A server also ends on its own when its coordinator dies (its
-//! stdin closes), and [`Servers`] kills its groups when dropped.
+//! gone — after the cell, by the [`supervisor`] as workers are (each server process leads
+//! its own process group; under a launcher, the launcher does, with the servers as its
+//! tasks). Stopping closes their stdin first (a server ends when it closes), then the
+//! supervisor's ladder. A server also ends on its own when its coordinator dies (its stdin
+//! closes), and [`Servers`] kills its groups when dropped.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, Write};
-use std::os::unix::process::CommandExt;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bench_core::serve::{REPORT, START, ServeArgs, ServerLine, ServerReport};
+use tokio::process::Command;
 use tokio::sync::mpsc;
 
-use super::process::{
-    GRACE, clear_groups, disown_groups, keep_tail, own_group, signal_group, split_env,
-};
+use super::supervisor::{self, Child, GRACE, Wiring};
 
 /// How long servers may take to listen (open the copy's catalog, bind a port).
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(120);
@@ -37,17 +35,12 @@ pub struct ServerSpec<'a> {
     pub launcher: Option<String>,
 }
 
-struct Proc {
-    child: Child,
-    pid: u32,
-    tail: Arc<Mutex<VecDeque<String>>>,
-}
-
 /// A cell's running servers (of one arm).
 pub struct Servers {
-    procs: Vec<Proc>,
-    /// Their stdins, shared with the window's start ([`Servers::starter`]).
-    stdins: Arc<Mutex<Vec<ChildStdin>>>,
+    children: Vec<Child>,
+    /// Their stdins, shared with the window's start ([`Servers::starter`]), written as
+    /// files (a word at a time, from a display that is not async).
+    stdins: Arc<Mutex<Vec<std::fs::File>>>,
     lines: mpsc::UnboundedReceiver<ServerLine>,
     listening: Vec<(String, String)>,
     count: usize,
@@ -56,7 +49,7 @@ pub struct Servers {
 
 /// Tells a cell's servers that its window begins (from the coordinator's release).
 #[derive(Clone)]
-pub struct Starter(Arc<Mutex<Vec<ChildStdin>>>);
+pub struct Starter(Arc<Mutex<Vec<std::fs::File>>>);
 
 impl Starter {
     pub fn start(&self) {
@@ -64,59 +57,25 @@ impl Starter {
     }
 }
 
-fn write_all(stdins: &Mutex<Vec<ChildStdin>>, word: &str) {
+fn write_all(stdins: &Mutex<Vec<std::fs::File>>, word: &str) {
     for s in stdins.lock().expect("server stdins").iter_mut() {
         let _ = writeln!(s, "{word}");
         let _ = s.flush();
     }
 }
 
-/// One server process (or a launcher of all of them): its stdout parsed into lines, its
-/// stderr's tail kept.
-fn spawn(
-    mut cmd: Command,
-    env: &BTreeMap<String, String>,
-    tx: mpsc::UnboundedSender<ServerLine>,
-) -> std::io::Result<(Proc, ChildStdin)> {
-    let (vars, storage_json) = split_env(env);
-    cmd.envs(vars)
-        .env(crate::worker::STORAGE_ENV, storage_json)
-        .env_remove(crate::fault::ENV)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = cmd.spawn()?;
-    let pid = child.id();
-    own_group(pid);
-    let stdin = child.stdin.take().expect("stdin is piped");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let tail = Arc::new(Mutex::new(VecDeque::new()));
-    let kept = tail.clone();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            keep_tail(&kept, line);
-        }
-    });
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            // A launcher may label its tasks' lines (`0: {...}`).
+/// How a server's stdout reaches its coordinator: each line parsed (a launcher may label
+/// its tasks' lines, `0: {...}`); its stderr's tail kept; its exit known by its child.
+fn wiring(tx: mpsc::UnboundedSender<ServerLine>) -> Wiring<ServerLine> {
+    Wiring {
+        tx,
+        line: Box::new(|line: String| {
             let json = line.find('{').map_or("", |i| &line[i..]);
-            if let Ok(l) = serde_json::from_str::<ServerLine>(json)
-                && tx.send(l).is_err()
-            {
-                break;
-            }
-        }
-    });
-    Ok((Proc { child, pid, tail }, stdin))
+            serde_json::from_str::<ServerLine>(json).ok()
+        }),
+        said: None,
+        exit: Box::new(|_| None),
+    }
 }
 
 impl Servers {
@@ -125,7 +84,7 @@ impl Servers {
     pub async fn start(spec: ServerSpec<'_>) -> Result<Servers, String> {
         let (tx, lines) = mpsc::unbounded_channel();
         let mut s = Servers {
-            procs: Vec::new(),
+            children: Vec::new(),
             stdins: Arc::new(Mutex::new(Vec::new())),
             lines,
             listening: Vec::new(),
@@ -151,10 +110,13 @@ impl Servers {
                 .collect(),
         };
         for cmd in commands {
-            match spawn(cmd, spec.env, tx.clone()) {
-                Ok((p, stdin)) => {
-                    s.procs.push(p);
-                    s.stdins.lock().expect("server stdins").push(stdin);
+            match supervisor::spawn(cmd, spec.env, wiring(tx.clone())) {
+                Ok(mut child) => {
+                    let stdin = (child.stdin.take())
+                        .and_then(|i| i.into_owned_fd().ok())
+                        .map(|fd: OwnedFd| std::fs::File::from(fd));
+                    s.children.push(child);
+                    s.stdins.lock().expect("server stdins").extend(stdin);
                 }
                 Err(e) => {
                     s.stop().await.ok();
@@ -238,30 +200,20 @@ impl Servers {
 
     /// A server that is no longer running: why (its exit and last words).
     pub fn exited(&mut self) -> Option<String> {
-        let mut ended = None;
-        for (i, p) in self.procs.iter_mut().enumerate() {
-            if let Ok(Some(status)) = p.child.try_wait() {
-                ended = Some(format!(
-                    "REST server {} exited during the cell ({status})",
-                    i + 1
-                ));
-                break;
-            }
-        }
-        ended.map(|e| format!("{e}{}", self.tails()))
+        let (i, how) =
+            (self.children.iter().enumerate()).find_map(|(i, c)| c.ended().map(|how| (i, how)))?;
+        Some(format!(
+            "REST server {} exited during the cell ({how}){}",
+            i + 1,
+            self.tails()
+        ))
     }
 
     /// What the servers last wrote to stderr, as a message's tail.
     fn tails(&self) -> String {
-        let text: Vec<String> = (self.procs.iter())
-            .flat_map(|p| {
-                p.tail
-                    .lock()
-                    .expect("stderr tail")
-                    .iter()
-                    .cloned()
-                    .collect::<Vec<_>>()
-            })
+        let text: Vec<String> = (self.children.iter())
+            .map(Child::tail)
+            .filter(|t| !t.is_empty())
             .collect();
         if text.is_empty() {
             String::new()
@@ -270,40 +222,13 @@ impl Servers {
         }
     }
 
-    fn running(&mut self) -> bool {
-        self.procs
-            .iter_mut()
-            .any(|p| matches!(p.child.try_wait(), Ok(None)))
-    }
-
-    async fn wait_until(&mut self, until: tokio::time::Instant) -> bool {
-        while self.running() {
-            if tokio::time::Instant::now() >= until {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        true
-    }
-
-    /// Stop the servers: stdin closed (a server shuts its adapter down and exits), then
-    /// SIGTERM, SIGKILL, and whatever is left in their groups; an error names what
-    /// outlived it all.
+    /// Stop the servers: stdin closed (a server shuts its adapter down and exits), a grace
+    /// period for that, then the supervisor's ladder; an error names what outlived it all.
     pub async fn stop(&mut self) -> Result<(), String> {
         self.stopped = true;
         self.stdins.lock().expect("server stdins").clear();
-        let now = tokio::time::Instant::now;
-        if !self.wait_until(now() + GRACE).await {
-            self.signal(libc::SIGTERM);
-            if !self.wait_until(now() + GRACE).await {
-                self.signal(libc::SIGKILL);
-                self.wait_until(now() + GRACE).await;
-            }
-        }
-        let pgids: Vec<u32> = self.procs.iter().map(|p| p.pid).collect();
-        let live = clear_groups(&pgids, now() + GRACE).await;
+        let live = supervisor::stop(&mut self.children, GRACE).await;
         if live.is_empty() {
-            disown_groups(&pgids);
             Ok(())
         } else {
             Err(format!(
@@ -311,22 +236,14 @@ impl Servers {
             ))
         }
     }
-
-    fn signal(&self, sig: libc::c_int) {
-        for p in &self.procs {
-            signal_group(p.pid, sig);
-        }
-    }
 }
 
 impl Drop for Servers {
-    /// Servers dropped without [`Servers::stop`] (an error on the way) are killed.
+    /// Servers dropped without [`Servers::stop`] (an error on the way) are killed; their
+    /// readers reap them.
     fn drop(&mut self) {
         if !self.stopped {
-            self.signal(libc::SIGKILL);
-            for p in &mut self.procs {
-                let _ = p.child.wait();
-            }
+            supervisor::kill(&self.children);
         }
     }
 }

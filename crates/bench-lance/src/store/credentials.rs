@@ -125,8 +125,8 @@ impl Credentials {
         let until = expiry.duration_since(now).unwrap_or_default();
         let line = format!(
             "credentials: {from}, expiring {at} (in {}); the sweep's estimate: {} left",
-            bench_core::estimate::about(until),
-            bench_core::estimate::about(left)
+            bench_core::sweep::estimate::about(until),
+            bench_core::sweep::estimate::about(left)
         );
         let warning = (until < left).then(|| {
             format!(
@@ -136,8 +136,8 @@ impl Credentials {
                  needs no one), every cell after {at} fails. Renew them for longer (e.g. `aws \
                  sso login`, a longer role session) or run the sweep in parts; finished cells \
                  are kept and a re-run resumes",
-                bench_core::estimate::about(until),
-                bench_core::estimate::about(left),
+                bench_core::sweep::estimate::about(until),
+                bench_core::sweep::estimate::about(left),
                 self.provider
             )
         });

@@ -15,9 +15,10 @@ use crate::coordinator::{
 };
 use crate::error::BenchError;
 use crate::export::Record;
-use crate::export::record::{self, Provenance, Verification};
+use crate::export::assemble::{self, Provenance, Verification};
+use crate::export::record;
 use crate::golden::Golden;
-use crate::plan::{Cell, Transport};
+use crate::plan::{Catalog, Cell, Client};
 use crate::progress::{CellBar, CellView, Progress};
 use crate::state::{State, Status};
 use crate::stats::Measured;
@@ -104,10 +105,10 @@ fn write_trace(
     if let Some(a) = arm {
         name.push_str(&format!("_{a}"));
     }
-    let rel = format!("{}/{name}.json", super::run::TRACE_DIR);
+    let rel = format!("{}/{name}.json", crate::trace::TRACE_DIR);
     let trace = crate::trace::chrome_trace(&name, &m.traces);
     let path = sweep.out.join(&rel);
-    let written = std::fs::create_dir_all(sweep.out.join(super::run::TRACE_DIR))
+    let written = std::fs::create_dir_all(sweep.out.join(crate::trace::TRACE_DIR))
         .and_then(|_| crate::files::write_atomic(&path, trace.to_string().as_bytes()));
     match written {
         Ok(()) => Some(rel),
@@ -133,8 +134,12 @@ async fn verification(
     names: &str,
 ) -> Verification {
     let before = golden.marker.manifest_rows;
-    let writes = cell.operation.is_write();
-    let on_catalog = writes && !cell.operation.on_table();
+    // What the cell's commits leave behind, by its operation's descriptor.
+    let (on_catalog, on_table) = match cell.operation.describe().effect {
+        crate::plan::Effect::CatalogRow => (true, false),
+        crate::plan::Effect::TableVersion => (false, true),
+        crate::plan::Effect::Nothing => (false, false),
+    };
     let ids: Vec<String> = if on_catalog {
         m.committed
             .iter()
@@ -162,7 +167,6 @@ async fn verification(
     }
     let mut table = None;
     if let (Some(rows_per_commit), Some(t)) = (cell.rows_per_commit, &golden.marker.table) {
-        let on_table = writes && cell.operation.on_table();
         let commits = if on_table {
             m.warmup_committed + m.committed.len() as u64
         } else {
@@ -363,10 +367,10 @@ pub(super) async fn run_one(
     };
     // A server bench did not start: its catalog itself, where each run marks the names of
     // what it commits as its own.
-    let external = cell.transport == Transport::External;
-    let copied = match external {
-        true => Ok(Vec::new()),
-        false => copy_golden(sweep, store, job.golden, &rels).await,
+    let catalog = cell.transport.catalog();
+    let copied = match catalog {
+        Catalog::Theirs => Ok(Vec::new()),
+        Catalog::Copies => copy_golden(sweep, store, job.golden, &rels).await,
     };
     let result = match copied {
         Err(reason) => {
@@ -374,9 +378,9 @@ pub(super) async fn run_one(
             return Ok(CellResult::Failed(reason));
         }
         Ok(copies) => {
-            let (roots, names) = match external {
-                true => (vec![store.root_uri()], format!("_r{:x}", unix_ms())),
-                false => (rels.iter().map(|r| store.uri(r)).collect(), String::new()),
+            let (roots, names) = match catalog {
+                Catalog::Theirs => (vec![store.root_uri()], format!("_r{:x}", unix_ms())),
+                Catalog::Copies => (rels.iter().map(|r| store.uri(r)).collect(), String::new()),
             };
             let started_at = now_utc_ms();
             let ran = watch_workers(sweep, &job, &roots, &names, pace, progress, interrupt).await;
@@ -394,7 +398,7 @@ pub(super) async fn run_one(
         }
     };
     if !sweep.plan.run.keep_runs
-        && !external
+        && catalog == Catalog::Copies
         && let Err(e) = store.remove_prefix(&run_rel).await
     {
         progress.log(format!(
@@ -520,9 +524,12 @@ async fn watch_workers(
                 cell,
                 root,
                 sweep.plan.run.trace_operations,
-                match servers.get(k) {
-                    Some(s) => s.uris(),
-                    None => cell.rest_uri.iter().cloned().collect(),
+                // Where each worker's client goes, by the transport: the store itself, or
+                // the REST servers this run started (or the one bench did not).
+                match (cell.transport.client(), servers.get(k)) {
+                    (Client::Directory, _) => Vec::new(),
+                    (Client::Rest, Some(s)) => s.uris(),
+                    (Client::Rest, None) => cell.rest_uri.iter().cloned().collect(),
                 },
                 names,
             ),
@@ -710,7 +717,7 @@ impl Run<'_> {
                 finished_at: now_utc_ms(),
                 storage_scheme: self.scheme,
             };
-            let mut r = record::assemble(cell, m, v, p);
+            let mut r = assemble::assemble(cell, m, v, p);
             r.copy = self.copies.get(k).copied();
             if !m.traces.is_empty() {
                 let (id, rep) = (cell.id(), self.job.repetition);

@@ -7,8 +7,9 @@ mod cell;
 mod run;
 mod views;
 
-pub use bench_core::resume::arms_in;
-pub use bench_core::{estimate, precision, requests, resume, shard};
+pub use bench_core::compare::precision;
+pub use bench_core::sweep::resume::arms_in;
+pub use bench_core::sweep::{estimate, requests, resume, shard};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -156,18 +157,7 @@ impl Sweep {
     /// How the cells reach the catalog: each transport, and where REST servers run.
     fn transport_line(&self) -> String {
         let given: Vec<String> = (self.plan.transports.iter())
-            .map(|t| match t {
-                crate::plan::Transport::Direct => "direct (each worker to the store)".to_string(),
-                crate::plan::Transport::Rest { servers } => format!(
-                    "rest ({}, lance's REST adapter on the cell's copy)",
-                    crate::plan::count(u64::from(*servers), "server", "servers")
-                ),
-                crate::plan::Transport::External => format!(
-                    "external (lance's REST namespace to {}, a server bench did not start, on \
-                     its own catalog: no goldens, no copies)",
-                    self.plan.rest.external.as_deref().unwrap_or_default()
-                ),
-            })
+            .map(|t| t.describe(self.plan.rest.external.as_deref()))
             .collect();
         let rest = &self.plan.rest;
         if rest.external.is_some() {
@@ -406,7 +396,7 @@ impl Sweep {
                 _ => runs.push((cell, (st.repetitions - st.recorded) * arms.len() as u32)),
             }
             // An external server's cells build no golden.
-            if cell.transport != crate::plan::Transport::External && !ready.contains(&cell.golden) {
+            if cell.transport.has_goldens() && !ready.contains(&cell.golden) {
                 goldens.insert(cell.golden);
             }
         }

@@ -12,9 +12,9 @@ use super::precision::Until;
 use super::resume::{self, CellStatus};
 use crate::catalog;
 use crate::error::{BenchError, exit, io_err};
-use crate::export::{Record, csv, jsonl};
+use crate::export::{Record, jsonl};
 use crate::golden::{self, Golden, GoldenConfig};
-use crate::plan::{Cell, Cleanup, GoldenSpec, Transport};
+use crate::plan::{Catalog, Cell, Cleanup, GoldenSpec};
 use crate::progress::{Display, Progress, Work};
 use crate::state::{State, Status};
 
@@ -71,8 +71,7 @@ impl RunReport {
     }
 }
 
-pub use bench_core::archive::TRACE_DIR;
-use bench_core::archive::archive_outputs;
+use bench_core::results::archive::archive_outputs;
 
 /// Interrupt flag set by Ctrl-C or SIGTERM; a second signal exits at once.
 fn watch_signals(log: crate::progress::Logger) -> watch::Receiver<bool> {
@@ -554,11 +553,11 @@ impl Runner<'_> {
             return Ok(());
         }
         let (id, key) = (cell.id(), cell.key());
-        let golden = match cell.transport {
-            Transport::External => (self.server_catalog(cell).await).inspect_err(|e| {
+        let golden = match cell.transport.catalog() {
+            Catalog::Theirs => (self.server_catalog(cell).await).inspect_err(|e| {
                 self.progress.log(format!("{id}: FAILED: {e}"));
             }),
-            _ => (self.golden(cell.golden).await).map_err(|e| format!("golden: {e}")),
+            Catalog::Copies => (self.golden(cell.golden).await).map_err(|e| format!("golden: {e}")),
         };
         // A Ctrl-C while the golden was built: stop before the cell starts.
         if self.stopped() {
@@ -1010,25 +1009,20 @@ impl Runner<'_> {
         Ok(failed.is_none())
     }
 
-    /// Bring the outputs derived from the records up to date, as after every cell: the
-    /// summary (an error stops the sweep) and the report (a failure is a warning: the
-    /// results and the summary are safe, and `bench report` can redraw it).
+    /// Bring the outputs derived from the records up to date, as after every cell
+    /// (`results::refresh`: a summary that cannot be written stops the sweep, a report
+    /// that cannot is a warning). The report waits for something to report: a record, or
+    /// a failed cell.
     fn write_derived(&self) -> Result<(), BenchError> {
-        let summary = self.sweep.summary_path();
         let records = crate::export::standing(&self.records, &self.state.keys());
-        csv::write(&summary, &records).map_err(io_err("write", &summary))?;
         let failed = self
             .state
             .cells
             .values()
             .any(|c| c.status == Status::Failed);
-        if (!records.is_empty() || failed)
-            && let Err(e) = crate::report::write(&self.sweep.out, &records)
-        {
-            self.progress.log(format!(
-                "warning: the report was not written: {e}; retry with `bench report {}`",
-                self.sweep.out.display()
-            ));
+        let report = !records.is_empty() || failed;
+        for warning in crate::results::refresh(&self.sweep.out, &records, report)? {
+            self.progress.log(warning);
         }
         Ok(())
     }

@@ -119,10 +119,7 @@ impl Session {
         } else {
             self.ns.clone()
         };
-        match &self.table {
-            Some(io) if op.on_table() => catalog::table::execute(ns, op, io).await,
-            _ => catalog::execute(ns.as_ref(), op, target, &self.table_data).await,
-        }
+        catalog::execute(ns, op, target, &self.table_data, self.table.as_ref()).await
     }
 
     /// The warm-up: `args.warmup` operations in the cell's pattern. Returns how many of its

@@ -19,10 +19,10 @@ use crate::compare::{Comparison, Row, inside_batches, pairs_of, wall_secs};
 use crate::export::Record;
 use crate::export::record::{ARM_A, ARM_B};
 use crate::plan::Cell;
-use crate::state::State;
 use crate::stats::RatioTest;
 use crate::stats::paired::{half_width, stein_batches};
 use crate::stats::{ALPHA, t_critical};
+use crate::sweep::state::State;
 
 /// How long `bench ab` runs each cell (beyond the plan's repetitions, within its budget).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -488,7 +488,7 @@ mod tests {
         state.decide(
             &id,
             &cell().key(),
-            crate::state::Decided {
+            crate::sweep::state::Decided {
                 pilot: 4,
                 repetitions: 4,
                 threshold_pct: None,
@@ -503,7 +503,7 @@ mod tests {
         state.decide(
             &id,
             &cell().key(),
-            crate::state::Decided {
+            crate::sweep::state::Decided {
                 pilot: 4,
                 repetitions: 40,
                 threshold_pct: None,

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use crate::export::Record;
-use crate::plan::{Cell, GoldenSpec, Mode, ModeKind, Operation};
+use crate::plan::{Cell, Cost, GoldenSpec, Mode, ModeKind, Operation};
 use crate::stats::IoPerOp;
 
 /// Requests by kind, as the workers count them (a conditional PUT is a PUT, and counted
@@ -165,12 +165,8 @@ fn contention(writers: u32) -> f64 {
 /// where longer, its requests one after another at `request_ms` each.
 fn per_op(cell: &Cell, op: Operation, request_ms: Option<f64>) -> f64 {
     let (rows, inline) = (cell.golden.rows, cell.golden.inline);
-    let local = crate::estimate::per_op_secs(rows, inline, op);
-    let requests = if op.is_write() {
-        commit(rows, inline)
-    } else {
-        read(op, rows, inline)
-    };
+    let local = crate::sweep::estimate::per_op_secs(rows, inline, op);
+    let requests = requests_of(op, rows, inline);
     let trips = requests.get + requests.head + requests.put + requests.list;
     request_ms.map_or(local, |ms| local.max(trips * ms / 1000.0))
 }
@@ -226,6 +222,15 @@ fn operations(cell: &Cell, request_ms: Option<f64>) -> (f64, f64, bool) {
             );
             (commits + warm, commits * reads_per_write as f64, true)
         }
+    }
+}
+
+/// What one operation of `op` asks of the store, by its shape: a commit (of the catalog,
+/// or of the shared table, counted as one) or a read.
+fn requests_of(op: Operation, rows: u64, inline: bool) -> Kinds {
+    match op.describe().cost {
+        Cost::CatalogCommit { .. } | Cost::TableCommit => commit(rows, inline),
+        Cost::CatalogRead | Cost::TableRead => read(op, rows, inline),
     }
 }
 
@@ -327,11 +332,7 @@ pub fn estimate(
         }
         let (rows, inline) = (cell.golden.rows, cell.golden.inline);
         let (commits, reads, timed) = operations(cell, request_ms);
-        let per_commit = if cell.operation.is_write() {
-            commit(rows, inline)
-        } else {
-            read(cell.operation, rows, inline)
-        };
+        let per_commit = requests_of(cell.operation, rows, inline);
         // Several writers retry: a cell bounded by its commits makes more attempts than
         // commits; one bounded by time at the store's pace counted its attempts already.
         let factor = match cell.mode {

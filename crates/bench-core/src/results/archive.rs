@@ -3,23 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{BenchError, io_err};
-use crate::export::{csv, jsonl};
-
-/// Where a sweep's trace files go (`--trace`), under its results directory.
-pub const TRACE_DIR: &str = "traces";
 
 /// Move the outputs of an earlier run into `previous-<time>/` (nothing is deleted): the
 /// records' trace files go with them, so that the paths they name still hold.
 pub fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
-    let files = [
-        crate::state::STATE_FILE,
-        jsonl::RESULTS_FILE,
-        csv::SUMMARY_FILE,
-        crate::report::REPORT_FILE,
-        crate::report::CHART_DIR,
-        TRACE_DIR,
-    ];
-    let present: Vec<_> = files.iter().filter(|f| out.join(f).exists()).collect();
+    let present: Vec<_> = super::FILES
+        .iter()
+        .filter(|f| out.join(f).exists())
+        .collect();
     if present.is_empty() {
         return Ok(None);
     }
@@ -48,6 +39,8 @@ pub fn archive_outputs(out: &Path) -> Result<Option<PathBuf>, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::jsonl;
+    use crate::trace::TRACE_DIR;
 
     /// Three archives in a row (within one second, as two quick `--fresh` runs): each in a
     /// directory of its own, none overwriting another.

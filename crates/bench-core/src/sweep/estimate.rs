@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::plan::{Cell, GoldenSpec, Mode, Operation};
+use crate::plan::{Cell, Cost, GoldenSpec, Mode, Operation};
 
 /// One operation on a catalog of `rows` rows, in seconds.
 fn per_op(rows: u64, inline: bool, op: Operation) -> f64 {
@@ -16,21 +16,18 @@ fn per_op(rows: u64, inline: bool, op: Operation) -> f64 {
     } else {
         0.0025 + 0.76e-6 * rows
     };
-    match op {
-        Operation::CreateNamespace | Operation::DeclareTable => commit,
-        Operation::CreateTable => commit + 0.005,
+    match op.describe().cost {
+        Cost::CatalogCommit { extra_secs } => commit + extra_secs,
         // On the shared table, whatever the catalog's size: an append 4 ms, a read of its
         // history 2.5 ms (local disk, 2 cores).
-        Operation::TableAppend | Operation::InsertIntoTable | Operation::CreateTableVersion => {
-            0.004
-        }
-        op if op.on_table() => 0.0025,
-        op if op.is_cold() => commit / 2.0,
+        Cost::TableCommit => 0.004,
+        Cost::TableRead => 0.0025,
+        Cost::CatalogRead if op.is_cold() => commit / 2.0,
         // A warm read, as 4 clients of a mixed cell on 2 cores see it (the default sweep):
         // with the inline index a lookup (7 ms at 1,000,000 rows), without it a scan of the
         // manifest (9 ms at 100,000 rows, 71 ms at 1,000,000).
-        _ if inline => 0.001 + 6.0e-9 * rows,
-        _ => 0.001 + 7.0e-8 * rows,
+        Cost::CatalogRead if inline => 0.001 + 6.0e-9 * rows,
+        Cost::CatalogRead => 0.001 + 7.0e-8 * rows,
     }
 }
 

@@ -3,7 +3,7 @@
 //! merge`.
 //!
 //! The partition is a pure function of the plan and N, so every machine computes the same
-//! one without talking to the others. It balances the estimated work ([`crate::estimate`]):
+//! one without talking to the others. It balances the estimated work ([`crate::sweep::estimate`]):
 //! cells are taken from the most to the least expensive, each given to the shard where it
 //! would end earliest, counting the golden it needs when that shard does not build it
 //! already (longest-processing-time-first). So cells that share a golden tend to stay
@@ -181,7 +181,8 @@ pub fn resolve(arg: ShardArg, env: &dyn Fn(&str) -> Option<String>) -> Result<Sh
 /// they would not.
 pub fn partition(cells: &[&Cell], repetitions: u32, count: u32) -> Vec<u32> {
     let n = count.max(1) as usize;
-    let cost = |c: &Cell| crate::estimate::cell_run(c).as_secs_f64() * f64::from(repetitions);
+    let cost =
+        |c: &Cell| crate::sweep::estimate::cell_run(c).as_secs_f64() * f64::from(repetitions);
     // The shapes, in plan order, each with its cells.
     let mut shapes: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, c) in cells.iter().enumerate() {
@@ -205,7 +206,7 @@ pub fn partition(cells: &[&Cell], repetitions: u32, count: u32) -> Vec<u32> {
             let g = if goldens[k].contains(&golden) {
                 0.0
             } else {
-                crate::estimate::golden(golden).as_secs_f64()
+                crate::sweep::estimate::golden(golden).as_secs_f64()
             };
             load[k] + shape_cost(members) + g
         };
@@ -394,7 +395,7 @@ mod tests {
         let plan = Plan::parse(PANEL).unwrap();
         let steps = expand(&plan, "/r");
         let cells = cells(&steps);
-        let cost = |c: &Cell| crate::estimate::cell_run(c).as_secs_f64();
+        let cost = |c: &Cell| crate::sweep::estimate::cell_run(c).as_secs_f64();
         for n in [2u32, 3, 4] {
             let p = partition(&cells, 1, n);
             let mut load = vec![0.0; n as usize];
@@ -402,7 +403,7 @@ mod tests {
             for (c, &s) in cells.iter().zip(&p) {
                 load[s as usize] += cost(c);
                 if goldens[s as usize].insert(c.golden) {
-                    load[s as usize] += crate::estimate::golden(c.golden).as_secs_f64();
+                    load[s as usize] += crate::sweep::estimate::golden(c.golden).as_secs_f64();
                 }
             }
             let (lo, hi) = load
@@ -411,7 +412,7 @@ mod tests {
             let biggest = cells.iter().map(|c| cost(c)).fold(0.0, f64::max)
                 + cells
                     .iter()
-                    .map(|c| crate::estimate::golden(c.golden).as_secs_f64())
+                    .map(|c| crate::sweep::estimate::golden(c.golden).as_secs_f64())
                     .fold(0.0, f64::max);
             // Greedy LPT: no shard ends later than the lightest by more than one cell and
             // its golden.

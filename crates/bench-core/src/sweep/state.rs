@@ -65,7 +65,7 @@ pub struct SweepInfo {
     pub planned: Vec<String>,
     pub repetitions: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::sweep::shard::Shard>,
     /// `bench ab`: how its arms form their pairs (`alternate`, `duet` or `runs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairing: Option<String>,

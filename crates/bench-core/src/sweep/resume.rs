@@ -14,7 +14,7 @@
 use crate::export::Record;
 use crate::export::record::{ARM_A, ARM_B};
 use crate::plan::Cell;
-use crate::state::{State, Status};
+use crate::sweep::state::{State, Status};
 
 /// What a cell is, given the checkpoint and the records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -300,16 +300,22 @@ pub fn stale_reason(state: &State, records: &[Record], cell: &Cell) -> Stale {
 /// a reverted plan edit never puts the other plan's records in a verdict.
 pub fn load(path: &std::path::Path) -> Result<(std::path::PathBuf, Vec<Record>), String> {
     let (file, records) = crate::export::jsonl::load(path)?;
-    let dir = file.parent().unwrap_or(std::path::Path::new("."));
     let is_dirs_own =
         file.file_name() == Some(std::ffi::OsStr::new(crate::export::jsonl::RESULTS_FILE));
-    Ok(match State::read(dir).filter(|_| is_dirs_own) {
-        Some(state) => {
-            let kept = crate::export::standing(&records, &state.keys());
-            (file, kept)
-        }
-        None => (file, records),
-    })
+    let records = match is_dirs_own {
+        true => stand(file.parent().unwrap_or(std::path::Path::new(".")), records),
+        false => records,
+    };
+    Ok((file, records))
+}
+
+/// The records of the results directory `dir` that stand, of all it holds (see [`load`]):
+/// under the key its checkpoint holds for each cell; all of them without a checkpoint.
+pub fn stand(dir: &std::path::Path, records: Vec<Record>) -> Vec<Record> {
+    match State::read(dir) {
+        Some(state) => crate::export::standing(&records, &state.keys()),
+        None => records,
+    }
 }
 
 /// What a results directory has finished, by the resume rule: the records of its done
@@ -335,7 +341,7 @@ pub fn finished(dir: &std::path::Path) -> Result<Finished, crate::error::BenchEr
             "{} has no {}: without its checkpoint nothing says which cells are done; give \
              the results directory the sweep wrote (results/<plan name>/ or its --out)",
             dir.display(),
-            crate::state::STATE_FILE
+            crate::sweep::state::STATE_FILE
         )));
     }
     let state = State::load_any(dir)?;

@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{BenchError, exit, io_err};
-use crate::export::{Record, csv, jsonl};
+use crate::export::{Record, jsonl};
 use crate::files::write_atomic;
-use crate::resume::{self, CellStatus};
-use crate::state::{STATE_FILE, State, Status, SweepInfo};
+use crate::sweep::resume::{self, CellStatus};
+use crate::sweep::state::{STATE_FILE, State, Status, SweepInfo};
 
 pub const MERGE_FILE: &str = "merge.json";
 
@@ -79,7 +79,7 @@ fn find<'a>(input: &'a Input, id: &str) -> Option<Found<'a>> {
         &input.records,
         (id, &cell.key),
         input.info.repetitions,
-        &crate::resume::arms_in(&input.records),
+        &crate::sweep::resume::arms_in(&input.records),
         false,
     );
     Some(match standing.status {
@@ -409,14 +409,7 @@ fn write_out(
     let mut bytes = serde_json::to_vec_pretty(&merge).expect("merge file serialises");
     bytes.push(b'\n');
     write_atomic(&path, &bytes).map_err(io_err("write", &path))?;
-    let summary = out.join(csv::SUMMARY_FILE);
-    csv::write(&summary, records).map_err(io_err("write", &summary))?;
-    if let Err(e) = crate::report::write(out, records) {
-        notes.push(format!(
-            "warning: the report was not written: {e}; retry with `bench report {}`",
-            out.display()
-        ));
-    }
+    notes.extend(super::refresh(out, records, true)?);
     Ok(())
 }
 

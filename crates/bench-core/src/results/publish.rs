@@ -409,7 +409,7 @@ mod tests {
         // Nanoseconds per operation, lance-bench's unit (lower is better).
         assert_eq!(row.values, vec![1e6, 2e6, 4e6]);
         assert_eq!(row.units, "nanoseconds");
-        assert!(!crate::history::higher_is_better(&row.units));
+        assert!(!crate::results::history::higher_is_better(&row.units));
         assert_eq!(row.summary.median, 2e6);
         assert_eq!(row.summary.min, 1e6);
         assert!((row.summary.mean - 7e6 / 3.0).abs() < 1e-6);
@@ -518,7 +518,7 @@ mod tests {
             (vec![150e6, 170e6], "nanoseconds")
         );
         assert!(
-            !crate::history::higher_is_better(&row.units),
+            !crate::results::history::higher_is_better(&row.units),
             "a longer p99 is worse"
         );
     }
