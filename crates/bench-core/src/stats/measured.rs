@@ -1,5 +1,7 @@
 //! What one run of a cell measured, as the coordinator folds it from its workers' events.
 
+use serde::{Deserialize, Serialize};
+
 use super::{IoCounts, Latencies};
 
 /// The figures of one run of a cell (one repetition).
@@ -66,7 +68,7 @@ pub struct Measured {
     /// An open-loop cell's operations against their intended starts.
     pub open_loop: OpenLoop,
     /// A rest cell: each server's host and what it served over the window.
-    pub servers: Vec<(String, crate::serve::ServerReport)>,
+    pub servers: Vec<(String, ServerReport)>,
 }
 
 /// What the interleaved reads of a mixed cell measured.
@@ -111,4 +113,26 @@ impl OpenLoop {
             self.service.record(ms);
         }
     }
+}
+
+/// What one server served since `start`: its backend calls and the store requests they made.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct ServerReport {
+    /// Calls of the backend (`DirectoryNamespace`) the REST adapter made: one per request.
+    pub calls: u64,
+    /// Of which mutations of `__manifest` (the ones lance serialises behind one lock).
+    pub mutations: u64,
+    /// Calls that failed (the adapter answered them with an error status).
+    pub failed: u64,
+    /// Time inside the backend, summed over the calls, in ms.
+    pub ms: f64,
+    /// Of which time a mutation spent while mutations that arrived before it were still in
+    /// the server (`serve::waits`), summed.
+    pub wait_ms: f64,
+    /// The server's store requests since `start`.
+    pub io: IoCounts,
+    /// The process's CPU time since `start`, in seconds (user + system).
+    pub cpu_secs: f64,
+    /// The process's peak resident memory, in KiB.
+    pub rss_peak_kib: Option<u64>,
 }
