@@ -22,6 +22,22 @@ pub fn bench() -> Command {
     cmd
 }
 
+/// A candidate build: this bench with extra environment (a planted delay, a crash).
+pub fn candidate(dir: &Path, name: &str, env: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n{env} exec {} \"$@\"\n",
+            env!("CARGO_BIN_EXE_bench")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
 pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }

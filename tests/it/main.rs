@@ -3,6 +3,7 @@
 #[macro_use]
 mod common;
 mod coordinator;
+mod counts;
 mod local;
 mod network;
 mod numbers;

@@ -2,26 +2,10 @@
 //! real binary and lance. Each arm's catalog must be verified, and every operation a worker
 //! reported must be in exactly one unit of the pairs.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-
-/// A candidate build: this bench with extra environment (a planted delay, a crash).
-pub fn candidate(dir: &Path, name: &str, env: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(
-        &path,
-        format!(
-            "#!/bin/sh\n{env} exec {} \"$@\"\n",
-            env!("CARGO_BIN_EXE_bench")
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
 
 pub fn ab(plan: &Path, out: &Path, candidate: &Path, extra: &[&str]) -> std::process::Output {
     let candidate = candidate.to_str().unwrap();
@@ -333,6 +317,38 @@ fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
     }
     let (row, ratio, lo, hi) = ratio_row(&text, "cont_inline_false_rows_100");
     assert!(lo <= ratio && ratio <= hi && hi < 0.9, "{row}");
+}
+
+/// A candidate slower by a planted delay and one request more a commit: its time verdict
+/// names the request beside the time, and its count verdict the request alone.
+#[test]
+fn a_planted_request_is_named_in_the_time_verdict_and_is_a_count_verdict() {
+    let _alone = crate::alone();
+    let (dir, plan, out) = plan_dir(LOCKSTEP);
+    let cand = candidate(
+        dir.path(),
+        "head.sh",
+        "BENCH_OP_DELAY_MS=20 BENCH_EXTRA_HEADS=1",
+    );
+    let o = ab(&plan, &out, &cand, &[]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    let rows: Vec<&str> = (text.lines())
+        .filter(|l| l.starts_with("cont_inline_false_rows_100"))
+        .collect();
+    assert_eq!(rows.len(), 2, "the time row and the count row: {text}");
+    assert!(
+        rows[0].contains("REGRESSION (ops/s -")
+            && rows[0].contains("why: +")
+            && rows[0].contains(": HEAD +1.0 per op, round trips +1.0"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains("REGRESSION (B: +1.0 HEAD per op"),
+        "{}",
+        rows[1]
+    );
 }
 
 /// The candidate's bytes as records carry them: the first 16 hex digits of its SHA-256.

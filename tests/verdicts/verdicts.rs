@@ -65,6 +65,11 @@ fn identical_runs_are_within_noise_and_a_planted_slowdown_is_a_significant_regre
     let r = row(&text, "cont_inline_false_rows_100");
     assert!(r.contains("REGRESSION (ops/s -"), "{r}");
     assert!(r.contains("p50 +"), "latency regressed too: {r}");
+    // Explained: no request more, the time in the rest of the commit (its CPU).
+    assert!(
+        r.contains(" — why: +") && r.contains("requests unchanged; most in other (CPU, locks)"),
+        "{r}"
+    );
     assert!(text.contains("1 regressed"), "{text}");
     // Each record of the slow run took its delay in every commit.
     for rec in lines(&out_slow.join("results.jsonl")) {
@@ -91,7 +96,7 @@ fn identical_runs_are_within_noise_and_a_planted_slowdown_is_a_significant_regre
 }
 
 fn delayed_candidate(dir: &Path, delay_ms: f64) -> PathBuf {
-    crate::pairs::candidate(
+    candidate(
         dir,
         "candidate.sh",
         &format!("BENCH_OP_DELAY_MS={delay_ms}"),

@@ -341,9 +341,16 @@ pub struct VerdictArgs {
     #[arg(long, value_name = "PCT", default_value_t = DEFAULT_THRESHOLD_PCT,
           value_parser = parse_threshold)]
     pub threshold: f64,
-    /// Exit with code 5 when any cell regressed significantly beyond the threshold.
+    /// Exit with code 5 when any cell regressed: significantly beyond the threshold in
+    /// time, or in its exact counts (more requests, round trips or bytes per operation in
+    /// every run), as --gate says.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Which verdicts --fail-on-regression exits on: `counts` (requests, round trips and
+    /// bytes per operation: exact, the same on any machine), `time` (throughput, p50, p99)
+    /// or `both`.
+    #[arg(long, value_enum, default_value_t = GateArg::Both)]
+    pub gate: GateArg,
     /// How the comparison is printed: `text`; `github`: Markdown for a pull request
     /// comment (a headline, the cells beyond the threshold, every cell inside <details>);
     /// `json`: one JSON document (docs/compare.md). With github and json, nothing else on
@@ -353,6 +360,14 @@ pub struct VerdictArgs {
     /// The same as `--format json`.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
+}
+
+/// `--gate` of `bench compare` and `bench ab`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GateArg {
+    Counts,
+    Time,
+    Both,
 }
 
 /// `--format` of `bench compare` and `bench ab`.
@@ -368,6 +383,11 @@ impl From<VerdictArgs> for crate::compare::VerdictArgs {
         crate::compare::VerdictArgs {
             threshold: v.threshold,
             fail_on_regression: v.fail_on_regression,
+            gate: match v.gate {
+                GateArg::Counts => crate::compare::Gate::Counts,
+                GateArg::Time => crate::compare::Gate::Time,
+                GateArg::Both => crate::compare::Gate::Both,
+            },
             format: match (v.json, v.format) {
                 (true, _) | (_, OutputFormat::Json) => crate::compare::Format::Json,
                 (_, OutputFormat::Text) => crate::compare::Format::Text,

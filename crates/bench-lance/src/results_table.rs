@@ -562,6 +562,12 @@ async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>>
     let version = column::<StringArray>(dut.column_by_name("version"), "dut.version")?;
     let dut_ts = column::<Int64Array>(dut.column_by_name("timestamp"), "dut.timestamp")?;
     let mean = column::<Float64Array>(summary.column_by_name("mean"), "summary.mean")?;
+    let min = column::<Float64Array>(summary.column_by_name("min"), "summary.min")?;
+    let max = column::<Float64Array>(summary.column_by_name("max"), "summary.max")?;
+    let or_mean = |a: &Float64Array, i: usize| match a.is_null(i) || !a.value(i).is_finite() {
+        true => mean.value(i),
+        false => a.value(i),
+    };
     let text = |a: &StringArray, i: usize| (!a.is_null(i)).then(|| a.value(i).to_string());
     let int = |a: &Int64Array, i: usize| if a.is_null(i) { 0 } else { a.value(i) };
     Ok((0..batch.num_rows())
@@ -574,6 +580,8 @@ async fn read_points(dataset: &lance::Dataset) -> lance_core::Result<Vec<Point>>
             dut_timestamp: int(dut_ts, i),
             timestamp: int(ts, i),
             value: mean.value(i),
+            min: or_mean(min, i),
+            max: or_mean(max, i),
             units: text(units, i).unwrap_or_default(),
         })
         .collect())

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::counts::{CountRow, Moved, Unit};
 use super::{Change, Comparison, IoRow, METRICS, Row};
 
 /// A change as the document names it.
@@ -40,6 +41,41 @@ fn row(r: &Row) -> Value {
         "metrics": metrics,
         "regressed": r.regressed(),
         "verdict": r.verdict(),
+        "explanation": r.explanation,
+    })
+}
+
+fn moved(m: Moved) -> &'static str {
+    match m {
+        Moved::Same => "same",
+        Moved::More => "more",
+        Moved::Fewer => "fewer",
+    }
+}
+
+fn counts(r: &CountRow) -> Value {
+    let metrics: Vec<Value> = (r.counts.iter())
+        .map(|c| {
+            json!({
+                "metric": c.name,
+                "unit": match c.unit {
+                    Unit::Requests => "requests/operation",
+                    Unit::RoundTrips => "round trips/operation",
+                    Unit::Bytes => "bytes/operation",
+                },
+                "a": c.a,
+                "b": c.b,
+                "change": moved(c.moved),
+            })
+        })
+        .collect();
+    json!({
+        "cell": r.cell,
+        "metrics": metrics,
+        "regressed": r.regressed(),
+        "improved": r.improved(),
+        "unjudged": r.unjudged,
+        "verdict": r.verdict(),
     })
 }
 
@@ -63,11 +99,14 @@ pub fn json(c: &Comparison, na: &str, nb: &str) -> String {
         "cells": c.rows.iter().map(row).collect::<Vec<_>>(),
         "reads": c.read_rows.iter().map(row).collect::<Vec<_>>(),
         "io": c.io_rows.iter().map(io).collect::<Vec<_>>(),
+        "counts": c.counts.iter().map(counts).collect::<Vec<_>>(),
         "only_a": c.only_a,
         "only_b": c.only_b,
         "differing": c.differing.iter().map(|(cell, what)| json!({"cell": cell, "differs": what})).collect::<Vec<_>>(),
         "regressions": c.regressions(),
         "improvements": c.improvements(),
+        "count_regressions": c.count_regressions(),
+        "count_improvements": c.count_improvements(),
     });
     serde_json::to_string_pretty(&doc).expect("a comparison serialises") + "\n"
 }

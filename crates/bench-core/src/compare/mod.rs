@@ -6,6 +6,8 @@
 //! is compared arm against arm, pair by pair (the paired t interval on log ratios). The
 //! tables are written by [`table`].
 
+pub mod counts;
+mod explain;
 mod json;
 pub mod precision;
 mod table;
@@ -52,8 +54,20 @@ pub struct CompareArgs {
 pub struct VerdictArgs {
     pub threshold: f64,
     pub fail_on_regression: bool,
+    /// Which verdicts `fail_on_regression` exits on.
+    pub gate: Gate,
     /// How the comparison is said on stdout.
     pub format: Format,
+}
+
+/// Which verdicts decide the exit code with `--fail-on-regression`: the exact counts (requests,
+/// round trips, bytes per operation), the times (throughput, p50, p99), or either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Gate {
+    Counts,
+    Time,
+    #[default]
+    Both,
 }
 
 /// How `bench compare` and `bench ab` print their comparison.
@@ -317,6 +331,8 @@ pub struct Row {
     pub per_sec: &'static str,
     /// An A/B comparison: how many pairs, formed how, and the time they took.
     pub pairs: Option<PairsBehind>,
+    /// What moved of an operation's time (`explain`), said beside a time verdict.
+    pub explanation: Option<String>,
 }
 
 /// The pairs behind a paired row.
@@ -382,10 +398,17 @@ impl Row {
                 self.b.repetitions()
             ),
             (true, true) => "within noise".to_string(),
-            (false, true) => format!("REGRESSION ({worse})"),
-            (true, false) => format!("improved ({better})"),
-            (false, false) => format!("REGRESSION ({worse}); improved ({better})"),
+            (false, true) => format!("REGRESSION ({worse}){}", self.why()),
+            (true, false) => format!("improved ({better}){}", self.why()),
+            (false, false) => format!("REGRESSION ({worse}); improved ({better}){}", self.why()),
         }
+    }
+
+    /// " — why: …" of a verdict, where the records tell.
+    fn why(&self) -> String {
+        self.explanation
+            .as_ref()
+            .map_or(String::new(), |e| format!(" — why: {e}"))
     }
 }
 
@@ -406,6 +429,8 @@ pub struct Comparison {
     pub paired: bool,
     /// Requests and bytes per operation, where both sides measured them.
     pub io_rows: Vec<IoRow>,
+    /// The exact counts of each cell (its commits), side by side, with their verdicts.
+    pub counts: Vec<counts::CountRow>,
 }
 
 /// One cell's requests and bytes per operation (medians over repetitions) on both sides.
@@ -461,9 +486,22 @@ impl Comparison {
         self.rows.iter().filter(|r| !r.tested()).count()
     }
 
-    /// 5 for a significant regression with `--fail-on-regression`, else 0.
+    /// Cells with more requests, round trips or bytes per operation in every run of B.
+    pub fn count_regressions(&self) -> usize {
+        self.counts.iter().filter(|c| c.regressed()).count()
+    }
+
+    /// Cells with fewer, and none more.
+    pub fn count_improvements(&self) -> usize {
+        self.counts.iter().filter(|c| c.improved()).count()
+    }
+
+    /// 5 for a regression the gate looks at (a significant time regression, a count that
+    /// grew) with `--fail-on-regression`, else 0.
     pub fn exit_code(&self, v: &VerdictArgs) -> u8 {
-        if v.fail_on_regression && self.regressions() > 0 {
+        let time = matches!(v.gate, Gate::Time | Gate::Both) && self.regressions() > 0;
+        let counts = matches!(v.gate, Gate::Counts | Gate::Both) && self.count_regressions() > 0;
+        if v.fail_on_regression && (time || counts) {
             exit::REGRESSION
         } else {
             exit::OK
@@ -573,6 +611,7 @@ fn row(
         tests,
         changes,
         pairs: None,
+        explanation: None,
     }
 }
 
@@ -680,9 +719,11 @@ pub fn compare(
         }
         let side = |x: &CellRecords<'_>, reads| figures(&x.reps, reads);
         if let (Some(fa), Some(fb)) = (side(xa, false), side(xb, false)) {
-            c.rows
-                .push(unpaired_row(tag, (fa, fb), (t, between), "ops/s"));
+            let mut r = unpaired_row(tag, (fa, fb), (t, between), "ops/s");
+            r.explanation = explain::explain(&xa.reps, &xb.reps);
+            c.rows.push(r);
         }
+        c.counts.extend(counts::count_row(tag, &xa.reps, &xb.reps));
         if let (Some(fa), Some(fb)) = (side(xa, true), side(xb, true)) {
             c.read_rows
                 .push(unpaired_row(tag, (fa, fb), (t, between), "reads/s"));
@@ -738,8 +779,11 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             let (Some(fa), Some(fb)) = (figures(&pa, reads), figures(&pb, reads)) else {
                 continue;
             };
-            rows.push(paired_row(tag, (fa, fb), (&pa, &pb), reads, t, per_sec));
+            let mut r = paired_row(tag, (fa, fb), (&pa, &pb), reads, t, per_sec);
+            r.explanation = (!reads).then(|| explain::explain(&pa, &pb)).flatten();
+            rows.push(r);
         }
+        c.counts.extend(counts::count_row(tag, &pa, &pb));
         if let (Some(a), Some(b)) = (io_figures(&pa), io_figures(&pb)) {
             c.io_rows.push(IoRow {
                 cell: tag.to_string(),

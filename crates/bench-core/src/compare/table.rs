@@ -1,6 +1,7 @@
 //! The comparison as an aligned text table and as Markdown, with totals and warnings.
 
-use super::{Change, Comparison, Figures, IoRow, MIN_REPETITIONS, Row};
+use super::counts::{CountRow, Unit};
+use super::{Change, Comparison, Figures, MIN_REPETITIONS, Row};
 
 /// A ratio with its confidence interval, when tested: `0.800 [0.742–0.862]`.
 fn fmt_ratio(r: &Row, i: usize) -> String {
@@ -104,36 +105,34 @@ fn notes(c: &Comparison, a: &str, b: &str) -> Vec<String> {
     n
 }
 
-const IO_HEADER: [&str; 10] = [
+const COUNT_HEADER: [&str; 10] = [
     "cell",
     "req/op A",
     "req/op B",
-    "B/A",
+    "trips/op A",
+    "trips/op B",
     "read KiB/op A",
     "read KiB/op B",
-    "B/A",
     "written KiB/op A",
     "written KiB/op B",
-    "B/A",
+    "count verdict",
 ];
 
-fn io_cells(r: &IoRow) -> [String; 10] {
-    let ratio = |i: usize| match r.a[i] {
-        a if a > 0.0 => format!("{:.3}", r.b[i] / a),
-        _ => "n/a".into(),
+fn count_cells(r: &CountRow) -> Vec<String> {
+    let pair = |t: Option<(f64, f64)>, scale: f64| match t {
+        Some((a, b)) => [format!("{:.1}", a / scale), format!("{:.1}", b / scale)],
+        None => ["n/a".to_string(), "n/a".to_string()],
     };
-    [
-        r.cell.clone(),
-        format!("{:.1}", r.a[0]),
-        format!("{:.1}", r.b[0]),
-        ratio(0),
-        format!("{:.1}", r.a[1] / 1024.0),
-        format!("{:.1}", r.b[1] / 1024.0),
-        ratio(1),
-        format!("{:.1}", r.a[2] / 1024.0),
-        format!("{:.1}", r.b[2] / 1024.0),
-        ratio(2),
-    ]
+    let mut v = vec![r.cell.clone()];
+    v.extend(pair(r.total(Unit::Requests, None), 1.0));
+    v.extend(pair(
+        r.total(Unit::RoundTrips, Some("critical-path round trips")),
+        1.0,
+    ));
+    v.extend(pair(r.total(Unit::Bytes, Some("read bytes")), 1024.0));
+    v.extend(pair(r.total(Unit::Bytes, Some("written bytes")), 1024.0));
+    v.push(r.verdict());
+    v
 }
 
 /// Columns aligned: the first to the left, the others to the right (the last to the left
@@ -170,14 +169,33 @@ fn aligned(rows: &[Vec<String>], text_last: bool) -> String {
     s
 }
 
-/// The requests and bytes per operation of both sides.
-fn io_text(c: &Comparison) -> String {
-    let mut rows = vec![IO_HEADER.map(String::from).to_vec()];
-    rows.extend(c.io_rows.iter().map(|r| io_cells(r).to_vec()));
+/// The exact counts per operation of both sides, and their verdicts.
+fn counts_text(c: &Comparison) -> String {
+    let mut rows = vec![COUNT_HEADER.map(String::from).to_vec()];
+    rows.extend(c.counts.iter().map(count_cells));
     format!(
-        "\nrequests and bytes per successful operation (medians; no verdict: they depend on \
-         lance, not on noise):\n{}",
-        aligned(&rows, false)
+        "\nexact counts per successful operation (medians of the runs):\n{}",
+        aligned(&rows, true)
+    )
+}
+
+/// The line of totals of the count verdicts, and their rule.
+fn counts_line(c: &Comparison) -> String {
+    let n = c.counts.len();
+    let unjudged = c.counts.iter().filter(|r| r.unjudged.is_some()).count();
+    let (worse, better) = (c.count_regressions(), c.count_improvements());
+    format!(
+        "counts: {worse} regressed, {better} improved, {} the same{} (a count changed when every \
+         run of B lies beyond every run of A by more than ±{} a request or a round trip per \
+         operation, or ±{} % of its bytes; several writers' counts need 2 runs a side)\n",
+        n - worse - better - unjudged,
+        if unjudged > 0 {
+            format!(", {unjudged} without a count verdict")
+        } else {
+            String::new()
+        },
+        super::counts::COUNT_TOLERANCE,
+        super::counts::BYTES_TOLERANCE * 100.0
     )
 }
 
@@ -189,10 +207,13 @@ pub fn text(c: &Comparison) -> String {
         s.push_str("\nreads of mixed cells:\n");
         s.push_str(&table_text(&c.read_rows, &READ_HEADER, c.paired));
     }
-    if !c.io_rows.is_empty() {
-        s.push_str(&io_text(c));
+    if !c.counts.is_empty() {
+        s.push_str(&counts_text(c));
     }
     s.push_str(&summary_line(c));
+    if !c.counts.is_empty() {
+        s.push_str(&counts_line(c));
+    }
     s
 }
 
@@ -293,11 +314,19 @@ pub fn github(c: &Comparison, a: &str, b: &str) -> String {
     let cells = c.rows.len();
     let t = c.threshold_pct;
     let (worse, better) = (c.regressions(), c.improvements());
+    let (cworse, cbetter) = (c.count_regressions(), c.count_improvements());
+    let counts = match c.counts.is_empty() {
+        true => String::new(),
+        false if cworse + cbetter == 0 => "; the same counts".to_string(),
+        false => format!("; counts: {cworse} regressed, {cbetter} improved"),
+    };
     let mut s = if worse + better == 0 {
-        format!("**bench**: no change beyond ±{t} % in {cells} cells\n\n")
+        format!("**bench**: no change beyond ±{t} % in {cells} cells{counts}\n\n")
     } else {
         let regressed = crate::plan::count(worse as u64, "cell regressed", "cells regressed");
-        format!("**bench**: {regressed}, {better} improved beyond ±{t} % (of {cells} cells)\n\n")
+        format!(
+            "**bench**: {regressed}, {better} improved beyond ±{t} % (of {cells} cells){counts}\n\n"
+        )
     };
     s.push_str(&format!("A: `{a}` · B: `{b}`\n\n"));
     let moved = |rows: &[Row]| -> Vec<Row> {
@@ -313,6 +342,14 @@ pub fn github(c: &Comparison, a: &str, b: &str) -> String {
     if !reads.is_empty() {
         s.push_str("\nReads of mixed cells:\n\n");
         s.push_str(&table_md(&reads, &READ_HEADER, c.paired));
+    }
+    let changed: Vec<CountRow> = (c.counts.iter())
+        .filter(|r| r.regressed() || r.improved())
+        .cloned()
+        .collect();
+    if !changed.is_empty() {
+        s.push_str("\nExact counts that changed:\n\n");
+        s.push_str(&counts_md(&changed));
     }
     if !s.ends_with("\n\n") {
         s.push('\n');
@@ -331,21 +368,34 @@ pub fn tables_markdown(c: &Comparison) -> String {
         s.push_str("\nReads of mixed cells:\n\n");
         s.push_str(&table_md(&c.read_rows, &READ_HEADER, c.paired));
     }
-    if !c.io_rows.is_empty() {
-        s.push_str("\nRequests and bytes per successful operation (medians):\n\n");
-        s.push_str(&format!(
-            "| {} |\n|:---|{}\n",
-            IO_HEADER.join(" | "),
-            "---:|".repeat(9)
-        ));
-        for r in &c.io_rows {
-            let mut v = io_cells(r).to_vec();
-            v[0] = format!("`{}`", v[0]);
-            s.push_str(&format!("| {} |\n", v.join(" | ")));
-        }
+    if !c.counts.is_empty() {
+        s.push_str("\nExact counts per successful operation (medians of the runs):\n\n");
+        s.push_str(&counts_md(&c.counts));
     }
     s.push('\n');
     s.push_str(&summary_line(c));
+    if !c.counts.is_empty() {
+        s.push_str(&counts_line(c));
+    }
+    s
+}
+
+/// Count rows as a Markdown table, a changed count in bold.
+fn counts_md(rows: &[CountRow]) -> String {
+    let mut s = format!(
+        "| {} |\n|:---|{}:---|\n",
+        COUNT_HEADER.join(" | "),
+        "---:|".repeat(COUNT_HEADER.len() - 2)
+    );
+    for r in rows {
+        let mut v = count_cells(r);
+        v[0] = format!("`{}`", v[0]);
+        if r.regressed() {
+            let last = v.len() - 1;
+            v[last] = format!("**{}**", v[last]);
+        }
+        s.push_str(&format!("| {} |\n", v.join(" | ")));
+    }
     s
 }
 

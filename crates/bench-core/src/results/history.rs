@@ -24,6 +24,9 @@ pub struct Point {
     pub timestamp: i64,
     /// The row's `summary.mean`.
     pub value: f64,
+    /// The row's `summary.min` and `summary.max`: its runs' spread.
+    pub min: f64,
+    pub max: f64,
     pub units: String,
 }
 
@@ -36,16 +39,59 @@ pub struct Series {
     pub units: String,
     pub points: Vec<Point>,
     pub changes: Vec<ChangePoint>,
+    /// Exact counts, judged by a static threshold ([`counted`]) instead of change points.
+    pub exact: bool,
 }
 
 pub use crate::glob::Glob;
 
 /// Whether a larger value is better in these units: rates (`operations/second`, `x per
-/// second`) and `recall` are; times (`nanoseconds`, lance-bench's default) and everything
-/// else are not.
+/// second`) and `recall` are; times (`nanoseconds`, lance-bench's default), exact counts
+/// and everything else are not.
 pub fn higher_is_better(units: &str) -> bool {
     let u = units.to_ascii_lowercase();
-    u.contains('/') || u.contains(" per ") || u.contains("recall")
+    counted(units).is_none() && (u.contains('/') || u.contains(" per ") || u.contains("recall"))
+}
+
+/// How far an exact count may move and be the same (the units of `bench publish`'s count
+/// rows): requests and round trips per operation ±0.5 (a request more in every operation
+/// is a change), bytes per operation ±5 % — as `bench compare` judges them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tolerance {
+    Absolute(f64),
+    Relative(f64),
+}
+
+/// The tolerance of an exact count's units; none for other units.
+pub fn counted(units: &str) -> Option<Tolerance> {
+    use crate::compare::counts::{BYTES_TOLERANCE, COUNT_TOLERANCE};
+    let [requests, trips, bytes] = super::publish::COUNT_UNITS;
+    match units {
+        u if u == requests || u == trips => Some(Tolerance::Absolute(COUNT_TOLERANCE)),
+        u if u == bytes => Some(Tolerance::Relative(BYTES_TOLERANCE)),
+        _ => None,
+    }
+}
+
+/// The steps of a series of exact counts: each result whose every run lies beyond every
+/// run of the result before it by more than the tolerance, from the first result after
+/// the step (no permutation test: a count does not move with noise; `p` is 0).
+pub fn static_changes(points: &[Point], tolerance: Tolerance) -> Vec<ChangePoint> {
+    (1..points.len())
+        .filter_map(|i| {
+            let (prev, cur) = (&points[i - 1], &points[i]);
+            let tol = match tolerance {
+                Tolerance::Absolute(t) => t,
+                Tolerance::Relative(f) => f * prev.value.abs().max(1.0),
+            };
+            (cur.min > prev.max + tol || cur.max < prev.min - tol).then_some(ChangePoint {
+                index: i,
+                before: prev.value,
+                after: cur.value,
+                p: 0.0,
+            })
+        })
+        .collect()
 }
 
 impl Series {
@@ -61,9 +107,12 @@ impl Series {
         }
     }
 
-    /// The newest change point, when it made the series worse by more than `pct` percent.
+    /// The newest change point, when it made the series worse by more than `pct` percent;
+    /// of exact counts, when it made them worse at all (a request more is a regression,
+    /// however small a part of the whole).
     pub fn regressed(&self, pct: f64) -> Option<&ChangePoint> {
-        self.changes.last().filter(|c| self.worse_pct(c) > pct)
+        let beyond = if self.exact { 0.0 } else { pct };
+        self.changes.last().filter(|c| self.worse_pct(c) > beyond)
     }
 }
 
@@ -86,9 +135,14 @@ pub fn series(points: Vec<Point>, pattern: Option<&Glob>, detector: &Detector) -
         .map(|((name, test_bed), mut points)| {
             points.sort_by_key(|p| (p.dut_timestamp, p.timestamp));
             let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+            let exact = counted(&points[0].units);
             Series {
                 units: points[0].units.clone(),
-                changes: detector.detect(&values),
+                changes: match exact {
+                    Some(t) => static_changes(&points, t),
+                    None => detector.detect(&values),
+                },
+                exact: exact.is_some(),
                 name,
                 test_bed,
                 points,
@@ -133,6 +187,47 @@ fn num(v: f64) -> String {
     }
 }
 
+/// A series of exact counts' threshold, for people.
+fn tolerance_said(series: &Series) -> String {
+    match counted(&series.units) {
+        Some(Tolerance::Absolute(t)) => format!("±{t} of the result before"),
+        Some(Tolerance::Relative(f)) => format!("±{} % of the result before", f * 100.0),
+        None => String::new(),
+    }
+}
+
+/// One change of a series: where, the means before and after, the change, its p-value (or
+/// an exact count's threshold), and whether it made things worse (beyond `fail_pct`).
+fn change_line(series: &Series, c: &ChangePoint, fail_pct: Option<f64>) -> String {
+    let n = series.points.len();
+    let at = &series.points[c.index];
+    let verdict = match series.worse_pct(c) {
+        w if w > 0.0 => "worse",
+        _ => "better",
+    };
+    let test = match series.exact {
+        true => format!(
+            "every run beyond the result before by more than {}",
+            tolerance_said(series)
+        ),
+        false => format!("p = {:.3}", c.p),
+    };
+    let beyond = match fail_pct.filter(|&p| series.regressed(p) == Some(c)) {
+        Some(_) if series.exact => ", a regression (a count)".to_string(),
+        Some(p) => format!(", a regression beyond {p} %"),
+        None => String::new(),
+    };
+    format!(
+        "  change at result {} of {n} (dut {}, {}): {} -> {} ({:+.1} %, {test}): {verdict}{beyond}",
+        c.index + 1,
+        at.dut_version,
+        when(at.timestamp),
+        num(c.before),
+        num(c.after),
+        c.change_pct(),
+    )
+}
+
 /// What `bench history` prints: per series its last value and each change point (where,
 /// the means before and after, the change, its p-value, and whether it made things worse).
 pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> String {
@@ -161,7 +256,13 @@ pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
             last.dut_version,
             when(last.timestamp)
         );
-        if n < needs {
+        if series.exact && series.changes.is_empty() {
+            let _ = writeln!(
+                s,
+                "  the same counts throughout (a static threshold: {})",
+                tolerance_said(series)
+            );
+        } else if n < needs && !series.exact {
             let _ = writeln!(
                 s,
                 "  too few results for a change point ({n}; needs {needs}: fewer cannot reach \
@@ -172,28 +273,7 @@ pub fn text(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
             let _ = writeln!(s, "  no change point");
         }
         for c in &series.changes {
-            let at = &series.points[c.index];
-            let verdict = match series.worse_pct(c) {
-                w if w > 0.0 => "worse",
-                _ => "better",
-            };
-            let beyond = fail_pct.filter(|&p| series.regressed(p) == Some(c));
-            let _ = writeln!(
-                s,
-                "  change at result {} of {n} (dut {}, {}): {} -> {} ({:+.1} %, p = {:.3}): \
-                 {verdict}{}",
-                c.index + 1,
-                at.dut_version,
-                when(at.timestamp),
-                num(c.before),
-                num(c.after),
-                c.change_pct(),
-                c.p,
-                match beyond {
-                    Some(p) => format!(", a regression beyond {p} %"),
-                    None => String::new(),
-                }
-            );
+            let _ = writeln!(s, "{}", change_line(series, c, fail_pct));
         }
     }
     let changed = all.iter().filter(|x| !x.changes.is_empty()).count();
@@ -236,13 +316,14 @@ pub fn json(all: &[Series], detector: &Detector, fail_pct: Option<f64>) -> Strin
                     "timestamp": p.timestamp,
                     "value": p.value,
                 })).collect::<Vec<_>>(),
+                "exact": s.exact,
                 "changes": s.changes.iter().map(|c| json!({
                     "index": c.index,
                     "result": c.index + 1,
                     "before": c.before,
                     "after": c.after,
                     "change_pct": c.change_pct(),
-                    "p": c.p,
+                    "p": (!s.exact).then_some(c.p),
                     "worse": s.worse_pct(c) > 0.0,
                 })).collect::<Vec<_>>(),
                 "regressed": fail_pct.map(|p| s.regressed(p).is_some()),
@@ -349,8 +430,61 @@ mod tests {
             dut_timestamp: dut,
             timestamp: ts,
             value,
+            min: value,
+            max: value,
             units: "operations/second".into(),
         }
+    }
+
+    /// A published series of requests per operation: 10 results of 22 requests, then one
+    /// more from the 7th on. The static threshold flags the 7th, and only it; identical
+    /// builds' series (the same count throughout) have no change; a contended cell's counts
+    /// that wobble within their runs' spread do not step.
+    #[test]
+    fn a_request_more_is_flagged_from_the_first_result_after_it() {
+        let counts = |after: f64| -> Vec<Point> {
+            (0..10)
+                .map(|i| {
+                    let v = if i >= 6 { after } else { 22.0 };
+                    Point {
+                        units: "requests/operation".into(),
+                        ..point("m/requests", &format!("r{i}"), i, i, v)
+                    }
+                })
+                .collect()
+        };
+        let all = series(counts(23.0), None, &Detector::default());
+        assert!(all[0].exact && !all[0].higher_is_better());
+        assert_eq!(all[0].changes.len(), 1, "{:?}", all[0].changes);
+        assert_eq!(all[0].changes[0].index, 6);
+        assert!(
+            all[0].regressed(50.0).is_some(),
+            "a request more regresses whatever PCT says"
+        );
+        let t = text(&all, &Detector::default(), Some(5.0));
+        assert!(
+            t.contains("change at result 7 of 10") && t.contains("a regression (a count)"),
+            "{t}"
+        );
+        let same = series(counts(22.0), None, &Detector::default());
+        assert!(same[0].changes.is_empty());
+        assert!(text(&same, &Detector::default(), None).contains("the same counts throughout"));
+        // Runs spread 40 to 46 round trips (retries): a mean of 44 after 42 is no step.
+        let wobble: Vec<Point> = [42.0, 44.0, 41.0, 45.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Point {
+                units: "round trips/operation".into(),
+                min: 40.0,
+                max: 46.0,
+                ..point("m/round_trips", &format!("w{i}"), i as i64, i as i64, v)
+            })
+            .collect();
+        assert!(
+            series(wobble, None, &Detector::default())[0]
+                .changes
+                .is_empty()
+        );
     }
 
     /// 18 results of `name`, 100 then `after` from the 13th on, with a little noise, given

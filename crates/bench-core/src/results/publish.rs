@@ -3,11 +3,13 @@
 //! done cell (per arm in an A/B results directory), so that lance-bench's own scripts read
 //! them beside its other benchmarks.
 //!
-//! lance-bench's scripts judge every row as a time, lower is better, in nanoseconds: a
-//! row's `values` are the time per operation of each of the cell's verified runs, in
+//! lance-bench's scripts judge every row lower-is-better, as a time in nanoseconds: a
+//! cell's row's `values` are the time per operation of each of its verified runs, in
 //! nanoseconds ([`UNITS`]): `1e9 / throughput_ops_per_sec` (the run's window per successful
 //! operation), or for an open-loop cell (whose throughput is the rate it was offered) its
-//! p99 latency from the intended start. They group rows by `benchmark_name` alone, so the
+//! p99 latency from the intended start. Beside it, a row of each exact count the runs made
+//! ([`COUNT_UNITS`]: requests, critical-path round trips, bytes read and written per
+//! operation), also lower-is-better, which `bench history` judges by a static threshold. They group rows by `benchmark_name` alone, so the
 //! name holds the store and the transport beside the plan and the cell. A row's `id` is
 //! derived from its runs' records, so the same results published twice give the same ids
 //! and add nothing. The table itself is written by the binary (through lance).
@@ -140,7 +142,25 @@ pub fn rows(records: &[Record], ctx: &Context) -> Rows {
         if first.hostname != ctx.machine.hostname {
             elsewhere.insert(first.hostname.clone());
         }
-        out.rows.push(row(&cell, &runs, name, ctx));
+        let time = Metric {
+            values: runs.iter().map(|r| value(r)).collect(),
+            units: UNITS,
+            what: match first.open_loop.offered_ops_per_sec {
+                Some(_) => {
+                    "nanoseconds: p99_latency_ms (from the intended start) × 1e6 of each \
+                            verified run, in order"
+                }
+                None => {
+                    "nanoseconds per operation: 1e9 / throughput_ops_per_sec of each \
+                         verified run (repetition), in order"
+                }
+            },
+        };
+        out.rows.push(row(&cell, &runs, name.clone(), ctx, time));
+        for (suffix, metric) in counts(&runs) {
+            out.rows
+                .push(row(&cell, &runs, format!("{name}/{suffix}"), ctx, metric));
+        }
     }
     for host in elsewhere {
         out.notes.push(format!(
@@ -190,9 +210,76 @@ pub fn dut_version(r: &Record) -> String {
     }
 }
 
-fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) -> Row {
+/// What a row holds: each run's value, in what units, said in its metadata.
+struct Metric {
+    values: Vec<f64>,
+    units: &'static str,
+    what: &'static str,
+}
+
+/// The exact counts of a cell's runs as rows of their own, beside its time (lower is
+/// better, as lance-bench takes every row): requests, critical-path round trips, bytes read
+/// and written, per successful operation of each run, where every run counted them. Named
+/// `<the time row's name>/requests`, `…/round_trips`, `…/read_bytes`, `…/written_bytes`.
+fn counts(runs: &[&Record]) -> Vec<(&'static str, Metric)> {
+    let per_run = |f: &dyn Fn(&Record) -> Option<f64>| -> Option<Vec<f64>> {
+        runs.iter().map(|r| f(r)).collect()
+    };
+    type Of<'a> = &'a dyn Fn(&Record) -> Option<f64>;
+    let all: [(&str, &str, &str, Of<'_>); 4] = [
+        (
+            "requests",
+            COUNT_UNITS[0],
+            "requests per successful operation (every kind; a conditional PUT as one PUT) of \
+             each verified run, in order",
+            &|r| r.io_per_op.map(|p| p.requests()),
+        ),
+        (
+            "round_trips",
+            COUNT_UNITS[1],
+            "round trips on the critical path per successful operation of each verified run, \
+             in order",
+            &|r| r.round_trips_per_op,
+        ),
+        (
+            "read_bytes",
+            COUNT_UNITS[2],
+            "bytes read per successful operation of each verified run, in order",
+            &|r| r.io_per_op.map(|p| p.read_bytes),
+        ),
+        (
+            "written_bytes",
+            COUNT_UNITS[2],
+            "bytes written per successful operation of each verified run, in order",
+            &|r| r.io_per_op.map(|p| p.written_bytes),
+        ),
+    ];
+    all.into_iter()
+        .filter_map(|(suffix, units, what, f)| {
+            let values = per_run(f)?;
+            Some((
+                suffix,
+                Metric {
+                    values,
+                    units,
+                    what,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The units of bench's rows of exact counts (`bench history` judges their series by a
+/// static threshold: see `history::counted`).
+pub const COUNT_UNITS: [&str; 3] = [
+    "requests/operation",
+    "round trips/operation",
+    "bytes/operation",
+];
+
+fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context, m: Metric) -> Row {
     let first = cell.first();
-    let values: Vec<f64> = runs.iter().map(|r| value(r)).collect();
+    let values = m.values;
     let here = first.hostname == ctx.machine.hostname;
     let known = |v: &str| {
         if here {
@@ -227,7 +314,7 @@ fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) ->
             created_at: ctx.now,
         },
         summary: summary(&values),
-        metadata: metadata(first, runs).to_string(),
+        metadata: metadata(first, runs, m.what).to_string(),
         timestamp: runs
             .iter()
             .map(|r| seconds(&r.finished_at))
@@ -235,7 +322,7 @@ fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context) ->
             .unwrap_or(0),
         benchmark_name: name,
         values,
-        units: UNITS.to_string(),
+        units: m.units.to_string(),
     }
 }
 
@@ -298,7 +385,7 @@ pub fn summary(values: &[f64]) -> Summary {
 }
 
 /// What a reader of the row needs of the cell and its runs, as JSON.
-fn metadata(first: &Record, runs: &[&Record]) -> serde_json::Value {
+fn metadata(first: &Record, runs: &[&Record], what: &str) -> serde_json::Value {
     let run: Vec<serde_json::Value> = runs
         .iter()
         .map(|r| {
@@ -320,12 +407,7 @@ fn metadata(first: &Record, runs: &[&Record]) -> serde_json::Value {
         .collect();
     json!({
         "source": "bench",
-        "values": match first.open_loop.offered_ops_per_sec {
-            Some(_) => "nanoseconds: p99_latency_ms (from the intended start) × 1e6 of each \
-                        verified run, in order",
-            None => "nanoseconds per operation: 1e9 / throughput_ops_per_sec of each verified \
-                     run (repetition), in order",
-        },
+        "values": what,
         "lance_revision": first.lance_revision,
         "offered_ops_per_sec": first.open_loop.offered_ops_per_sec,
         "bench_version": first.bench_version,
@@ -427,6 +509,53 @@ mod tests {
         let meta: serde_json::Value = serde_json::from_str(&row.metadata).unwrap();
         assert_eq!(meta["cell_id"], "cont_a");
         assert_eq!(meta["runs"].as_array().unwrap().len(), 3);
+    }
+
+    /// Beside the time row, a row of each exact count the runs measured, named after it, in
+    /// units `bench history` judges by a static threshold (lower is better).
+    #[test]
+    fn the_counts_are_rows_of_their_own_beside_the_time() {
+        let mut recs = runs(&[1000.0, 500.0]);
+        for (i, r) in recs.iter_mut().enumerate() {
+            r.io_per_op = Some(crate::stats::IoPerOp {
+                get: 10.0,
+                put: 4.0,
+                conditional_put: 1.0,
+                head: 4.0 + i as f64,
+                read_bytes: 1000.0,
+                written_bytes: 2000.0,
+                ..Default::default()
+            });
+            r.round_trips_per_op = Some(7.0);
+        }
+        let host = recs[0].hostname.clone();
+        let out = rows(&recs, &ctx(&host));
+        let got: Vec<(&str, &str, Vec<f64>)> = (out.rows.iter())
+            .map(|r| {
+                (
+                    r.benchmark_name.rsplit('/').next().unwrap(),
+                    r.units.as_str(),
+                    r.values.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("cont_a", "nanoseconds", vec![1e6, 2e6]),
+                ("requests", "requests/operation", vec![18.0, 19.0]),
+                ("round_trips", "round trips/operation", vec![7.0, 7.0]),
+                ("read_bytes", "bytes/operation", vec![1000.0, 1000.0]),
+                ("written_bytes", "bytes/operation", vec![2000.0, 2000.0]),
+            ]
+        );
+        let ids: BTreeSet<&str> = out.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids.len(), 5, "each row its own id");
+        for r in &out.rows[1..] {
+            assert!(r.benchmark_name.starts_with(&out.rows[0].benchmark_name));
+            assert!(crate::results::history::counted(&r.units).is_some());
+            assert!(!crate::results::history::higher_is_better(&r.units));
+        }
     }
 
     /// lance-bench's scheduler finds a commit's results by `dut.version LIKE '%<short

@@ -35,6 +35,47 @@ pub const OP_DELAY_ENV: &str = "BENCH_OP_DELAY_MS";
 /// operation, as a worker that crashes mid-cell.
 pub const EXIT_AFTER_ENV: &str = "BENCH_WORKER_EXIT_AFTER";
 
+/// Test hook: a worker makes this many HEAD requests more inside every timed operation
+/// (of `__manifest`'s version hint, through its counted store): a known request change,
+/// planted, as a build that asks the store once more per operation would.
+pub const EXTRA_HEADS_ENV: &str = "BENCH_EXTRA_HEADS";
+
+/// The planted requests of [`EXTRA_HEADS_ENV`]: `n` HEADs of `path` on `store`.
+struct Planted {
+    store: Arc<lance_io::object_store::ObjectStore>,
+    path: object_store::path::Path,
+    n: u32,
+}
+
+impl Planted {
+    /// The store of the catalog at `cfg.root`, through a counting session of `counters`.
+    async fn open(
+        cfg: &CatalogConfig,
+        counters: &Arc<Counters>,
+        n: u32,
+    ) -> anyhow::Result<Planted> {
+        let session = crate::catalog::counting::session(counters);
+        let (store, base) = lance_io::object_store::ObjectStore::from_uri_and_params(
+            session.store_registry(),
+            &cfg.root,
+            &catalog::store_params(&cfg.storage),
+        )
+        .await?;
+        let path = base
+            .join(catalog::MANIFEST_DIR)
+            .join("_versions")
+            .join("latest_version_hint.json");
+        Ok(Planted { store, path, n })
+    }
+
+    /// Its HEADs, one after another (found or not, each a request).
+    async fn make(&self) {
+        for _ in 0..self.n {
+            let _ = object_store::ObjectStoreExt::head(self.store.inner.as_ref(), &self.path).await;
+        }
+    }
+}
+
 /// Measurement hook: a worker opens its namespace without the counting session (no
 /// requests, bytes or round trips in its reports), to measure what the accounting costs
 /// (`scripts/figures/fidelity.sh accounting`).
@@ -83,6 +124,8 @@ struct Session {
     table_data: bytes::Bytes,
     /// The planted slowdown of every timed operation ([`OP_DELAY_ENV`]).
     op_delay: Option<Duration>,
+    /// The planted requests of every timed operation ([`EXTRA_HEADS_ENV`]).
+    planted: Option<Planted>,
     /// Test hook: exit after this many measured operations ([`EXIT_AFTER_ENV`]).
     exit_after: Option<u64>,
     /// The traced operations so far (`--trace`), and a moment on both clocks to put
@@ -252,6 +295,9 @@ impl Session {
             },
             None => self.perform(op, target).await,
         };
+        if let Some(p) = &self.planted {
+            p.make().await;
+        }
         if let Some(d) = self.op_delay {
             // Busy CPU at the end of the operation, as more work in the commit would be:
             // exact to a microsecond on a free core (a sleep wakes late by a scheduler's
@@ -502,6 +548,13 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         let session = crate::catalog::counting::session(&counters);
         catalog::table::TableIo::new(n, session, cfg.storage.clone())
     });
+    let heads: u32 = (std::env::var(EXTRA_HEADS_ENV).ok())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let planted = match heads {
+        0 => None,
+        n => Some(Planted::open(&cfg, &counters, n).await?),
+    };
     let open_ms = crate::started().elapsed().as_secs_f64() * 1000.0;
     let session = Session {
         ns,
@@ -511,6 +564,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         args,
         table_data: catalog::table_ipc(),
         op_delay: env_ms(OP_DELAY_ENV),
+        planted,
         exit_after: std::env::var(EXIT_AFTER_ENV)
             .ok()
             .and_then(|v| v.trim().parse().ok()),

@@ -1,0 +1,363 @@
+//! Verdicts from what bench counts exactly: each operation's requests by kind, the round
+//! trips on its critical path (in all and by kind), and the bytes it reads and writes.
+//! Unlike a time, a count does not move with the machine: one writer's commits make the
+//! same requests in every run, on any machine, so one run a side tells a change of one
+//! request per operation for sure.
+//!
+//! The rule: a count changed when every run of B lies beyond every run of A by more than
+//! the tolerance — ±0.5 a request or a round trip per operation (half the smallest change
+//! a build can make: one request more in every operation), ±5 % of the bytes (a request's
+//! body grows with the catalog's rows and the names in it, a few bytes run to run). Where
+//! several writers contend, counts vary from run to run (a commit that lost to another
+//! retries and repeats its requests): there the same rule needs 2 runs a side, so that each
+//! side's spread is seen; one run a side gets no count verdict, and says so.
+
+use crate::export::Record;
+use crate::plan::ModeKind;
+use crate::stats::median;
+
+/// Requests or round trips per operation that are no change.
+pub const COUNT_TOLERANCE: f64 = 0.5;
+/// The fraction of A's bytes per operation that is no change.
+pub const BYTES_TOLERANCE: f64 = 0.05;
+
+/// What a metric counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Requests,
+    RoundTrips,
+    Bytes,
+}
+
+/// How a count moved from A to B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    Same,
+    /// More requests, round trips or bytes in every run of B: worse.
+    More,
+    /// Fewer in every run of B: better.
+    Fewer,
+}
+
+/// One exact metric of a cell on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Count {
+    /// `HEAD`, `round trips`, `round trips on list`, `read bytes`, …
+    pub name: String,
+    pub unit: Unit,
+    /// Each run's value per operation.
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    pub moved: Moved,
+}
+
+impl Count {
+    pub fn median_a(&self) -> f64 {
+        median(self.a.clone())
+    }
+    pub fn median_b(&self) -> f64 {
+        median(self.b.clone())
+    }
+
+    /// "+1.0 HEAD per op, 4.0 → 5.0", "+1.0 round trip on the critical path, 7.0 → 8.0",
+    /// "+12.3 % written bytes, 50.6 → 56.8 KiB".
+    pub fn said(&self) -> String {
+        let (a, b) = (self.median_a(), self.median_b());
+        match self.unit {
+            Unit::Bytes => format!(
+                "{:+.1} % {} per op, {:.1} → {:.1} KiB",
+                (b / a.max(1.0) - 1.0) * 100.0,
+                self.name,
+                a / 1024.0,
+                b / 1024.0
+            ),
+            Unit::Requests | Unit::RoundTrips => {
+                format!("{:+.1} {} per op, {a:.1} → {b:.1}", b - a, self.name)
+            }
+        }
+    }
+}
+
+/// A cell's exact metrics, side by side, and what changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountRow {
+    pub cell: String,
+    pub counts: Vec<Count>,
+    /// Why the cell's counts get no verdict (a contended cell with one run a side).
+    pub unjudged: Option<String>,
+}
+
+impl CountRow {
+    /// Some count grew beyond its tolerance in every run.
+    pub fn regressed(&self) -> bool {
+        self.counts.iter().any(|c| c.moved == Moved::More)
+    }
+
+    /// Some count fell beyond its tolerance in every run, and none grew.
+    pub fn improved(&self) -> bool {
+        !self.regressed() && self.counts.iter().any(|c| c.moved == Moved::Fewer)
+    }
+
+    /// The medians of a total (requests, round trips), or of bytes, on both sides.
+    pub fn total(&self, unit: Unit, name: Option<&str>) -> Option<(f64, f64)> {
+        let of =
+            (self.counts.iter()).filter(|c| c.unit == unit && name.is_none_or(|n| c.name == n));
+        let mut found = false;
+        let (mut a, mut b) = (0.0, 0.0);
+        for c in of {
+            found = true;
+            a += c.median_a();
+            b += c.median_b();
+        }
+        found.then_some((a, b))
+    }
+
+    /// "REGRESSION (B: +1.0 HEAD per op, 4.0 → 5.0; …)", "improved (…)", "same counts" or
+    /// why there is none.
+    pub fn verdict(&self) -> String {
+        let said = |m: Moved| {
+            (self.counts.iter())
+                .filter(|c| c.moved == m)
+                .map(Count::said)
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        match (&self.unjudged, self.regressed(), self.improved()) {
+            (Some(why), _, _) => format!("no count verdict ({why})"),
+            (None, true, _) => {
+                let fewer = said(Moved::Fewer);
+                let also = if fewer.is_empty() {
+                    String::new()
+                } else {
+                    format!("; improved (B: {fewer})")
+                };
+                format!("REGRESSION (B: {}){also}", said(Moved::More))
+            }
+            (None, false, true) => format!("improved (B: {})", said(Moved::Fewer)),
+            (None, false, false) => "same counts".to_string(),
+        }
+    }
+}
+
+/// Conditional PUTs, counted among the PUTs too.
+const CONDITIONAL_PUT: &str = "conditional PUT";
+
+/// One kind's count of an operation's requests.
+pub(super) type Kind = fn(&crate::stats::IoPerOp) -> f64;
+
+/// The request kinds of `io_per_op`, as a verdict names them.
+pub(super) const KINDS: [(&str, Kind); 7] = [
+    ("GET", |p| p.get),
+    ("PUT", |p| p.put),
+    (CONDITIONAL_PUT, |p| p.conditional_put),
+    ("LIST", |p| p.list),
+    ("HEAD", |p| p.head),
+    ("DELETE", |p| p.delete),
+    ("COPY", |p| p.copy),
+];
+
+/// Each run's value of `f`, if every run of the side has it.
+fn per_run(runs: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<Vec<f64>> {
+    runs.iter().map(|r| f(r)).collect()
+}
+
+/// The exact metrics both sides measured in every run: (name, unit, A's runs, B's runs).
+fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64>)> {
+    let mut out = Vec::new();
+    let mut add = |name: String, unit, f: &dyn Fn(&Record) -> Option<f64>| {
+        if let (Some(va), Some(vb)) = (per_run(a, f), per_run(b, f)) {
+            out.push((name, unit, va, vb));
+        }
+    };
+    for (name, kind) in KINDS {
+        add(name.to_string(), Unit::Requests, &|r| {
+            r.io_per_op.map(|p| kind(&p))
+        });
+    }
+    add("critical-path round trips".into(), Unit::RoundTrips, &|r| {
+        r.round_trips_per_op
+    });
+    let kinds: std::collections::BTreeSet<String> = (a.iter().chain(b))
+        .flat_map(|r| r.round_trips_by_kind.iter().flat_map(|m| m.keys().cloned()))
+        .collect();
+    for k in kinds {
+        add(
+            format!("critical-path round trips on {k}"),
+            Unit::RoundTrips,
+            &|r| (r.round_trips_by_kind.as_ref()).map(|m| m.get(&k).copied().unwrap_or(0.0)),
+        );
+    }
+    add("read bytes".into(), Unit::Bytes, &|r| {
+        r.io_per_op.map(|p| p.read_bytes)
+    });
+    add("written bytes".into(), Unit::Bytes, &|r| {
+        r.io_per_op.map(|p| p.written_bytes)
+    });
+    out
+}
+
+/// How `b`'s runs stand against `a`'s: beyond every one of them by more than `tolerance`.
+fn moved(a: &[f64], b: &[f64], tolerance: f64) -> Moved {
+    let lo = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo(b) > hi(a) + tolerance {
+        Moved::More
+    } else if hi(b) < lo(a) - tolerance {
+        Moved::Fewer
+    } else {
+        Moved::Same
+    }
+}
+
+/// Whether a cell's writers contend (several of them, or a mixed cell's clients), so its
+/// counts vary from run to run.
+fn contended(r: &Record) -> bool {
+    r.concurrency > 1 || r.mode == ModeKind::Mixed
+}
+
+/// The counts of one cell, A's runs against B's; none where a side measured none.
+pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let found = metrics(a, b);
+    if found.is_empty() {
+        return None;
+    }
+    let unjudged = (contended(a[0]) && (a.len() < 2 || b.len() < 2)).then(|| {
+        "several writers' counts vary from run to run: a count verdict needs 2 runs a side"
+            .to_string()
+    });
+    let counts = found
+        .into_iter()
+        .map(|(name, unit, va, vb)| {
+            let tolerance = match unit {
+                Unit::Requests | Unit::RoundTrips => COUNT_TOLERANCE,
+                Unit::Bytes => BYTES_TOLERANCE * median(va.clone()).max(1.0),
+            };
+            let moved = match &unjudged {
+                Some(_) => Moved::Same,
+                None => moved(&va, &vb, tolerance),
+            };
+            Count {
+                name,
+                unit,
+                a: va,
+                b: vb,
+                moved,
+            }
+        })
+        .collect();
+    Some(CountRow {
+        cell: cell.to_string(),
+        counts,
+        unjudged,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::record::tests::record;
+    use crate::plan::Variant;
+    use crate::stats::IoPerOp;
+
+    fn run(mode: ModeKind, writers: u32, head: f64, trips: f64) -> Record {
+        let mut r = record(mode, Variant::InlineIndex, 1000, writers, "c");
+        r.io_per_op = Some(IoPerOp {
+            get: 4.0,
+            put: 3.0,
+            conditional_put: 1.0,
+            head,
+            read_bytes: 50_000.0,
+            written_bytes: 48_000.0,
+            ..IoPerOp::default()
+        });
+        r.round_trips_per_op = Some(trips);
+        r.round_trips_by_kind = Some(
+            [("get".to_string(), 2.0), ("head".to_string(), head)]
+                .into_iter()
+                .collect(),
+        );
+        r
+    }
+
+    /// One request more per operation in one run a side of one writer: a regression that
+    /// names the kind and the round trip; the same runs on both sides: same counts.
+    #[test]
+    fn one_more_head_per_operation_is_a_count_regression_from_one_run() {
+        let (a, b) = (
+            run(ModeKind::Continuous, 1, 4.0, 7.0),
+            run(ModeKind::Continuous, 1, 5.0, 8.0),
+        );
+        let row = count_row("c", &[&a], &[&b]).unwrap();
+        assert!(row.regressed(), "{}", row.verdict());
+        let v = row.verdict();
+        assert!(
+            v.starts_with("REGRESSION (B: +1.0 HEAD per op, 4.0 → 5.0"),
+            "{v}"
+        );
+        assert!(
+            v.contains("+1.0 critical-path round trips per op, 7.0 → 8.0"),
+            "{v}"
+        );
+        assert!(v.contains("critical-path round trips on head"), "{v}");
+        assert!(!v.contains("GET"), "{v}");
+        let same = count_row("c", &[&a], &[&a.clone()]).unwrap();
+        assert_eq!(same.verdict(), "same counts");
+        // Fewer: an improvement.
+        let back = count_row("c", &[&b], &[&a]).unwrap();
+        assert!(back.improved() && back.verdict().starts_with("improved (B: -1.0 HEAD"));
+    }
+
+    /// Half a request per operation, or 4 % more bytes, is within the tolerance.
+    #[test]
+    fn changes_within_the_tolerance_are_no_verdict() {
+        let a = run(ModeKind::Continuous, 1, 4.0, 7.0);
+        let mut b = run(ModeKind::Continuous, 1, 4.4, 7.4);
+        b.io_per_op.as_mut().unwrap().written_bytes *= 1.04;
+        assert_eq!(
+            count_row("c", &[&a], &[&b]).unwrap().verdict(),
+            "same counts"
+        );
+        b.io_per_op.as_mut().unwrap().written_bytes = 48_000.0 * 1.06;
+        let v = count_row("c", &[&a], &[&b]).unwrap().verdict();
+        assert!(v.starts_with("REGRESSION (B: +6.0 % written bytes"), "{v}");
+    }
+
+    /// Contended cells: one run a side is no verdict; with more, B's runs must all lie
+    /// beyond A's spread.
+    #[test]
+    fn contended_counts_are_judged_by_their_spread() {
+        let a = run(ModeKind::Concurrent, 4, 4.0, 7.0);
+        let b = run(ModeKind::Concurrent, 4, 5.5, 8.5);
+        let one = count_row("c", &[&a], &[&b]).unwrap();
+        assert!(!one.regressed());
+        assert!(
+            one.verdict()
+                .starts_with("no count verdict (several writers"),
+            "{}",
+            one.verdict()
+        );
+        // A's runs spread from 4 to 6 HEAD (retries): B at 5.5 and 6.2 is inside it.
+        let a2 = run(ModeKind::Concurrent, 4, 6.0, 9.0);
+        let b2 = run(ModeKind::Concurrent, 4, 6.2, 9.2);
+        let within = count_row("c", &[&a, &a2], &[&b, &b2]).unwrap();
+        assert!(!within.regressed(), "{}", within.verdict());
+        // B's every run beyond A's every run by more than 0.5: a regression.
+        let b3 = run(ModeKind::Concurrent, 4, 7.0, 10.0);
+        let b4 = run(ModeKind::Concurrent, 4, 7.5, 10.5);
+        let beyond = count_row("c", &[&a, &a2], &[&b3, &b4]).unwrap();
+        assert!(beyond.regressed(), "{}", beyond.verdict());
+    }
+
+    /// Records without counts (an older build's) give no row.
+    #[test]
+    fn no_counts_no_row() {
+        let mut a = run(ModeKind::Continuous, 1, 4.0, 7.0);
+        a.io_per_op = None;
+        a.round_trips_per_op = None;
+        a.round_trips_by_kind = None;
+        assert!(count_row("c", &[&a], &[&a]).is_none());
+    }
+}
