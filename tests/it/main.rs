@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod common;
+mod catalog_ops;
 mod coordinator;
 mod counts;
 mod local;

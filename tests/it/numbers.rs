@@ -165,22 +165,31 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             .unwrap(),
         );
         let op = Operation::CreateNamespace;
-        let ids: Vec<String> = (0..2).map(|i| catalog::object_id(op, 0, i, "")).collect();
+        let ids: Vec<String> = (0..2)
+            .map(|i| catalog::object_id(op, 0, i, "").unwrap())
+            .collect();
+        use bench_lance::verify::{CatalogExpect, Change};
+        let added = |before, abandoned| CatalogExpect {
+            before,
+            warm: 0,
+            change: Change::Added,
+            abandoned,
+        };
         for id in &ids {
             catalog::execute(ns.clone(), op, id.clone(), &catalog::table_ipc(), None)
                 .await
                 .unwrap();
         }
-        let (rows, err) = bench_lance::verify::commits(&root, &storage, 30, &ids, 0).await;
+        let (rows, err) = bench_lance::verify::commits(&root, &storage, &added(30, 0), &ids).await;
         assert_eq!((rows, err), (32, None), "honest commits pass");
 
         // Attempts abandoned at their timeout may each have committed, or not.
         let one = &ids[..1];
-        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, one, 1).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 1), one).await;
         assert_eq!(err, None, "an abandoned attempt that committed");
-        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &ids, 1).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 1), &ids).await;
         assert_eq!(err, None, "an abandoned attempt that did not");
-        let (_, err) = bench_lance::verify::commits(&root, &storage, 29, one, 1).await;
+        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(29, 1), one).await;
         let err = err.unwrap();
         assert!(
             err.contains("(up to 31 with the 1 abandoned attempts)"),
@@ -189,18 +198,59 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
 
         // A worker reports a commit that is not in the manifest.
         let mut phantom = ids.clone();
-        phantom.push(catalog::object_id(op, 0, 99, ""));
-        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &phantom, 0).await;
+        phantom.push(catalog::object_id(op, 0, 99, "").unwrap());
+        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 0), &phantom).await;
         assert!(err.unwrap().contains("expected 30 + 3 commits = 33"));
 
         // A reported commit is missing while the count happens to match (e.g. a failed
         // operation left a row).
-        let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99, "")];
-        let (_, err) = bench_lance::verify::commits(&root, &storage, 30, &swapped, 0).await;
+        let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99, "").unwrap()];
+        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 0), &swapped).await;
         let err = err.unwrap();
         assert!(
             err.contains("1 committed objects are missing") && err.contains("bench_w0_99"),
             "{err}"
+        );
+
+        // Removals: the golden's entries each removed leave one row fewer, and each must be
+        // gone; one reported removed that is still there is named.
+        let removed = |before, warm, abandoned| CatalogExpect {
+            before,
+            warm,
+            change: Change::Removed,
+            abandoned,
+        };
+        let drop = Operation::DeregisterTable;
+        let dropped: Vec<String> = ["table_3", "table_4"].map(String::from).to_vec();
+        for id in &dropped {
+            catalog::execute(ns.clone(), drop, id.clone(), &catalog::table_ipc(), None)
+                .await
+                .unwrap();
+        }
+        let (rows, err) =
+            bench_lance::verify::commits(&root, &storage, &removed(32, 0, 0), &dropped).await;
+        assert_eq!((rows, err), (30, None), "honest removals pass");
+        let (_, err) =
+            bench_lance::verify::commits(&root, &storage, &removed(31, 0, 1), &dropped[..1]).await;
+        assert_eq!(err, None, "an abandoned removal that landed");
+        let (_, err) =
+            bench_lance::verify::commits(&root, &storage, &removed(33, 1, 0), &dropped).await;
+        assert_eq!(err, None, "a warm-up removal is counted, not named");
+        let still = vec![dropped[0].clone(), "table_5".to_string()];
+        let (_, err) =
+            bench_lance::verify::commits(&root, &storage, &removed(32, 0, 0), &still).await;
+        let err = err.unwrap();
+        assert!(
+            err.contains("1 removed entries are still in __manifest, e.g. table_5"),
+            "{err}"
+        );
+        let (_, err) =
+            bench_lance::verify::commits(&root, &storage, &removed(32, 1, 0), &dropped).await;
+        assert!(
+            err.as_deref()
+                .unwrap_or_default()
+                .contains("__manifest holds 30 rows, expected 32 - 3 removals = 29"),
+            "{err:?}"
         );
     });
 }

@@ -384,7 +384,8 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
         );
         let data = catalog::table_ipc();
         for i in 0..3 {
-            let id = catalog::object_id(bench_lance::plan::Operation::CreateNamespace, 0, i, "");
+            let id = catalog::object_id(bench_lance::plan::Operation::CreateNamespace, 0, i, "")
+                .unwrap();
             catalog::execute(
                 ns.clone(),
                 bench_lance::plan::Operation::CreateNamespace,
@@ -897,4 +898,31 @@ fn results_publish_to_s3_once_and_their_history_reads_back() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The removals on S3, where a dropped table's directory is a prefix with nothing under it.
+#[test]
+fn removals_on_s3_are_verified_and_their_requests_counted() {
+    let server = S3Server::start(&[]);
+    for op in crate::catalog_ops::REMOVALS {
+        let text = format!(
+            "name = 'ops'\noperation = '{op}'\n[matrix]\nsizes = [60]\ninline = [false]\n\
+             [continuous]\noperations = 6\n"
+        );
+        let (_d, o, records) = sweep_s3(&server, "s3://bench/ops", &text);
+        assert_eq!(o.status.code(), Some(0), "{op}: {}", stderr(&o));
+        let r = &records[0];
+        assert_eq!(r["verified"], true, "{op}: {r}");
+        assert_eq!(r["errors"], 0, "{op}: {r}");
+        assert_eq!(
+            r["manifest_rows_after"].as_u64().unwrap() + 6,
+            r["manifest_rows_before"].as_u64().unwrap(),
+            "{op}: {r}"
+        );
+        // A dropped table's directory is listed (and holds nothing).
+        assert!(crate::catalog_ops::requests(r) > 0.0, "{op}: {r}");
+        if op == "write-drop-table" {
+            assert!(r["io_per_op"]["list"].as_f64().unwrap() >= 1.0, "{op}: {r}");
+        }
+    }
 }

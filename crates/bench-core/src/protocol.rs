@@ -290,8 +290,12 @@ pub struct WorkerArgs {
     pub duration_secs: Option<u64>,
     /// Operations before release, excluded from the numbers.
     pub warmup: u64,
-    /// Tables in the golden (what `describe-table` reads spread over).
+    /// Tables in the golden (what `describe-table` reads spread over, and what
+    /// `drop-table` removes).
     pub tables: u64,
+    /// Namespaces in the golden (what namespace reads spread over, and what
+    /// `drop-namespace` removes).
+    pub namespaces: u64,
     /// Mixed cells: reads of `--read-operation` before each commit.
     pub reads_per_write: Option<u64>,
     pub read_operation: Option<Operation>,
@@ -336,6 +340,7 @@ impl WorkerArgs {
             duration_secs: None,
             warmup: 0,
             tables: 0,
+            namespaces: 0,
             reads_per_write: None,
             read_operation: None,
             trace: 0,
@@ -373,6 +378,9 @@ impl WorkerArgs {
             "--tables".into(),
             self.tables.to_string(),
         ];
+        if self.namespaces > 0 {
+            v.extend(["--namespaces".into(), self.namespaces.to_string()]);
+        }
         if self.inline {
             v.push("--inline".into());
         }
@@ -418,15 +426,13 @@ impl WorkerArgs {
             v.extend(["--names".into(), self.names.clone()]);
         }
         if let Some(r) = self.rate {
-            v.extend([
-                "--rate".into(),
-                r.to_string(),
-                "--writers".into(),
-                self.writers.to_string(),
-            ]);
+            v.extend(["--rate".into(), r.to_string()]);
             if self.poisson {
                 v.push("--poisson".into());
             }
+        }
+        if self.writers != 1 {
+            v.extend(["--writers".into(), self.writers.to_string()]);
         }
         v
     }
@@ -457,6 +463,7 @@ impl WorkerArgs {
                 "--duration-secs" => w.duration_secs = Some(num(flag, value()?)?),
                 "--warmup" => w.warmup = num(flag, value()?)?,
                 "--tables" => w.tables = num(flag, value()?)?,
+                "--namespaces" => w.namespaces = num(flag, value()?)?,
                 "--reads-per-write" => w.reads_per_write = Some(num(flag, value()?)?),
                 "--trace" => w.trace = num(flag, value()?)?,
                 "--attempt-timeout-ms" => w.attempt_timeout_ms = Some(num(flag, value()?)?),
@@ -662,6 +669,7 @@ mod tests {
             duration_secs: Some(5),
             warmup: 2,
             tables: 66,
+            namespaces: 33,
             reads_per_write: Some(10),
             read_operation: Some(Operation::ListTables { cold: true }),
             trace: 4,

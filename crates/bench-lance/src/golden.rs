@@ -240,15 +240,16 @@ pub fn manifest_batch(start: u64, len: u64, total: u64) -> RecordBatch {
     let mut metadata = Vec::with_capacity(len as usize);
     for i in start..start + len {
         if i < ns_count {
-            ids.push(format!("ns_{i}"));
+            ids.push(catalog::golden_id(crate::plan::Entry::Namespace, i));
             types.push("namespace");
             locations.push(None);
             metadata.push(None);
         } else {
             let t = i - ns_count;
-            ids.push(format!("table_{t}"));
+            let id = catalog::golden_id(crate::plan::Entry::Table, t);
             types.push("table");
-            locations.push(Some(format!("table_{t}")));
+            locations.push(Some(id.clone()));
+            ids.push(id);
             metadata.push(Some(r#"{"bench":"true"}"#));
         }
     }

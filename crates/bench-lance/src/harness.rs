@@ -89,7 +89,7 @@ async fn run() {
                 catalog::execute(
                     ns.clone(),
                     op,
-                    catalog::object_id(op, 0, i, ""),
+                    catalog::object_id(op, 0, i, "").expect("a commit that creates"),
                     &data,
                     None,
                 )

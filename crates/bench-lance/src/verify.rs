@@ -1,54 +1,106 @@
 //! Nothing lost, verified: after a write cell, the cell's `__manifest` must hold the rows it
-//! started with plus exactly one row per successful commit, and every object a worker
-//! reported as committed must be in it (so no failed operation left a row, and no reported
-//! commit was lost). An attempt abandoned at its timeout may or may not have committed: each
-//! allows one row more.
+//! started with plus exactly one row per successful commit that creates (less one per
+//! successful removal), and every object a worker reported as created must be in it, every
+//! entry it reported as removed gone (so no failed operation left or took a row, no reported
+//! commit was lost, and a removal took nothing else). An attempt abandoned at its timeout may
+//! or may not have committed: each allows one row more (a removal's: one fewer).
 
 use std::collections::BTreeMap;
 
 use crate::catalog;
 
-/// Check the catalog under `root` against the commits the workers reported. `before` is
-/// the row count before the measured operations (the golden's rows plus warm-up commits);
-/// `abandoned` the attempts abandoned at their timeout. Returns the row count found and
+/// Whether a cell's catalog commits add entries or remove them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Added,
+    Removed,
+}
+
+/// What `__manifest` must hold after a cell of catalog commits.
+#[derive(Debug, Clone, Copy)]
+pub struct CatalogExpect {
+    /// The golden's rows.
+    pub before: u64,
+    /// Warm-up commits that succeeded (counted, not named).
+    pub warm: u64,
+    pub change: Change,
+    /// Attempts abandoned at their timeout.
+    pub abandoned: u64,
+}
+
+/// Check the catalog under `root` against the measured commits the workers reported,
+/// naming the entries each created or removed (`named`). Returns the row count found and
 /// what did not match, if anything.
 pub async fn commits(
     root: &str,
     storage: &BTreeMap<String, String>,
-    before: u64,
-    committed: &[String],
-    abandoned: u64,
+    e: &CatalogExpect,
+    named: &[String],
 ) -> (u64, Option<String>) {
     let after = match catalog::manifest_rows(root, storage).await {
         Ok(n) => n,
         Err(e) => return (0, Some(format!("cannot read the cell's __manifest: {e}"))),
     };
-    let expected = before + committed.len() as u64;
-    if after < expected || after > expected + abandoned {
-        let also = abandoned_note(abandoned, expected + abandoned);
+    let n = e.warm + named.len() as u64;
+    let (expected, low, high, sign, what) = match e.change {
+        Change::Added => (
+            e.before + n,
+            e.before + n,
+            e.before + n + e.abandoned,
+            "+",
+            "commits",
+        ),
+        Change::Removed => {
+            let expected = e.before.saturating_sub(n);
+            (
+                expected,
+                expected.saturating_sub(e.abandoned),
+                expected,
+                "-",
+                "removals",
+            )
+        }
+    };
+    if after < low || after > high {
+        let bound = if e.change == Change::Added { high } else { low };
         return (
             after,
             Some(format!(
-                "__manifest holds {after} rows, expected {before} + {} commits = {expected}{also}",
-                committed.len()
+                "__manifest holds {after} rows, expected {} {sign} {n} {what} = {expected}{}",
+                e.before,
+                abandoned_note(e.abandoned, bound)
             )),
         );
     }
-    match catalog::missing_objects(root, storage, committed).await {
-        Ok(missing) if missing.is_empty() => (after, None),
-        Ok(missing) => (
-            after,
-            Some(format!(
+    let missing = match catalog::missing_objects(root, storage, named).await {
+        Ok(missing) => missing,
+        Err(e) => {
+            return (
+                after,
+                Some(format!("cannot look up committed objects: {e}")),
+            );
+        }
+    };
+    let error = match e.change {
+        Change::Added => (!missing.is_empty()).then(|| {
+            format!(
                 "{} committed objects are missing from __manifest, e.g. {}",
                 missing.len(),
                 missing[0]
-            )),
-        ),
-        Err(e) => (
-            after,
-            Some(format!("cannot look up committed objects: {e}")),
-        ),
-    }
+            )
+        }),
+        Change::Removed => {
+            let kept: Vec<&String> = named.iter().filter(|id| !missing.contains(id)).collect();
+            (!kept.is_empty()).then(|| {
+                format!(
+                    "{} removed entries are still in __manifest, e.g. {}",
+                    kept.len(),
+                    kept[0]
+                )
+            })
+        }
+    };
+    (after, error)
 }
 
 /// What the shared table of a cell of table operations must hold after it: the golden's
@@ -128,7 +180,8 @@ pub async fn table(
     (Some(state), error)
 }
 
-/// " (up to N with the K abandoned attempts)" where attempts were abandoned.
+/// " (up to N with the K abandoned attempts)" where attempts were abandoned (N: the
+/// bound on the other side, down to it for removals).
 fn abandoned_note(abandoned: u64, up_to: u64) -> String {
     if abandoned > 0 {
         format!(" (up to {up_to} with the {abandoned} abandoned attempts)")

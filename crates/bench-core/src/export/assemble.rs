@@ -160,12 +160,22 @@ fn transport_name(cell: &Cell) -> Option<String> {
 }
 
 /// With an attempt timeout, in a cell of catalog commits that verified: how many of its
-/// abandoned commits landed (rows beyond one per successful commit).
-fn abandoned_landed(cell: &Cell, v: &Verification, count: u64) -> Option<u64> {
-    (cell.attempt_timeout_ms.is_some()
-        && cell.operation.describe().effect == crate::plan::Effect::CatalogRow
-        && v.error.is_none())
-    .then(|| v.rows_after.saturating_sub(v.rows_before + count))
+/// abandoned commits landed (rows beyond one per successful commit, or fewer than one
+/// less per successful removal; warm-up commits included).
+fn abandoned_landed(cell: &Cell, m: &Measured, v: &Verification, count: u64) -> Option<u64> {
+    if cell.attempt_timeout_ms.is_none() || v.error.is_some() {
+        return None;
+    }
+    let done = count + m.warmup_committed;
+    match cell.operation.describe().effect {
+        crate::plan::Effect::CatalogRow => Some(v.rows_after.saturating_sub(v.rows_before + done)),
+        crate::plan::Effect::CatalogRowGone => Some(
+            v.rows_before
+                .saturating_sub(done)
+                .saturating_sub(v.rows_after),
+        ),
+        crate::plan::Effect::TableVersion | crate::plan::Effect::Nothing => None,
+    }
 }
 
 /// An operation's own time (mean): of an open-loop cell from its actual start (its latency
@@ -182,7 +192,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
     let l: LatencySummary = m.latencies.summary();
     let count = l.count;
     let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
-    let abandoned_landed = abandoned_landed(cell, &v, count);
+    let abandoned_landed = abandoned_landed(cell, m, &v, count);
     // A rest cell's requests are its servers' (and the workers' own, e.g. a table append's).
     let io = (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io);
     let path = critical_path(m, count);

@@ -1,7 +1,7 @@
 //! The checks every part of a plan's validation shares: one error naming a key, counts
 //! within bounds, lists without duplicates, the values of a matrix dimension. Below the
-//! modules that validate (`validate`, `env`, `table`, `transport`), which import from here
-//! and never from one another.
+//! modules that validate (`validate`, `env`, `table`, `transport`, `removal`), which import
+//! from here and never from one another.
 
 use std::fmt;
 

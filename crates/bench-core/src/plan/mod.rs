@@ -8,6 +8,7 @@ mod expand;
 mod messages;
 mod operation;
 mod raw;
+mod removal;
 mod table;
 mod transport;
 mod validate;
@@ -23,7 +24,7 @@ pub use cell::{
     Arrivals, BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Load, Mode, ModeKind, Variant,
 };
 pub use expand::{Step, cells, expand};
-pub use operation::{Cost, Descriptor, Effect, Operation, Target};
+pub use operation::{Cost, Descriptor, Effect, Entry, Names, Operation, Target};
 pub use table::DEFAULT_ROWS_PER_COMMIT;
 pub use transport::{Catalog, Client, RestSettings, Transport};
 

@@ -21,6 +21,22 @@ pub enum Operation {
     DescribeTable {
         cold: bool,
     },
+    /// Reads of one of the golden's entries: a namespace's description, and whether a
+    /// namespace or a table exists.
+    DescribeNamespace {
+        cold: bool,
+    },
+    NamespaceExists {
+        cold: bool,
+    },
+    TableExists {
+        cold: bool,
+    },
+    /// Commits that remove one of the golden's entries each: a table dropped (its entry and
+    /// its directory), a table deregistered (its entry only), an empty namespace dropped.
+    DropTable,
+    DeregisterTable,
+    DropNamespace,
     /// Commits to the shared table: lance's dataset API appending to the table opened
     /// through the namespace (`DatasetBuilder::from_namespace`, then an append with
     /// `InsertBuilder`, as applications do), and the namespace's own
@@ -44,12 +60,37 @@ pub enum Operation {
 /// What a successful operation leaves behind: what verification checks after a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
-    /// One row more in `__manifest`: the object its id names (`<id_prefix><worker>_<index>`).
+    /// One row more in `__manifest`: the object its id names (`<prefix><worker>_<index>`).
     CatalogRow,
+    /// One row fewer in `__manifest`: the golden entry it names, and no other.
+    CatalogRowGone,
     /// One version more of the shared table, with the plan's `rows_per_commit` rows.
     TableVersion,
     /// Nothing: a read.
     Nothing,
+}
+
+/// The kind of a golden's entries: its first third namespaces (`ns_<k>`), the rest tables
+/// (`table_<k>`), all at the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    Namespace,
+    Table,
+}
+
+/// Which catalog entry each operation of a worker names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Names {
+    /// The object it creates: `<prefix><worker>_<index>`, with a run's own mark.
+    Creates(&'static str),
+    /// One of the golden's entries of a kind, read, spread over workers as the reference
+    /// spreads them: the `(worker × 1,000,000 + index) mod count`-th.
+    ReadsGolden(Entry),
+    /// One of the golden's entries of a kind, removed, each once: worker `w` of `W` takes
+    /// the `w`-th, the `w + W`-th, …, its warm-up first.
+    RemovesGolden(Entry),
+    /// None: the root's listings, or the shared table.
+    Root,
 }
 
 /// What an operation works on.
@@ -88,9 +129,8 @@ pub struct Descriptor {
     pub name: &'static str,
     pub effect: Effect,
     pub target: Target,
-    /// The prefix of the ids a worker names its operations by: the object a catalog
-    /// commit creates; a read or a table commit names none it creates.
-    pub id_prefix: &'static str,
+    /// The catalog entry each of its operations names.
+    pub names: Names,
     /// A fresh namespace for every operation, opened inside its timing.
     pub cold: bool,
     pub cost: Cost,
@@ -102,14 +142,23 @@ const fn catalog_commit(name: &'static str, prefix: &'static str, extra_secs: f6
         name,
         effect: Effect::CatalogRow,
         target: Target::Catalog,
-        id_prefix: prefix,
+        names: Names::Creates(prefix),
         cold: false,
         cost: Cost::CatalogCommit { extra_secs },
     }
 }
 
-/// The prefix of the ids of operations that create no object (`read_w<worker>_<index>`).
-const NO_OBJECT: &str = "read_w";
+/// A catalog commit removing one of the golden's entries of kind `entry`.
+const fn catalog_removal(name: &'static str, entry: Entry) -> Descriptor {
+    Descriptor {
+        name,
+        effect: Effect::CatalogRowGone,
+        target: Target::Catalog,
+        names: Names::RemovesGolden(entry),
+        cold: false,
+        cost: Cost::CatalogCommit { extra_secs: 0.0 },
+    }
+}
 
 /// A commit to the shared table.
 const fn table_commit(name: &'static str) -> Descriptor {
@@ -117,48 +166,69 @@ const fn table_commit(name: &'static str) -> Descriptor {
         name,
         effect: Effect::TableVersion,
         target: Target::Table,
-        id_prefix: NO_OBJECT,
+        names: Names::Root,
         cold: false,
         cost: Cost::TableCommit,
     }
 }
 
-/// A read (warm, or `cold` through a namespace opened for it) of `target`, by one of its
-/// two names (warm, cold).
-const fn read(target: Target, cost: Cost, cold: bool, names: [&'static str; 2]) -> Descriptor {
+/// A read (warm, or `cold` through a namespace opened for it) of `target`, naming
+/// `entry`, by one of its two names (warm, cold).
+const fn read(
+    target: Target,
+    entry: Names,
+    cost: Cost,
+    cold: bool,
+    names: [&'static str; 2],
+) -> Descriptor {
     Descriptor {
         name: names[cold as usize],
         effect: Effect::Nothing,
         target,
-        id_prefix: NO_OBJECT,
+        names: entry,
         cold,
         cost,
     }
 }
 
-/// A read of `__manifest`.
-const fn catalog_read(cold: bool, names: [&'static str; 2]) -> Descriptor {
-    read(Target::Catalog, Cost::CatalogRead, cold, names)
+/// A read of `__manifest`: of the root's entries, or of one golden entry.
+const fn catalog_read(cold: bool, entry: Names, names: [&'static str; 2]) -> Descriptor {
+    read(Target::Catalog, entry, Cost::CatalogRead, cold, names)
 }
 
 /// A read of the shared table's history.
 const fn history_read(cold: bool, names: [&'static str; 2]) -> Descriptor {
-    read(Target::TableVersions, Cost::TableRead, cold, names)
+    read(
+        Target::TableVersions,
+        Names::Root,
+        Cost::TableRead,
+        cold,
+        names,
+    )
 }
 
 impl Operation {
     /// Every operation, in the order plans list them (the names a plan's `operation` is
     /// read from).
-    pub const ALL: [Operation; 16] = [
+    pub const ALL: [Operation; 25] = [
         Operation::CreateNamespace,
         Operation::CreateTable,
         Operation::DeclareTable,
+        Operation::DropTable,
+        Operation::DeregisterTable,
+        Operation::DropNamespace,
         Operation::ListNamespaces { cold: false },
         Operation::ListTables { cold: false },
         Operation::DescribeTable { cold: false },
+        Operation::DescribeNamespace { cold: false },
+        Operation::NamespaceExists { cold: false },
+        Operation::TableExists { cold: false },
         Operation::ListNamespaces { cold: true },
         Operation::ListTables { cold: true },
         Operation::DescribeTable { cold: true },
+        Operation::DescribeNamespace { cold: true },
+        Operation::NamespaceExists { cold: true },
+        Operation::TableExists { cold: true },
         Operation::TableAppend,
         Operation::InsertIntoTable,
         Operation::CreateTableVersion,
@@ -174,16 +244,41 @@ impl Operation {
             Operation::CreateNamespace => catalog_commit("write-create-namespace", "bench_w", 0.0),
             Operation::CreateTable => catalog_commit("write-create-table", "bench_t", 0.005),
             Operation::DeclareTable => catalog_commit("write-declare-table", "bench_d", 0.0),
+            Operation::DropTable => catalog_removal("write-drop-table", Entry::Table),
+            Operation::DeregisterTable => catalog_removal("write-deregister-table", Entry::Table),
+            Operation::DropNamespace => catalog_removal("write-drop-namespace", Entry::Namespace),
             Operation::ListNamespaces { cold } => catalog_read(
                 cold,
+                Names::Root,
                 ["warm-read-list-namespaces", "cold-read-list-namespaces"],
             ),
-            Operation::ListTables { cold } => {
-                catalog_read(cold, ["warm-read-list-tables", "cold-read-list-tables"])
-            }
+            Operation::ListTables { cold } => catalog_read(
+                cold,
+                Names::Root,
+                ["warm-read-list-tables", "cold-read-list-tables"],
+            ),
             Operation::DescribeTable { cold } => catalog_read(
                 cold,
+                Names::ReadsGolden(Entry::Table),
                 ["warm-read-describe-table", "cold-read-describe-table"],
+            ),
+            Operation::DescribeNamespace { cold } => catalog_read(
+                cold,
+                Names::ReadsGolden(Entry::Namespace),
+                [
+                    "warm-read-describe-namespace",
+                    "cold-read-describe-namespace",
+                ],
+            ),
+            Operation::NamespaceExists { cold } => catalog_read(
+                cold,
+                Names::ReadsGolden(Entry::Namespace),
+                ["warm-read-namespace-exists", "cold-read-namespace-exists"],
+            ),
+            Operation::TableExists { cold } => catalog_read(
+                cold,
+                Names::ReadsGolden(Entry::Table),
+                ["warm-read-table-exists", "cold-read-table-exists"],
             ),
             Operation::TableAppend => table_commit("write-table-append"),
             Operation::InsertIntoTable => table_commit("write-insert-into-table"),
@@ -221,7 +316,7 @@ impl Operation {
     /// verified.
     pub fn is_write(self) -> bool {
         match self.describe().effect {
-            Effect::CatalogRow | Effect::TableVersion => true,
+            Effect::CatalogRow | Effect::CatalogRowGone | Effect::TableVersion => true,
             Effect::Nothing => false,
         }
     }
@@ -289,15 +384,26 @@ mod tests {
             let json = serde_json::to_string(&op).unwrap();
             assert_eq!(json, format!("\"{op}\""));
             assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);
-            // Only catalog commits create objects, each kind under a prefix of its own.
+            // Only catalog commits create objects, each kind under a prefix of its own, and
+            // only they remove the golden's entries.
             let d = op.describe();
-            assert_eq!(d.id_prefix != NO_OBJECT, d.effect == Effect::CatalogRow);
+            assert_eq!(
+                matches!(d.names, Names::Creates(_)),
+                d.effect == Effect::CatalogRow
+            );
+            assert_eq!(
+                matches!(d.names, Names::RemovesGolden(_)),
+                d.effect == Effect::CatalogRowGone
+            );
         }
         let prefixes: std::collections::BTreeSet<_> = Operation::ALL
             .iter()
-            .map(|o| o.describe().id_prefix)
+            .filter_map(|o| match o.describe().names {
+                Names::Creates(p) => Some(p),
+                _ => None,
+            })
             .collect();
-        assert_eq!(prefixes.len(), 4, "{prefixes:?}");
+        assert_eq!(prefixes.len(), 3, "{prefixes:?}");
         let names: std::collections::BTreeSet<_> =
             Operation::ALL.iter().map(|o| o.as_str()).collect();
         assert_eq!(names.len(), Operation::ALL.len());

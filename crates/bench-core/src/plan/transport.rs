@@ -354,11 +354,12 @@ pub(super) fn check_external(plan: &super::Plan) -> Result<(), PlanError> {
         );
     }
     let op = plan.operation;
-    if !op.is_write() || op.on_table() || plan.mixed.is_some() {
+    if op.describe().effect != super::Effect::CatalogRow || plan.mixed.is_some() {
         return why(
             "operation",
-            "must be a catalog commit (write-create-namespace, write-create-table, write-declare-table), without \
-             [mixed]: reads and table operations need bench's golden",
+            "must be a catalog commit that creates (write-create-namespace, write-create-table, \
+             write-declare-table), without [mixed]: reads, removals and table operations need \
+             bench's golden",
         );
     }
     if !plan.namespace.is_empty() || !plan.property_matrix.is_empty() {

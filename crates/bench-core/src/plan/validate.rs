@@ -564,6 +564,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     };
     unique_ids(&plan)?;
     super::transport::check_external(&plan)?;
+    super::removal::check(&plan)?;
     Ok(plan)
 }
 
@@ -687,7 +688,7 @@ mod tests {
             (mixed("clients = [2]\nreads_per_write = 3\nduration_secs = 1\nread_operation = 'write-create-table'\n"), "mixed.read_operation", "is a write"),
             (mixed("clients = [2]\nreads_per_write = 3\nduration_secs = 1\nread_operation = 'list'\n"), "mixed.read_operation", "unknown operation"),
             ("name = 'x'\noperation = 'warm-read-list-tables'\n[matrix]\nsizes = [1]\n[mixed]\nclients = [2]\nreads_per_write = 3\nduration_secs = 1\n".into(), "operation", "is a read"),
-            ("name = 'x'\noperation = 'write-drop-table'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "operation", "unknown operation"),
+            ("name = 'x'\noperation = 'write-truncate-table'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "operation", "unknown operation"),
             ("name = 'a/b'\n[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "name", "results directory name"),
             ("[matrix]\nsizes = [1]\n[continuous]\noperations=1\n".into(), "", "missing field `name`"),
             (run("cell_timeout_secs = 0"), "run.cell_timeout_secs", "at least 1"),

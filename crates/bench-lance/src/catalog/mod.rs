@@ -16,12 +16,13 @@ use lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION;
 use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 use lance_namespace::LanceNamespace;
 use lance_namespace::models::{
-    CreateNamespaceRequest, CreateTableRequest, DeclareTableRequest, DescribeTableRequest,
-    ListNamespacesRequest, ListTablesRequest,
+    CreateNamespaceRequest, CreateTableRequest, DeclareTableRequest, DeregisterTableRequest,
+    DescribeNamespaceRequest, DescribeTableRequest, DropNamespaceRequest, DropTableRequest,
+    ListNamespacesRequest, ListTablesRequest, NamespaceExistsRequest, TableExistsRequest,
 };
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
-use crate::plan::Operation;
+use crate::plan::{Entry, Names, Operation};
 
 /// Name of the catalog's dataset under a namespace root.
 pub const MANIFEST_DIR: &str = "__manifest";
@@ -116,17 +117,86 @@ pub fn to_hash_map(storage: &BTreeMap<String, String>) -> HashMap<String, String
         .collect()
 }
 
-/// The id of the `index`-th operation of `worker`: the object a catalog commit creates
-/// (its descriptor's prefix), `names` (a run's own mark on a catalog that runs share, else
-/// empty) at its end. Distinct from the golden's ids (`ns_*`, `table_*`) and from every
-/// other worker's.
-pub fn object_id(op: Operation, worker: u32, index: u64, names: &str) -> String {
-    format!("{}{worker}_{index}{names}", op.describe().id_prefix)
+/// The id of the object the `index`-th commit of `worker` creates (its descriptor's
+/// prefix), `names` (a run's own mark on a catalog that runs share, else empty) at its end.
+/// Distinct from the golden's ids (`ns_*`, `table_*`) and from every other worker's.
+/// `None`: the operation creates no object.
+pub fn object_id(op: Operation, worker: u32, index: u64, names: &str) -> Option<String> {
+    match op.describe().names {
+        Names::Creates(prefix) => Some(created(prefix, worker, index, names)),
+        Names::ReadsGolden(_) | Names::RemovesGolden(_) | Names::Root => None,
+    }
 }
 
-/// The id of the `index`-th warm-up operation of `worker` (committed before release).
-pub fn warmup_id(op: Operation, worker: u32, index: u64, names: &str) -> String {
-    format!("{}_warm", object_id(op, worker, index, names))
+fn created(prefix: &str, worker: u32, index: u64, names: &str) -> String {
+    format!("{prefix}{worker}_{index}{names}")
+}
+
+/// The id of the `k`-th golden entry of a kind (see [`crate::golden::manifest_batch`]).
+pub fn golden_id(entry: Entry, k: u64) -> String {
+    match entry {
+        Entry::Namespace => format!("ns_{k}"),
+        Entry::Table => format!("table_{k}"),
+    }
+}
+
+/// What a worker's operations name: its place among the cell's workers and the golden's
+/// entries.
+#[derive(Debug, Clone, Copy)]
+pub struct Targets {
+    pub worker: u32,
+    pub writers: u32,
+    /// The golden's tables and namespaces.
+    pub tables: u64,
+    pub namespaces: u64,
+    /// Warm-up operations before the measured ones (removals take theirs first).
+    pub warmup: u64,
+}
+
+impl Targets {
+    fn count(&self, entry: Entry) -> u64 {
+        match entry {
+            Entry::Namespace => self.namespaces,
+            Entry::Table => self.tables,
+        }
+    }
+
+    /// The entry the `index`-th operation of `op` (of the warm-up, if `warm`) names: the
+    /// object it creates, the golden entry it reads or removes, or none (`""`: the root or
+    /// the shared table). An error where the worker has removed every golden entry of its
+    /// share.
+    pub fn of(&self, op: Operation, index: u64, warm: bool, names: &str) -> Result<String, String> {
+        let w = self.worker;
+        Ok(match op.describe().names {
+            Names::Creates(prefix) => {
+                let warm = if warm { "_warm" } else { "" };
+                format!("{}{warm}", created(prefix, w, index, names))
+            }
+            Names::ReadsGolden(entry) => {
+                let k = (u64::from(w) * 1_000_000 + index) % self.count(entry).max(1);
+                golden_id(entry, k)
+            }
+            Names::RemovesGolden(entry) => {
+                let nth = if warm { index } else { self.warmup + index };
+                let writers = u64::from(self.writers.max(1));
+                let k = nth * writers + u64::from(w) % writers;
+                if k >= self.count(entry) {
+                    return Err(format!(
+                        "{op}: worker {w} has removed its share of the golden's {} {} \
+                         (every {writers}th, from the {w}th); give matrix.sizes more rows or \
+                         the cell fewer operations",
+                        self.count(entry),
+                        match entry {
+                            Entry::Namespace => "namespaces",
+                            Entry::Table => "tables",
+                        }
+                    ));
+                }
+                golden_id(entry, k)
+            }
+            Names::Root => String::new(),
+        })
+    }
 }
 
 /// Whether an error is one of lance's own commit conflicts past its retry budget (a
@@ -199,18 +269,8 @@ fn timed_out(message: &str) -> bool {
         .any(|t| m.contains(t))
 }
 
-/// The golden's table a `describe-table` read looks up, spread over workers as the
-/// reference spreads them: `table_<(worker * 1,000,000 + index) mod tables>`.
-pub fn table_to_describe(worker: u32, index: u64, tables: u64) -> String {
-    format!(
-        "table_{}",
-        (u64::from(worker) * 1_000_000 + index) % tables.max(1)
-    )
-}
-
-/// Run one operation: a commit of `object_id`, or a read (`describe-table` reads the table
-/// named by `object_id`); an operation on the shared table through `table` (a worker of a
-/// cell of table operations has one).
+/// Run one operation on the entry `object_id` names ([`Targets::of`]); an operation on the
+/// shared table through `table` (a worker of a cell of table operations has one).
 pub async fn execute(
     ns: Arc<dyn LanceNamespace>,
     op: Operation,
@@ -242,6 +302,48 @@ pub async fn execute(
                 ..Default::default()
             };
             ns.describe_table(req).await?;
+        }
+        Operation::DescribeNamespace { .. } => {
+            let req = DescribeNamespaceRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.describe_namespace(req).await?;
+        }
+        Operation::NamespaceExists { .. } => {
+            let req = NamespaceExistsRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.namespace_exists(req).await?;
+        }
+        Operation::TableExists { .. } => {
+            let req = TableExistsRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.table_exists(req).await?;
+        }
+        Operation::DropTable => {
+            let req = DropTableRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.drop_table(req).await?;
+        }
+        Operation::DeregisterTable => {
+            let req = DeregisterTableRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.deregister_table(req).await?;
+        }
+        Operation::DropNamespace => {
+            let req = DropNamespaceRequest {
+                id: Some(vec![object_id]),
+                ..Default::default()
+            };
+            ns.drop_namespace(req).await?;
         }
         Operation::CreateNamespace => {
             let mut req = CreateNamespaceRequest::new();
@@ -355,7 +457,8 @@ pub async fn manifest_rows(
     Ok(ds.count_rows(None).await? as u64)
 }
 
-/// Whether each of `ids` is present as an `object_id` in the manifest (for verification).
+/// Which of `ids` are not present exactly once as an `object_id` in the manifest (for
+/// verification).
 pub async fn missing_objects(
     root_uri: &str,
     storage: &BTreeMap<String, String>,

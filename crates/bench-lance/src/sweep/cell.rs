@@ -69,6 +69,7 @@ fn worker_args(
             until_end: cell.mode.bound().is_some(),
             warmup: cell.warmup,
             tables: cell.golden.rows - cell.golden.rows / 3,
+            namespaces: cell.golden.rows / 3,
             operations: cell.mode.operations(),
             duration_secs,
             reads_per_write: mix.map(|(_, r)| r),
@@ -123,9 +124,10 @@ fn write_trace(
 }
 
 /// Check the copy's `__manifest` against what the workers committed: the golden's rows
-/// plus every catalog commit (warm-up included), each reported object present. Reads and
-/// table operations leave it as the golden left it; the shared table of table operations
-/// must hold the golden's rows plus every table commit's.
+/// plus every catalog commit (warm-up included), each reported object present; less every
+/// removal, each removed entry gone. Reads and table operations leave it as the golden left
+/// it; the shared table of table operations must hold the golden's rows plus every table
+/// commit's.
 async fn verification(
     cell: &Cell,
     root: &str,
@@ -135,30 +137,48 @@ async fn verification(
 ) -> Verification {
     let before = golden.marker.manifest_rows;
     // What the cell's commits leave behind, by its operation's descriptor.
-    let (on_catalog, on_table) = match cell.operation.describe().effect {
-        crate::plan::Effect::CatalogRow => (true, false),
-        crate::plan::Effect::TableVersion => (false, true),
-        crate::plan::Effect::Nothing => (false, false),
+    let (change, on_table) = match cell.operation.describe().effect {
+        crate::plan::Effect::CatalogRow => (Some(verify::Change::Added), false),
+        crate::plan::Effect::CatalogRowGone => (Some(verify::Change::Removed), false),
+        crate::plan::Effect::TableVersion => (None, true),
+        crate::plan::Effect::Nothing => (None, false),
     };
-    let ids: Vec<String> = if on_catalog {
-        m.committed
+    // The entries the measured commits named (those of the warm-up are counted only).
+    let targets = catalog::Targets {
+        worker: 0,
+        writers: cell.mode.workers(),
+        tables: cell.golden.rows - cell.golden.rows / 3,
+        namespaces: cell.golden.rows / 3,
+        warmup: cell.warmup,
+    };
+    let ids: Vec<String> = match change {
+        Some(_) => m
+            .committed
             .iter()
-            .map(|&(w, i)| catalog::object_id(cell.operation, w, i, names))
-            .collect()
-    } else {
-        Vec::new()
+            .filter_map(|&(w, i)| {
+                let t = catalog::Targets {
+                    worker: w,
+                    ..targets
+                };
+                t.of(cell.operation, i, false, names).ok()
+            })
+            .collect(),
+        None => Vec::new(),
     };
     // An abandoned commit may have landed; an abandoned read changes nothing.
     let abandoned = |counts: bool| if counts { m.timeouts } else { 0 };
-    let warm = if on_catalog { m.warmup_committed } else { 0 };
-    let (after, mut error) = verify::commits(
-        root,
-        &cell.storage,
-        before + warm,
-        &ids,
-        abandoned(on_catalog),
-    )
-    .await;
+    let warm = if change.is_some() {
+        m.warmup_committed
+    } else {
+        0
+    };
+    let expect = verify::CatalogExpect {
+        before,
+        warm,
+        change: change.unwrap_or(verify::Change::Added),
+        abandoned: abandoned(change.is_some()),
+    };
+    let (after, mut error) = verify::commits(root, &cell.storage, &expect, &ids).await;
     if let (Some(e), Some(uri)) = (&mut error, &cell.rest_uri) {
         e.push_str(&format!(
             " (is `root`, {root}, the catalog the server at {uri} serves, and no one else \

@@ -145,13 +145,35 @@ impl Session {
         }
     }
 
-    /// What the `i`-th operation of its kind works on.
-    fn target(&self, op: Operation, i: u64, warm: bool) -> String {
-        let w = self.args.worker_id;
-        match op {
-            Operation::DescribeTable { .. } => catalog::table_to_describe(w, i, self.args.tables),
-            _ if warm => catalog::warmup_id(op, w, i, &self.args.names),
-            _ => catalog::object_id(op, w, i, &self.args.names),
+    /// What the `i`-th operation of its kind works on; an error where nothing is left
+    /// for it (a removal past its share of the golden).
+    fn target(&self, op: Operation, i: u64, warm: bool) -> Result<String, String> {
+        let targets = catalog::Targets {
+            worker: self.args.worker_id,
+            writers: self.args.writers,
+            tables: self.args.tables,
+            namespaces: self.args.namespaces,
+            warmup: self.args.warmup,
+        };
+        targets.of(op, i, warm, &self.args.names)
+    }
+
+    /// Before an operation, untimed: a table to drop on local disk gets the directory
+    /// lance's `drop_table` removes after its entry (the golden's tables are entries only,
+    /// as declared tables are, and on local disk removing a missing directory fails; on an
+    /// object store it is a listing that finds nothing).
+    fn prepare(&self, op: Operation, target: &str) {
+        if op != Operation::DropTable {
+            return;
+        }
+        let root = self
+            .args
+            .root
+            .strip_prefix("file://")
+            .unwrap_or(&self.args.root);
+        if !root.contains("://") {
+            // A failure shows as the drop's own.
+            let _ = std::fs::create_dir_all(std::path::Path::new(root).join(target));
         }
     }
 
@@ -174,7 +196,13 @@ impl Session {
             let (op, read) = self.kind(k);
             let i = counts[usize::from(read)];
             counts[usize::from(read)] += 1;
-            let ok = self.perform(op, self.target(op, i, true)).await.is_ok();
+            let ok = match self.target(op, i, true) {
+                Ok(target) => {
+                    self.prepare(op, &target);
+                    self.perform(op, target).await.is_ok()
+                }
+                Err(_) => false,
+            };
             if ok && op.is_write() {
                 committed += 1;
             }
@@ -212,6 +240,7 @@ impl Session {
                 (None, None) => self.args.until_end,
             };
             if !more
+                || next.exhausted
                 || (self.args.until_end
                     && std::iter::from_fn(|| commands.try_recv().ok()).any(|c| c == Command::End))
             {
@@ -325,12 +354,23 @@ impl Session {
         let i = next.counts[usize::from(read)];
         next.counts[usize::from(read)] += 1;
         let target = self.target(op, i, false);
+        if let Ok(t) = &target {
+            self.prepare(op, t);
+        }
         let io_before = self.counters.snapshot();
         let start = Instant::now();
         let lag_ms = next
             .intended
             .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
-        let result = self.attempt(op, target, start).await;
+        let result = match target {
+            Ok(target) => self.attempt(op, target, start).await,
+            // Nothing left to remove: said once, as a failed operation, and the worker
+            // stops (the plan's checks leave every worker enough where they can).
+            Err(e) => {
+                next.exhausted = true;
+                Err((ErrorClass::Other, e))
+            }
+        };
         let end = Instant::now();
         let ms = (end - start).as_secs_f64() * 1000.0;
         let io = self.counters.snapshot() - io_before;
@@ -428,6 +468,8 @@ struct Next {
     release: Option<Instant>,
     /// An open-loop operation's intended start.
     intended: Option<Instant>,
+    /// Nothing is left for this worker's operations (a removal past its share).
+    exhausted: bool,
 }
 
 /// An open-loop worker's intended start times: its share of the cell's rate, evenly spaced
