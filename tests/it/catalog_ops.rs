@@ -120,3 +120,120 @@ fn removals_that_could_run_out_of_entries_are_refused() {
         assert!(!out.exists(), "nothing written");
     }
 }
+
+/// A listing in pages lists every page: through a REST server each page is one call of the
+/// server's namespace (40 tables in pages of 7: 6 calls an operation), and directly each
+/// page asks the store again. A plan that lists nothing takes no page size.
+#[test]
+fn a_listing_in_pages_lists_every_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let run_with = |page: &str| {
+        let (d, plan, out) = plan_dir(&format!(
+            "name = 'pages'\noperation = 'warm-read-list-tables'\n{page}[matrix]\nsizes = [60]\n\
+             inline = [false]\ntransport = ['direct', 'rest']\n[continuous]\noperations = 4\n"
+        ));
+        let o = run(&plan, &out, &["--root", root.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let records = lines(&out.join("results.jsonl"));
+        drop(d);
+        records
+    };
+    let (whole, paged) = (run_with(""), run_with("page_size = 7\n"));
+    let by = |records: &[serde_json::Value], t: &str| -> serde_json::Value {
+        (records.iter())
+            .find(|r| r["transport"] == t)
+            .unwrap_or_else(|| panic!("{t}: {records:?}"))
+            .clone()
+    };
+    for r in whole.iter().chain(&paged) {
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["errors"], 0, "{r}");
+    }
+    let calls = |r: &serde_json::Value| r["rest"]["server_calls_per_op"].as_f64().unwrap();
+    assert_eq!(calls(&by(&whole, "rest")), 1.0);
+    assert_eq!(calls(&by(&paged, "rest")), 6.0, "{}", by(&paged, "rest"));
+    assert_eq!(by(&paged, "direct")["page_size"], 7);
+    assert!(by(&whole, "direct").get("page_size").is_none());
+    assert!(
+        requests(&by(&paged, "direct")) > requests(&by(&whole, "direct")),
+        "each page asks the store again: {} vs {}",
+        by(&paged, "direct"),
+        by(&whole, "direct")
+    );
+
+    let (_d, plan, out) = plan_dir(
+        "name = 'p'\npage_size = 7\n[matrix]\nsizes = [60]\n[continuous]\noperations = 2\n",
+    );
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`page_size`") && stderr(&o).contains("lists nothing"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Property updates of the shared table (lance's `update_table_schema_metadata`): one writer
+/// and two contending ones, directly and through a REST server, each run verified (no rows,
+/// a version an update, each worker's key at its last acknowledged index, the warm-up's
+/// values overwritten); a kept copy checked against a wrong index fails, naming the key.
+#[test]
+fn property_updates_leave_each_writer_s_last_value() {
+    let (_d, plan, out) = plan_dir(
+        "name = 'props'\noperation = 'write-update-table-metadata'\n[matrix]\nsizes = [30]\n\
+         inline = [false]\ntransport = ['direct', 'rest']\n[continuous]\noperations = 5\n\
+         [concurrent]\nconcurrency = [2]\noperations = 6\n\
+         [run]\nwarmup_operations = 1\nkeep_runs = true\n",
+    );
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        // Contending updates of one table's configuration conflict (lance does not retry
+        // them): counted as conflicts, never as another class.
+        assert_eq!(r["errors"], r["conflict_errors"], "{r}");
+        if r["mode"] == "continuous" {
+            assert_eq!(r["errors"], 0, "{r}");
+        }
+        let t = &r["table"];
+        assert_eq!(t["rows_per_commit"], 0, "{r}");
+        assert_eq!(t["rows_after"], t["rows_before"], "{r}");
+        let commits =
+            r["total_operations"].as_u64().unwrap() + r["warmup_committed"].as_u64().unwrap();
+        assert_eq!(
+            t["version_after"].as_u64().unwrap(),
+            t["version_before"].as_u64().unwrap() + commits,
+            "{r}"
+        );
+    }
+    // The one writer's last update was its 5th (index 4); a wrong index is named.
+    let cont = (records.iter())
+        .find(|r| r["mode"] == "continuous" && r["transport"] == "direct")
+        .unwrap();
+    let copy = out
+        .join("store/runs")
+        .join(cont["bench_tag"].as_str().unwrap());
+    let t = &cont["table"];
+    let expect = |last: u64| bench_lance::verify::TableExpect {
+        rows_per_commit: 0,
+        rows_before: t["rows_before"].as_u64().unwrap(),
+        version_before: t["version_before"].as_u64().unwrap(),
+        commits: 6,
+        abandoned: 0,
+        properties: [("bench_w0".to_string(), last)].into_iter().collect(),
+    };
+    let storage = std::collections::BTreeMap::new();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let root = copy.to_str().unwrap();
+    let (_, ok) = rt.block_on(bench_lance::verify::table(root, &storage, &expect(4)));
+    assert_eq!(ok, None);
+    let (_, wrong) = rt.block_on(bench_lance::verify::table(root, &storage, &expect(3)));
+    let wrong = wrong.unwrap();
+    assert!(
+        wrong.contains("property bench_w0 is `4`, expected 3"),
+        "{wrong}"
+    );
+}

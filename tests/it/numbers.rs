@@ -165,6 +165,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             .unwrap(),
         );
         let op = Operation::CreateNamespace;
+        let data = catalog::table_ipc();
         let ids: Vec<String> = (0..2)
             .map(|i| catalog::object_id(op, 0, i, "").unwrap())
             .collect();
@@ -176,7 +177,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             abandoned,
         };
         for id in &ids {
-            catalog::execute(ns.clone(), op, id.clone(), &catalog::table_ipc(), None)
+            catalog::execute(ns.clone(), op, id.clone(), &catalog::Inputs::catalog(&data))
                 .await
                 .unwrap();
         }
@@ -223,9 +224,14 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         let drop = Operation::DeregisterTable;
         let dropped: Vec<String> = ["table_3", "table_4"].map(String::from).to_vec();
         for id in &dropped {
-            catalog::execute(ns.clone(), drop, id.clone(), &catalog::table_ipc(), None)
-                .await
-                .unwrap();
+            catalog::execute(
+                ns.clone(),
+                drop,
+                id.clone(),
+                &catalog::Inputs::catalog(&data),
+            )
+            .await
+            .unwrap();
         }
         let (rows, err) =
             bench_lance::verify::commits(&root, &storage, &removed(32, 0, 0), &dropped).await;

@@ -351,11 +351,10 @@ fn lance_bench_s_own_scripts_read_bench_s_rows_and_call_a_planted_slowdown_a_reg
     let (db, pr) = (dir.path().join("db"), dir.path().join("pr"));
     let one_run = |k: usize, slow: bool| {
         let out = dir.path().join(format!("run{k}"));
+        // Every commit 100 ms longer, so that a loaded machine's own changes of pace (a
+        // few ms a commit) are small beside it; a slow build's 60 ms more.
         let mut cmd = bench();
-        if slow {
-            // 60 ms more a commit: far beyond what a loaded machine's noise does to one.
-            cmd.env("BENCH_OP_DELAY_MS", "60");
-        }
+        cmd.env("BENCH_OP_DELAY_MS", if slow { "160" } else { "100" });
         if k >= 16 {
             // And from the 16th run on, one request more a commit.
             cmd.env("BENCH_EXTRA_HEADS", "1");
@@ -445,7 +444,17 @@ fn lance_bench_s_own_scripts_read_bench_s_rows_and_call_a_planted_slowdown_a_reg
     };
     let time = block("");
     assert!(time.contains("change at result 15 of 18"), "{time}");
-    assert_eq!(time.matches("change at result").count(), 1, "{time}");
+    // The time's one regression is the planted one. Among the identical builds before it the
+    // machine itself may change pace (the tests beside this one start and end): such a
+    // step is real and may be found, but never as a regression.
+    let changes: Vec<&str> = (time.lines())
+        .filter(|l| l.contains("change at result"))
+        .collect();
+    let worse: Vec<&&str> = (changes.iter())
+        .filter(|l| l.contains("a regression beyond"))
+        .collect();
+    assert_eq!(worse.len(), 1, "{time}");
+    assert!(worse[0].contains("change at result 15 of 18"), "{time}");
     let requests = block("/requests");
     assert!(
         requests.contains("(requests/operation, 18 results; lower is better)"),
@@ -466,7 +475,11 @@ fn lance_bench_s_own_scripts_read_bench_s_rows_and_call_a_planted_slowdown_a_reg
         block("/read_bytes").contains("the same counts throughout"),
         "{text}"
     );
-    assert_eq!(text.matches("change at result").count(), 3, "{text}");
+    assert_eq!(
+        text.matches("change at result").count(),
+        2 + changes.len(),
+        "{text}"
+    );
     let host = bench_lance::worker::protocol::hostname();
     let chart = charts.join(bench_lance::history::file_name(&format!(
         "{name} on {host}"

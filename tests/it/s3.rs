@@ -390,8 +390,7 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
                 ns.clone(),
                 bench_lance::plan::Operation::CreateNamespace,
                 id,
-                &data,
-                None,
+                &catalog::Inputs::catalog(&data),
             )
             .await
             .unwrap();

@@ -437,5 +437,23 @@ mod rest_errors {
             let said = e.to_string();
             assert_eq!(class(e), want, "{said}");
         }
+        // A lance conflict the namespace wrapped in its own words (a property update's,
+        // directly), and another wrapped error.
+        let wrapped = |m: &str| {
+            error_class(&bench_lance::lance_core::Error::namespace_source(
+                m.to_string().into(),
+            ))
+        };
+        assert_eq!(
+            wrapped(
+                "Failed to update schema metadata for table at 'x': Incompatible transaction: \
+                 This UpdateConfig transaction is incompatible with concurrent transaction"
+            ),
+            ErrorClass::Conflict
+        );
+        assert_eq!(
+            wrapped("Failed to update schema metadata: disk full"),
+            ErrorClass::Other
+        );
     }
 }

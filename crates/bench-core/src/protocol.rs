@@ -171,7 +171,9 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         open_ms: Option<f64>,
     },
-    /// One operation finished.
+    /// One operation finished. A worker the coordinator paces or ends at a count of
+    /// commits writes each at once; others write theirs together a few times a second (every
+    /// other event first writes those before it).
     Op(OpReport),
     /// A paced worker stopped after `pause` (its operation in flight finished first).
     Paused,
@@ -309,6 +311,8 @@ pub struct WorkerArgs {
     pub attempt_timeout_ms: Option<u64>,
     /// Table operations: rows each commit appends to the shared table.
     pub rows_per_commit: Option<u64>,
+    /// Listings: entries a page, every page listed; `None`: one request.
+    pub page_size: Option<u32>,
     /// The cell's REST servers (`http://host:port`): the worker reaches the catalog through
     /// lance's `RestNamespace` to the one its id picks (round-robin); empty: directly.
     pub rest: Vec<String>,
@@ -347,6 +351,7 @@ impl WorkerArgs {
             s3_shaped: false,
             attempt_timeout_ms: None,
             rows_per_commit: None,
+            page_size: None,
             rest: Vec::new(),
             names: String::new(),
             rate: None,
@@ -419,6 +424,9 @@ impl WorkerArgs {
         if let Some(n) = self.rows_per_commit {
             v.extend(["--rows-per-commit".into(), n.to_string()]);
         }
+        if let Some(n) = self.page_size {
+            v.extend(["--page-size".into(), n.to_string()]);
+        }
         if !self.rest.is_empty() {
             v.extend(["--rest".into(), self.rest.join(",")]);
         }
@@ -468,6 +476,7 @@ impl WorkerArgs {
                 "--trace" => w.trace = num(flag, value()?)?,
                 "--attempt-timeout-ms" => w.attempt_timeout_ms = Some(num(flag, value()?)?),
                 "--rows-per-commit" => w.rows_per_commit = Some(num(flag, value()?)?),
+                "--page-size" => w.page_size = Some(num(flag, value()?)?),
                 "--rest" => w.rest = value()?.split(',').map(str::to_string).collect(),
                 "--names" => w.names = value()?,
                 "--rate" => {
@@ -676,6 +685,7 @@ mod tests {
             s3_shaped: true,
             attempt_timeout_ms: Some(30_000),
             rows_per_commit: Some(10),
+            page_size: Some(50),
             rest: vec!["http://127.0.0.1:1".into(), "http://127.0.0.1:2".into()],
             names: "_r5f3a".into(),
             rate: Some(12.5),

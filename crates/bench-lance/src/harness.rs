@@ -90,8 +90,7 @@ async fn run() {
                     ns.clone(),
                     op,
                     catalog::object_id(op, 0, i, "").expect("a commit that creates"),
-                    &data,
-                    None,
+                    &catalog::Inputs::catalog(&data),
                 )
                 .await
                 .expect("commit");

@@ -136,6 +136,7 @@ timed! {
     other batch_commit_tables(BatchCommitTablesRequest) -> BatchCommitTablesResponse;
     other get_table_stats(GetTableStatsRequest) -> GetTableStatsResponse;
     other describe_transaction(DescribeTransactionRequest) -> DescribeTransactionResponse;
+    other update_table_schema_metadata(UpdateTableSchemaMetadataRequest) -> UpdateTableSchemaMetadataResponse;
 }
 
 /// This process's CPU time so far (user + system), in seconds.

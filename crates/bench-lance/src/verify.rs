@@ -112,6 +112,9 @@ pub struct TableExpect {
     pub version_before: u64,
     pub commits: u64,
     pub abandoned: u64,
+    /// Property updates: each worker's key and the index of its last acknowledged update,
+    /// whose value the table must hold (a later abandoned one may have landed instead).
+    pub properties: BTreeMap<String, u64>,
 }
 
 /// Check the shared table of the cell's copy at `root` (found through its catalog, which
@@ -134,7 +137,7 @@ pub async fn table(
         let state = catalog::table::state(&location, storage).await?;
         Ok::<_, lance_core::Error>((location, state))
     };
-    let (location, (rows, version)) = match found.await {
+    let (location, now) = match found.await {
         Ok(x) => x,
         Err(e) => {
             return (
@@ -143,6 +146,7 @@ pub async fn table(
             );
         }
     };
+    let (rows, version) = (now.rows, now.version);
     let state = crate::export::record::TableState {
         rows_per_commit: e.rows_per_commit,
         rows_before: e.rows_before,
@@ -175,9 +179,31 @@ pub async fn table(
             abandoned_note(e.abandoned, v_min + e.abandoned)
         ))
     } else {
-        None
+        property_error(e, &now.properties)
     };
     (Some(state), error)
+}
+
+/// The first property the table does not hold as its last acknowledged update wrote it
+/// (with abandoned updates, a later index may have landed instead).
+fn property_error(
+    e: &TableExpect,
+    found: &std::collections::HashMap<String, String>,
+) -> Option<String> {
+    e.properties.iter().find_map(|(key, &last)| {
+        let value = found.get(key);
+        let holds = value.is_some_and(|v| {
+            v.parse::<u64>()
+                .is_ok_and(|v| v == last || (e.abandoned > 0 && v > last))
+        });
+        (!holds).then(|| {
+            format!(
+                "the shared table's property {key} is {}, expected {last}, its last \
+                 acknowledged update",
+                value.map_or("absent".to_string(), |v| format!("`{v}`"))
+            )
+        })
+    })
 }
 
 /// " (up to N with the K abandoned attempts)" where attempts were abandoned (N: the

@@ -174,7 +174,9 @@ fn abandoned_landed(cell: &Cell, m: &Measured, v: &Verification, count: u64) -> 
                 .saturating_sub(done)
                 .saturating_sub(v.rows_after),
         ),
-        crate::plan::Effect::TableVersion | crate::plan::Effect::Nothing => None,
+        crate::plan::Effect::TableVersion
+        | crate::plan::Effect::TableProperty
+        | crate::plan::Effect::Nothing => None,
     }
 }
 
@@ -246,6 +248,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
         first_network_error: m.first_network_error.clone(),
+        page_size: cell.page_size,
         attempt_timeout_ms: cell.attempt_timeout_ms,
         timeout_errors: cell.attempt_timeout_ms.map(|_| m.timeouts),
         abandoned_landed,

@@ -81,6 +81,9 @@ pub struct Record {
     pub first_throttled_error: Option<String>,
     #[serde(default)]
     pub first_network_error: Option<String>,
+    /// Listings: entries a page (`page_size`), every page listed; absent: one request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u32>,
     /// `run.attempt_timeout_secs` in ms, where the plan sets one: an operation that took
     /// longer was abandoned and counted as failed with the class `timeout`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -435,6 +438,7 @@ pub(crate) mod tests {
             network_errors: 0,
             first_throttled_error: None,
             first_network_error: None,
+            page_size: None,
             attempt_timeout_ms: None,
             timeout_errors: None,
             abandoned_landed: None,

@@ -297,6 +297,8 @@ pub struct Cell {
     pub attempt_timeout_ms: Option<u64>,
     /// Table operations: rows each commit appends to the shared table.
     pub rows_per_commit: Option<u64>,
+    /// Listings: entries a page, every page listed; `None`: one request.
+    pub page_size: Option<u32>,
     /// The build whose workers run the cell (`[builds]`); `None`: the running bench's.
     pub build: Option<CellBuild>,
     /// `bench ab`: the builds of arms A and B, both in the key (a pair needs both arms, so
@@ -453,6 +455,9 @@ impl Cell {
         if let Some(n) = self.rows_per_commit {
             h.update(format!("table_rows_per_commit={n}\n"));
         }
+        if let Some(n) = self.page_size {
+            h.update(format!("page_size={n}\n"));
+        }
         if let Some(v) = self.golden.table_versions {
             h.update(format!("table_versions={v}\n"));
         }
@@ -482,6 +487,7 @@ pub fn sample(operations: u64) -> Cell {
         env: BTreeMap::new(),
         attempt_timeout_ms: None,
         rows_per_commit: None,
+        page_size: None,
         build: None,
         arms: None,
         s3_shaped: false,

@@ -31,6 +31,8 @@ pub mod limits {
     pub const COPY_PARALLELISM: u64 = 1_000;
     /// Operations each worker traces (`run.trace_operations`, `--trace`).
     pub const TRACE_OPERATIONS: u64 = 1_000;
+    /// Entries a page of a listing (`page_size`; lance takes an i32).
+    pub const PAGE_SIZE: u64 = 1_000_000;
     /// Operations a second an open-loop cell may offer (`concurrent.rate`).
     pub const RATE: f64 = 100_000.0;
 }

@@ -103,6 +103,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                         env: vars,
                         attempt_timeout_ms: plan.run.attempt_timeout_ms,
                         rows_per_commit: plan.table.as_ref().map(|t| t.rows_per_commit),
+                        page_size: plan.page_size,
                         build: build.clone(),
                         arms: plan.arms.clone(),
                         s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),

@@ -232,6 +232,8 @@ pub struct Plan {
     /// `root` from the file, if any; the runner resolves the default (`<out>/store`).
     pub root: Option<String>,
     pub operation: Operation,
+    /// Listings: entries a page, every page listed (`page_size`); `None`: one request.
+    pub page_size: Option<u32>,
     pub sizes: Vec<u64>,
     pub inline: Vec<bool>,
     pub continuous: Option<Continuous>,

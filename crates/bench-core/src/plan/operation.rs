@@ -47,6 +47,10 @@ pub enum Operation {
     /// versions (`table_version_tracking_enabled`, which its cells set): each commit is
     /// the namespace's `create_table_version`.
     CreateTableVersion,
+    /// A property update of the shared table: lance's `update_table_schema_metadata`
+    /// through the namespace, setting the key `bench_w<worker>` to the operation's index (a
+    /// version of the table, no rows).
+    UpdateTableMetadata,
     /// Reads of the shared table's history: its latest version, as lance resolves it
     /// (`list_table_versions`, newest first, limit 1), and `describe_table_version`.
     ListTableVersions {
@@ -66,6 +70,8 @@ pub enum Effect {
     CatalogRowGone,
     /// One version more of the shared table, with the plan's `rows_per_commit` rows.
     TableVersion,
+    /// One version more of the shared table, no rows, and the property it wrote.
+    TableProperty,
     /// Nothing: a read.
     Nothing,
 }
@@ -89,7 +95,12 @@ pub enum Names {
     /// One of the golden's entries of a kind, removed, each once: worker `w` of `W` takes
     /// the `w`-th, the `w + W`-th, …, its warm-up first.
     RemovesGolden(Entry),
-    /// None: the root's listings, or the shared table.
+    /// The root's children, listed: all of them in one request, or in pages of the plan's
+    /// `page_size`, every page.
+    Lists,
+    /// The shared table's property `bench_w<worker>`, set to the operation's index.
+    Property,
+    /// None: the shared table.
     Root,
 }
 
@@ -210,7 +221,7 @@ const fn history_read(cold: bool, names: [&'static str; 2]) -> Descriptor {
 impl Operation {
     /// Every operation, in the order plans list them (the names a plan's `operation` is
     /// read from).
-    pub const ALL: [Operation; 25] = [
+    pub const ALL: [Operation; 26] = [
         Operation::CreateNamespace,
         Operation::CreateTable,
         Operation::DeclareTable,
@@ -232,6 +243,7 @@ impl Operation {
         Operation::TableAppend,
         Operation::InsertIntoTable,
         Operation::CreateTableVersion,
+        Operation::UpdateTableMetadata,
         Operation::ListTableVersions { cold: false },
         Operation::DescribeTableVersion { cold: false },
         Operation::ListTableVersions { cold: true },
@@ -249,12 +261,12 @@ impl Operation {
             Operation::DropNamespace => catalog_removal("write-drop-namespace", Entry::Namespace),
             Operation::ListNamespaces { cold } => catalog_read(
                 cold,
-                Names::Root,
+                Names::Lists,
                 ["warm-read-list-namespaces", "cold-read-list-namespaces"],
             ),
             Operation::ListTables { cold } => catalog_read(
                 cold,
-                Names::Root,
+                Names::Lists,
                 ["warm-read-list-tables", "cold-read-list-tables"],
             ),
             Operation::DescribeTable { cold } => catalog_read(
@@ -283,6 +295,14 @@ impl Operation {
             Operation::TableAppend => table_commit("write-table-append"),
             Operation::InsertIntoTable => table_commit("write-insert-into-table"),
             Operation::CreateTableVersion => table_commit("write-create-table-version"),
+            Operation::UpdateTableMetadata => Descriptor {
+                name: "write-update-table-metadata",
+                effect: Effect::TableProperty,
+                target: Target::Table,
+                names: Names::Property,
+                cold: false,
+                cost: Cost::TableCommit,
+            },
             Operation::ListTableVersions { cold } => history_read(
                 cold,
                 [
@@ -316,8 +336,23 @@ impl Operation {
     /// verified.
     pub fn is_write(self) -> bool {
         match self.describe().effect {
-            Effect::CatalogRow | Effect::CatalogRowGone | Effect::TableVersion => true,
+            Effect::CatalogRow
+            | Effect::CatalogRowGone
+            | Effect::TableVersion
+            | Effect::TableProperty => true,
             Effect::Nothing => false,
+        }
+    }
+
+    /// Whether the operation lists the root's children (and so takes a page size).
+    pub fn lists(self) -> bool {
+        match self.describe().names {
+            Names::Lists => true,
+            Names::Creates(_)
+            | Names::ReadsGolden(_)
+            | Names::RemovesGolden(_)
+            | Names::Property
+            | Names::Root => false,
         }
     }
 
@@ -374,7 +409,12 @@ mod tests {
             assert_eq!(op.is_write(), op.as_str().starts_with("write-"));
             assert_eq!(op.is_cold(), op.as_str().starts_with("cold-"));
             let name = op.as_str();
-            let table = ["table-append", "into-table", "table-version"];
+            let table = [
+                "table-append",
+                "into-table",
+                "table-version",
+                "table-metadata",
+            ];
             assert!(
                 !name.contains("table-version")
                     || !op.is_write()

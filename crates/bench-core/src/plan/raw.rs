@@ -10,6 +10,8 @@ pub(super) struct RawPlan {
     pub name: String,
     pub root: Option<String>,
     pub operation: Option<String>,
+    /// Listings: entries a page, every page listed.
+    pub page_size: Option<u64>,
     pub matrix: RawMatrix,
     pub continuous: Option<RawContinuous>,
     pub concurrent: Option<RawConcurrent>,

@@ -488,6 +488,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         Operation::CreateNamespace,
     )?;
     check_sizes(&raw.matrix.sizes, raw.rest.as_ref())?;
+    let page_size = page_size(raw.page_size, operation, raw.mixed.as_ref())?;
     let inline = raw.matrix.inline.unwrap_or_else(|| vec![true, false]);
     check_list("matrix.inline", &inline)?;
 
@@ -552,6 +553,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         arms: None,
         root: raw.root.map(|r| r.trim().to_string()),
         operation,
+        page_size,
         sizes: raw.matrix.sizes,
         inline,
         continuous,
@@ -566,6 +568,34 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     super::transport::check_external(&plan)?;
     super::removal::check(&plan)?;
     Ok(plan)
+}
+
+/// `page_size`: entries a page of a listing, for a plan that lists (its operation or its
+/// mixed reads).
+fn page_size(
+    raw: Option<u64>,
+    operation: Operation,
+    mixed: Option<&super::raw::RawMixed>,
+) -> Result<Option<u32>, PlanError> {
+    let Some(n) = raw else { return Ok(None) };
+    let n = bounded(
+        "page_size",
+        n,
+        "must be at least 1 entry a page",
+        limits::PAGE_SIZE,
+    )?;
+    let read = mixed.and_then(|m| m.read_operation.as_deref());
+    let lists = operation.lists() || read.is_some_and(|r| r.parse().is_ok_and(Operation::lists));
+    if !lists {
+        return Err(invalid(
+            "page_size",
+            format!(
+                "pages only listings, and this plan lists nothing (`{operation}`); remove it \
+                 or measure warm-read-list-tables, warm-read-list-namespaces or their cold forms"
+            ),
+        ));
+    }
+    Ok(Some(n as u32))
 }
 
 /// `matrix.sizes`: each at least 1 row, except for an external server's catalog, which may

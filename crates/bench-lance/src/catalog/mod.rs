@@ -124,7 +124,11 @@ pub fn to_hash_map(storage: &BTreeMap<String, String>) -> HashMap<String, String
 pub fn object_id(op: Operation, worker: u32, index: u64, names: &str) -> Option<String> {
     match op.describe().names {
         Names::Creates(prefix) => Some(created(prefix, worker, index, names)),
-        Names::ReadsGolden(_) | Names::RemovesGolden(_) | Names::Root => None,
+        Names::ReadsGolden(_)
+        | Names::RemovesGolden(_)
+        | Names::Lists
+        | Names::Property
+        | Names::Root => None,
     }
 }
 
@@ -138,6 +142,11 @@ pub fn golden_id(entry: Entry, k: u64) -> String {
         Entry::Namespace => format!("ns_{k}"),
         Entry::Table => format!("table_{k}"),
     }
+}
+
+/// The shared table's property worker `w` writes.
+pub fn property_key(worker: u32) -> String {
+    format!("bench_w{worker}")
 }
 
 /// What a worker's operations name: its place among the cell's workers and the golden's
@@ -194,7 +203,17 @@ impl Targets {
                 }
                 golden_id(entry, k)
             }
-            Names::Root => String::new(),
+            // `key=value` (its warm-up writes `warm<index>`, which the measured ones
+            // overwrite).
+            Names::Property => {
+                let value = if warm {
+                    format!("warm{index}")
+                } else {
+                    index.to_string()
+                };
+                format!("{}={value}", property_key(w))
+            }
+            Names::Lists | Names::Root => String::new(),
         })
     }
 }
@@ -250,7 +269,12 @@ fn namespace_class(e: &lance_core::Error) -> Option<ErrorClass> {
         return None;
     };
     let conflict = |m: &str| CONFLICT_TEXTS.iter().any(|t| m.contains(t));
-    match source.downcast_ref::<N>()? {
+    let Some(ns_error) = source.downcast_ref::<N>() else {
+        // A lance error the namespace wrapped in its own words (e.g. "Failed to update
+        // schema metadata …: Incompatible transaction …").
+        return conflict(&source.to_string()).then_some(ErrorClass::Conflict);
+    };
+    match ns_error {
         N::ConcurrentModification { .. } => Some(ErrorClass::Conflict),
         N::Throttling { message } if conflict(message) => Some(ErrorClass::Conflict),
         N::Throttling { .. } => Some(ErrorClass::Throttled),
@@ -269,15 +293,59 @@ fn timed_out(message: &str) -> bool {
         .any(|t| m.contains(t))
 }
 
-/// Run one operation on the entry `object_id` names ([`Targets::of`]); an operation on the
-/// shared table through `table` (a worker of a cell of table operations has one).
+/// What operations take besides the entry they name.
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    /// The table `write-create-table` creates, as Arrow IPC.
+    pub table_data: &'a Bytes,
+    /// The shared table (a worker of a cell of table operations has one).
+    pub table: Option<&'a table::TableIo>,
+    /// Listings: entries a page (lance's `limit`), every page; `None`: one request.
+    pub page_size: Option<u32>,
+}
+
+impl<'a> Inputs<'a> {
+    /// For catalog operations without pages: `table_data` only.
+    pub fn catalog(table_data: &'a Bytes) -> Inputs<'a> {
+        Inputs {
+            table_data,
+            table: None,
+            page_size: None,
+        }
+    }
+}
+
+/// Every page of a listing: `list` of a page token (lance's "start after") gives a page and
+/// the next token. Returns the entries listed.
+async fn every_page<F, Fut>(page_size: Option<u32>, mut list: F) -> lance_core::Result<u64>
+where
+    F: FnMut(Option<String>, Option<i32>) -> Fut,
+    Fut: std::future::Future<Output = lance_core::Result<(usize, Option<String>)>>,
+{
+    let limit = page_size.map(|n| i32::try_from(n).unwrap_or(i32::MAX));
+    let (mut token, mut listed) = (None, 0u64);
+    loop {
+        let (n, next) = list(token.take(), limit).await?;
+        listed += n as u64;
+        match next.filter(|t| !t.is_empty() && limit.is_some()) {
+            Some(t) => token = Some(t),
+            None => return Ok(listed),
+        }
+    }
+}
+
+/// Run one operation on the entry `object_id` names ([`Targets::of`]).
 pub async fn execute(
     ns: Arc<dyn LanceNamespace>,
     op: Operation,
     object_id: String,
-    table_data: &Bytes,
-    table: Option<&table::TableIo>,
+    inputs: &Inputs<'_>,
 ) -> lance_core::Result<()> {
+    let Inputs {
+        table_data,
+        table,
+        page_size,
+    } = *inputs;
     let shared = || {
         table.ok_or_else(|| {
             lance_core::Error::invalid_input(format!(
@@ -287,14 +355,30 @@ pub async fn execute(
     };
     match op {
         Operation::ListNamespaces { .. } => {
-            let mut req = ListNamespacesRequest::new();
-            req.id = Some(vec![]);
-            ns.list_namespaces(req).await?;
+            every_page(page_size, |page_token, limit| {
+                let ns = ns.clone();
+                async move {
+                    let mut req = ListNamespacesRequest::new();
+                    req.id = Some(vec![]);
+                    (req.page_token, req.limit) = (page_token, limit);
+                    let r = ns.list_namespaces(req).await?;
+                    Ok((r.namespaces.len(), r.page_token))
+                }
+            })
+            .await?;
         }
         Operation::ListTables { .. } => {
-            let mut req = ListTablesRequest::new();
-            req.id = Some(vec![]);
-            ns.list_tables(req).await?;
+            every_page(page_size, |page_token, limit| {
+                let ns = ns.clone();
+                async move {
+                    let mut req = ListTablesRequest::new();
+                    req.id = Some(vec![]);
+                    (req.page_token, req.limit) = (page_token, limit);
+                    let r = ns.list_tables(req).await?;
+                    Ok((r.tables.len(), r.page_token))
+                }
+            })
+            .await?;
         }
         Operation::DescribeTable { .. } => {
             let req = DescribeTableRequest {
@@ -368,6 +452,10 @@ pub async fn execute(
             table::append(ns, shared()?).await?
         }
         Operation::InsertIntoTable => table::insert_into(ns, shared()?).await?,
+        Operation::UpdateTableMetadata => {
+            shared()?;
+            table::update_metadata(ns, &object_id).await?
+        }
         Operation::ListTableVersions { .. } => table::latest_version(ns).await?,
         Operation::DescribeTableVersion { .. } => table::describe_version(ns).await?,
     }

@@ -15,7 +15,7 @@ use lance::session::Session;
 use lance_namespace::LanceNamespace;
 use lance_namespace::models::{
     CreateTableRequest, DescribeTableRequest, DescribeTableVersionRequest, InsertIntoTableRequest,
-    ListTableVersionsRequest,
+    ListTableVersionsRequest, UpdateTableSchemaMetadataRequest,
 };
 use lance_namespace_impls::DirectoryNamespace;
 
@@ -72,6 +72,21 @@ impl TableIo {
             storage,
         }
     }
+}
+
+/// `update_table_schema_metadata` of the shared table: `property` is `key=value`.
+pub(super) async fn update_metadata(
+    ns: Arc<dyn LanceNamespace>,
+    property: &str,
+) -> lance_core::Result<()> {
+    let (k, v) = property.split_once('=').unwrap_or((property, ""));
+    let req = UpdateTableSchemaMetadataRequest {
+        id: id(),
+        metadata: Some([(k.to_string(), v.to_string())].into_iter().collect()),
+        ..Default::default()
+    };
+    ns.update_table_schema_metadata(req).await?;
+    Ok(())
 }
 
 /// `insert_into_table` of the shared table's rows (as a REST client calls it).
@@ -176,7 +191,19 @@ pub async fn grow_history(
 pub async fn state(
     location: &str,
     storage: &BTreeMap<String, String>,
-) -> lance_core::Result<(u64, u64)> {
+) -> lance_core::Result<TableNow> {
     let ds = super::load(location, storage).await?;
-    Ok((ds.count_rows(None).await? as u64, ds.version().version))
+    Ok(TableNow {
+        rows: ds.count_rows(None).await? as u64,
+        version: ds.version().version,
+        properties: ds.schema().metadata.clone(),
+    })
+}
+
+/// The shared table as verification finds it: rows, latest version, and its schema's
+/// metadata (the properties `write-update-table-metadata` writes).
+pub struct TableNow {
+    pub rows: u64,
+    pub version: u64,
+    pub properties: std::collections::HashMap<String, String>,
 }

@@ -1,6 +1,7 @@
 //! One run (repetition) of one cell: a fresh copy of its golden, its workers run by the
 //! coordinator, the copy's `__manifest` verified, and the record assembled.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -78,6 +79,7 @@ fn worker_args(
             s3_shaped: cell.s3_shaped,
             attempt_timeout_ms: cell.attempt_timeout_ms,
             rows_per_commit: cell.rows_per_commit,
+            page_size: cell.page_size,
             rest: rest.clone(),
             names: names.to_string(),
             // A mixed cell's load counts its commits; its workers schedule every operation,
@@ -137,11 +139,13 @@ async fn verification(
 ) -> Verification {
     let before = golden.marker.manifest_rows;
     // What the cell's commits leave behind, by its operation's descriptor.
-    let (change, on_table) = match cell.operation.describe().effect {
-        crate::plan::Effect::CatalogRow => (Some(verify::Change::Added), false),
-        crate::plan::Effect::CatalogRowGone => (Some(verify::Change::Removed), false),
-        crate::plan::Effect::TableVersion => (None, true),
-        crate::plan::Effect::Nothing => (None, false),
+    use crate::plan::Effect;
+    let effect = cell.operation.describe().effect;
+    let (change, on_table) = match effect {
+        Effect::CatalogRow => (Some(verify::Change::Added), false),
+        Effect::CatalogRowGone => (Some(verify::Change::Removed), false),
+        Effect::TableVersion | Effect::TableProperty => (None, true),
+        Effect::Nothing => (None, false),
     };
     // The entries the measured commits named (those of the warm-up are counted only).
     let targets = catalog::Targets {
@@ -151,20 +155,27 @@ async fn verification(
         namespaces: cell.golden.rows / 3,
         warmup: cell.warmup,
     };
+    let named = |&(w, i): &(u32, u64)| {
+        let t = catalog::Targets {
+            worker: w,
+            ..targets
+        };
+        t.of(cell.operation, i, false, names).ok()
+    };
     let ids: Vec<String> = match change {
-        Some(_) => m
-            .committed
-            .iter()
-            .filter_map(|&(w, i)| {
-                let t = catalog::Targets {
-                    worker: w,
-                    ..targets
-                };
-                t.of(cell.operation, i, false, names).ok()
-            })
-            .collect(),
+        Some(_) => m.committed.iter().filter_map(named).collect(),
         None => Vec::new(),
     };
+    // Property updates: each worker's key and its last acknowledged index.
+    let mut properties = BTreeMap::new();
+    if effect == Effect::TableProperty {
+        for c in &m.committed {
+            if let Some((key, _)) = named(c).as_deref().and_then(|p| p.split_once('=')) {
+                let last = properties.entry(key.to_string()).or_insert(c.1);
+                *last = (*last).max(c.1);
+            }
+        }
+    }
     // An abandoned commit may have landed; an abandoned read changes nothing.
     let abandoned = |counts: bool| if counts { m.timeouts } else { 0 };
     let warm = if change.is_some() {
@@ -193,11 +204,17 @@ async fn verification(
             0
         };
         let expect = verify::TableExpect {
-            rows_per_commit,
+            // A property update writes no rows.
+            rows_per_commit: if effect == Effect::TableProperty {
+                0
+            } else {
+                rows_per_commit
+            },
             rows_before: t.rows,
             version_before: t.version,
             commits,
             abandoned: abandoned(on_table),
+            properties,
         };
         let (state, table_error) = verify::table(root, &cell.storage, &expect).await;
         table = state;

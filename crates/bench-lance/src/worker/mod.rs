@@ -90,15 +90,56 @@ fn env_ms(name: &str) -> Option<Duration> {
     (ms.is_finite() && ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
 }
 
-/// Print one event of worker `w` as a line for the coordinator.
+/// Reports of operations not yet written, and when the last were.
+struct Pending {
+    text: String,
+    written: Option<Instant>,
+}
+
+static PENDING: std::sync::Mutex<Pending> = std::sync::Mutex::new(Pending {
+    text: String::new(),
+    written: None,
+});
+
+/// The coordinator acts on each operation's report as it comes (a paced worker's, or one
+/// whose cell ends at a count of commits): reports are written at once. Otherwise they go
+/// out together every [`REPORT_EVERY`], so that the coordinator wakes a few times a second,
+/// not once an operation, beside the measured commits.
+static LIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// How often a worker that is not [`LIVE`] writes its operations' reports.
+const REPORT_EVERY: Duration = Duration::from_millis(200);
+
+/// Print one event of worker `w` as a line for the coordinator: at once, or an operation's
+/// report with the others of the last [`REPORT_EVERY`] (every other event writes those
+/// before it).
 fn emit(w: u32, event: Event) {
-    let mut out = std::io::stdout().lock();
+    let op = matches!(event, Event::Op(_));
     let line =
         serde_json::to_string(&protocol::Line { w: Some(w), event }).expect("event serialises");
+    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    pending.text.push_str(&line);
+    pending.text.push('\n');
+    let due = pending.written.is_none_or(|t| t.elapsed() >= REPORT_EVERY);
+    if op && !LIVE.load(std::sync::atomic::Ordering::Relaxed) && !due {
+        return;
+    }
+    write_pending(&mut pending);
+}
+
+/// Write the reports not yet written, in one write.
+fn write_pending(pending: &mut Pending) {
+    let mut out = std::io::stdout().lock();
     // A closed stdout means the coordinator is gone.
-    if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+    if out
+        .write_all(pending.text.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
         std::process::exit(EXIT_ORPHANED);
     }
+    pending.text.clear();
+    pending.written = Some(Instant::now());
 }
 
 fn truncate(mut s: String) -> String {
@@ -184,7 +225,12 @@ impl Session {
         } else {
             self.ns.clone()
         };
-        catalog::execute(ns, op, target, &self.table_data, self.table.as_ref()).await
+        let inputs = catalog::Inputs {
+            table_data: &self.table_data,
+            table: self.table.as_ref(),
+            page_size: self.args.page_size,
+        };
+        catalog::execute(ns, op, target, &inputs).await
     }
 
     /// The warm-up: `args.warmup` operations in the cell's pattern. Returns how many of its
@@ -402,7 +448,8 @@ impl Session {
         if let Some(n) = self.exit_after
             && next.k >= n
         {
-            // Test hook: die mid-cell, as a crashed worker would.
+            // Test hook: die mid-cell, as a crashed worker would (its reports so far out).
+            write_pending(&mut PENDING.lock().unwrap_or_else(|e| e.into_inner()));
             std::process::exit(EXIT_TEST_CRASH);
         }
         end
@@ -576,6 +623,10 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         args.worker_id += protocol::rank_from(&env).map_err(anyhow::Error::msg)?;
     }
     let w = args.worker_id;
+    LIVE.store(
+        args.paced || args.until_end,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     if let Some(d) = env_ms(START_DELAY_ENV) {
         tokio::time::sleep(d).await;
     }
