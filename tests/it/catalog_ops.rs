@@ -237,3 +237,31 @@ fn property_updates_leave_each_writer_s_last_value() {
         "{wrong}"
     );
 }
+
+/// A concurrent cell bounded only by its count of commits, whose every attempt fails (each
+/// abandoned at a 1 ms attempt timeout, every operation made 5 ms long), stops once each
+/// worker has failed 1,000 × writers attempts in a row, saying so, instead of running until
+/// the cell's timeout.
+#[test]
+fn a_bounded_cell_whose_every_attempt_fails_stops_and_says_why() {
+    let (_d, plan, out) = plan_dir(
+        "name = 'stall'\n[matrix]\nsizes = [30]\ninline = [false]\n\
+         [concurrent]\nconcurrency = [2]\noperations = 5\n\
+         [run]\nattempt_timeout_secs = 0.001\ncell_timeout_secs = 600\n",
+    );
+    let mut cmd = bench();
+    cmd.env("BENCH_OP_DELAY_MS", "5");
+    let o = run_with(cmd, &plan, &out, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["total_operations"], 0, "{r}");
+    assert!(r["timeout_errors"].as_u64().unwrap() >= 2000, "{r}");
+    let why = r["stopped_early"].as_str().unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        why.contains("attempts in a row failed") && why.contains("out of its reach"),
+        "{why}"
+    );
+    assert!(err.contains("STOPPED EARLY: worker "), "{err}");
+    assert_eq!(r["verified"], true, "abandoned commits may land: {r}");
+}

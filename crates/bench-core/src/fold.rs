@@ -100,8 +100,13 @@ impl Fold {
                 elapsed_ms,
                 io,
                 rss_peak_kib,
+                stopped,
             } => {
                 self.done[idx] = true;
+                if let Some(why) = stopped {
+                    let w = self.worker_ids[idx];
+                    self.m.stopped.get_or_insert(format!("worker {w}: {why}"));
+                }
                 self.m.rss_peak_kib.extend(rss_peak_kib);
                 self.m.window_ms = self.m.window_ms.max(elapsed_ms);
                 match io {
@@ -365,6 +370,7 @@ mod tests {
                     elapsed_ms: 2.0,
                     io: None,
                     rss_peak_kib: None,
+                    stopped: None,
                 },
             );
         }
@@ -426,6 +432,7 @@ mod tests {
                 ..IoCounts::default()
             }),
             rss_peak_kib: Some(40_000 + elapsed_ms as u64),
+            stopped: None,
         }
     }
 

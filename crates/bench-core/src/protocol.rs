@@ -191,6 +191,10 @@ pub enum Event {
         /// The worker's peak resident memory (VmHWM), in KiB.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rss_peak_kib: Option<u64>,
+        /// Why the worker stopped before the cell's end, where it did: nothing left for its
+        /// operations, or a cell bounded by its commits whose every attempt failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped: Option<String>,
     },
 }
 
@@ -592,6 +596,7 @@ mod tests {
                 elapsed_ms: 99.0,
                 io: Some(IoCounts::default()),
                 rss_peak_kib: Some(45_056),
+                stopped: Some("nothing left".into()),
             },
         ];
         for (w, event) in events.into_iter().enumerate() {

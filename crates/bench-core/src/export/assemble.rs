@@ -254,6 +254,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         abandoned_landed,
         first_timeout_error: m.first_timeout.clone(),
         window_overrun_ms: overrun(cell, m),
+        stopped_early: m.stopped.clone(),
         operations_bound: cell.mode.bound(),
         io_per_op: m.io_known.then(|| io.per_op(count)).flatten(),
         io_total: m.io_known.then_some(io),

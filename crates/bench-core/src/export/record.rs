@@ -104,6 +104,11 @@ pub struct Record {
     /// operations started before the deadline finish after it); `null` for continuous cells.
     #[serde(default)]
     pub window_overrun_ms: Option<f64>,
+    /// A worker stopped before the cell's end: which, and why (nothing left for its
+    /// operations, or every attempt of a cell bounded by its commits failing). Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
     /// A concurrent cell bounded by its commits (`concurrent.operations`): the bound. The
     /// cell ended once its writers had that many successful commits together; operations
     /// in flight then finish and count, so `total_operations` may pass it by up to one
@@ -444,6 +449,7 @@ pub(crate) mod tests {
             abandoned_landed: None,
             first_timeout_error: None,
             window_overrun_ms: None,
+            stopped_early: None,
             operations_bound: None,
             io_per_op: None,
             io_total: None,

@@ -69,6 +69,8 @@ pub struct Measured {
     pub open_loop: OpenLoop,
     /// A rest cell: each server's host and what it served over the window.
     pub servers: Vec<(String, ServerReport)>,
+    /// The first worker that stopped before the cell's end, and why.
+    pub stopped: Option<String>,
 }
 
 /// What the interleaved reads of a mixed cell measured.

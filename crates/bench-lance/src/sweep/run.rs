@@ -1122,6 +1122,9 @@ fn done_line(record: &Record) -> String {
             ));
         }
     }
+    if let Some(why) = &record.stopped_early {
+        s.push_str(&format!("; STOPPED EARLY: {why}"));
+    }
     if !record.verified {
         s.push_str(&format!(
             "; VERIFICATION FAILED: {}",

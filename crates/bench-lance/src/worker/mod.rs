@@ -107,6 +107,11 @@ static PENDING: std::sync::Mutex<Pending> = std::sync::Mutex::new(Pending {
 /// not once an operation, beside the measured commits.
 static LIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
+/// Failed attempts in a row (per writer of the cell) after which a worker of a cell bounded
+/// only by its count of commits stops: among `W` writers taking turns, `1000·W` failures in a
+/// row have a chance of about e^-1000 while others commit.
+const STALLED: u64 = 1000;
+
 /// How often a worker that is not [`LIVE`] writes its operations' reports.
 const REPORT_EVERY: Duration = Duration::from_millis(200);
 
@@ -257,8 +262,13 @@ impl Session {
     }
 
     /// The measured operations, from release until the count, the deadline, or (with
-    /// `--until-end`) the coordinator's `end`; returns the end of the last one.
-    async fn measure(&self, release: Instant, commands: &mut Commands) -> Instant {
+    /// `--until-end`) the coordinator's `end`; returns the end of the last one, and why the
+    /// worker stopped before, where it did.
+    async fn measure(
+        &self,
+        release: Instant,
+        commands: &mut Commands,
+    ) -> (Instant, Option<String>) {
         // No plan can ask for a deadline past what the clock holds (the plan bounds
         // durations); saturate rather than panic all the same.
         let deadline = self.args.duration_secs.map(|d| {
@@ -286,7 +296,7 @@ impl Session {
                 (None, None) => self.args.until_end,
             };
             if !more
-                || next.exhausted
+                || next.stopped.is_some()
                 || (self.args.until_end
                     && std::iter::from_fn(|| commands.try_recv().ok()).any(|c| c == Command::End))
             {
@@ -297,14 +307,25 @@ impl Session {
             }
             next.intended = intended;
             last_end = self.one(&mut next).await;
+            // Bounded only by the cell's count of commits: a worker whose every attempt
+            // fails would run until the cell's timeout.
+            let stall = STALLED * u64::from(self.args.writers.max(1));
+            if deadline.is_none() && self.args.operations.is_none() && next.failed_in_row >= stall {
+                next.stopped = Some(format!(
+                    "stopped after {} attempts in a row failed (every worker's last {STALLED} \
+                     each, or more, where the others' succeeded): the cell's bound of commits \
+                     was out of its reach",
+                    next.failed_in_row
+                ));
+            }
         }
-        last_end
+        (last_end, next.stopped)
     }
 
     /// A paced worker's operations: only when the coordinator says (see
     /// [`protocol::Command`]), until `end`. Returns the time it was let run: from each
     /// `step` or `resume` to the end of the operations it ran then.
-    async fn paced(&self, release: Instant, commands: &mut Commands) -> Duration {
+    async fn paced(&self, release: Instant, commands: &mut Commands) -> (Duration, Option<String>) {
         let mut next = Next {
             release: Some(release),
             ..Next::default()
@@ -320,12 +341,21 @@ impl Session {
                     let t = Instant::now();
                     let mut end = t;
                     let stop = loop {
-                        match commands.try_recv() {
-                            Ok(Command::Pause) => break None,
-                            Ok(Command::End) => break Some(()),
+                        // Stopped: nothing more to run until told to pause or end.
+                        let cmd = match next.stopped {
+                            Some(_) => commands.recv().await,
+                            None => commands.try_recv().ok(),
+                        };
+                        match cmd {
+                            Some(Command::Pause) => break None,
+                            Some(Command::End) => break Some(()),
+                            // The coordinator is gone.
+                            None if next.stopped.is_some() => break Some(()),
                             _ => {}
                         }
-                        end = self.one(&mut next).await;
+                        if next.stopped.is_none() {
+                            end = self.one(&mut next).await;
+                        }
                     };
                     active += end - t;
                     emit(self.args.worker_id, Event::Paused);
@@ -338,7 +368,7 @@ impl Session {
                 Command::Go => {}
             }
         }
-        active
+        (active, next.stopped)
     }
 
     /// One measured attempt of `op` on `target`, begun at `start`, with the planted delay
@@ -410,12 +440,21 @@ impl Session {
             .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
         let result = match target {
             Ok(target) => self.attempt(op, target, start).await,
-            // Nothing left to remove: said once, as a failed operation, and the worker
-            // stops (the plan's checks leave every worker enough where they can).
+            // Nothing left to remove: the worker stops, saying why (the plan's checks leave
+            // every worker enough where they can). A paced worker's coordinator waits for the
+            // report of the operation it asked for: a failed one.
             Err(e) => {
-                next.exhausted = true;
+                next.stopped = Some(e.clone());
+                if !self.args.paced {
+                    return start;
+                }
                 Err((ErrorClass::Other, e))
             }
+        };
+        next.failed_in_row = if result.is_ok() {
+            0
+        } else {
+            next.failed_in_row + 1
         };
         let end = Instant::now();
         let ms = (end - start).as_secs_f64() * 1000.0;
@@ -515,8 +554,11 @@ struct Next {
     release: Option<Instant>,
     /// An open-loop operation's intended start.
     intended: Option<Instant>,
-    /// Nothing is left for this worker's operations (a removal past its share).
-    exhausted: bool,
+    /// Why this worker stops before the cell's end, where it does: nothing left for its
+    /// operations (a removal past its share), or a bound out of reach ([`STALLED`]).
+    stopped: Option<String>,
+    /// Attempts that failed since the last that succeeded.
+    failed_in_row: u64,
 }
 
 /// An open-loop worker's intended start times: its share of the cell's rate, evenly spaced
@@ -682,10 +724,11 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
     let release = Instant::now();
-    let elapsed = if session.args.paced {
+    let (elapsed, stopped) = if session.args.paced {
         session.paced(release, &mut commands).await
     } else {
-        session.measure(release, &mut commands).await - release
+        let (end, stopped) = session.measure(release, &mut commands).await;
+        (end - release, stopped)
     };
     let ops = std::mem::take(&mut *session.traced.lock().expect("traced"));
     if !ops.is_empty() {
@@ -697,6 +740,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             elapsed_ms: elapsed.as_secs_f64() * 1000.0,
             io: Some(counters.snapshot()),
             rss_peak_kib: peak_rss_kib(),
+            stopped,
         },
     );
     Ok(())
