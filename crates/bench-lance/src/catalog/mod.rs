@@ -334,6 +334,44 @@ where
     }
 }
 
+/// Every page of the root's namespaces.
+async fn list_namespaces(
+    ns: &Arc<dyn LanceNamespace>,
+    page_size: Option<u32>,
+) -> lance_core::Result<()> {
+    every_page(page_size, |page_token, limit| {
+        let ns = ns.clone();
+        async move {
+            let mut req = ListNamespacesRequest::new();
+            req.id = Some(vec![]);
+            (req.page_token, req.limit) = (page_token, limit);
+            let r = ns.list_namespaces(req).await?;
+            Ok((r.namespaces.len(), r.page_token))
+        }
+    })
+    .await
+    .map(drop)
+}
+
+/// Every page of the root's tables.
+async fn list_tables(
+    ns: &Arc<dyn LanceNamespace>,
+    page_size: Option<u32>,
+) -> lance_core::Result<()> {
+    every_page(page_size, |page_token, limit| {
+        let ns = ns.clone();
+        async move {
+            let mut req = ListTablesRequest::new();
+            req.id = Some(vec![]);
+            (req.page_token, req.limit) = (page_token, limit);
+            let r = ns.list_tables(req).await?;
+            Ok((r.tables.len(), r.page_token))
+        }
+    })
+    .await
+    .map(drop)
+}
+
 /// Run one operation on the entry `object_id` names ([`Targets::of`]).
 pub async fn execute(
     ns: Arc<dyn LanceNamespace>,
@@ -353,98 +391,46 @@ pub async fn execute(
             ))
         })
     };
-    match op {
-        Operation::ListNamespaces { .. } => {
-            every_page(page_size, |page_token, limit| {
-                let ns = ns.clone();
-                async move {
-                    let mut req = ListNamespacesRequest::new();
-                    req.id = Some(vec![]);
-                    (req.page_token, req.limit) = (page_token, limit);
-                    let r = ns.list_namespaces(req).await?;
-                    Ok((r.namespaces.len(), r.page_token))
-                }
-            })
-            .await?;
-        }
-        Operation::ListTables { .. } => {
-            every_page(page_size, |page_token, limit| {
-                let ns = ns.clone();
-                async move {
-                    let mut req = ListTablesRequest::new();
-                    req.id = Some(vec![]);
-                    (req.page_token, req.limit) = (page_token, limit);
-                    let r = ns.list_tables(req).await?;
-                    Ok((r.tables.len(), r.page_token))
-                }
-            })
-            .await?;
-        }
-        Operation::DescribeTable { .. } => {
-            let req = DescribeTableRequest {
+    // The request of an operation on one entry: its id, the rest as lance defaults it.
+    macro_rules! on {
+        ($request:ident) => {
+            $request {
                 id: Some(vec![object_id]),
                 ..Default::default()
-            };
-            ns.describe_table(req).await?;
+            }
+        };
+    }
+    match op {
+        Operation::ListNamespaces { .. } => list_namespaces(&ns, page_size).await?,
+        Operation::ListTables { .. } => list_tables(&ns, page_size).await?,
+        Operation::DescribeTable { .. } => {
+            ns.describe_table(on!(DescribeTableRequest)).await?;
         }
         Operation::DescribeNamespace { .. } => {
-            let req = DescribeNamespaceRequest {
-                id: Some(vec![object_id]),
-                ..Default::default()
-            };
-            ns.describe_namespace(req).await?;
+            ns.describe_namespace(on!(DescribeNamespaceRequest)).await?;
         }
         Operation::NamespaceExists { .. } => {
-            let req = NamespaceExistsRequest {
-                id: Some(vec![object_id]),
-                ..Default::default()
-            };
-            ns.namespace_exists(req).await?;
+            ns.namespace_exists(on!(NamespaceExistsRequest)).await?
         }
-        Operation::TableExists { .. } => {
-            let req = TableExistsRequest {
-                id: Some(vec![object_id]),
-                ..Default::default()
-            };
-            ns.table_exists(req).await?;
-        }
+        Operation::TableExists { .. } => ns.table_exists(on!(TableExistsRequest)).await?,
         Operation::DropTable => {
-            let req = DropTableRequest {
-                id: Some(vec![object_id]),
-                ..Default::default()
-            };
-            ns.drop_table(req).await?;
+            ns.drop_table(on!(DropTableRequest)).await?;
         }
         Operation::DeregisterTable => {
-            let req = DeregisterTableRequest {
-                id: Some(vec![object_id]),
-                ..Default::default()
-            };
-            ns.deregister_table(req).await?;
+            ns.deregister_table(on!(DeregisterTableRequest)).await?;
         }
         Operation::DropNamespace => {
-            let req = DropNamespaceRequest {
-                id: Some(vec![object_id]),
-                ..Default::default()
-            };
-            ns.drop_namespace(req).await?;
+            ns.drop_namespace(on!(DropNamespaceRequest)).await?;
         }
         Operation::CreateNamespace => {
-            let mut req = CreateNamespaceRequest::new();
-            req.id = Some(vec![object_id]);
-            ns.create_namespace(req).await?;
+            ns.create_namespace(on!(CreateNamespaceRequest)).await?;
         }
         Operation::CreateTable => {
-            let mut req = CreateTableRequest::new();
-            req.id = Some(vec![object_id]);
-            ns.create_table(req, table_data.clone()).await?;
+            ns.create_table(on!(CreateTableRequest), table_data.clone())
+                .await?;
         }
         Operation::DeclareTable => {
-            let req = DeclareTableRequest {
-                id: Some(vec![object_id]),
-                ..Default::default()
-            };
-            ns.declare_table(req).await?;
+            ns.declare_table(on!(DeclareTableRequest)).await?;
         }
         // With the namespace managing the versions, the append commits through its
         // create_table_version.
