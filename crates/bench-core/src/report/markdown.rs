@@ -180,7 +180,9 @@ fn verification(cells: &[CellRecords<'_>]) -> String {
         .filter(|r| !r.verified)
         .collect();
     if unverified.is_empty() {
-        return "Verification: every cell's `__manifest` held exactly its reported commits.\n\n"
+        return "Verification: every cell's `__manifest` (and shared table) held exactly what its \
+                reported commits left: each entry created present, each removed gone, reads \
+                changing nothing.\n\n"
             .to_string();
     }
     let mut s =
