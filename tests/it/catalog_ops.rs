@@ -57,18 +57,10 @@ fn check(op: &str, removal: bool, o: &std::process::Output, records: &[serde_jso
 
 /// A record's requests per operation, all kinds.
 pub fn requests(r: &serde_json::Value) -> f64 {
-    [
-        "get",
-        "head",
-        "put",
-        "conditional_put",
-        "list",
-        "delete",
-        "copy",
-    ]
-    .iter()
-    .map(|k| r["io_per_op"][k].as_f64().unwrap_or(0.0))
-    .sum()
+    IO_KEYS[..7]
+        .iter()
+        .map(|k| r["io_per_op"][k].as_f64().unwrap_or(0.0))
+        .sum()
 }
 
 #[test]

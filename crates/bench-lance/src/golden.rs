@@ -233,7 +233,7 @@ async fn shared_table(
 /// Rows `[start, start + len)` of a golden of `total` rows: the first third namespaces,
 /// the rest tables, as the reference bootstraps them.
 pub fn manifest_batch(start: u64, len: u64, total: u64) -> RecordBatch {
-    let ns_count = total / 3;
+    let ns_count = crate::plan::Entry::Namespace.count(total);
     let mut ids = Vec::with_capacity(len as usize);
     let mut types = Vec::with_capacity(len as usize);
     let mut locations = Vec::with_capacity(len as usize);

@@ -84,6 +84,16 @@ pub enum Entry {
     Table,
 }
 
+impl Entry {
+    /// How many entries of this kind a golden of `rows` rows holds.
+    pub fn count(self, rows: u64) -> u64 {
+        match self {
+            Entry::Namespace => rows / 3,
+            Entry::Table => rows - rows / 3,
+        }
+    }
+}
+
 /// Which catalog entry each operation of a worker names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Names {

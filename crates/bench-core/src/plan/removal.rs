@@ -8,9 +8,10 @@ use super::{Entry, Names, Plan};
 use crate::error::PlanError;
 
 /// The most operations one worker of a concurrent cell may start: its share of an
-/// open-loop cell's offer, or the cell's bound (one worker may make all of it); `None`:
-/// unbounded (a closed loop for a time).
+/// open-loop cell's offer, or the cell's bound (one worker may make all of it, and start
+/// one more before the cell's end reaches it); `None`: unbounded (a closed loop for a time).
 fn per_worker(bound: Option<u64>, offered: Option<f64>, workers: u32) -> Option<u64> {
+    let bound = bound.map(|b| b + 1);
     let share = offered.map(|n| (n / f64::from(workers.max(1))).ceil() as u64);
     match (bound, share) {
         (Some(b), Some(s)) => Some(b.min(s)),
@@ -70,10 +71,7 @@ pub(super) fn check(plan: &Plan) -> Result<(), PlanError> {
         }
     }
     for &size in &plan.sizes {
-        let have = match entry {
-            Entry::Namespace => size / 3,
-            Entry::Table => size - size / 3,
-        };
+        let have = entry.count(size);
         for &(key, writers, n) in &cells {
             let need = (warmup + n).saturating_mul(u64::from(writers));
             if need > have {
@@ -119,9 +117,9 @@ mod tests {
         );
         let e = plan("[continuous]\noperations = 19\n[run]\nwarmup_operations = 2").unwrap_err();
         assert!(e.contains("need 21"), "{e}");
-        // A bound: one writer may make all of it.
-        assert!(plan("[concurrent]\nconcurrency = [2]\noperations = 10").is_ok());
-        let e = plan("[concurrent]\nconcurrency = [2]\noperations = 11").unwrap_err();
+        // A bound: one writer may make all of it, and start one more.
+        assert!(plan("[concurrent]\nconcurrency = [2]\noperations = 9").is_ok());
+        let e = plan("[concurrent]\nconcurrency = [2]\noperations = 10").unwrap_err();
         assert!(
             e.contains("2 writer(s) of up to 11") && e.contains("need 22"),
             "{e}"

@@ -315,21 +315,20 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// Every page of a listing: `list` of a page token (lance's "start after") gives a page and
-/// the next token. Returns the entries listed.
-async fn every_page<F, Fut>(page_size: Option<u32>, mut list: F) -> lance_core::Result<u64>
+/// Every page of a listing: `list` of a page token (lance's "start after") and a limit
+/// gives the next token, if there are more pages; one request without a page size.
+async fn every_page<F, Fut>(page_size: Option<u32>, mut list: F) -> lance_core::Result<()>
 where
     F: FnMut(Option<String>, Option<i32>) -> Fut,
-    Fut: std::future::Future<Output = lance_core::Result<(usize, Option<String>)>>,
+    Fut: std::future::Future<Output = lance_core::Result<Option<String>>>,
 {
     let limit = page_size.map(|n| i32::try_from(n).unwrap_or(i32::MAX));
-    let (mut token, mut listed) = (None, 0u64);
+    let mut token = None;
     loop {
-        let (n, next) = list(token.take(), limit).await?;
-        listed += n as u64;
+        let next = list(token.take(), limit).await?;
         match next.filter(|t| !t.is_empty() && limit.is_some()) {
             Some(t) => token = Some(t),
-            None => return Ok(listed),
+            None => return Ok(()),
         }
     }
 }
@@ -345,12 +344,10 @@ async fn list_namespaces(
             let mut req = ListNamespacesRequest::new();
             req.id = Some(vec![]);
             (req.page_token, req.limit) = (page_token, limit);
-            let r = ns.list_namespaces(req).await?;
-            Ok((r.namespaces.len(), r.page_token))
+            Ok(ns.list_namespaces(req).await?.page_token)
         }
     })
     .await
-    .map(drop)
 }
 
 /// Every page of the root's tables.
@@ -364,12 +361,10 @@ async fn list_tables(
             let mut req = ListTablesRequest::new();
             req.id = Some(vec![]);
             (req.page_token, req.limit) = (page_token, limit);
-            let r = ns.list_tables(req).await?;
-            Ok((r.tables.len(), r.page_token))
+            Ok(ns.list_tables(req).await?.page_token)
         }
     })
     .await
-    .map(drop)
 }
 
 /// Run one operation on the entry `object_id` names ([`Targets::of`]).

@@ -19,7 +19,7 @@ use crate::export::Record;
 use crate::export::assemble::{self, Provenance, Verification};
 use crate::export::record;
 use crate::golden::Golden;
-use crate::plan::{Catalog, Cell, Client};
+use crate::plan::{Catalog, Cell, Client, Entry};
 use crate::progress::{CellBar, CellView, Progress};
 use crate::state::{State, Status};
 use crate::stats::Measured;
@@ -69,8 +69,8 @@ fn worker_args(
             paced: false,
             until_end: cell.mode.bound().is_some(),
             warmup: cell.warmup,
-            tables: cell.golden.rows - cell.golden.rows / 3,
-            namespaces: cell.golden.rows / 3,
+            tables: Entry::Table.count(cell.golden.rows),
+            namespaces: Entry::Namespace.count(cell.golden.rows),
             operations: cell.mode.operations(),
             duration_secs,
             reads_per_write: mix.map(|(_, r)| r),
@@ -151,8 +151,8 @@ async fn verification(
     let targets = catalog::Targets {
         worker: 0,
         writers: cell.mode.workers(),
-        tables: cell.golden.rows - cell.golden.rows / 3,
-        namespaces: cell.golden.rows / 3,
+        tables: Entry::Table.count(cell.golden.rows),
+        namespaces: Entry::Namespace.count(cell.golden.rows),
         warmup: cell.warmup,
     };
     let named = |&(w, i): &(u32, u64)| {

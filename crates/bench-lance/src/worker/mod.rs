@@ -306,7 +306,9 @@ impl Session {
                 wait_until(at).await;
             }
             next.intended = intended;
-            last_end = self.one(&mut next).await;
+            if let Some(end) = self.one(&mut next).await {
+                last_end = end;
+            }
             // Bounded only by the cell's count of commits: a worker whose every attempt
             // fails would run until the cell's timeout.
             let stall = STALLED * u64::from(self.args.writers.max(1));
@@ -335,7 +337,9 @@ impl Session {
             match cmd {
                 Command::Step => {
                     let t = Instant::now();
-                    active += self.one(&mut next).await - t;
+                    if let Some(end) = self.one(&mut next).await {
+                        active += end - t;
+                    }
                 }
                 Command::Resume => {
                     let t = Instant::now();
@@ -354,7 +358,7 @@ impl Session {
                             _ => {}
                         }
                         if next.stopped.is_none() {
-                            end = self.one(&mut next).await;
+                            end = self.one(&mut next).await.unwrap_or(end);
                         }
                     };
                     active += end - t;
@@ -423,8 +427,9 @@ impl Session {
         result.map_err(|e| (catalog::error_class(&e), truncate(e.to_string())))
     }
 
-    /// Run and report the next operation of this worker's pattern; returns its end.
-    async fn one(&self, next: &mut Next) -> Instant {
+    /// Run and report the next operation of this worker's pattern; returns its end, or
+    /// `None` where none ran (nothing left for it: the worker stops).
+    async fn one(&self, next: &mut Next) -> Option<Instant> {
         let (op, read) = self.kind(next.k);
         next.k += 1;
         let i = next.counts[usize::from(read)];
@@ -446,7 +451,7 @@ impl Session {
             Err(e) => {
                 next.stopped = Some(e.clone());
                 if !self.args.paced {
-                    return start;
+                    return None;
                 }
                 Err((ErrorClass::Other, e))
             }
@@ -491,7 +496,7 @@ impl Session {
             write_pending(&mut PENDING.lock().unwrap_or_else(|e| e.into_inner()));
             std::process::exit(EXIT_TEST_CRASH);
         }
-        end
+        Some(end)
     }
 }
 
