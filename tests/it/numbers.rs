@@ -177,9 +177,14 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             abandoned,
         };
         for id in &ids {
-            catalog::execute(ns.clone(), op, id.clone(), &catalog::Inputs::catalog(&data))
-                .await
-                .unwrap();
+            catalog::execute(
+                ns.clone(),
+                op,
+                catalog::Aim::entry(id.clone()),
+                &catalog::Inputs::catalog(&data),
+            )
+            .await
+            .unwrap();
         }
         let (rows, err) = bench_lance::verify::commits(&root, &storage, &added(30, 0), &ids).await;
         assert_eq!((rows, err), (32, None), "honest commits pass");
@@ -227,7 +232,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             catalog::execute(
                 ns.clone(),
                 drop,
-                id.clone(),
+                catalog::Aim::entry(id.clone()),
                 &catalog::Inputs::catalog(&data),
             )
             .await

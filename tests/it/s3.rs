@@ -389,7 +389,7 @@ fn cells_copy_holds_the_goldens_objects(backend: Backend) {
             catalog::execute(
                 ns.clone(),
                 bench_lance::plan::Operation::CreateNamespace,
-                id,
+                catalog::Aim::entry(id),
                 &catalog::Inputs::catalog(&data),
             )
             .await

@@ -360,6 +360,7 @@ mod golden {
             manifest_rows: 10,
             build_secs: 0.1,
             table: None,
+            fixture: None,
         };
         store
             .write(

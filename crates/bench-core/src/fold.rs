@@ -34,6 +34,8 @@ pub struct Fold {
     failures: Vec<String>,
     /// A worker reported an operation or its end without its requests.
     io_unknown: bool,
+    /// Each worker's role, in a cell of roles.
+    roles: Vec<Option<u32>>,
 }
 
 impl Fold {
@@ -51,6 +53,56 @@ impl Fold {
             done: vec![false; n],
             failures: Vec::new(),
             io_unknown: false,
+            roles: vec![None; n],
+        }
+    }
+
+    /// A cell of roles: each worker's role (by index), so that its operations are counted
+    /// by role and operation.
+    pub fn with_roles(mut self, roles: Vec<Option<u32>>) -> Fold {
+        if roles.len() == self.roles.len() {
+            self.roles = roles;
+        }
+        self
+    }
+
+    /// An operation of a role's client, by (role, operation).
+    fn role_op(&mut self, idx: usize, op: &OpReport, latency: f64) {
+        let (Some(role), Some(at)) = (self.roles[idx], op.op) else {
+            return;
+        };
+        let r = self.m.roles.entry((role, at)).or_default();
+        r.attempts += 1;
+        let class = op.class.unwrap_or(ErrorClass::Other);
+        if let Some(end) = op.end_ms {
+            match op.ok {
+                true => r.timeline.success(end, latency, false),
+                false => r.timeline.failure(end, class.name()),
+            }
+        }
+        if op.ok {
+            r.latencies.record(latency);
+            r.io += op.io.unwrap_or_default();
+            if let Some(p) = &op.path {
+                r.round_trips += u64::from(p.round_trips);
+                r.path_ops += 1;
+            }
+        } else {
+            *r.errors.entry(class.name()).or_default() += 1;
+            if r.first_error.is_none() {
+                r.first_error = op.err.clone();
+            }
+        }
+        if let Some(target) = &op.target
+            && (op.ok || class == ErrorClass::Timeout)
+        {
+            self.m.written.push(crate::stats::Written {
+                role,
+                op: at,
+                worker: self.worker_ids[idx],
+                ok: op.ok,
+                target: target.clone(),
+            });
         }
     }
 
@@ -118,7 +170,11 @@ impl Fold {
         Action::Continue
     }
 
-    fn op(&mut self, idx: usize, op: OpReport) {
+    fn op(&mut self, idx: usize, mut op: OpReport) {
+        // Only cells of roles count entries not found apart.
+        if self.roles[idx].is_none() && op.class == Some(ErrorClass::NotFound) {
+            op.class = Some(ErrorClass::Other);
+        }
         let m = &mut self.m;
         if op.io.is_none() {
             self.io_unknown = true;
@@ -127,6 +183,8 @@ impl Fold {
         m.attempt_ms += op.ms;
         // An open-loop operation's latency runs from its intended start; `ms` is its service.
         let latency = op.ms + op.lag_ms.unwrap_or(0.0);
+        self.role_op(idx, &op, latency);
+        let m = &mut self.m;
         if let Some(lag) = op.lag_ms.filter(|_| !op.read) {
             m.open_loop.lagged(lag, op.ok.then_some(op.ms));
         }
@@ -175,7 +233,9 @@ impl Fold {
             ErrorClass::Conflict => (&mut m.conflicts, &mut m.first_conflict),
             ErrorClass::Throttled => (&mut m.throttled, &mut m.first_throttled),
             ErrorClass::Network => (&mut m.network_errors, &mut m.first_network_error),
-            ErrorClass::Other => (&mut m.other_errors, &mut m.first_other_error),
+            ErrorClass::Other | ErrorClass::NotFound => {
+                (&mut m.other_errors, &mut m.first_other_error)
+            }
             ErrorClass::Timeout => (&mut m.timeouts, &mut m.first_timeout),
         };
         *count += 1;
@@ -421,6 +481,8 @@ mod tests {
             }),
             end_ms: Some(i as f64 * 1000.0 + ms),
             lag_ms: None,
+            op: None,
+            target: None,
         })
     }
 

@@ -461,6 +461,8 @@ mod tests {
             path: None,
             end_ms: None,
             lag_ms: None,
+            op: None,
+            target: None,
         }
     }
 

@@ -21,10 +21,14 @@ pub enum ErrorClass {
     /// An attempt that ran past `run.attempt_timeout_secs`, abandoned (it may or may not
     /// have committed).
     Timeout,
+    /// The entry it named was not there: a table or namespace another client of the cell
+    /// removed (cells of roles count these apart; elsewhere they are `other`).
+    NotFound,
 }
 
 impl ErrorClass {
-    /// Its name in records (`conflict`, `throttled`, `network`, `other`, `timeout`).
+    /// Its name in records (`conflict`, `throttled`, `network`, `other`, `timeout`,
+    /// `not_found`).
     pub fn name(self) -> &'static str {
         match self {
             ErrorClass::Conflict => "conflict",
@@ -32,6 +36,7 @@ impl ErrorClass {
             ErrorClass::Network => "network",
             ErrorClass::Other => "other",
             ErrorClass::Timeout => "timeout",
+            ErrorClass::NotFound => "not_found",
         }
     }
 }
@@ -268,6 +273,25 @@ pub struct OpReport {
     /// service time; its latency is both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_ms: Option<f64>,
+    /// A client of a role: the operation's place in its role's mix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<u32>,
+    /// A client of a role: the entry a commit named (created, removed, or whose property it
+    /// set, `<id>#<key>=<value>`), for verification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// What a client of a role runs: its role (with the cell's targets), the role's place among
+/// the cell's, its place among the cell's clients that remove entries and how many there
+/// are (they share the golden's entries), and its own seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleArgs {
+    pub index: u32,
+    pub role: crate::plan::Role,
+    pub remover: u32,
+    pub removers: u32,
+    pub seed: u64,
 }
 
 /// What a worker does; the coordinator builds it and passes it as arguments
@@ -329,6 +353,10 @@ pub struct WorkerArgs {
     pub writers: u32,
     /// The operations arrive as a Poisson process (else evenly spaced).
     pub poisson: bool,
+    /// The golden's tree (`[fixture]`); `None`: flat.
+    pub fixture: Option<crate::plan::Fixture>,
+    /// A client of a role.
+    pub role: Option<RoleArgs>,
 }
 
 impl WorkerArgs {
@@ -361,6 +389,8 @@ impl WorkerArgs {
             rate: None,
             writers: 1,
             poisson: false,
+            fixture: None,
+            role: None,
         }
     }
 
@@ -446,6 +476,15 @@ impl WorkerArgs {
         if self.writers != 1 {
             v.extend(["--writers".into(), self.writers.to_string()]);
         }
+        if let Some(f) = &self.fixture {
+            v.extend([
+                "--fixture".into(),
+                serde_json::to_string(f).expect("a fixture"),
+            ]);
+        }
+        if let Some(r) = &self.role {
+            v.extend(["--role".into(), serde_json::to_string(r).expect("a role")]);
+        }
         v
     }
 
@@ -491,6 +530,17 @@ impl WorkerArgs {
                     w.rate = Some(r).filter(|r| r.is_finite() && *r > 0.0);
                 }
                 "--writers" => w.writers = num(flag, value()?)?,
+                "--fixture" => {
+                    let v = value()?;
+                    w.fixture = Some(
+                        serde_json::from_str(&v).map_err(|e| format!("--fixture `{v}`: {e}"))?,
+                    );
+                }
+                "--role" => {
+                    let v = value()?;
+                    w.role =
+                        Some(serde_json::from_str(&v).map_err(|e| format!("--role `{v}`: {e}"))?);
+                }
                 "--poisson" => w.poisson = true,
                 "--inline" => w.inline = true,
                 "--rank-from-env" => w.rank_from_env = true,
@@ -553,6 +603,8 @@ mod tests {
                 path: None,
                 end_ms: None,
                 lag_ms: None,
+                op: None,
+                target: None,
             }),
             Event::Op(OpReport {
                 i: 4,
@@ -574,6 +626,8 @@ mod tests {
                 }),
                 end_ms: Some(1234.5),
                 lag_ms: Some(0.25),
+                op: Some(2),
+                target: Some("ns_0$table_1".into()),
             }),
             Event::Paused,
             Event::Trace {
@@ -627,6 +681,8 @@ mod tests {
                 path: None,
                 end_ms: None,
                 lag_ms: None,
+                op: None,
+                target: None,
             })
         );
         assert_eq!(alone.w, None);
@@ -696,6 +752,28 @@ mod tests {
             rate: Some(12.5),
             writers: 4,
             poisson: true,
+            fixture: Some(crate::plan::Fixture {
+                width: 2,
+                depth: 3,
+                tables_per_namespace: 5,
+                tables_at: crate::plan::TablesAt::Leaves,
+                properties: 1,
+                names: crate::plan::NameShape::Hashed,
+                table_data: true,
+            }),
+            role: Some(RoleArgs {
+                index: 1,
+                role: crate::plan::Role {
+                    name: "readers".into(),
+                    clients: 3,
+                    rate: Some(2.5),
+                    mix: vec![(Operation::DescribeTable { cold: false }, 50)],
+                    targets: crate::plan::Distribution::Zipf { exponent: 1.1 },
+                },
+                remover: 2,
+                removers: 5,
+                seed: 42,
+            }),
         };
         let line = args.to_args();
         assert_eq!(line[0], "worker");

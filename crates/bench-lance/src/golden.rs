@@ -37,6 +37,9 @@ pub struct GoldenMarker {
     /// Goldens of table operations: the shared table as built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<GoldenTable>,
+    /// A tree's shape (`[fixture]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture: Option<crate::plan::Fixture>,
 }
 
 /// The shared table of a golden of table operations: its rows and latest version (its
@@ -72,6 +75,7 @@ pub async fn find(store: &Store, spec: GoldenSpec) -> Option<Golden> {
         && marker.rows == spec.rows
         && marker.inline == spec.inline
         && marker.table.map(|t| t.version) == spec.table_versions
+        && marker.fixture == spec.fixture
         && marker.lance_version == LANCE_VERSION;
     valid.then_some(Golden { rel, marker })
 }
@@ -110,6 +114,11 @@ async fn build(
     write_rows(&root, spec, cfg)
         .await
         .map_err(|e| fail("write", e))?;
+    if let Some(f) = spec.fixture.filter(|f| f.table_data) {
+        table_data(&root, &f, cfg)
+            .await
+            .map_err(|e| fail("write the tables of", e))?;
+    }
     if spec.inline {
         // One commit through the catalog rewrites the manifest into steady form: a single
         // fragment with its inline scalar indices. (Without indices, the first commit of
@@ -144,6 +153,7 @@ async fn build(
         manifest_rows,
         build_secs: started.elapsed().as_secs_f64(),
         table,
+        fixture: spec.fixture,
     };
     crate::fault::point("golden");
     let json = serde_json::to_vec_pretty(&marker).expect("marker serialises");
@@ -164,11 +174,11 @@ async fn write_rows(
 ) -> lance_core::Result<()> {
     let batches = (0..spec.rows.div_ceil(BATCH_ROWS)).map(move |b| {
         let start = b * BATCH_ROWS;
-        Ok(manifest_batch(
-            start,
-            BATCH_ROWS.min(spec.rows - start),
-            spec.rows,
-        ))
+        let len = BATCH_ROWS.min(spec.rows - start);
+        Ok(match &spec.fixture {
+            Some(f) => tree_batch(f, start, len),
+            None => manifest_batch(start, len, spec.rows),
+        })
     });
     let reader = RecordBatchIterator::new(batches, catalog::manifest_schema());
     let params = WriteParams {
@@ -230,28 +240,91 @@ async fn shared_table(
     })
 }
 
+/// Every table of a tree a dataset of its own (3 rows, as `write-create-table` writes), at
+/// the location its `__manifest` row names, several at once.
+async fn table_data(
+    root: &str,
+    f: &crate::plan::Fixture,
+    cfg: &GoldenConfig<'_>,
+) -> lance_core::Result<()> {
+    use futures::{StreamExt, TryStreamExt};
+    let params = WriteParams {
+        mode: WriteMode::Create,
+        store_params: Some(catalog::store_params(cfg.storage)),
+        ..Default::default()
+    };
+    let batch = catalog::table_batch();
+    futures::stream::iter(0..f.tables())
+        .map(|k| {
+            let uri = format!("{root}/{}", f.table_id(k));
+            let (params, batch) = (params.clone(), batch.clone());
+            async move {
+                InsertBuilder::new(uri.as_str())
+                    .with_params(&params)
+                    .execute(vec![batch])
+                    .await
+                    .map(|_| ())
+            }
+        })
+        .buffer_unordered(16)
+        .try_collect()
+        .await
+}
+
+/// Rows `[start, start + len)` of a tree: its namespaces level by level, then its tables,
+/// each with the tree's properties; a table's location is its id.
+pub fn tree_batch(f: &crate::plan::Fixture, start: u64, len: u64) -> RecordBatch {
+    let namespaces = f.namespaces();
+    let props = f.metadata();
+    let table_meta = match f.metadata() {
+        Some(p) => format!(r#"{{"bench":"true",{}"#, &p[1..]),
+        None => r#"{"bench":"true"}"#.to_string(),
+    };
+    let mut rows = Vec::with_capacity(len as usize);
+    for i in start..start + len {
+        rows.push(if i < namespaces {
+            (f.namespace_id(i), "namespace", None, props.clone())
+        } else {
+            let id = f.table_id(i - namespaces);
+            (id.clone(), "table", Some(id), Some(table_meta.clone()))
+        });
+    }
+    batch_of(rows)
+}
+
 /// Rows `[start, start + len)` of a golden of `total` rows: the first third namespaces,
 /// the rest tables, as the reference bootstraps them.
 pub fn manifest_batch(start: u64, len: u64, total: u64) -> RecordBatch {
     let ns_count = crate::plan::Entry::Namespace.count(total);
-    let mut ids = Vec::with_capacity(len as usize);
-    let mut types = Vec::with_capacity(len as usize);
-    let mut locations = Vec::with_capacity(len as usize);
-    let mut metadata = Vec::with_capacity(len as usize);
-    for i in start..start + len {
-        if i < ns_count {
-            ids.push(catalog::golden_id(crate::plan::Entry::Namespace, i));
-            types.push("namespace");
-            locations.push(None);
-            metadata.push(None);
-        } else {
-            let t = i - ns_count;
-            let id = catalog::golden_id(crate::plan::Entry::Table, t);
-            types.push("table");
-            locations.push(Some(id.clone()));
-            ids.push(id);
-            metadata.push(Some(r#"{"bench":"true"}"#));
-        }
+    let rows = (start..start + len)
+        .map(|i| {
+            if i < ns_count {
+                let id = catalog::golden_id(crate::plan::Entry::Namespace, i);
+                (id, "namespace", None, None)
+            } else {
+                let id = catalog::golden_id(crate::plan::Entry::Table, i - ns_count);
+                let meta = Some(r#"{"bench":"true"}"#.to_string());
+                (id.clone(), "table", Some(id), meta)
+            }
+        })
+        .collect();
+    batch_of(rows)
+}
+
+/// `__manifest` rows: (object id, type, location, metadata) each.
+type Row = (String, &'static str, Option<String>, Option<String>);
+
+fn batch_of(rows: Vec<Row>) -> RecordBatch {
+    let len = rows.len();
+    let mut ids = Vec::with_capacity(len);
+    let mut types = Vec::with_capacity(len);
+    let mut locations = Vec::with_capacity(len);
+    let mut metadata = Vec::with_capacity(len);
+    for (id, kind, location, meta) in rows {
+        ids.push(id);
+        types.push(kind);
+        locations.push(location);
+        metadata.push(meta);
     }
     let mut base_objects = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
         "object_id",

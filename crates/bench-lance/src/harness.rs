@@ -89,7 +89,9 @@ async fn run() {
                 catalog::execute(
                     ns.clone(),
                     op,
-                    catalog::object_id(op, 0, i, "").expect("a commit that creates"),
+                    catalog::Aim::entry(
+                        catalog::object_id(op, 0, i, "").expect("a commit that creates"),
+                    ),
                     &catalog::Inputs::catalog(&data),
                 )
                 .await

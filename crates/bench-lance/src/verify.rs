@@ -215,3 +215,118 @@ fn abandoned_note(abandoned: u64, up_to: u64) -> String {
         String::new()
     }
 }
+
+/// What `__manifest` (and the tree's tables) must hold after a cell of roles: the golden's
+/// rows, plus the objects its clients created, less the entries they removed, each named;
+/// each table property its clients set at its last acknowledged value.
+#[derive(Debug, Default)]
+pub struct RolesExpect {
+    pub before: u64,
+    pub created: Vec<String>,
+    pub removed: Vec<String>,
+    /// Commits abandoned at their timeout (each may have landed): creations, removals,
+    /// property updates.
+    pub abandoned: [u64; 3],
+    /// (table id, key) → the index of its last acknowledged update.
+    pub properties: BTreeMap<(String, String), u64>,
+}
+
+/// Check a cell of roles' copy at `root`; returns the rows found and what did not match,
+/// naming the entries.
+pub async fn roles(
+    root: &str,
+    storage: &BTreeMap<String, String>,
+    e: &RolesExpect,
+) -> (u64, Option<String>) {
+    let after = match catalog::manifest_rows(root, storage).await {
+        Ok(n) => n,
+        Err(err) => return (0, Some(format!("cannot read the cell's __manifest: {err}"))),
+    };
+    let [created, removed] = [e.created.len() as u64, e.removed.len() as u64];
+    let expected = (e.before + created).saturating_sub(removed);
+    let (low, high) = (
+        expected.saturating_sub(e.abandoned[1]),
+        expected + e.abandoned[0],
+    );
+    if after < low || after > high {
+        let abandoned = e.abandoned[0] + e.abandoned[1];
+        return (
+            after,
+            Some(format!(
+                "__manifest holds {after} rows, expected {} + {created} created - {removed} \
+                 removed = {expected}{}",
+                e.before,
+                match abandoned {
+                    0 => String::new(),
+                    n => format!(" ({low} to {high} with the {n} abandoned commits)"),
+                }
+            )),
+        );
+    }
+    let mut ids = e.created.clone();
+    ids.extend(e.removed.iter().cloned());
+    let missing = match catalog::missing_objects(root, storage, &ids).await {
+        Ok(m) => m,
+        Err(err) => return (after, Some(format!("cannot look up the entries: {err}"))),
+    };
+    let lost: Vec<&String> = e.created.iter().filter(|id| missing.contains(id)).collect();
+    let kept: Vec<&String> = e
+        .removed
+        .iter()
+        .filter(|id| !missing.contains(id))
+        .collect();
+    if let Some(id) = lost.first() {
+        return (
+            after,
+            Some(format!(
+                "{} created objects are missing from __manifest, e.g. {id}",
+                lost.len()
+            )),
+        );
+    }
+    if let Some(id) = kept.first() {
+        return (
+            after,
+            Some(format!(
+                "{} removed entries are still in __manifest, e.g. {id}",
+                kept.len()
+            )),
+        );
+    }
+    (after, properties(root, storage, e).await)
+}
+
+/// The first table property that does not hold its last acknowledged update's value.
+async fn properties(
+    root: &str,
+    storage: &BTreeMap<String, String>,
+    e: &RolesExpect,
+) -> Option<String> {
+    let mut tables: BTreeMap<&str, Vec<(&str, u64)>> = BTreeMap::new();
+    for ((table, key), &last) in &e.properties {
+        if !e.removed.contains(table) {
+            tables.entry(table).or_default().push((key, last));
+        }
+    }
+    for (table, keys) in tables {
+        let found = match catalog::table::state(&format!("{root}/{table}"), storage).await {
+            Ok(now) => now.properties,
+            Err(err) => return Some(format!("cannot read table {table}: {err}")),
+        };
+        for (key, last) in keys {
+            let value = found.get(key);
+            let holds = value.is_some_and(|v| {
+                v.parse::<u64>()
+                    .is_ok_and(|v| v == last || (e.abandoned[2] > 0 && v > last))
+            });
+            if !holds {
+                return Some(format!(
+                    "table {table}'s property {key} is {}, expected {last}, its last \
+                     acknowledged update",
+                    value.map_or("absent".to_string(), |v| format!("`{v}`"))
+                ));
+            }
+        }
+    }
+    None
+}

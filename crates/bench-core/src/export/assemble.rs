@@ -288,7 +288,49 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         rest: rest_figures(cell, m),
         series: series(cell, m),
         open_loop: OpenLoopFigures::of(cell, m),
+        fixture: cell.golden.fixture,
+        roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms)),
     }
+}
+
+/// A cell of roles: every (role, operation of its mix), in the plan's order, with what it
+/// measured (nothing, where it never ran).
+fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFigures> {
+    let mut out = Vec::new();
+    for (r, role) in cell.roles.iter().enumerate() {
+        for (o, &(operation, weight)) in role.mix.iter().enumerate() {
+            let measured = m.roles.get(&(r as u32, o as u32)).cloned();
+            let mo = measured.unwrap_or_default();
+            let l = mo.latencies.summary();
+            let requests = mo.io.requests();
+            out.push(super::record::RoleFigures {
+                role: role.name.clone(),
+                operation,
+                weight,
+                clients: role.clients,
+                rate: role.rate,
+                targets: role.targets.label(),
+                attempts: mo.attempts,
+                total_operations: l.count,
+                throughput_ops_per_sec: throughput(l.count, window_ms),
+                avg_latency_ms: l.avg,
+                p50_latency_ms: l.p50,
+                p90_latency_ms: l.p90,
+                p99_latency_ms: l.p99,
+                max_latency_ms: l.max,
+                errors: (mo.errors.iter())
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+                first_error: mo.first_error.clone(),
+                requests_per_op: (m.io_known && l.count > 0)
+                    .then(|| requests as f64 / l.count as f64),
+                round_trips_per_op: (mo.path_ops > 0)
+                    .then(|| mo.round_trips as f64 / mo.path_ops as f64),
+                series: mo.timeline.series(),
+            });
+        }
+    }
+    out
 }
 
 /// A concurrent or mixed cell's window second by second (none for a continuous cell).

@@ -7,6 +7,7 @@ pub mod assemble;
 pub mod csv;
 pub mod jsonl;
 pub mod record;
+pub mod roles;
 
 pub use record::{ReadFigures, Record};
 

@@ -224,6 +224,44 @@ pub struct Record {
     /// Open-loop cells' own fields.
     #[serde(flatten)]
     pub open_loop: OpenLoopFigures,
+    /// A golden that is a tree (`[fixture]`): its shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture: Option<crate::plan::Fixture>,
+    /// A cell of roles: one entry per (role, operation of its mix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<RoleFigures>>,
+}
+
+/// What one operation of one role of a cell measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleFigures {
+    pub role: String,
+    pub operation: Operation,
+    /// Its weight in the role's mix, the role's clients, offered rate (all its operations,
+    /// across its clients; none: closed loop) and target distribution.
+    pub weight: u32,
+    pub clients: u32,
+    pub rate: Option<f64>,
+    pub targets: String,
+    pub attempts: u64,
+    /// Successful operations, and their rate over the cell's window.
+    pub total_operations: u64,
+    pub throughput_ops_per_sec: f64,
+    /// Latencies of the successful ones, from the intended start for an open-loop role.
+    pub avg_latency_ms: f64,
+    pub p50_latency_ms: f64,
+    pub p90_latency_ms: f64,
+    pub p99_latency_ms: f64,
+    pub max_latency_ms: f64,
+    /// Failed ones by class, and the first message.
+    pub errors: std::collections::BTreeMap<String, u64>,
+    pub first_error: Option<String>,
+    /// Store requests and critical-path round trips per successful operation.
+    pub requests_per_op: Option<f64>,
+    pub round_trips_per_op: Option<f64>,
+    /// Its successful operations second by second, their p50 and p99.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::stats::TimeSeries>,
 }
 
 /// An open-loop cell's own fields, absent from a closed-loop cell's record.
@@ -480,6 +518,8 @@ pub(crate) mod tests {
             rest: None,
             series: None,
             open_loop: OpenLoopFigures::default(),
+            fixture: None,
+            roles: None,
         }
     }
 

@@ -34,6 +34,9 @@ pub enum Mode {
         /// `reads_per_write` to a commit); none: closed loop.
         load: Option<Load>,
     },
+    /// The cell's roles (`Cell::roles`) at once, `clients` worker processes in all, until
+    /// the deadline.
+    Roles { clients: u32, duration_secs: u64 },
 }
 
 /// An open-loop cell's offered load: operations a second across its writers (in
@@ -107,6 +110,7 @@ pub enum ModeKind {
     Continuous,
     Concurrent,
     Mixed,
+    Roles,
 }
 
 impl ModeKind {
@@ -115,6 +119,7 @@ impl ModeKind {
             ModeKind::Continuous => "continuous",
             ModeKind::Concurrent => "concurrent",
             ModeKind::Mixed => "mixed",
+            ModeKind::Roles => "roles",
         }
     }
 }
@@ -161,22 +166,23 @@ impl Mode {
             Mode::Continuous { .. } => ModeKind::Continuous,
             Mode::Concurrent { .. } => ModeKind::Concurrent,
             Mode::Mixed { .. } => ModeKind::Mixed,
+            Mode::Roles { .. } => ModeKind::Roles,
         }
     }
     pub fn workers(self) -> u32 {
         match self {
             Mode::Continuous { .. } => 1,
             Mode::Concurrent { concurrency, .. } => concurrency,
-            Mode::Mixed { clients, .. } => clients,
+            Mode::Mixed { clients, .. } | Mode::Roles { clients, .. } => clients,
         }
     }
     /// `duration_secs` as the reference reports it: 0 for continuous cells.
     pub fn duration_secs(self) -> u64 {
         match self {
             Mode::Continuous { .. } => 0,
-            Mode::Concurrent { duration_secs, .. } | Mode::Mixed { duration_secs, .. } => {
-                duration_secs
-            }
+            Mode::Concurrent { duration_secs, .. }
+            | Mode::Mixed { duration_secs, .. }
+            | Mode::Roles { duration_secs, .. } => duration_secs,
         }
     }
 
@@ -184,7 +190,7 @@ impl Mode {
     pub fn load(self) -> Option<Load> {
         match self {
             Mode::Concurrent { load, .. } | Mode::Mixed { load, .. } => load,
-            Mode::Continuous { .. } => None,
+            Mode::Continuous { .. } | Mode::Roles { .. } => None,
         }
     }
 
@@ -242,6 +248,10 @@ impl Mode {
                 "mixed;clients={clients};reads_per_write={reads_per_write};read={read};duration_secs={duration_secs}{}",
                 Load::key_part(load)
             ),
+            Mode::Roles {
+                clients,
+                duration_secs,
+            } => format!("roles;clients={clients};duration_secs={duration_secs}"),
         }
     }
 }
@@ -253,6 +263,8 @@ pub struct GoldenSpec {
     pub inline: bool,
     /// For table operations: the versions of the shared table the golden holds.
     pub table_versions: Option<u64>,
+    /// A tree of namespaces and tables (`rows` its entries); `None`: flat.
+    pub fixture: Option<super::Fixture>,
 }
 
 impl GoldenSpec {
@@ -262,13 +274,24 @@ impl GoldenSpec {
             rows,
             inline,
             table_versions: None,
+            fixture: None,
+        }
+    }
+
+    /// Entries of a kind in the golden: a tree's, or a flat golden's first third
+    /// namespaces and the rest tables.
+    pub fn entries(self, entry: super::Entry) -> u64 {
+        match self.fixture {
+            Some(f) => f.count(entry),
+            None => entry.count(self.rows),
         }
     }
 
     /// Directory name of the golden under `<root>/golden/`, as the reference names it.
     pub fn id(self) -> String {
         let table = (self.table_versions).map_or(String::new(), |v| format!("_table_v{v}"));
-        format!("inline_{}_rows_{}{table}", self.inline, self.rows)
+        let tree = (self.fixture).map_or(String::new(), |f| format!("_{}", f.label()));
+        format!("inline_{}_rows_{}{tree}{table}", self.inline, self.rows)
     }
 }
 
@@ -311,6 +334,10 @@ pub struct Cell {
     pub transport: Transport,
     /// [`Transport::External`]: the server's address (`rest.uri`).
     pub rest_uri: Option<String>,
+    /// A cell of roles: its roles (their targets this cell's) and the seed of their draws;
+    /// empty otherwise.
+    pub roles: Vec<super::Role>,
+    pub seed: u64,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
@@ -378,6 +405,7 @@ impl Cell {
                 clients,
                 Load::id_part(load)
             ),
+            Mode::Roles { clients, .. } => format!("roles_{}_c_{clients}", self.golden.id()),
         }
     }
 
@@ -462,6 +490,15 @@ impl Cell {
             h.update(format!("table_versions={v}\n"));
         }
         h.update(self.transport.key_lines(self.rest_uri.as_deref()));
+        if let Some(f) = &self.golden.fixture {
+            h.update(format!("fixture={}\n", f.label()));
+        }
+        for r in &self.roles {
+            h.update(r.key_line());
+        }
+        if !self.roles.is_empty() {
+            h.update(format!("seed={}\n", self.seed));
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -475,6 +512,7 @@ pub fn sample(operations: u64) -> Cell {
             rows: 100,
             inline: false,
             table_versions: None,
+            fixture: None,
         },
         mode: Mode::Continuous { operations },
         operation: Operation::CreateNamespace,
@@ -493,6 +531,8 @@ pub fn sample(operations: u64) -> Cell {
         s3_shaped: false,
         transport: Transport::Direct,
         rest_uri: None,
+        roles: Vec::new(),
+        seed: 0,
     }
 }
 
@@ -531,6 +571,7 @@ mod tests {
                 rows: 1000,
                 inline: true,
                 table_versions: None,
+                fixture: None,
             },
             ..sample(50)
         };

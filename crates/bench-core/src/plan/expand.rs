@@ -63,13 +63,19 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
         Some(t) => t.versions.iter().copied().map(Some).collect(),
         None => vec![None],
     };
+    // Flat goldens of `matrix.sizes`, or the trees of `[fixture]`.
+    let shapes: Vec<(u64, Option<super::Fixture>)> = match plan.fixtures.is_empty() {
+        true => plan.sizes.iter().map(|&rows| (rows, None)).collect(),
+        false => plan.fixtures.iter().map(|f| (f.rows(), Some(*f))).collect(),
+    };
     let mut goldens = Vec::new();
     for &inline in &plan.inline {
-        for &rows in &plan.sizes {
+        for &(rows, fixture) in &shapes {
             goldens.extend(histories.iter().map(|&table_versions| GoldenSpec {
                 rows,
                 inline,
                 table_versions,
+                fixture,
             }));
         }
     }
@@ -78,13 +84,14 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
         if plan.rest.external.is_none() {
             steps.push(Step::Golden(golden));
         }
-        let cell = |mode| {
+        let cell = |(mode, roles, targets): (Mode, Vec<super::Role>, Option<String>)| {
             let mut variants = Vec::new();
             for build in &builds {
                 for (varied, transport) in &combinations {
                     let (env, props): (Vec<_>, Vec<_>) =
                         varied.iter().cloned().partition(|(k, _)| is_env(k));
                     let mut named = varied.clone();
+                    named.extend(targets.clone().map(|t| ("targets".to_string(), t)));
                     named.extend(super::transport::varied(*transport, &plan.transports));
                     let mut properties = plan.namespace.clone();
                     properties.extend(props);
@@ -93,7 +100,7 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                     variants.push(Step::Cell(Cell {
                         golden,
                         mode,
-                        operation: plan.operation,
+                        operation: headline(&roles).unwrap_or(plan.operation),
                         commit_retries: plan.commit_retries_with(&properties),
                         warmup: plan.run.warmup_operations,
                         root: root.to_string(),
@@ -111,21 +118,27 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                         rest_uri: (transport.catalog() == Catalog::Theirs)
                             .then(|| plan.rest.external.clone())
                             .flatten(),
+                        roles: roles.clone(),
+                        seed: plan.roles.as_ref().map_or(0, |r| r.workload.seed),
                     }));
                 }
             }
             variants
         };
+        let alone = |mode| (mode, Vec::new(), None);
         if let Some(c) = &plan.continuous {
-            steps.extend(cell(Mode::Continuous {
+            steps.extend(cell(alone(Mode::Continuous {
                 operations: c.operations,
-            }));
+            })));
         }
         if let Some(c) = &plan.concurrent {
-            steps.extend(concurrent_modes(c).into_iter().flat_map(&cell));
+            steps.extend(concurrent_modes(c).into_iter().map(alone).flat_map(&cell));
         }
         if let Some(m) = &plan.mixed {
-            steps.extend(mixed_modes(m).into_iter().flat_map(&cell));
+            steps.extend(mixed_modes(m).into_iter().map(alone).flat_map(&cell));
+        }
+        if let Some(r) = &plan.roles {
+            steps.extend(role_cells(r).into_iter().flat_map(&cell));
         }
     }
     steps
@@ -170,6 +183,36 @@ fn mixed_modes(m: &super::Mixed) -> Vec<Mode> {
         })
     };
     m.clients.iter().flat_map(|&n| per(n)).collect()
+}
+
+/// The cells of roles: one, or one per value of `matrix.targets` (for the roles that name
+/// no targets of their own).
+fn role_cells(r: &super::Roles) -> Vec<(Mode, Vec<super::Role>, Option<String>)> {
+    let mode = Mode::Roles {
+        clients: r.roles.iter().map(|role| role.clients).sum(),
+        duration_secs: r.workload.duration_secs,
+    };
+    if r.targets.is_empty() {
+        return vec![(mode, r.roles.clone(), None)];
+    }
+    (r.targets.iter())
+        .map(|t| {
+            let roles = (r.roles.iter().zip(&r.own_targets))
+                .map(|(role, &own)| super::Role {
+                    targets: if own { role.targets } else { *t },
+                    ..role.clone()
+                })
+                .collect();
+            (mode, roles, Some(t.label()))
+        })
+        .collect()
+}
+
+/// The operation a cell of roles records as its own: the first commit of a role's mix (its
+/// headline figures are the commits'), or its first operation.
+fn headline(roles: &[super::Role]) -> Option<super::Operation> {
+    let ops = || roles.iter().flat_map(|r| r.mix.iter().map(|&(op, _)| op));
+    ops().find(|op| op.is_write()).or_else(|| ops().next())
 }
 
 /// Closed loop alone, or each offered load.

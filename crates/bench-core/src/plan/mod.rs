@@ -5,10 +5,12 @@ mod cell;
 mod checks;
 mod env;
 mod expand;
+mod fixture;
 mod messages;
 mod operation;
 mod raw;
 mod removal;
+mod role;
 mod table;
 mod transport;
 mod validate;
@@ -24,7 +26,9 @@ pub use cell::{
     Arrivals, BuildId, Cell, CellBuild, DIGEST_SHOWN, GoldenSpec, Load, Mode, ModeKind, Variant,
 };
 pub use expand::{Step, cells, expand};
+pub use fixture::{DELIMITER, Fixture, NameShape, TablesAt};
 pub use operation::{Cost, Descriptor, Effect, Entry, Names, Operation, Target};
+pub use role::{Distribution, HOT_SHARE, Picker, Role, Workload, client_seed};
 pub use table::DEFAULT_ROWS_PER_COMMIT;
 pub use transport::{Catalog, Client, RestSettings, Transport};
 
@@ -234,7 +238,13 @@ pub struct Plan {
     pub operation: Operation,
     /// Listings: entries a page, every page listed (`page_size`); `None`: one request.
     pub page_size: Option<u32>,
+    /// Rows of the flat goldens (`matrix.sizes`); empty with a `[fixture]`.
     pub sizes: Vec<u64>,
+    /// `[fixture]`: the goldens' trees, one per count of tables a namespace; empty: flat.
+    pub fixtures: Vec<Fixture>,
+    /// `[[roles]]`: the roles every cell of roles runs at once, whether each names its own
+    /// targets, and `[workload]`; `None`: no cells of roles.
+    pub roles: Option<Roles>,
     pub inline: Vec<bool>,
     pub continuous: Option<Continuous>,
     pub concurrent: Option<Concurrent>,
@@ -262,6 +272,17 @@ pub struct Plan {
     pub transports: Vec<Transport>,
     /// `[rest]`: where the REST servers listen.
     pub rest: RestSettings,
+}
+
+/// A plan's roles and how their cells run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roles {
+    pub roles: Vec<Role>,
+    /// Whether each role names its own targets (else it takes each of `matrix.targets`).
+    pub own_targets: Vec<bool>,
+    /// `matrix.targets`: one cell per value; empty: each role's own (or uniform).
+    pub targets: Vec<Distribution>,
+    pub workload: Workload,
 }
 
 /// A worker build of `[builds]`: a name and a bench executable.

@@ -354,6 +354,11 @@ impl Operation {
         }
     }
 
+    /// Whether the operation removes one of the golden's entries.
+    pub fn removes(self) -> bool {
+        self.describe().effect == Effect::CatalogRowGone
+    }
+
     /// Whether the operation lists the root's children (and so takes a page size).
     pub fn lists(self) -> bool {
         match self.describe().names {

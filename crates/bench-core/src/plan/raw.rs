@@ -30,6 +30,12 @@ pub(super) struct RawPlan {
     pub run: RawRun,
     pub table: Option<RawTable>,
     pub rest: Option<RawRest>,
+    /// `[fixture]`: the golden as a tree of namespaces and tables.
+    pub fixture: Option<super::fixture::RawFixture>,
+    /// `[workload]` and `[[roles]]`: cells of roles.
+    pub workload: Option<super::role::RawWorkload>,
+    #[serde(default)]
+    pub roles: Vec<super::role::RawRole>,
 }
 
 /// `[rest]`: the REST servers of cells whose transport is `rest`.
@@ -52,7 +58,10 @@ pub(super) struct RawTable {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawMatrix {
-    pub sizes: Vec<u64>,
+    /// Rows of flat goldens (a plan with `[fixture]` has none).
+    pub sizes: Option<Vec<u64>>,
+    /// The target distributions of roles that name none, one dimension value each.
+    pub targets: Option<Vec<String>>,
     pub inline: Option<Vec<bool>>,
     pub builds: Option<Vec<String>>,
     /// `[matrix.properties]`: property → the values it takes, in the order written.

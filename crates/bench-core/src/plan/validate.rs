@@ -487,8 +487,18 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         "operation",
         Operation::CreateNamespace,
     )?;
-    check_sizes(&raw.matrix.sizes, raw.rest.as_ref())?;
-    let page_size = page_size(raw.page_size, operation, raw.mixed.as_ref())?;
+    let fixtures = match raw.fixture {
+        Some(f) => super::fixture::fixtures(f)?,
+        None => Vec::new(),
+    };
+    let sizes = sizes(raw.matrix.sizes, !fixtures.is_empty(), raw.rest.as_ref())?;
+    let roles = roles(
+        raw.roles,
+        raw.workload,
+        raw.matrix.targets,
+        fixtures.first(),
+    )?;
+    let page_size = page_size(raw.page_size, operation, raw.mixed.as_ref(), roles.as_ref())?;
     let inline = raw.matrix.inline.unwrap_or_else(|| vec![true, false]);
     check_list("matrix.inline", &inline)?;
 
@@ -505,11 +515,11 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
     };
     let concurrent = raw.concurrent.map(concurrent).transpose()?;
     let mixed = raw.mixed.map(|m| mixed(m, operation)).transpose()?;
-    if continuous.is_none() && concurrent.is_none() && mixed.is_none() {
+    if continuous.is_none() && concurrent.is_none() && mixed.is_none() && roles.is_none() {
         return Err(invalid(
             "",
-            "the plan has none of the tables [continuous], [concurrent] and [mixed], so it has \
-             no cells; add at least one of them",
+            "the plan has none of the tables [continuous], [concurrent] and [mixed], nor \
+             [[roles]], so it has no cells; add at least one of them",
         ));
     }
     let read = mixed.as_ref().map(|m| m.read_operation);
@@ -528,6 +538,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
             .as_ref()
             .and_then(|c| c.duration.map(|d| ("concurrent", d))),
         mixed.as_ref().map(|m| ("mixed", m.duration)),
+        (roles.as_ref()).map(|r| ("workload", Duration::from_secs(r.workload.duration_secs))),
     ];
     check_timeout(&run, durations.into_iter().flatten())?;
     let mut namespace = namespace(raw.namespace)?;
@@ -554,7 +565,9 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         root: raw.root.map(|r| r.trim().to_string()),
         operation,
         page_size,
-        sizes: raw.matrix.sizes,
+        sizes,
+        fixtures,
+        roles,
         inline,
         continuous,
         concurrent,
@@ -576,6 +589,7 @@ fn page_size(
     raw: Option<u64>,
     operation: Operation,
     mixed: Option<&super::raw::RawMixed>,
+    roles: Option<&super::Roles>,
 ) -> Result<Option<u32>, PlanError> {
     let Some(n) = raw else { return Ok(None) };
     let n = bounded(
@@ -585,7 +599,11 @@ fn page_size(
         limits::PAGE_SIZE,
     )?;
     let read = mixed.and_then(|m| m.read_operation.as_deref());
-    let lists = operation.lists() || read.is_some_and(|r| r.parse().is_ok_and(Operation::lists));
+    let role_lists = roles
+        .is_some_and(|r| (r.roles.iter()).any(|role| role.mix.iter().any(|(op, _)| op.lists())));
+    let lists = operation.lists()
+        || read.is_some_and(|r| r.parse().is_ok_and(Operation::lists))
+        || role_lists;
     if !lists {
         return Err(invalid(
             "page_size",
@@ -596,6 +614,72 @@ fn page_size(
         ));
     }
     Ok(Some(n as u32))
+}
+
+/// `matrix.sizes`: required without a `[fixture]` (whose tree says the goldens' rows), and
+/// refused with one.
+fn sizes(
+    raw: Option<Vec<u64>>,
+    fixture: bool,
+    rest: Option<&super::raw::RawRest>,
+) -> Result<Vec<u64>, PlanError> {
+    match (raw, fixture) {
+        (Some(_), true) => Err(invalid(
+            "matrix.sizes",
+            "and [fixture] both say what the goldens hold; a tree's rows are its namespaces \
+             and tables, so remove matrix.sizes (or [fixture], for flat goldens)",
+        )),
+        (None, true) => Ok(Vec::new()),
+        (None, false) => Err(invalid(
+            "matrix.sizes",
+            "is missing: list the rows already in __manifest of each golden, e.g. \
+             sizes = [1000, 10000], or describe a tree in [fixture]",
+        )),
+        (Some(sizes), false) => {
+            check_sizes(&sizes, rest)?;
+            Ok(sizes)
+        }
+    }
+}
+
+/// `[[roles]]`, `[workload]` and `matrix.targets`.
+fn roles(
+    raw: Vec<super::role::RawRole>,
+    workload: Option<super::role::RawWorkload>,
+    targets: Option<Vec<String>>,
+    fixture: Option<&super::Fixture>,
+) -> Result<Option<super::Roles>, PlanError> {
+    let Some((roles, own_targets, workload)) = super::role::roles(raw, workload, fixture)? else {
+        return match targets {
+            Some(_) => Err(invalid(
+                "matrix.targets",
+                "varies the targets of roles, and the plan has no [[roles]]; remove it",
+            )),
+            None => Ok(None),
+        };
+    };
+    let targets = match targets {
+        None => Vec::new(),
+        Some(list) => {
+            check_list("matrix.targets", &list)?;
+            if own_targets.iter().all(|&own| own) {
+                return Err(invalid(
+                    "matrix.targets",
+                    "varies the targets of roles that name none, and every role names its \
+                     own; remove it or a role's `targets`",
+                ));
+            }
+            (list.iter())
+                .map(|t| super::Distribution::parse(t).map_err(|e| invalid("matrix.targets", e)))
+                .collect::<Result<_, _>>()?
+        }
+    };
+    Ok(Some(super::Roles {
+        roles,
+        own_targets,
+        targets,
+        workload,
+    }))
 }
 
 /// `matrix.sizes`: each at least 1 row, except for an external server's catalog, which may

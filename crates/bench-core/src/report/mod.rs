@@ -4,6 +4,7 @@
 
 mod charts;
 mod markdown;
+mod roles;
 pub mod svg;
 
 use std::path::{Path, PathBuf};
@@ -25,7 +26,8 @@ pub struct Written {
 /// earlier report (each file atomically; charts that no longer apply are removed).
 pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
     let cells = cells(records);
-    let charts = charts::charts(&cells);
+    let mut charts = charts::charts(&cells);
+    charts.extend(roles::charts(&cells));
     let chart_dir = dir.join(CHART_DIR);
     let io = |what: &str, p: &Path| {
         let msg = format!("cannot {what} {}", p.display());

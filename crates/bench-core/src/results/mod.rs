@@ -17,7 +17,7 @@ pub mod publish;
 use std::path::Path;
 
 use crate::error::{BenchError, io_err};
-use crate::export::{Record, csv, jsonl};
+use crate::export::{Record, csv, jsonl, roles};
 use crate::report;
 use crate::sweep::state::STATE_FILE;
 use crate::trace::TRACE_DIR;
@@ -31,16 +31,19 @@ pub enum Derived {
     Summary,
     /// `report.md` and its charts.
     Report,
+    /// `roles.csv`: cells of roles, one row per run and (role, operation).
+    Roles,
 }
 
 impl Derived {
-    pub const ALL: [Derived; 2] = [Derived::Summary, Derived::Report];
+    pub const ALL: [Derived; 3] = [Derived::Summary, Derived::Roles, Derived::Report];
 
     /// The files and folders it owns, under the results directory.
     pub fn files(self) -> &'static [&'static str] {
         match self {
             Derived::Summary => &[csv::SUMMARY_FILE],
             Derived::Report => &[report::REPORT_FILE, report::CHART_DIR],
+            Derived::Roles => &[roles::ROLES_FILE],
         }
     }
 
@@ -49,7 +52,7 @@ impl Derived {
     /// safe, and `bench report DIR` draws it again).
     pub fn essential(self) -> bool {
         match self {
-            Derived::Summary => true,
+            Derived::Summary | Derived::Roles => true,
             Derived::Report => false,
         }
     }
@@ -62,6 +65,13 @@ impl Derived {
                 let path = dir.join(csv::SUMMARY_FILE);
                 csv::write(&path, records).map_err(io_err("write", &path))?;
                 Ok(format!("summary: {}", path.display()))
+            }
+            Derived::Roles => {
+                let path = dir.join(roles::ROLES_FILE);
+                match roles::write(dir, records).map_err(io_err("write", &path))? {
+                    true => Ok(format!("roles:   {}", path.display())),
+                    false => Ok(String::new()),
+                }
             }
             Derived::Report => {
                 let w = report::write(dir, records).map_err(BenchError::output)?;
@@ -78,11 +88,12 @@ impl Derived {
 
 /// Everything a sweep keeps in its results directory: its checkpoint, its records, the
 /// trace files they name, and every derived output.
-pub const FILES: [&str; 6] = [
+pub const FILES: [&str; 7] = [
     STATE_FILE,
     jsonl::RESULTS_FILE,
     TRACE_DIR,
     csv::SUMMARY_FILE,
+    roles::ROLES_FILE,
     report::REPORT_FILE,
     report::CHART_DIR,
 ];
@@ -176,6 +187,7 @@ impl Derived {
         match self {
             Derived::Summary => "summary",
             Derived::Report => "report",
+            Derived::Roles => "roles table",
         }
     }
 }

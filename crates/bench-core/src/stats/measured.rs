@@ -71,6 +71,38 @@ pub struct Measured {
     pub servers: Vec<(String, ServerReport)>,
     /// The first worker that stopped before the cell's end, and why.
     pub stopped: Option<String>,
+    /// A cell of roles: the figures of each (role, operation of its mix), by their places.
+    pub roles: std::collections::BTreeMap<(u32, u32), RoleOp>,
+    /// A cell of roles: its commits that named an entry, acknowledged or abandoned.
+    pub written: Vec<Written>,
+}
+
+/// What one operation of one role measured.
+#[derive(Debug, Clone, Default)]
+pub struct RoleOp {
+    pub attempts: u64,
+    /// Latencies of the successful ones (from the intended start, for an open-loop role).
+    pub latencies: Latencies,
+    /// Failed ones by class (`conflict`, `other`, …), and the first message.
+    pub errors: std::collections::BTreeMap<&'static str, u64>,
+    pub first_error: Option<String>,
+    /// Requests and bytes of the successful ones, and their critical paths' round trips.
+    pub io: IoCounts,
+    pub round_trips: u64,
+    pub path_ops: u64,
+    /// Second by second.
+    pub timeline: super::Timeline,
+}
+
+/// A commit of a role that named an entry: acknowledged (`ok`) or abandoned at its
+/// timeout (it may have landed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub role: u32,
+    pub op: u32,
+    pub worker: u32,
+    pub ok: bool,
+    pub target: String,
 }
 
 /// What the interleaved reads of a mixed cell measured.

@@ -18,7 +18,7 @@ pub use inference::{
 };
 pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
-pub use measured::{Measured, OpenLoop, ReadMeasured, ServerReport};
+pub use measured::{Measured, OpenLoop, ReadMeasured, RoleOp, ServerReport, Written};
 pub use paired::Unit;
 pub use path::{CriticalPath, Request, critical_path};
 pub use summary::{extremes, latest_groups, median};

@@ -69,6 +69,14 @@ pub fn cell_run(cell: &Cell) -> Duration {
             reads_per_write,
             ..
         } => duration_secs as f64 + op + reads_per_write as f64 * per_op(rows, inline, read),
+        // Every role until the deadline, and the longest operation of any started at it.
+        Mode::Roles { duration_secs, .. } => {
+            let ops = cell
+                .roles
+                .iter()
+                .flat_map(|r| r.mix.iter().map(|&(o, _)| o));
+            duration_secs as f64 + ops.map(|o| per_op(rows, inline, o)).fold(op, f64::max)
+        }
     };
     Duration::from_secs_f64(overhead(rows) + warmup + body)
 }

@@ -222,6 +222,28 @@ fn operations(cell: &Cell, request_ms: Option<f64>) -> (f64, f64, bool) {
             );
             (commits + warm, commits * reads_per_write as f64, true)
         }
+        // Each role's clients for the duration, its mix's operations by their weights (at
+        // most its offered rate): its commits and its reads.
+        Mode::Roles { duration_secs, .. } => {
+            let (mut commits, mut reads) = (0.0, 0.0);
+            for role in &cell.roles {
+                let total: f64 = role.mix.iter().map(|&(_, w)| f64::from(w)).sum();
+                let mean: f64 = (role.mix.iter())
+                    .map(|&(op, w)| per(op) * f64::from(w) / total)
+                    .sum();
+                let n = (f64::from(role.clients) * duration_secs as f64 / mean)
+                    .min(role.rate.map_or(f64::MAX, |r| r * duration_secs as f64));
+                for &(op, w) in &role.mix {
+                    let share = n * f64::from(w) / total;
+                    *(if op.is_write() {
+                        &mut commits
+                    } else {
+                        &mut reads
+                    }) += share;
+                }
+            }
+            (commits, reads, true)
+        }
     }
 }
 

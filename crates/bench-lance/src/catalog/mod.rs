@@ -22,7 +22,8 @@ use lance_namespace::models::{
 };
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
-use crate::plan::{Entry, Names, Operation};
+use crate::plan::{Entry, Fixture, Names, Operation};
+use bench_core::stats::rng::Rng;
 
 /// Name of the catalog's dataset under a namespace root.
 pub const MANIFEST_DIR: &str = "__manifest";
@@ -149,20 +150,46 @@ pub fn property_key(worker: u32) -> String {
     format!("bench_w{worker}")
 }
 
-/// What a worker's operations name: its place among the cell's workers and the golden's
-/// entries.
-#[derive(Debug, Clone, Copy)]
-pub struct Targets {
-    pub worker: u32,
-    pub writers: u32,
-    /// The golden's tables and namespaces.
-    pub tables: u64,
-    pub namespaces: u64,
-    /// Warm-up operations before the measured ones (removals take theirs first).
-    pub warmup: u64,
+/// What one operation names: an entry's id as `__manifest` holds it (`ns_0$table_3`; `""`:
+/// the root, or for an operation on a table, the cell's shared table), and the property it
+/// sets, where it sets one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Aim {
+    pub id: String,
+    pub property: Option<(String, String)>,
 }
 
-impl Targets {
+impl Aim {
+    pub fn entry(id: String) -> Aim {
+        Aim { id, property: None }
+    }
+
+    /// The id as lance's requests take it: its parts (none for the root).
+    pub fn parts(&self) -> Vec<String> {
+        id_parts(&self.id)
+    }
+}
+
+/// An id's parts (none for the root's `""`).
+pub fn id_parts(id: &str) -> Vec<String> {
+    match id {
+        "" => Vec::new(),
+        id => id
+            .split(crate::plan::DELIMITER)
+            .map(str::to_string)
+            .collect(),
+    }
+}
+
+/// The entries of a cell's golden: a tree's, or a flat golden's.
+#[derive(Debug, Clone, Copy)]
+pub struct Golden {
+    pub tables: u64,
+    pub namespaces: u64,
+    pub fixture: Option<Fixture>,
+}
+
+impl Golden {
     fn count(&self, entry: Entry) -> u64 {
         match entry {
             Entry::Namespace => self.namespaces,
@@ -170,50 +197,211 @@ impl Targets {
         }
     }
 
+    /// The id of the `k`-th entry of a kind.
+    pub fn id(&self, entry: Entry, k: u64) -> String {
+        match &self.fixture {
+            Some(f) => f.id(entry, k),
+            None => golden_id(entry, k),
+        }
+    }
+
+    /// What a listing of `op` may list: in a tree, the namespaces with tables (or with
+    /// namespaces) and the `k`-th of them; flat: the root alone.
+    fn listed(&self, op: Operation) -> u64 {
+        match (self.fixture, op) {
+            (Some(f), Operation::ListTables { .. }) => f.holders(),
+            (Some(f), _) => f.parents(),
+            (None, _) => 1,
+        }
+    }
+
+    fn listed_id(&self, op: Operation, k: u64) -> String {
+        match (self.fixture, op) {
+            (Some(f), Operation::ListTables { .. }) => f.holder_id(k),
+            (Some(f), _) => f.parent_id(k),
+            (None, _) => String::new(),
+        }
+    }
+
+    /// Where a created object goes: in a tree, a namespace (`k`-th of those that may hold
+    /// it: any for a namespace, those with tables for a table); flat: the root.
+    fn parents_of(&self, op: Operation) -> u64 {
+        match (self.fixture, op) {
+            (Some(f), Operation::CreateNamespace) => f.namespaces(),
+            (Some(f), _) => f.holders(),
+            (None, _) => 1,
+        }
+    }
+
+    fn parent_id(&self, op: Operation, k: u64) -> String {
+        match (self.fixture, op) {
+            (Some(f), Operation::CreateNamespace) => f.namespace_id(k),
+            (Some(f), _) => f.holder_id(k),
+            (None, _) => String::new(),
+        }
+    }
+
+    /// The `n`-th removal (counted over all removers) of a kind: the last entry first, so
+    /// that a hot set (the first entries) is removed last; an error past the last.
+    fn removed(&self, op: Operation, entry: Entry, n: u64) -> Result<String, String> {
+        let count = self.count(entry);
+        match n < count {
+            true => Ok(self.id(entry, count - 1 - n)),
+            false => Err(out_of(op, entry, count)),
+        }
+    }
+}
+
+fn out_of(op: Operation, entry: Entry, count: u64) -> String {
+    let kind = match entry {
+        Entry::Namespace => "namespaces",
+        Entry::Table => "tables",
+    };
+    format!(
+        "{op}: its share of the golden's {count} {kind} is removed; give the golden more \
+         entries (matrix.sizes or [fixture]) or the cell fewer operations"
+    )
+}
+
+/// An id in `parent` (the root's, without one).
+fn child(parent: &str, name: String) -> String {
+    match parent {
+        "" => name,
+        p => format!("{p}{}{name}", crate::plan::DELIMITER),
+    }
+}
+
+/// What a worker's operations name: its place among the cell's workers and the golden's
+/// entries.
+#[derive(Debug, Clone, Copy)]
+pub struct Targets {
+    pub worker: u32,
+    pub writers: u32,
+    pub golden: Golden,
+    /// Warm-up operations before the measured ones (removals take theirs first).
+    pub warmup: u64,
+}
+
+impl Targets {
     /// The entry the `index`-th operation of `op` (of the warm-up, if `warm`) names: the
-    /// object it creates, the golden entry it reads or removes, or none (`""`: the root or
-    /// the shared table). An error where the worker has removed every golden entry of its
+    /// object it creates, the golden entry it reads or removes, the namespace it lists, or
+    /// the shared table. An error where the worker has removed every golden entry of its
     /// share.
-    pub fn of(&self, op: Operation, index: u64, warm: bool, names: &str) -> Result<String, String> {
+    pub fn of(&self, op: Operation, index: u64, warm: bool, names: &str) -> Result<Aim, String> {
         let w = self.worker;
+        let g = &self.golden;
+        // Reads spread over the entries as the reference spreads them.
+        let spread = |n: u64| (u64::from(w) * 1_000_000 + index) % n.max(1);
         Ok(match op.describe().names {
             Names::Creates(prefix) => {
                 let warm = if warm { "_warm" } else { "" };
-                format!("{}{warm}", created(prefix, w, index, names))
+                Aim::entry(format!("{}{warm}", created(prefix, w, index, names)))
             }
-            Names::ReadsGolden(entry) => {
-                let k = (u64::from(w) * 1_000_000 + index) % self.count(entry).max(1);
-                golden_id(entry, k)
-            }
+            Names::ReadsGolden(entry) => Aim::entry(g.id(entry, spread(g.count(entry)))),
             Names::RemovesGolden(entry) => {
                 let nth = if warm { index } else { self.warmup + index };
                 let writers = u64::from(self.writers.max(1));
                 let k = nth * writers + u64::from(w) % writers;
-                if k >= self.count(entry) {
+                if k >= g.count(entry) {
                     return Err(format!(
-                        "{op}: worker {w} has removed its share of the golden's {} {} \
-                         (every {writers}th, from the {w}th); give matrix.sizes more rows or \
-                         the cell fewer operations",
-                        self.count(entry),
-                        match entry {
-                            Entry::Namespace => "namespaces",
-                            Entry::Table => "tables",
-                        }
+                        "{} (every {writers}th, from the {w}th)",
+                        out_of(op, entry, g.count(entry))
                     ));
                 }
-                golden_id(entry, k)
+                Aim::entry(g.id(entry, k))
             }
-            // `key=value` (its warm-up writes `warm<index>`, which the measured ones
-            // overwrite).
+            // Its warm-up writes `warm<index>`, which the measured ones overwrite.
             Names::Property => {
                 let value = if warm {
                     format!("warm{index}")
                 } else {
                     index.to_string()
                 };
-                format!("{}={value}", property_key(w))
+                Aim {
+                    id: String::new(),
+                    property: Some((property_key(w), value)),
+                }
             }
-            Names::Lists | Names::Root => String::new(),
+            Names::Lists => Aim::entry(g.listed_id(op, spread(g.listed(op)))),
+            Names::Root => Aim::default(),
+        })
+    }
+}
+
+/// What a client of a role names: entries drawn by its role's distribution (each kind's
+/// hottest the first), a share of the removals of its own.
+pub struct RoleTargets {
+    pub worker: u32,
+    /// Its place among the cell's clients that remove entries, and how many they are (they
+    /// share the golden's entries: the `n`-th removal of remover `r` of `R` takes the
+    /// `n × R + r`-th from the last).
+    pub remover: (u32, u32),
+    pub golden: Golden,
+    pub names: String,
+    /// Pickers over the tables, namespaces, listed namespaces and parents of creations, by
+    /// operation.
+    pickers: std::collections::HashMap<(u8, u64), crate::plan::Picker>,
+    distribution: crate::plan::Distribution,
+    /// Removals this client has made.
+    removals: u64,
+}
+
+impl RoleTargets {
+    pub fn new(
+        worker: u32,
+        remover: (u32, u32),
+        golden: Golden,
+        names: String,
+        d: crate::plan::Distribution,
+    ) -> RoleTargets {
+        RoleTargets {
+            worker,
+            remover,
+            golden,
+            names,
+            pickers: Default::default(),
+            distribution: d,
+            removals: 0,
+        }
+    }
+
+    /// An entry among `n` of a sort (`which`), drawn.
+    fn draw(&mut self, which: u8, n: u64, rng: &mut Rng) -> u64 {
+        let d = self.distribution;
+        (self.pickers)
+            .entry((which, n))
+            .or_insert_with(|| crate::plan::Picker::new(d, n))
+            .pick(rng)
+    }
+
+    /// What the client's `k`-th operation, of `op`, names.
+    pub fn of(&mut self, op: Operation, k: u64, rng: &mut Rng) -> Result<Aim, String> {
+        let g = self.golden;
+        let w = self.worker;
+        Ok(match op.describe().names {
+            Names::Creates(prefix) => {
+                let parent = g.parent_id(op, self.draw(0, g.parents_of(op), rng));
+                Aim::entry(child(&parent, created(prefix, w, k, &self.names)))
+            }
+            Names::ReadsGolden(entry) => {
+                let n = g.count(entry);
+                Aim::entry(g.id(entry, self.draw(1 + entry as u8, n, rng)))
+            }
+            Names::RemovesGolden(entry) => {
+                let (r, of) = self.remover;
+                let n = self.removals * u64::from(of.max(1)) + u64::from(r);
+                self.removals += 1;
+                Aim::entry(g.removed(op, entry, n)?)
+            }
+            Names::Lists => Aim::entry(g.listed_id(op, self.draw(3, g.listed(op), rng))),
+            Names::Property => Aim {
+                id: g.id(
+                    Entry::Table,
+                    self.draw(1 + Entry::Table as u8, g.tables, rng),
+                ),
+                property: Some((property_key(w), k.to_string())),
+            },
+            Names::Root => Aim::default(),
         })
     }
 }
@@ -276,6 +464,7 @@ fn namespace_class(e: &lance_core::Error) -> Option<ErrorClass> {
     };
     match ns_error {
         N::ConcurrentModification { .. } => Some(ErrorClass::Conflict),
+        N::TableNotFound { .. } | N::NamespaceNotFound { .. } => Some(ErrorClass::NotFound),
         N::Throttling { message } if conflict(message) => Some(ErrorClass::Conflict),
         N::Throttling { .. } => Some(ErrorClass::Throttled),
         N::ServiceUnavailable { message } if timed_out(message) => Some(ErrorClass::Timeout),
@@ -333,16 +522,17 @@ where
     }
 }
 
-/// Every page of the root's namespaces.
+/// Every page of a namespace's namespaces.
 async fn list_namespaces(
     ns: &Arc<dyn LanceNamespace>,
+    parent: Vec<String>,
     page_size: Option<u32>,
 ) -> lance_core::Result<()> {
     every_page(page_size, |page_token, limit| {
-        let ns = ns.clone();
+        let (ns, parent) = (ns.clone(), parent.clone());
         async move {
             let mut req = ListNamespacesRequest::new();
-            req.id = Some(vec![]);
+            req.id = Some(parent);
             (req.page_token, req.limit) = (page_token, limit);
             Ok(ns.list_namespaces(req).await?.page_token)
         }
@@ -350,16 +540,17 @@ async fn list_namespaces(
     .await
 }
 
-/// Every page of the root's tables.
+/// Every page of a namespace's tables.
 async fn list_tables(
     ns: &Arc<dyn LanceNamespace>,
+    parent: Vec<String>,
     page_size: Option<u32>,
 ) -> lance_core::Result<()> {
     every_page(page_size, |page_token, limit| {
-        let ns = ns.clone();
+        let (ns, parent) = (ns.clone(), parent.clone());
         async move {
             let mut req = ListTablesRequest::new();
-            req.id = Some(vec![]);
+            req.id = Some(parent);
             (req.page_token, req.limit) = (page_token, limit);
             Ok(ns.list_tables(req).await?.page_token)
         }
@@ -367,13 +558,14 @@ async fn list_tables(
     .await
 }
 
-/// Run one operation on the entry `object_id` names ([`Targets::of`]).
+/// Run one operation on the entry `aim` names ([`Targets::of`], [`RoleTargets::of`]).
 pub async fn execute(
     ns: Arc<dyn LanceNamespace>,
     op: Operation,
-    object_id: String,
+    aim: Aim,
     inputs: &Inputs<'_>,
 ) -> lance_core::Result<()> {
+    let id = aim.parts();
     let Inputs {
         table_data,
         table,
@@ -390,14 +582,14 @@ pub async fn execute(
     macro_rules! on {
         ($request:ident) => {
             $request {
-                id: Some(vec![object_id]),
+                id: Some(id),
                 ..Default::default()
             }
         };
     }
     match op {
-        Operation::ListNamespaces { .. } => list_namespaces(&ns, page_size).await?,
-        Operation::ListTables { .. } => list_tables(&ns, page_size).await?,
+        Operation::ListNamespaces { .. } => list_namespaces(&ns, id, page_size).await?,
+        Operation::ListTables { .. } => list_tables(&ns, id, page_size).await?,
         Operation::DescribeTable { .. } => {
             ns.describe_table(on!(DescribeTableRequest)).await?;
         }
@@ -433,9 +625,14 @@ pub async fn execute(
             table::append(ns, shared()?).await?
         }
         Operation::InsertIntoTable => table::insert_into(ns, shared()?).await?,
+        // A table of the golden's tree, or the shared table.
         Operation::UpdateTableMetadata => {
-            shared()?;
-            table::update_metadata(ns, &object_id).await?
+            let table = match id.is_empty() {
+                true => shared().map(|_| table::id())?,
+                false => Some(id),
+            };
+            let (key, value) = aim.property.unwrap_or_default();
+            table::update_metadata(ns, table, key, value).await?
         }
         Operation::ListTableVersions { .. } => table::latest_version(ns).await?,
         Operation::DescribeTableVersion { .. } => table::describe_version(ns).await?,
@@ -453,15 +650,19 @@ pub fn table_schema() -> Arc<Schema> {
 
 /// The table `write-create-table` creates: three rows as Arrow IPC, as the reference sends.
 pub fn table_ipc() -> Bytes {
-    let batch = RecordBatch::try_new(
+    ipc(&table_batch())
+}
+
+/// Its three rows.
+pub fn table_batch() -> RecordBatch {
+    RecordBatch::try_new(
         table_schema(),
         vec![
             Arc::new(Int32Array::from(vec![1, 2, 3])),
             Arc::new(StringArray::from(vec!["a", "b", "c"])),
         ],
     )
-    .expect("static batch matches its schema");
-    ipc(&batch)
+    .expect("static batch matches its schema")
 }
 
 /// A batch as Arrow IPC, as a REST client sends it.

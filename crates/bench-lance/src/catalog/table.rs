@@ -25,7 +25,7 @@ pub const SHARED_TABLE: &str = "bench_shared";
 /// Rows the shared table holds when a golden creates it.
 pub const INITIAL_ROWS: u64 = 10;
 
-fn id() -> Option<Vec<String>> {
+pub(super) fn id() -> Option<Vec<String>> {
     Some(vec![SHARED_TABLE.to_string()])
 }
 
@@ -74,15 +74,16 @@ impl TableIo {
     }
 }
 
-/// `update_table_schema_metadata` of the shared table: `property` is `key=value`.
+/// `update_table_schema_metadata` of `table` (its id): `key` set to `value`.
 pub(super) async fn update_metadata(
     ns: Arc<dyn LanceNamespace>,
-    property: &str,
+    table: Option<Vec<String>>,
+    key: String,
+    value: String,
 ) -> lance_core::Result<()> {
-    let (k, v) = property.split_once('=').unwrap_or((property, ""));
     let req = UpdateTableSchemaMetadataRequest {
-        id: id(),
-        metadata: Some([(k.to_string(), v.to_string())].into_iter().collect()),
+        id: table,
+        metadata: Some([(key, value)].into_iter().collect()),
         ..Default::default()
     };
     ns.update_table_schema_metadata(req).await?;

@@ -69,8 +69,8 @@ fn worker_args(
             paced: false,
             until_end: cell.mode.bound().is_some(),
             warmup: cell.warmup,
-            tables: Entry::Table.count(cell.golden.rows),
-            namespaces: Entry::Namespace.count(cell.golden.rows),
+            tables: cell.golden.entries(Entry::Table),
+            namespaces: cell.golden.entries(Entry::Namespace),
             operations: cell.mode.operations(),
             duration_secs,
             reads_per_write: mix.map(|(_, r)| r),
@@ -90,8 +90,41 @@ fn worker_args(
                 .mode
                 .load()
                 .is_some_and(|l| l.arrivals == crate::plan::Arrivals::Poisson),
+            fixture: cell.golden.fixture,
+            role: None,
         })
+        .map(|args| with_role(cell, args))
         .collect()
+}
+
+/// A client of a cell of roles: its role (clients numbered role after role), whose rate it
+/// shares with the role's other clients, and its own seed.
+fn with_role(cell: &Cell, mut args: WorkerArgs) -> WorkerArgs {
+    let removes = |r: &crate::plan::Role| r.mix.iter().any(|(op, _)| op.removes());
+    let removers: u32 = (cell.roles.iter().filter(|r| removes(r)))
+        .map(|r| r.clients)
+        .sum();
+    let (mut first, mut first_remover) = (0, 0);
+    for (index, role) in cell.roles.iter().enumerate() {
+        if args.worker_id < first + role.clients {
+            args.operation = role.mix[0].0;
+            args.rate = role.rate;
+            args.writers = role.clients;
+            args.role = Some(bench_core::protocol::RoleArgs {
+                index: index as u32,
+                role: role.clone(),
+                remover: first_remover + (args.worker_id - first),
+                removers,
+                seed: crate::plan::client_seed(cell.seed, index, args.worker_id),
+            });
+            return args;
+        }
+        first += role.clients;
+        if removes(role) {
+            first_remover += role.clients;
+        }
+    }
+    args
 }
 
 /// Write run `repetition` of cell `id` (by `arm`, when paired) as a trace file under
@@ -138,6 +171,9 @@ async fn verification(
     names: &str,
 ) -> Verification {
     let before = golden.marker.manifest_rows;
+    if !cell.roles.is_empty() {
+        return role_verification(cell, root, before, m).await;
+    }
     // What the cell's commits leave behind, by its operation's descriptor.
     use crate::plan::Effect;
     let effect = cell.operation.describe().effect;
@@ -151,8 +187,7 @@ async fn verification(
     let targets = catalog::Targets {
         worker: 0,
         writers: cell.mode.workers(),
-        tables: Entry::Table.count(cell.golden.rows),
-        namespaces: Entry::Namespace.count(cell.golden.rows),
+        golden: golden_entries(cell),
         warmup: cell.warmup,
     };
     let named = |&(w, i): &(u32, u64)| {
@@ -163,15 +198,17 @@ async fn verification(
         t.of(cell.operation, i, false, names).ok()
     };
     let ids: Vec<String> = match change {
-        Some(_) => m.committed.iter().filter_map(named).collect(),
+        Some(_) => (m.committed.iter().filter_map(named))
+            .map(|a| a.id)
+            .collect(),
         None => Vec::new(),
     };
     // Property updates: each worker's key and its last acknowledged index.
     let mut properties = BTreeMap::new();
     if effect == Effect::TableProperty {
         for c in &m.committed {
-            if let Some((key, _)) = named(c).as_deref().and_then(|p| p.split_once('=')) {
-                let last = properties.entry(key.to_string()).or_insert(c.1);
+            if let Some((key, _)) = named(c).and_then(|a| a.property) {
+                let last = properties.entry(key).or_insert(c.1);
                 *last = (*last).max(c.1);
             }
         }
@@ -225,6 +262,66 @@ async fn verification(
         rows_after: after,
         error,
         table,
+    }
+}
+
+/// The entries of a cell's golden, as its workers name them.
+pub(crate) fn golden_entries(cell: &Cell) -> catalog::Golden {
+    catalog::Golden {
+        tables: cell.golden.entries(Entry::Table),
+        namespaces: cell.golden.entries(Entry::Namespace),
+        fixture: cell.golden.fixture,
+    }
+}
+
+/// A cell of roles: what its clients reported creating, removing and setting, each named
+/// (`Measured::written`), against its copy.
+async fn role_verification(cell: &Cell, root: &str, before: u64, m: &Measured) -> Verification {
+    use crate::plan::Effect;
+    let mut e = verify::RolesExpect {
+        before,
+        ..Default::default()
+    };
+    for w in &m.written {
+        let Some(&(op, _)) =
+            (cell.roles.get(w.role as usize)).and_then(|r| r.mix.get(w.op as usize))
+        else {
+            continue;
+        };
+        let slot = match op.describe().effect {
+            Effect::CatalogRow => 0,
+            Effect::CatalogRowGone => 1,
+            Effect::TableProperty => 2,
+            Effect::TableVersion | Effect::Nothing => continue,
+        };
+        if !w.ok {
+            e.abandoned[slot] += 1;
+            continue;
+        }
+        match slot {
+            0 => e.created.push(w.target.clone()),
+            1 => e.removed.push(w.target.clone()),
+            _ => {
+                let Some((table, property)) = w.target.rsplit_once('#') else {
+                    continue;
+                };
+                let Some((key, value)) = property.split_once('=') else {
+                    continue;
+                };
+                let index = value.parse().unwrap_or(0);
+                let last = (e.properties)
+                    .entry((table.to_string(), key.to_string()))
+                    .or_insert(index);
+                *last = (*last).max(index);
+            }
+        }
+    }
+    let (after, error) = verify::roles(root, &cell.storage, &e).await;
+    Verification {
+        rows_before: before,
+        rows_after: after,
+        error,
+        table: None,
     }
 }
 

@@ -905,6 +905,7 @@ impl Runner<'_> {
                 manifest_rows: rows,
                 build_secs: 0.0,
                 table: None,
+                fixture: None,
             },
         })
     }
@@ -1031,11 +1032,14 @@ impl Runner<'_> {
     fn final_line(&self) -> String {
         let r = &self.report;
         let report_path = self.sweep.out.join(crate::report::REPORT_FILE);
-        let report_line = if report_path.is_file() {
-            format!("\n  report:  {}", report_path.display())
-        } else {
-            String::new()
-        };
+        let roles_path = self.sweep.out.join(crate::export::roles::ROLES_FILE);
+        let mut report_line = String::new();
+        if roles_path.is_file() {
+            report_line = format!("\n  roles:   {}", roles_path.display());
+        }
+        if report_path.is_file() {
+            report_line.push_str(&format!("\n  report:  {}", report_path.display()));
+        }
         let earlier = if r.failed_not_retried > 0 {
             format!(
                 " ({} from earlier runs; use --retry-failed)",

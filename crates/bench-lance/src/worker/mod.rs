@@ -178,37 +178,109 @@ struct Session {
     /// requests on the wall clock.
     traced: std::sync::Mutex<Vec<TracedOp>>,
     anchor: (Instant, std::time::SystemTime),
+    /// A client of a role.
+    role: Option<std::sync::Mutex<RoleClient>>,
+}
+
+/// A client of a role: its role, what it names, and its seeded draws.
+struct RoleClient {
+    role: bench_core::plan::Role,
+    targets: catalog::RoleTargets,
+    rng: bench_core::stats::rng::Rng,
+    /// Removals that have nothing left to remove.
+    exhausted: std::collections::HashSet<Operation>,
+}
+
+/// Draws a role's client makes for an operation with something left to name before it
+/// stops.
+const EXHAUSTED_DRAWS: u32 = 10_000;
+
+/// The next operation of a worker's pattern: what it is, whether it is a read interleaved
+/// by a mixed cell (or a role's read), its index among its kind, its place in a role's mix,
+/// and what it names.
+struct Planned {
+    op: Operation,
+    read: bool,
+    i: u64,
+    mix: Option<u32>,
+    aim: Result<catalog::Aim, String>,
+}
+
+impl Planned {
+    /// What a role's commit reports naming, for verification: the entry, or for a
+    /// property, `<table>#<key>=<value>`.
+    fn reported(&self) -> Option<String> {
+        let aim = self.aim.as_ref().ok()?;
+        (self.mix.is_some() && self.op.is_write()).then(|| match &aim.property {
+            Some((k, v)) => format!("{}#{k}={v}", aim.id),
+            None => aim.id.clone(),
+        })
+    }
 }
 
 impl Session {
-    /// The k-th operation of this worker and whether it is an interleaved read: in a mixed
-    /// cell `reads_per_write` reads, then one commit, over and over; otherwise always the
-    /// cell's operation.
-    fn kind(&self, k: u64) -> (Operation, bool) {
-        match self.args.mix() {
+    /// The k-th operation of this worker (`counts`: its operations so far by kind, commits
+    /// and reads): a role's client draws one from its mix and its target from its
+    /// distribution; in a mixed cell `reads_per_write` reads, then one commit, over and
+    /// over; otherwise always the cell's operation.
+    fn plan(&self, k: u64, counts: &mut [u64; 2], warm: bool) -> Planned {
+        if let Some(client) = &self.role {
+            let mut c = client.lock().expect("role client");
+            let c = &mut *c;
+            // A removal with nothing left of its share fails once, saying so; from then on
+            // the client draws its mix's other operations (none left: it stops).
+            let (at, op, aim) = (0..EXHAUSTED_DRAWS)
+                .map(|_| {
+                    let (at, op) = c.role.draw(&mut c.rng);
+                    (at, op, c.targets.of(op, k, &mut c.rng))
+                })
+                .find(|(_, op, aim)| aim.is_ok() || c.exhausted.insert(*op))
+                .unwrap_or_else(|| {
+                    let why = "every operation of its role's mix has nothing left to name";
+                    (0, c.role.mix[0].0, Err(why.to_string()))
+                });
+            let read = !op.is_write();
+            counts[usize::from(read)] += 1;
+            return Planned {
+                op,
+                read,
+                i: k,
+                mix: Some(at as u32),
+                aim: aim.map_err(|e| {
+                    format!("{e}; its client draws its role's other operations from now on")
+                }),
+            };
+        }
+        let (op, read) = match self.args.mix() {
             Some((read, r)) if k % (r + 1) < r => (read, true),
             _ => (self.args.operation, false),
-        }
-    }
-
-    /// What the `i`-th operation of its kind works on; an error where nothing is left
-    /// for it (a removal past its share of the golden).
-    fn target(&self, op: Operation, i: u64, warm: bool) -> Result<String, String> {
+        };
+        let i = counts[usize::from(read)];
+        counts[usize::from(read)] += 1;
         let targets = catalog::Targets {
             worker: self.args.worker_id,
             writers: self.args.writers,
-            tables: self.args.tables,
-            namespaces: self.args.namespaces,
+            golden: catalog::Golden {
+                tables: self.args.tables,
+                namespaces: self.args.namespaces,
+                fixture: self.args.fixture,
+            },
             warmup: self.args.warmup,
         };
-        targets.of(op, i, warm, &self.args.names)
+        Planned {
+            op,
+            read,
+            i,
+            mix: None,
+            aim: targets.of(op, i, warm, &self.args.names),
+        }
     }
 
     /// Before an operation, untimed: a table to drop on local disk gets the directory
-    /// lance's `drop_table` removes after its entry (the golden's tables are entries only,
-    /// as declared tables are, and on local disk removing a missing directory fails; on an
-    /// object store it is a listing that finds nothing).
-    fn prepare(&self, op: Operation, target: &str) {
+    /// lance's `drop_table` removes after its entry (a flat golden's tables are entries
+    /// only, as declared tables are, and on local disk removing a missing directory fails;
+    /// on an object store it is a listing that finds nothing).
+    fn prepare(&self, op: Operation, aim: &catalog::Aim) {
         if op != Operation::DropTable {
             return;
         }
@@ -219,12 +291,12 @@ impl Session {
             .unwrap_or(&self.args.root);
         if !root.contains("://") {
             // A failure shows as the drop's own.
-            let _ = std::fs::create_dir_all(std::path::Path::new(root).join(target));
+            let _ = std::fs::create_dir_all(std::path::Path::new(root).join(&aim.id));
         }
     }
 
     /// Run one operation; a cold read opens a fresh namespace for it (timed with it).
-    async fn perform(&self, op: Operation, target: String) -> lance_core::Result<()> {
+    async fn perform(&self, op: Operation, target: catalog::Aim) -> lance_core::Result<()> {
         let ns = if op.is_cold() {
             open(&self.cfg, &self.counters, self.args.rest_uri()).await?
         } else {
@@ -238,23 +310,31 @@ impl Session {
         catalog::execute(ns, op, target, &inputs).await
     }
 
-    /// The warm-up: `args.warmup` operations in the cell's pattern. Returns how many of its
-    /// commits succeeded (reads change nothing in `__manifest`, so they are not counted).
+    /// The warm-up: `args.warmup` operations in the cell's pattern (a role's client: its
+    /// mix's reads only, so that the cell starts from the golden as it is). Returns how many
+    /// of its commits succeeded (reads change nothing in `__manifest`, so they are not
+    /// counted).
     async fn warm_up(&self) -> u64 {
         let mut counts = [0u64; 2];
         let mut committed = 0;
-        for k in 0..self.args.warmup {
-            let (op, read) = self.kind(k);
-            let i = counts[usize::from(read)];
-            counts[usize::from(read)] += 1;
-            let ok = match self.target(op, i, true) {
-                Ok(target) => {
-                    self.prepare(op, &target);
-                    self.perform(op, target).await.is_ok()
+        let reads_only = self.role.is_some();
+        let mut k = 0;
+        let mut done = 0;
+        while done < self.args.warmup && k < self.args.warmup.saturating_mul(100) {
+            let p = self.plan(k, &mut counts, true);
+            k += 1;
+            if reads_only && !p.read {
+                continue;
+            }
+            done += 1;
+            let ok = match p.aim {
+                Ok(aim) => {
+                    self.prepare(p.op, &aim);
+                    self.perform(p.op, aim).await.is_ok()
                 }
                 Err(_) => false,
             };
-            if ok && op.is_write() {
+            if ok && p.op.is_write() {
                 committed += 1;
             }
         }
@@ -381,7 +461,7 @@ impl Session {
     async fn attempt(
         &self,
         op: Operation,
-        target: String,
+        target: catalog::Aim,
         start: Instant,
     ) -> Result<(), (ErrorClass, String)> {
         let limit = self.args.attempt_timeout_ms.map(Duration::from_millis);
@@ -430,12 +510,17 @@ impl Session {
     /// Run and report the next operation of this worker's pattern; returns its end, or
     /// `None` where none ran (nothing left for it: the worker stops).
     async fn one(&self, next: &mut Next) -> Option<Instant> {
-        let (op, read) = self.kind(next.k);
+        let planned = self.plan(next.k, &mut next.counts, false);
         next.k += 1;
-        let i = next.counts[usize::from(read)];
-        next.counts[usize::from(read)] += 1;
-        let target = self.target(op, i, false);
-        if let Ok(t) = &target {
+        let reported = planned.reported();
+        let Planned {
+            op,
+            read,
+            i,
+            aim,
+            mix,
+        } = planned;
+        if let Ok(t) = &aim {
             self.prepare(op, t);
         }
         let io_before = self.counters.snapshot();
@@ -443,11 +528,15 @@ impl Session {
         let lag_ms = next
             .intended
             .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
-        let result = match target {
-            Ok(target) => self.attempt(op, target, start).await,
+        let result = match aim {
+            Ok(aim) => self.attempt(op, aim, start).await,
             // Nothing left to remove: the worker stops, saying why (the plan's checks leave
             // every worker enough where they can). A paced worker's coordinator waits for the
             // report of the operation it asked for: a failed one.
+            // A role's client reports it failed once and goes on, unless nothing is left.
+            Err(e) if self.role.is_some() && !e.starts_with("every operation") => {
+                Err((ErrorClass::Other, e))
+            }
             Err(e) => {
                 next.stopped = Some(e.clone());
                 if !self.args.paced {
@@ -487,6 +576,8 @@ impl Session {
                 path: Some(path),
                 end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
                 lag_ms,
+                op: mix,
+                target: reported,
             }),
         );
         if let Some(n) = self.exit_after
@@ -701,7 +792,6 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         table,
         counters: counters.clone(),
         cfg,
-        args,
         table_data: catalog::table_ipc(),
         op_delay: env_ms(OP_DELAY_ENV),
         planted,
@@ -710,6 +800,8 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             .and_then(|v| v.trim().parse().ok()),
         traced: std::sync::Mutex::new(Vec::new()),
         anchor: (Instant::now(), std::time::SystemTime::now()),
+        role: role_client(&args),
+        args,
     };
     let mut commands = read_commands();
     let warmup_ok = session.warm_up().await;
@@ -749,6 +841,28 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         },
     );
     Ok(())
+}
+
+/// A role's client: its role, targets and seeded draws, from its arguments.
+fn role_client(args: &WorkerArgs) -> Option<std::sync::Mutex<RoleClient>> {
+    let r = args.role.as_ref()?;
+    let golden = catalog::Golden {
+        tables: args.tables,
+        namespaces: args.namespaces,
+        fixture: args.fixture,
+    };
+    Some(std::sync::Mutex::new(RoleClient {
+        role: r.role.clone(),
+        targets: catalog::RoleTargets::new(
+            args.worker_id,
+            (r.remover, r.removers),
+            golden,
+            args.names.clone(),
+            r.role.targets,
+        ),
+        rng: bench_core::stats::rng::Rng::new(r.seed),
+        exhausted: Default::default(),
+    }))
 }
 
 /// A worker's catalog: its own `DirectoryNamespace` (its requests counted), or a client of

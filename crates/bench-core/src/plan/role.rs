@@ -1,0 +1,412 @@
+//! Roles (`[[roles]]`): groups of clients that run at once against one copy, each group with
+//! its own weighted mix of operations, its own offered rate (or a closed loop), and its own
+//! distribution of targets over the golden's entries; `[workload]` says for how long and
+//! with which seed. A cell of roles is one run of all of them.
+
+use serde::{Deserialize, Serialize};
+
+use super::checks::{bounded, invalid, limits};
+use super::{Effect, Fixture, Names, Operation, Target};
+use crate::error::PlanError;
+use crate::stats::rng::Rng;
+
+/// How a role's operations pick their entries among the `n` of a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Distribution {
+    /// Every entry alike.
+    Uniform,
+    /// The `r`-th entry (from the first) with a weight of 1 / r^exponent.
+    Zipf { exponent: f64 },
+    /// The first `fraction` of the entries take [`HOT_SHARE`] of the operations.
+    Hotspot { fraction: f64 },
+    /// Only the first `k` entries, alike (an "active" subset among many).
+    Active { k: u64 },
+}
+
+/// The share of a hotspot's operations that go to its hot entries.
+pub const HOT_SHARE: f64 = 0.9;
+
+impl Distribution {
+    /// Read as plans write it: `uniform`, `zipf-1.1`, `hotspot-0.1`, `active-10`.
+    pub fn parse(s: &str) -> Result<Distribution, String> {
+        let (kind, value) = s.split_once('-').unwrap_or((s, ""));
+        let number = |what: &str| {
+            value
+                .parse::<f64>()
+                .map_err(|_| format!("`{s}` needs its {what} after the dash, e.g. {kind}-1.1"))
+        };
+        let d = match kind {
+            "uniform" if value.is_empty() => Distribution::Uniform,
+            "zipf" => Distribution::Zipf {
+                exponent: number("exponent")?,
+            },
+            "hotspot" => Distribution::Hotspot {
+                fraction: number("hot fraction")?,
+            },
+            "active" => Distribution::Active {
+                k: value.parse().map_err(|_| {
+                    format!("`{s}` needs its count of active entries, e.g. active-10")
+                })?,
+            },
+            _ => {
+                return Err(format!(
+                    "`{s}` is not a distribution; use uniform, zipf-<exponent>, \
+                     hotspot-<fraction> or active-<count>"
+                ));
+            }
+        };
+        match d {
+            Distribution::Zipf { exponent } if !(0.0..=10.0).contains(&exponent) => {
+                Err(format!("`{s}`: a zipf exponent lies in 0 … 10"))
+            }
+            Distribution::Hotspot { fraction } if !(fraction > 0.0 && fraction < 1.0) => {
+                Err(format!("`{s}`: a hot fraction lies between 0 and 1"))
+            }
+            Distribution::Active { k: 0 } => Err(format!("`{s}`: at least 1 active entry")),
+            d => Ok(d),
+        }
+    }
+
+    /// As plans write it (and ids carry it).
+    pub fn label(&self) -> String {
+        match *self {
+            Distribution::Uniform => "uniform".into(),
+            Distribution::Zipf { exponent } => format!("zipf-{exponent}"),
+            Distribution::Hotspot { fraction } => format!("hotspot-{fraction}"),
+            Distribution::Active { k } => format!("active-{k}"),
+        }
+    }
+}
+
+/// Draws entries by a distribution over `n` of them: the same sequence for the same seed.
+pub struct Picker {
+    d: Distribution,
+    n: u64,
+    /// Zipf: the cumulative weights of the first `n` ranks, normalised.
+    cdf: Vec<f64>,
+}
+
+impl Picker {
+    pub fn new(d: Distribution, n: u64) -> Picker {
+        let cdf = match d {
+            Distribution::Zipf { exponent } => {
+                let mut acc = 0.0;
+                let mut cdf: Vec<f64> = (1..=n)
+                    .map(|r| {
+                        acc += (r as f64).powf(-exponent);
+                        acc
+                    })
+                    .collect();
+                cdf.iter_mut().for_each(|c| *c /= acc);
+                cdf
+            }
+            _ => Vec::new(),
+        };
+        Picker { d, n, cdf }
+    }
+
+    /// The index of the next entry, in `0..n` (0 where there is none).
+    pub fn pick(&self, rng: &mut Rng) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        let below = |m: u64, rng: &mut Rng| rng.next_u64() % m.max(1);
+        match self.d {
+            Distribution::Uniform => below(self.n, rng),
+            Distribution::Zipf { .. } => {
+                let u = rng.uniform();
+                (self.cdf.partition_point(|&c| c < u) as u64).min(self.n - 1)
+            }
+            Distribution::Hotspot { fraction } => {
+                let hot = ((self.n as f64 * fraction).ceil() as u64).clamp(1, self.n);
+                if rng.uniform() < HOT_SHARE || hot == self.n {
+                    below(hot, rng)
+                } else {
+                    hot + below(self.n - hot, rng)
+                }
+            }
+            Distribution::Active { k } => below(k.min(self.n), rng),
+        }
+    }
+}
+
+/// One role of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Role {
+    pub name: String,
+    pub clients: u32,
+    /// Operations a second offered across its clients (open loop); none: closed loop.
+    pub rate: Option<f64>,
+    /// Its operations and their weights, in the order written.
+    pub mix: Vec<(Operation, u32)>,
+    pub targets: Distribution,
+}
+
+impl Role {
+    /// The `k`-th operation drawn from the mix by `rng`.
+    pub fn draw(&self, rng: &mut Rng) -> (usize, Operation) {
+        let total: u64 = self.mix.iter().map(|&(_, w)| u64::from(w)).sum();
+        let mut x = rng.next_u64() % total.max(1);
+        for (i, &(op, w)) in self.mix.iter().enumerate() {
+            if x < u64::from(w) {
+                return (i, op);
+            }
+            x -= u64::from(w);
+        }
+        (self.mix.len() - 1, self.mix[self.mix.len() - 1].0)
+    }
+
+    /// The part of a cell's key it makes.
+    pub(crate) fn key_line(&self) -> String {
+        let mix: Vec<String> = self.mix.iter().map(|(op, w)| format!("{op}={w}")).collect();
+        format!(
+            "role={};clients={};rate={};mix={};targets={}\n",
+            self.name,
+            self.clients,
+            self.rate.map_or("closed".into(), |r| r.to_string()),
+            mix.join(","),
+            self.targets.label()
+        )
+    }
+}
+
+/// `[workload]`: how long a cell of roles runs, and the seed of its clients' draws.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Workload {
+    pub duration_secs: u64,
+    pub seed: u64,
+}
+
+/// A client's seed: the workload's, its role's place and its own.
+pub fn client_seed(seed: u64, role: usize, client: u32) -> u64 {
+    let mut r = Rng::new(seed ^ ((role as u64) << 32) ^ u64::from(client));
+    r.next_u64()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWorkload {
+    pub duration_secs: u64,
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRole {
+    pub name: String,
+    pub clients: u64,
+    pub rate: Option<f64>,
+    pub mix: toml::Table,
+    pub targets: Option<String>,
+}
+
+/// The roles and workload of a plan, checked; `targets`: the matrix's distributions, for
+/// roles that do not name their own (their cells one per value).
+pub(super) fn roles(
+    raw: Vec<RawRole>,
+    workload: Option<RawWorkload>,
+    fixture: Option<&Fixture>,
+) -> Result<Option<(Vec<Role>, Vec<bool>, Workload)>, PlanError> {
+    if raw.is_empty() {
+        return match workload {
+            Some(_) => Err(invalid(
+                "workload",
+                "says how long roles run, and the plan has no [[roles]]; add roles or remove it",
+            )),
+            None => Ok(None),
+        };
+    }
+    let Some(w) = workload else {
+        return Err(invalid(
+            "workload",
+            "is missing: a plan with [[roles]] says how long they run, e.g. \
+             [workload] duration_secs = 10",
+        ));
+    };
+    let duration_secs = bounded(
+        "workload.duration_secs",
+        w.duration_secs,
+        "must be at least 1",
+        limits::DURATION_SECS,
+    )?;
+    let mut out = Vec::new();
+    let mut own_targets = Vec::new();
+    for (i, r) in raw.into_iter().enumerate() {
+        let key = |k: &str| format!("roles[{i}].{k}");
+        if !super::checks::id_safe(&r.name) || out.iter().any(|o: &Role| o.name == r.name) {
+            return Err(invalid(
+                &key("name"),
+                format!(
+                    "`{}` must be unique among the roles and use letters, digits, `-`, `_` or `.`",
+                    r.name
+                ),
+            ));
+        }
+        let clients = bounded(
+            &key("clients"),
+            r.clients,
+            "must be at least 1",
+            limits::WORKERS,
+        )? as u32;
+        if let Some(rate) = r.rate
+            && !(rate > 0.0 && rate <= limits::RATE)
+        {
+            return Err(invalid(
+                &key("rate"),
+                format!("must lie in (0, {}] operations a second", limits::RATE),
+            ));
+        }
+        let mix = mix(&key("mix"), r.mix, fixture)?;
+        let targets = match &r.targets {
+            Some(t) => Distribution::parse(t).map_err(|e| invalid(&key("targets"), e))?,
+            None => Distribution::Uniform,
+        };
+        own_targets.push(r.targets.is_some());
+        out.push(Role {
+            name: r.name,
+            clients,
+            rate: r.rate,
+            mix,
+            targets,
+        });
+    }
+    let total: u64 = out.iter().map(|r| u64::from(r.clients)).sum();
+    if total > limits::WORKERS {
+        return Err(invalid(
+            "roles",
+            format!("have {total} clients together, at most {}", limits::WORKERS),
+        ));
+    }
+    let workload = Workload {
+        duration_secs,
+        seed: w.seed.unwrap_or(1),
+    };
+    Ok(Some((out, own_targets, workload)))
+}
+
+/// A role's `mix`: operation name → weight, each operation one a role can run.
+fn mix(
+    key: &str,
+    raw: toml::Table,
+    fixture: Option<&Fixture>,
+) -> Result<Vec<(Operation, u32)>, PlanError> {
+    if raw.is_empty() {
+        return Err(invalid(
+            key,
+            "lists no operation; give each a weight, e.g. { \"warm-read-describe-table\" = 50, \
+             \"write-create-table\" = 5 }",
+        ));
+    }
+    let mut out = Vec::new();
+    for (name, weight) in raw {
+        let op: Operation = name.parse().map_err(|e: String| invalid(key, e))?;
+        let weight = weight
+            .as_integer()
+            .filter(|&w| (1..=1_000_000).contains(&w))
+            .ok_or_else(|| invalid(key, format!("`{name}` needs a weight from 1 to 1000000")))?;
+        if let Some(why) = refused_in_roles(op, fixture) {
+            return Err(invalid(key, format!("`{op}` {why}")));
+        }
+        out.push((op, weight as u32));
+    }
+    Ok(out)
+}
+
+/// Why a role cannot run `op` on this golden, if it cannot.
+fn refused_in_roles(op: Operation, fixture: Option<&Fixture>) -> Option<String> {
+    let d = op.describe();
+    match (d.effect, d.target) {
+        (Effect::TableProperty, _) if !fixture.is_some_and(|f| f.table_data) => Some(
+            "updates a table's properties, which needs tables with data: add [fixture] with \
+             table_data = true"
+                .into(),
+        ),
+        (Effect::TableProperty, _) => None,
+        (_, Target::Table | Target::TableVersions) => Some(
+            "works on the shared table of table operations; roles work on the catalog's \
+             entries (measure it in a plan of its own)"
+                .into(),
+        ),
+        _ if d.names == Names::RemovesGolden(super::Entry::Namespace) && fixture.is_some() => Some(
+            "drops an empty namespace, and every namespace of a [fixture] holds tables or \
+                 namespaces"
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distributions_read_as_written_and_say_what_is_wrong() {
+        for s in ["uniform", "zipf-1.1", "hotspot-0.1", "active-10"] {
+            assert_eq!(Distribution::parse(s).unwrap().label(), s);
+        }
+        for (s, want) in [
+            ("zipf", "exponent"),
+            ("zipf-x", "exponent"),
+            ("hotspot-1.5", "between 0 and 1"),
+            ("active-0", "at least 1"),
+            ("gauss-1", "not a distribution"),
+        ] {
+            let e = Distribution::parse(s).unwrap_err();
+            assert!(e.contains(want), "{s}: {e}");
+        }
+    }
+
+    fn shares(d: Distribution, n: u64, draws: u32) -> Vec<u32> {
+        let p = Picker::new(d, n);
+        let mut rng = Rng::new(7);
+        let mut counts = vec![0u32; n as usize];
+        for _ in 0..draws {
+            counts[p.pick(&mut rng) as usize] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn pickers_skew_as_their_distribution_says() {
+        let uniform = shares(Distribution::Uniform, 10, 100_000);
+        assert!(
+            uniform.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{uniform:?}"
+        );
+        // Zipf with exponent 1 over 10 entries: the first takes 1 / H(10) ≈ 34 %.
+        let zipf = shares(Distribution::Zipf { exponent: 1.0 }, 10, 100_000);
+        assert!((33_000..35_300).contains(&zipf[0]), "{zipf:?}");
+        assert!(zipf.windows(2).all(|w| w[0] >= w[1]), "{zipf:?}");
+        let hot = shares(Distribution::Hotspot { fraction: 0.1 }, 100, 100_000);
+        let hot_share: u32 = hot[..10].iter().sum();
+        assert!((89_000..91_000).contains(&hot_share), "{hot_share}");
+        let active = shares(Distribution::Active { k: 3 }, 100, 10_000);
+        assert_eq!(active[3..].iter().sum::<u32>(), 0);
+        // Seeded: the same draws every time.
+        assert_eq!(
+            shares(Distribution::Uniform, 10, 1000),
+            shares(Distribution::Uniform, 10, 1000)
+        );
+    }
+
+    #[test]
+    fn a_mix_is_drawn_by_its_weights() {
+        let role = Role {
+            name: "r".into(),
+            clients: 1,
+            rate: None,
+            mix: vec![
+                (Operation::DescribeTable { cold: false }, 90),
+                (Operation::CreateTable, 10),
+            ],
+            targets: Distribution::Uniform,
+        };
+        let mut rng = Rng::new(3);
+        let creates = (0..10_000)
+            .filter(|_| role.draw(&mut rng).1 == Operation::CreateTable)
+            .count();
+        assert!((900..1100).contains(&creates), "{creates}");
+    }
+}
