@@ -13,6 +13,7 @@ mod readme;
 mod recovery;
 mod report;
 mod rest;
+mod roles;
 mod s3;
 mod shards;
 mod slurm;

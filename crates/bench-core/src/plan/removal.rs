@@ -39,6 +39,15 @@ pub(super) fn check(plan: &Plan) -> Result<(), PlanError> {
         Entry::Namespace => "namespaces",
         Entry::Table => "tables",
     };
+    if entry == Entry::Namespace && !plan.fixtures.is_empty() {
+        return Err(invalid(
+            "operation",
+            format!(
+                "`{op}` drops an empty namespace, and every namespace of a [fixture] holds \
+                 tables or namespaces; measure it on flat goldens (matrix.sizes)"
+            ),
+        ));
+    }
     let warmup = plan.run.warmup_operations;
     // (key, writers, most operations of one writer) of each kind of cell.
     let mut cells: Vec<(&str, u32, u64)> = Vec::new();
@@ -70,19 +79,30 @@ pub(super) fn check(plan: &Plan) -> Result<(), PlanError> {
             }
         }
     }
-    for &size in &plan.sizes {
-        let have = entry.count(size);
+    // Each golden: the key that sizes it, what it is, and its entries of the kind.
+    let goldens = (plan.sizes.iter())
+        .map(|&size| {
+            let what = format!(
+                "{size} rows hold {} {kind} (a golden's first third are namespaces, the rest \
+                 tables)",
+                entry.count(size)
+            );
+            ("matrix.sizes", what, entry.count(size))
+        })
+        .chain(plan.fixtures.iter().map(|f| {
+            let what = format!("the tree {} holds {} {kind}", f.label(), f.count(entry));
+            ("fixture", what, f.count(entry))
+        }));
+    for (sized_by, what, have) in goldens {
         for &(key, writers, n) in &cells {
             let need = (warmup + n).saturating_mul(u64::from(writers));
             if need > have {
                 return Err(invalid(
-                    "matrix.sizes",
+                    sized_by,
                     format!(
-                        "{size} rows hold {have} {kind} (a golden's first third are \
-                         namespaces, the rest tables), but `{op}` removes one per operation \
-                         and {writers} writer(s) of up to {} operations each ({key}, with \
-                         run.warmup_operations = {warmup}) need {need}; give larger sizes or \
-                         fewer operations",
+                        "{what}, but `{op}` removes one per operation and {writers} writer(s) \
+                         of up to {} operations each ({key}, with run.warmup_operations = \
+                         {warmup}) need {need}; give larger goldens or fewer operations",
                         warmup + n
                     ),
                 ));

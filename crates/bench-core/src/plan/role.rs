@@ -410,3 +410,156 @@ mod tests {
         assert!((900..1100).contains(&creates), "{creates}");
     }
 }
+
+#[cfg(test)]
+mod plan_tests {
+    use crate::plan::{Mode, Plan, Step, cells, expand};
+
+    const TREE: &str = "[fixture]\nwidth = 2\ndepth = 3\ntables_per_namespace = 5\n";
+
+    fn plan(body: &str) -> Result<Plan, String> {
+        Plan::parse(&format!("name = \"r\"\n{body}")).map_err(|e| e.to_string())
+    }
+
+    fn roles(extra: &str) -> String {
+        format!(
+            "{TREE}table_data = true\n[matrix]\ninline = [true]\n{extra}\n[workload]\n\
+             duration_secs = 5\n\
+             [[roles]]\nname = 'readers'\nclients = 3\nrate = 50\n\
+             [roles.mix]\n'warm-read-describe-table' = 50\n'warm-read-list-tables' = 20\n\
+             [[roles]]\nname = 'writers'\nclients = 2\ntargets = 'zipf-1.1'\n\
+             [roles.mix]\n'write-create-table' = 5\n'write-update-table-metadata' = 5\n"
+        )
+    }
+
+    #[test]
+    fn a_plan_of_roles_on_a_tree_expands_into_one_cell_per_target_distribution() {
+        let p = plan(&roles("targets = ['uniform', 'hotspot-0.1']")).unwrap();
+        let steps = expand(&p, "/r");
+        let Step::Golden(g) = &steps[0] else {
+            panic!("{steps:?}")
+        };
+        assert_eq!(g.rows, 54, "warp's default tree: 14 namespaces, 40 tables");
+        assert_eq!(g.id(), "inline_true_rows_54_tree_w2_d3_t5_data");
+        let all = cells(&steps);
+        assert_eq!(all.len(), 2);
+        let ids: Vec<String> = all.iter().map(|c| c.id()).collect();
+        assert_eq!(
+            ids,
+            [
+                "roles_inline_true_rows_54_tree_w2_d3_t5_data_c_5_targets-uniform",
+                "roles_inline_true_rows_54_tree_w2_d3_t5_data_c_5_targets-hotspot-0.1"
+            ]
+        );
+        assert_ne!(all[0].key(), all[1].key());
+        let c = all[1];
+        assert_eq!(
+            c.mode,
+            Mode::Roles {
+                clients: 5,
+                duration_secs: 5
+            }
+        );
+        // The matrix's targets go to the role that names none; the other keeps its own.
+        assert_eq!(c.roles[0].targets.label(), "hotspot-0.1");
+        assert_eq!(c.roles[1].targets.label(), "zipf-1.1");
+        assert_eq!(
+            c.operation.as_str(),
+            "write-create-table",
+            "its first commit"
+        );
+        assert!(c.properties.is_empty(), "targets are no namespace property");
+        // A role's weight, rate or seed is another measurement: another key.
+        let seeded =
+            plan(&roles("").replace("duration_secs = 5\n", "duration_secs = 5\nseed = 9\n"))
+                .unwrap();
+        let one = |p: &Plan| cells(&expand(p, "/r"))[0].key();
+        assert_ne!(one(&seeded), one(&plan(&roles("")).unwrap()));
+        let heavier = plan(&roles("").replace("table' = 50", "table' = 60")).unwrap();
+        assert_ne!(one(&heavier), one(&plan(&roles("")).unwrap()));
+    }
+
+    #[test]
+    fn bad_roles_and_trees_name_their_key() {
+        let base = roles("");
+        for (text, key, want) in [
+            (
+                base.replace("[workload]\nduration_secs = 5\n", ""),
+                "workload",
+                "is missing",
+            ),
+            (
+                base.replace("clients = 3", "clients = 0"),
+                "roles[0].clients",
+                "at least 1",
+            ),
+            (
+                base.replace("rate = 50", "rate = -1"),
+                "roles[0].rate",
+                "must lie in",
+            ),
+            (
+                base.replace("'zipf-1.1'", "'zipf'"),
+                "roles[1].targets",
+                "exponent",
+            ),
+            (
+                base.replace("table' = 50", "table' = 0"),
+                "roles[0].mix",
+                "weight from 1",
+            ),
+            (
+                base.replace("'warm-read-list-tables'", "'write-table-append'"),
+                "roles[0].mix",
+                "shared table",
+            ),
+            (
+                base.replace("table_data = true\n", ""),
+                "roles[1].mix",
+                "table_data = true",
+            ),
+            (
+                base.replace("'write-create-table'", "'write-drop-namespace'"),
+                "roles[1].mix",
+                "empty namespace",
+            ),
+            (
+                base.replace("name = 'writers'", "name = 'readers'"),
+                "roles[1].name",
+                "unique",
+            ),
+            (
+                base.replace("[matrix]\n", "[matrix]\nsizes = [10]\n"),
+                "matrix.sizes",
+                "remove matrix.sizes",
+            ),
+            (
+                "[matrix]\ninline = [true]\n[continuous]\noperations = 1\n".into(),
+                "matrix.sizes",
+                "is missing",
+            ),
+            (
+                format!("{TREE}[matrix]\ntargets = ['uniform']\n[continuous]\noperations = 1\n"),
+                "matrix.targets",
+                "no [[roles]]",
+            ),
+            (
+                format!(
+                    "operation = 'write-drop-table'\n{TREE}[matrix]\ninline = [true]\n\
+                     [continuous]\noperations = 41\n"
+                ),
+                "fixture",
+                "holds 40 tables",
+            ),
+        ] {
+            let e = plan(&text).unwrap_err();
+            assert!(e.contains(key) && e.contains(want), "{key}: {e}\n{text}");
+        }
+        // A tree's tables suffice for 40 drops, one each.
+        let drops = format!(
+            "operation = 'write-drop-table'\n{TREE}[matrix]\ninline = [true]\n\
+             [continuous]\noperations = 40\n"
+        );
+        assert!(plan(&drops).is_ok());
+    }
+}

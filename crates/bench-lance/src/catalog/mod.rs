@@ -758,3 +758,20 @@ pub async fn missing_objects(
     }
     Ok(missing)
 }
+
+/// Every `object_id` in the manifest under a namespace root (latest version), as it holds
+/// them (a test's own look at what a cell left).
+pub async fn object_ids(
+    root_uri: &str,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<Vec<String>> {
+    let ds = load(&format!("{root_uri}/{MANIFEST_DIR}"), storage).await?;
+    let batch = ds.scan().project(&["object_id"])?.try_into_batch().await?;
+    let ids = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .map(|a| a.iter().flatten().map(str::to_string).collect())
+        .unwrap_or_default();
+    Ok(ids)
+}

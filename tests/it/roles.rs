@@ -1,0 +1,154 @@
+//! Cells of roles on a golden that is a tree ([fixture]): what a drop-heavy mix leaves in
+//! `__manifest` (exactly the entries its clients did not remove, looked up apart from
+//! bench's own verification), and a hot set's conflicts against uniform targets (on S3:
+//! `s3::`).
+
+use std::collections::BTreeSet;
+
+use crate::common::*;
+
+/// A tree of 2 × 2 namespaces (6), 10 tables in each leaf (40), with their data.
+pub const TREE: &str = "[fixture]\nwidth = 2\ndepth = 2\ntables_per_namespace = 10\n\
+                        table_data = true\nproperties = 1\n";
+
+/// Two roles: droppers (drops and deregistrations of tables, and describes of a hot set)
+/// and readers (listings of the tree's namespaces, namespace checks), with creations.
+pub fn drop_heavy(transports: &str) -> String {
+    format!(
+        "name = 'drops'\n{TREE}[matrix]\ninline = [false]\ntransport = [{transports}]\n\
+         [workload]\nduration_secs = 1\nseed = 7\n\
+         [[roles]]\nname = 'droppers'\nclients = 2\ntargets = 'hotspot-0.2'\n\
+         [roles.mix]\n'write-drop-table' = 6\n'write-deregister-table' = 2\n\
+         'write-declare-table' = 2\n'warm-read-describe-table' = 5\n\
+         [[roles]]\nname = 'readers'\nclients = 1\n\
+         [roles.mix]\n'warm-read-list-tables' = 1\n'cold-read-namespace-exists' = 1\n\
+         'warm-read-list-namespaces' = 1\n\
+         [run]\nkeep_runs = true\n"
+    )
+}
+
+/// A role's figures for one operation.
+pub fn role_op<'a>(r: &'a serde_json::Value, op: &str) -> &'a serde_json::Value {
+    (r["roles"].as_array().unwrap().iter())
+        .find(|f| f["operation"] == op)
+        .unwrap_or_else(|| panic!("{op} in {r}"))
+}
+
+/// The tree's ids: its namespaces and tables.
+fn tree_ids() -> (Vec<String>, Vec<String>) {
+    let f = bench_lance::plan::Fixture {
+        width: 2,
+        depth: 2,
+        tables_per_namespace: 10,
+        tables_at: bench_lance::plan::TablesAt::Leaves,
+        properties: 1,
+        names: bench_lance::plan::NameShape::Plain,
+        table_data: true,
+    };
+    (
+        (0..f.namespaces()).map(|k| f.namespace_id(k)).collect(),
+        (0..f.tables()).map(|k| f.table_id(k)).collect(),
+    )
+}
+
+#[test]
+fn a_drop_heavy_mix_leaves_exactly_the_entries_its_clients_did_not_remove() {
+    let (_d, plan, out) = plan_dir(&drop_heavy("'direct', 'rest'"));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2, "direct and rest");
+    let (namespaces, tables) = tree_ids();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["mode"], "roles", "{r}");
+        assert_eq!(r["initial_entries"], 46, "{r}");
+        let ok = |op: &str| role_op(r, op)["total_operations"].as_u64().unwrap();
+        let removed = ok("write-drop-table") + ok("write-deregister-table");
+        let declared = ok("write-declare-table");
+        assert!(removed > 0 && declared > 0, "{r}");
+        for f in r["roles"].as_array().unwrap() {
+            assert!(
+                f["attempts"].as_u64().unwrap() > 0,
+                "every operation ran: {f}"
+            );
+            // Only entries others removed are not found, and a removal whose share of the
+            // tree is gone says so once per client; nothing else fails.
+            let errors = f["errors"].as_object().unwrap();
+            let used_up = f["first_error"]
+                .as_str()
+                .is_some_and(|e| e.contains("is removed"));
+            assert!(
+                errors
+                    .keys()
+                    .all(|k| k == "not_found" || (k == "other" && used_up)),
+                "{f}"
+            );
+        }
+        // Apart from bench's verification: the copy holds every namespace, every table
+        // but exactly as many as were removed (only tables, none twice), and each table
+        // declared, once.
+        let root = out
+            .join("store/runs")
+            .join(r["bench_tag"].as_str().unwrap());
+        let ids = rt
+            .block_on(bench_lance::catalog::object_ids(
+                root.to_str().unwrap(),
+                &Default::default(),
+            ))
+            .unwrap();
+        let held: BTreeSet<&String> = ids.iter().collect();
+        assert_eq!(held.len(), ids.len(), "no entry twice");
+        assert!(namespaces.iter().all(|n| held.contains(n)), "{ids:?}");
+        let gone = tables.iter().filter(|t| !held.contains(t)).count() as u64;
+        assert_eq!(gone, removed, "{r}");
+        let created = ids.iter().filter(|i| i.contains("bench_d")).count() as u64;
+        assert_eq!(created, declared, "{r}");
+        assert_eq!(ids.len() as u64, 46 - removed + declared, "{r}");
+        assert_eq!(
+            r["manifest_rows_after"].as_u64().unwrap(),
+            46 - removed + declared
+        );
+    }
+    let roles_csv = std::fs::read_to_string(out.join("roles.csv")).unwrap();
+    assert_eq!(roles_csv.lines().count(), 1 + 2 * 7, "{roles_csv}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Roles"), "{report}");
+    assert!(
+        report.contains("role_roles_inline_false_rows_46"),
+        "{report}"
+    );
+}
+
+/// Property updates of the tree's tables by three clients: drawn from a zipf hot set
+/// (exponent 3: the first table takes 83 % of them) they conflict more often than drawn
+/// uniformly over the 40 tables.
+#[test]
+fn a_hot_set_conflicts_more_than_uniform_targets() {
+    let (_d, plan, out) = plan_dir(&format!(
+        "name = 'hot'\n{TREE}[matrix]\ninline = [false]\ntargets = ['uniform', 'zipf-3']\n\
+         [workload]\nduration_secs = 2\n\
+         [[roles]]\nname = 'writers'\nclients = 3\n\
+         [roles.mix]\n'write-update-table-metadata' = 1\n"
+    ));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    let share = |targets: &str| {
+        let r = (records.iter())
+            .find(|r| r["bench_tag"].as_str().unwrap().ends_with(targets))
+            .unwrap();
+        assert_eq!(r["verified"], true, "{r}");
+        let f = role_op(r, "write-update-table-metadata");
+        assert_eq!(f["targets"], targets, "{r}");
+        let conflicts = f["errors"]["conflict"].as_u64().unwrap_or(0);
+        assert_eq!(r["conflict_errors"].as_u64().unwrap(), conflicts, "{r}");
+        conflicts as f64 / f["attempts"].as_f64().unwrap()
+    };
+    let (uniform, zipf) = (share("uniform"), share("zipf-3"));
+    assert!(
+        zipf > 0.0 && zipf > uniform,
+        "zipf {zipf} vs uniform {uniform}"
+    );
+}
