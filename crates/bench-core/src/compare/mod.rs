@@ -10,6 +10,7 @@ pub mod counts;
 mod explain;
 mod json;
 pub mod precision;
+mod roles;
 mod table;
 pub mod variants;
 
@@ -333,6 +334,8 @@ pub struct Row {
     pub pairs: Option<PairsBehind>,
     /// What moved of an operation's time (`explain`), said beside a time verdict.
     pub explanation: Option<String>,
+    /// One (role, operation) of a cell of roles, beside the cell's own row.
+    pub of_role: bool,
 }
 
 /// The pairs behind a paired row.
@@ -612,6 +615,7 @@ fn row(
         changes,
         pairs: None,
         explanation: None,
+        of_role: false,
     }
 }
 
@@ -724,6 +728,7 @@ pub fn compare(
             c.rows.push(r);
         }
         c.counts.extend(counts::count_row(tag, &xa.reps, &xb.reps));
+        (c.rows).extend(roles::rows((&xa.reps, &xb.reps), false, (t, between)));
         if let (Some(fa), Some(fb)) = (side(xa, true), side(xb, true)) {
             c.read_rows
                 .push(unpaired_row(tag, (fa, fb), (t, between), "reads/s"));
@@ -784,6 +789,7 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             rows.push(r);
         }
         c.counts.extend(counts::count_row(tag, &pa, &pb));
+        c.rows.extend(roles::rows((&pa, &pb), true, (t, 0.0)));
         if let (Some(a), Some(b)) = (io_figures(&pa), io_figures(&pb)) {
             c.io_rows.push(IoRow {
                 cell: tag.to_string(),
@@ -908,7 +914,20 @@ fn paired_row(
         });
         return r;
     }
-    let enough = pa.len() >= MIN_REPETITIONS;
+    run_pairs_row(cell, (fa, fb), pa.len(), secs, t, per_sec)
+}
+
+/// A row of pairs of whole runs (repetition `i` of A with repetition `i` of B): the paired
+/// t-test on their log ratios, figure by figure.
+fn run_pairs_row(
+    cell: &str,
+    (fa, fb): (Figures, Figures),
+    runs: usize,
+    secs: f64,
+    t: f64,
+    per_sec: &'static str,
+) -> Row {
+    let enough = runs >= MIN_REPETITIONS;
     let tests = std::array::from_fn(|i| {
         let enough = enough && fa.testable(i) && fb.testable(i);
         let pairs: Vec<(f64, f64)> = fa.values[i]
@@ -932,8 +951,8 @@ fn paired_row(
     let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
     r.pairs = Some(PairsBehind {
         pairing: "runs",
-        pairs: pa.len(),
-        runs: pa.len(),
+        pairs: runs,
+        runs,
         secs,
     });
     r

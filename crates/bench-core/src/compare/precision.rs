@@ -113,7 +113,9 @@ pub fn decided(cell: &Cell, records: &[Record], threshold: f64) -> bool {
 /// runs were noisier than the pilot's).
 pub fn notes(c: &Comparison, state: &State, until: Until, budget: Duration) -> Vec<String> {
     let mut out = Vec::new();
-    for r in c.rows.iter().chain(&c.read_rows) {
+    // The cells the rule ran (not the rows of a cell of roles' operations, which it did not
+    // look at).
+    for r in c.rows.iter().chain(&c.read_rows).filter(|r| !r.of_role) {
         let runs = r.pairs.as_ref().map_or(0, |p| p.runs);
         let pct = |x: f64| (x - 1.0) * 100.0;
         let decided = state.cells.get(&r.cell).and_then(|s| s.precision);

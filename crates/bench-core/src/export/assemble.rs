@@ -240,9 +240,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         manifest_rows_after: v.rows_after,
         verified: v.error.is_none(),
         verify_error: v.error,
-        reads: cell
-            .mode
-            .mixed_reads()
+        reads: (cell.mode.mixed_reads())
             .map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, m.io_known)),
         throttled_errors: m.throttled,
         network_errors: m.network_errors,
@@ -277,9 +275,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
         trace: None,
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
-        build_digest: p
-            .digest
-            .map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string()),
+        build_digest: (p.digest).map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string()),
         lance_revision: p.versions.lance_revision.clone(),
         wall_ms: None,
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),

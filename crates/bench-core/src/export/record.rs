@@ -432,6 +432,31 @@ pub struct TableState {
 pub(crate) mod tests {
     use super::*;
 
+    /// One (role, operation)'s figures: 2,000 operations at `tps` a second, no failure.
+    pub fn role(role: &str, operation: Operation, tps: f64) -> RoleFigures {
+        RoleFigures {
+            role: role.into(),
+            operation,
+            weight: 1,
+            clients: 2,
+            rate: None,
+            targets: "uniform".into(),
+            attempts: 2000,
+            total_operations: 2000,
+            throughput_ops_per_sec: tps,
+            avg_latency_ms: 1000.0 / tps,
+            p50_latency_ms: 1000.0 / tps,
+            p90_latency_ms: 1000.0 / tps,
+            p99_latency_ms: 2000.0 / tps,
+            max_latency_ms: 3000.0 / tps,
+            errors: Default::default(),
+            first_error: None,
+            requests_per_op: None,
+            round_trips_per_op: None,
+            series: None,
+        }
+    }
+
     /// A record with plausible figures, for the tests of what is derived from records.
     pub fn record(mode: ModeKind, variant: Variant, rows: u64, c: u32, tag: &str) -> Record {
         Record {

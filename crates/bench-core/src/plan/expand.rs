@@ -208,11 +208,10 @@ fn role_cells(r: &super::Roles) -> Vec<(Mode, Vec<super::Role>, Option<String>)>
         .collect()
 }
 
-/// The operation a cell of roles records as its own: the first commit of a role's mix (its
-/// headline figures are the commits'), or its first operation.
+/// The operation a cell of roles records as its own: its first role's first operation (its
+/// headline figures are every role's operations together).
 fn headline(roles: &[super::Role]) -> Option<super::Operation> {
-    let ops = || roles.iter().flat_map(|r| r.mix.iter().map(|&(op, _)| op));
-    ops().find(|op| op.is_write()).or_else(|| ops().next())
+    roles.first().map(|r| r.mix[0].0)
 }
 
 /// Closed loop alone, or each offered load.

@@ -294,8 +294,8 @@ fn mix(
     if raw.is_empty() {
         return Err(invalid(
             key,
-            "lists no operation; give each a weight, e.g. { \"warm-read-describe-table\" = 50, \
-             \"write-create-table\" = 5 }",
+            "lists no operation; give each operation a weight under [roles.mix], e.g. \
+             \"warm-read-describe-table\" = 50",
         ));
     }
     let mut out = Vec::new();
@@ -465,8 +465,8 @@ mod plan_tests {
         assert_eq!(c.roles[1].targets.label(), "zipf-1.1");
         assert_eq!(
             c.operation.as_str(),
-            "write-create-table",
-            "its first commit"
+            "warm-read-describe-table",
+            "its first role's first operation"
         );
         assert!(c.properties.is_empty(), "targets are no namespace property");
         // A role's weight, rate or seed is another measurement: another key.

@@ -472,7 +472,7 @@ fn attempt_timeout(secs: f64, cell_timeout_secs: u64) -> Result<u64, PlanError> 
     Ok((secs * 1000.0).round() as u64)
 }
 
-pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
+pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
     let name = check_name(&raw.name)?;
     if let Some(root) = &raw.root
         && root.trim().is_empty()
@@ -487,17 +487,7 @@ pub(super) fn validate(raw: RawPlan) -> Result<Plan, PlanError> {
         "operation",
         Operation::CreateNamespace,
     )?;
-    let fixtures = match raw.fixture {
-        Some(f) => super::fixture::fixtures(f)?,
-        None => Vec::new(),
-    };
-    let sizes = sizes(raw.matrix.sizes, !fixtures.is_empty(), raw.rest.as_ref())?;
-    let roles = roles(
-        raw.roles,
-        raw.workload,
-        raw.matrix.targets,
-        fixtures.first(),
-    )?;
+    let (sizes, fixtures, roles) = goldens(&mut raw)?;
     let page_size = page_size(raw.page_size, operation, raw.mixed.as_ref(), roles.as_ref())?;
     let inline = raw.matrix.inline.unwrap_or_else(|| vec![true, false]);
     check_list("matrix.inline", &inline)?;
@@ -614,6 +604,29 @@ fn page_size(
         ));
     }
     Ok(Some(n as u32))
+}
+
+/// What the goldens hold (flat sizes, or trees) and the plan's roles, taken from `raw`.
+type Goldens = (Vec<u64>, Vec<super::Fixture>, Option<super::Roles>);
+
+fn goldens(raw: &mut RawPlan) -> Result<Goldens, PlanError> {
+    let fixtures = match raw.fixture.take() {
+        Some(f) => super::fixture::fixtures(f)?,
+        None => Vec::new(),
+    };
+    let sizes = sizes(
+        raw.matrix.sizes.take(),
+        !fixtures.is_empty(),
+        raw.rest.as_ref(),
+    )?;
+    let (roles_raw, workload) = (std::mem::take(&mut raw.roles), raw.workload.take());
+    let roles = roles(
+        roles_raw,
+        workload,
+        raw.matrix.targets.take(),
+        fixtures.first(),
+    )?;
+    Ok((sizes, fixtures, roles))
 }
 
 /// `matrix.sizes`: required without a `[fixture]` (whose tree says the goldens' rows), and

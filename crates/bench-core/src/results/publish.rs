@@ -157,7 +157,8 @@ pub fn rows(records: &[Record], ctx: &Context) -> Rows {
             },
         };
         out.rows.push(row(&cell, &runs, name.clone(), ctx, time));
-        for (suffix, metric) in counts(&runs) {
+        let counts = counts(&runs).into_iter().map(|(s, m)| (s.to_string(), m));
+        for (suffix, metric) in counts.chain(roles(&runs)) {
             out.rows
                 .push(row(&cell, &runs, format!("{name}/{suffix}"), ctx, metric));
         }
@@ -208,6 +209,32 @@ pub fn dut_version(r: &Record) -> String {
         }
         _ => r.lance_version.clone(),
     }
+}
+
+/// A cell of roles: each (role, operation) of its mix as a row of its own beside the cell's,
+/// named `<the cell's name>/<role>/<operation>`: its p50 latency in nanoseconds in each run
+/// (lower is better), where every run had a successful one.
+fn roles(runs: &[&Record]) -> Vec<(String, Metric)> {
+    let Some(first) = runs.first().and_then(|r| r.roles.as_ref()) else {
+        return Vec::new();
+    };
+    (first.iter().enumerate())
+        .filter_map(|(i, f)| {
+            let values: Option<Vec<f64>> = (runs.iter())
+                .map(|r| {
+                    let g = r.roles.as_ref()?.get(i)?;
+                    (g.total_operations > 0).then_some(g.p50_latency_ms * 1e6)
+                })
+                .collect();
+            let metric = Metric {
+                values: values?,
+                units: UNITS,
+                what: "nanoseconds: the (role, operation)'s p50_latency_ms × 1e6 in each \
+                       verified run, in order",
+            };
+            Some((format!("{}/{}", f.role, f.operation), metric))
+        })
+        .collect()
 }
 
 /// What a row holds: each run's value, in what units, said in its metadata.
@@ -438,7 +465,7 @@ fn metadata(first: &Record, runs: &[&Record], what: &str) -> serde_json::Value {
 mod tests {
     use super::*;
     use crate::export::record::tests::record;
-    use crate::plan::{ModeKind, Variant};
+    use crate::plan::{ModeKind, Operation, Variant};
 
     fn ctx(host: &str) -> Context {
         Context {
@@ -474,6 +501,36 @@ mod tests {
                 r
             })
             .collect()
+    }
+
+    #[test]
+    fn a_cell_of_roles_has_a_row_per_role_and_operation_by_its_p50() {
+        let mut recs = runs(&[100.0, 110.0]);
+        for (r, tps) in recs.iter_mut().zip([400.0, 500.0]) {
+            r.mode = ModeKind::Roles;
+            r.roles = Some(vec![
+                crate::export::record::tests::role(
+                    "readers",
+                    Operation::ListTables { cold: false },
+                    tps,
+                ),
+                crate::export::record::tests::role("writers", Operation::CreateTable, 50.0),
+            ]);
+        }
+        recs[1].roles.as_mut().unwrap()[1].total_operations = 0;
+        let host = recs[0].hostname.clone();
+        let out = rows(&recs, &ctx(&host));
+        let names: Vec<&str> = out.rows.iter().map(|r| r.benchmark_name.as_str()).collect();
+        let cell = format!("manifest/{}/file/direct/cont_a", recs[0].plan);
+        assert_eq!(
+            names,
+            [
+                cell.clone(),
+                format!("{cell}/readers/warm-read-list-tables")
+            ]
+        );
+        // p50 in nanoseconds, run by run; the writers' row is left out, a run had none.
+        assert_eq!(out.rows[1].values, vec![2.5e6, 2e6]);
     }
 
     #[test]

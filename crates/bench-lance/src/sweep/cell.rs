@@ -197,12 +197,9 @@ async fn verification(
         };
         t.of(cell.operation, i, false, names).ok()
     };
-    let ids: Vec<String> = match change {
-        Some(_) => (m.committed.iter().filter_map(named))
-            .map(|a| a.id)
-            .collect(),
-        None => Vec::new(),
-    };
+    let ids: Vec<String> = (m.committed.iter().filter(|_| change.is_some()))
+        .filter_map(|c| named(c).map(|a| a.id))
+        .collect();
     // Property updates: each worker's key and its last acknowledged index.
     let mut properties = BTreeMap::new();
     if effect == Effect::TableProperty {

@@ -239,8 +239,10 @@ impl Session {
                     let why = "every operation of its role's mix has nothing left to name";
                     (0, c.role.mix[0].0, Err(why.to_string()))
                 });
-            let read = !op.is_write();
-            counts[usize::from(read)] += 1;
+            // A role's operations are all the cell's own (its record's headline figures);
+            // `roles` has each apart.
+            let read = false;
+            counts[usize::from(!op.is_write())] += 1;
             return Planned {
                 op,
                 read,
@@ -323,7 +325,7 @@ impl Session {
         while done < self.args.warmup && k < self.args.warmup.saturating_mul(100) {
             let p = self.plan(k, &mut counts, true);
             k += 1;
-            if reads_only && !p.read {
+            if reads_only && p.op.is_write() {
                 continue;
             }
             done += 1;
