@@ -201,20 +201,25 @@ pub(super) struct RawRole {
     pub targets: Option<String>,
 }
 
-/// The roles and workload of a plan, checked; `targets`: the matrix's distributions, for
-/// roles that do not name their own (their cells one per value).
+/// `[[roles]]`, `[workload]` and `matrix.targets` (the distributions of the roles that
+/// name none of their own, a cell each), checked.
 pub(super) fn roles(
     raw: Vec<RawRole>,
     workload: Option<RawWorkload>,
+    targets: Option<Vec<String>>,
     fixture: Option<&Fixture>,
-) -> Result<Option<(Vec<Role>, Vec<bool>, Workload)>, PlanError> {
+) -> Result<Option<super::Roles>, PlanError> {
     if raw.is_empty() {
-        return match workload {
-            Some(_) => Err(invalid(
+        return match (workload, targets) {
+            (Some(_), _) => Err(invalid(
                 "workload",
                 "says how long roles run, and the plan has no [[roles]]; add roles or remove it",
             )),
-            None => Ok(None),
+            (None, Some(_)) => Err(invalid(
+                "matrix.targets",
+                "varies the targets of roles, and the plan has no [[roles]]; remove it",
+            )),
+            (None, None) => Ok(None),
         };
     }
     let Some(w) = workload else {
@@ -282,7 +287,34 @@ pub(super) fn roles(
         duration_secs,
         seed: w.seed.unwrap_or(1),
     };
-    Ok(Some((out, own_targets, workload)))
+    let targets = matrix_targets(targets, &own_targets)?;
+    Ok(Some(super::Roles {
+        roles: out,
+        own_targets,
+        targets,
+        workload,
+    }))
+}
+
+/// `matrix.targets`: distributions, for a plan with a role that names none.
+fn matrix_targets(
+    targets: Option<Vec<String>>,
+    own_targets: &[bool],
+) -> Result<Vec<Distribution>, PlanError> {
+    let Some(list) = targets else {
+        return Ok(Vec::new());
+    };
+    super::checks::check_list("matrix.targets", &list)?;
+    if own_targets.iter().all(|&own| own) {
+        return Err(invalid(
+            "matrix.targets",
+            "varies the targets of roles that name none, and every role names its own; \
+             remove it or a role's `targets`",
+        ));
+    }
+    (list.iter())
+        .map(|t| Distribution::parse(t).map_err(|e| invalid("matrix.targets", e)))
+        .collect()
 }
 
 /// A role's `mix`: operation name → weight, each operation one a role can run.

@@ -619,13 +619,9 @@ fn goldens(raw: &mut RawPlan) -> Result<Goldens, PlanError> {
         !fixtures.is_empty(),
         raw.rest.as_ref(),
     )?;
-    let (roles_raw, workload) = (std::mem::take(&mut raw.roles), raw.workload.take());
-    let roles = roles(
-        roles_raw,
-        workload,
-        raw.matrix.targets.take(),
-        fixtures.first(),
-    )?;
+    let (roles, workload) = (std::mem::take(&mut raw.roles), raw.workload.take());
+    let targets = raw.matrix.targets.take();
+    let roles = super::role::roles(roles, workload, targets, fixtures.first())?;
     Ok((sizes, fixtures, roles))
 }
 
@@ -653,46 +649,6 @@ fn sizes(
             Ok(sizes)
         }
     }
-}
-
-/// `[[roles]]`, `[workload]` and `matrix.targets`.
-fn roles(
-    raw: Vec<super::role::RawRole>,
-    workload: Option<super::role::RawWorkload>,
-    targets: Option<Vec<String>>,
-    fixture: Option<&super::Fixture>,
-) -> Result<Option<super::Roles>, PlanError> {
-    let Some((roles, own_targets, workload)) = super::role::roles(raw, workload, fixture)? else {
-        return match targets {
-            Some(_) => Err(invalid(
-                "matrix.targets",
-                "varies the targets of roles, and the plan has no [[roles]]; remove it",
-            )),
-            None => Ok(None),
-        };
-    };
-    let targets = match targets {
-        None => Vec::new(),
-        Some(list) => {
-            check_list("matrix.targets", &list)?;
-            if own_targets.iter().all(|&own| own) {
-                return Err(invalid(
-                    "matrix.targets",
-                    "varies the targets of roles that name none, and every role names its \
-                     own; remove it or a role's `targets`",
-                ));
-            }
-            (list.iter())
-                .map(|t| super::Distribution::parse(t).map_err(|e| invalid("matrix.targets", e)))
-                .collect::<Result<_, _>>()?
-        }
-    };
-    Ok(Some(super::Roles {
-        roles,
-        own_targets,
-        targets,
-        workload,
-    }))
 }
 
 /// `matrix.sizes`: each at least 1 row, except for an external server's catalog, which may

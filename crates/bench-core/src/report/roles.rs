@@ -69,8 +69,9 @@ fn over_time(c: &CellRecords<'_>) -> Vec<Chart> {
 /// against the tables of the listed namespace, a line per operation (warm, cold) and page
 /// size. None where fewer than two sizes were measured.
 fn listing(cells: &[CellRecords<'_>]) -> Option<Chart> {
-    let mut lines: std::collections::BTreeMap<String, (Vec<(f64, f64)>, Vec<(f64, f64)>)> =
-        Default::default();
+    // Each line's p50 and p99 points.
+    type Points = Vec<(f64, f64)>;
+    let mut lines: std::collections::BTreeMap<String, (Points, Points)> = Default::default();
     for c in cells {
         let first = c.first();
         let (Some(f), Some(roles)) = (&first.fixture, &first.roles) else {
