@@ -152,3 +152,96 @@ fn a_hot_set_conflicts_more_than_uniform_targets() {
         "zipf {zipf} vs uniform {uniform}"
     );
 }
+
+/// One writer declaring tables at 20 a second in one namespace, two readers listing it.
+fn freshness(transports: &str, servers: &str) -> String {
+    format!(
+        "name = 'fresh'\n[fixture]\nwidth = 1\ndepth = 1\ntables_per_namespace = 10\n\
+         [matrix]\ninline = [false]\ntransport = [{transports}]\nservers = [{servers}]\n\
+         [workload]\nduration_secs = 2\n\
+         [[roles]]\nname = 'writer'\nclients = 1\nrate = 20\n[roles.mix]\n'write-declare-table' = 1\n\
+         [[roles]]\nname = 'readers'\nclients = 2\n[roles.mix]\n'warm-read-list-tables' = 1\n"
+    )
+}
+
+/// The record's consistency findings, with the readers' listing latency (p99, max).
+fn consistency(r: &serde_json::Value) -> (&serde_json::Value, f64, f64) {
+    let c = &r["consistency"];
+    assert!(c.is_object(), "{r}");
+    assert!(
+        c["reads"].as_u64().unwrap() > 0 && c["creations"].as_u64().unwrap() > 0,
+        "{c}"
+    );
+    let list = role_op(r, "warm-read-list-tables");
+    let ms = |k: &str| list[k].as_f64().unwrap();
+    (c, ms("p99_latency_ms"), ms("max_latency_ms"))
+}
+
+/// Directly and through one and three REST servers, on lance 14.0.2 (which reloads on
+/// every read): every listing begun after a creation's acknowledgement sees it, no reader
+/// goes backwards or sees what no one created, and a creation is first seen within about one
+/// listing of its acknowledgement.
+#[test]
+fn readers_see_every_acknowledged_creation_directly_and_through_rest() {
+    let (_d, plan, out) = plan_dir(&freshness("'direct', 'rest'", "1, 3"));
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 3, "direct, rest × 1, rest × 3");
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        let (c, _, list_max) = consistency(r);
+        for k in [
+            "stale_reads",
+            "monotonic_violations",
+            "read_your_writes_violations",
+            "phantoms",
+        ] {
+            assert_eq!(c[k], 0, "{k}: {c}");
+        }
+        assert!(c["first_violation"].is_null(), "{c}");
+        // The next listing after an acknowledgement starts within one listing's time.
+        let lag = c["lag_max_ms"].as_f64().unwrap();
+        assert!(
+            lag <= list_max + 1.0,
+            "lag {lag} ms, listings up to {list_max} ms: {c}"
+        );
+    }
+}
+
+/// The planted cache of `bench serve` (`BENCH_SERVE_CACHE_MS`, a test fixture): listings
+/// answered from a view refreshed every 200 ms miss what was acknowledged since, and the
+/// checker counts those stale reads, names one, and measures the lag the cache makes
+/// (creations at evenly spaced times: half the period at the median, the period at most).
+#[test]
+fn a_planted_cache_shows_as_lag_and_stale_reads() {
+    let (_d, plan, out) = plan_dir(&freshness("'rest'", "1"));
+    let mut cmd = bench();
+    cmd.env(bench_lance::server::CACHE_ENV, "200");
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let (c, list_p99, _) = consistency(r);
+    assert!(c["stale_reads"].as_u64().unwrap() > 0, "{c}");
+    let named = c["first_violation"].as_str().unwrap();
+    assert!(
+        named.starts_with("client ")
+            && named.contains("listed ns_0 at +")
+            && named.contains("not #"),
+        "{named}"
+    );
+    assert_eq!(
+        c["monotonic_violations"], 0,
+        "one server's view never goes back: {c}"
+    );
+    let (p50, max) = (
+        c["lag_p50_ms"].as_f64().unwrap(),
+        c["lag_max_ms"].as_f64().unwrap(),
+    );
+    assert!((60.0..=140.0 + list_p99).contains(&p50), "p50 {p50}: {c}");
+    assert!(
+        (150.0..=200.0 + list_p99 + 20.0).contains(&max),
+        "max {max}: {c}"
+    );
+}

@@ -93,6 +93,7 @@ impl Fold {
                 r.first_error = op.err.clone();
             }
         }
+        self.history(idx, op, class);
         if let Some(target) = &op.target
             && (op.ok || class == ErrorClass::Timeout)
         {
@@ -240,6 +241,43 @@ impl Fold {
         };
         *count += 1;
         *first = first.take().or(op.err);
+    }
+
+    /// A role's creation (acknowledged, or abandoned: indeterminate) or listing of tables,
+    /// into the cell's history.
+    fn history(&mut self, idx: usize, op: &OpReport, class: ErrorClass) {
+        use crate::consistency::{Op, What, created_index};
+        let (Some([start_us, end_us]), Some(target)) = (op.at_us, &op.target) else {
+            return;
+        };
+        let client = self.worker_ids[idx];
+        let what = match &op.seen {
+            Some(seen) if op.ok => What::Listed {
+                namespace: target.clone(),
+                seen: seen.clone(),
+            },
+            Some(_) => return,
+            None => {
+                let (namespace, name) = target.rsplit_once('$').unwrap_or(("", target));
+                let Some((_, n)) = created_index(name) else {
+                    return;
+                };
+                if !(op.ok || class == ErrorClass::Timeout) {
+                    return;
+                }
+                What::Created {
+                    namespace: namespace.to_string(),
+                    n,
+                    acknowledged: op.ok,
+                }
+            }
+        };
+        self.m.history.push(Op {
+            client,
+            start_us,
+            end_us,
+            what,
+        });
     }
 
     /// The pair's pacing found something wrong with this arm's workers.
@@ -483,6 +521,8 @@ mod tests {
             lag_ms: None,
             op: None,
             target: None,
+            at_us: None,
+            seen: None,
         })
     }
 

@@ -11,6 +11,7 @@
 pub mod answer;
 pub mod clock;
 pub mod compare;
+pub mod consistency;
 pub mod display;
 pub mod error;
 pub mod export;

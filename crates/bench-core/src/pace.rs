@@ -463,6 +463,8 @@ mod tests {
             lag_ms: None,
             op: None,
             target: None,
+            at_us: None,
+            seen: None,
         }
     }
 

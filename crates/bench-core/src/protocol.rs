@@ -280,6 +280,14 @@ pub struct OpReport {
     /// set, `<id>#<key>=<value>`), for verification.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// A client of a role: its start and end on the host's wall clock (µs since the epoch),
+    /// for the history the consistency checker reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_us: Option<[u64; 2]>,
+    /// A role's listing of a namespace's tables (`target`: the namespace): what it saw of
+    /// each writer's creations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<Vec<crate::consistency::Seen>>,
 }
 
 /// What a client of a role runs: its role (with the cell's targets), the role's place among
@@ -605,6 +613,8 @@ mod tests {
                 lag_ms: None,
                 op: None,
                 target: None,
+                at_us: None,
+                seen: None,
             }),
             Event::Op(OpReport {
                 i: 4,
@@ -628,6 +638,8 @@ mod tests {
                 lag_ms: Some(0.25),
                 op: Some(2),
                 target: Some("ns_0$table_1".into()),
+                at_us: None,
+                seen: None,
             }),
             Event::Paused,
             Event::Trace {
@@ -683,6 +695,8 @@ mod tests {
                 lag_ms: None,
                 op: None,
                 target: None,
+                at_us: None,
+                seen: None,
             })
         );
         assert_eq!(alone.w, None);

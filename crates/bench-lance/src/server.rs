@@ -33,7 +33,21 @@ struct Timed {
     /// Calls served in the process's life, and [`SERVER_EXIT_AFTER_ENV`].
     served: AtomicU64,
     exit_after: Option<u64>,
+    /// [`CACHE_ENV`]: listings of tables answered from a view at most this old, each
+    /// request's own (its namespace, page and limit), refreshed when older.
+    cache: Option<(
+        std::time::Duration,
+        Mutex<std::collections::HashMap<String, Cached>>,
+    )>,
 }
+
+/// A listing as the planted cache keeps it: when it was fetched, and what it said.
+type Cached = (Instant, ListTablesResponse);
+
+/// Test fixture: a server answers listings of tables from a view refreshed every this many
+/// ms (a caching layer in front of lance's namespace, as a metadata cache would be), so that
+/// what readers miss meanwhile is known. Off unless set; never for a measurement.
+pub const CACHE_ENV: &str = "BENCH_SERVE_CACHE_MS";
 
 impl Timed {
     fn now_us(&self) -> u64 {
@@ -55,6 +69,26 @@ impl Timed {
         if self.exit_after.is_some_and(|n| served >= n) {
             std::process::exit(3);
         }
+    }
+
+    /// A listing of tables, from the planted view where there is one ([`CACHE_ENV`]).
+    async fn cached_list_tables(&self, request: ListTablesRequest) -> Result<ListTablesResponse> {
+        let Some((period, views)) = &self.cache else {
+            return self.inner.list_tables(request).await;
+        };
+        let key = format!(
+            "{:?}|{:?}|{:?}",
+            request.id, request.page_token, request.limit
+        );
+        if let Some((at, r)) = views.lock().expect("views").get(&key)
+            && at.elapsed() < *period
+        {
+            return Ok(r.clone());
+        }
+        let r = self.inner.list_tables(request).await?;
+        let fetched = (Instant::now(), r.clone());
+        views.lock().expect("views").insert(key, fetched);
+        Ok(r)
     }
 
     /// Forget what was served so far (the cell's window begins).
@@ -87,6 +121,11 @@ impl Timed {
 macro_rules! timed {
     (@mutation manifest) => { true };
     (@mutation other) => { false };
+    (@mutation cached) => { false };
+    (@call cached $s:ident $name:ident $request:ident) => { $s.cached_list_tables($request).await };
+    (@call $kind:ident $s:ident $name:ident $request:ident $(, $data:ident)?) => {
+        $s.inner.$name($request $(, $data)?).await
+    };
     ($( $kind:ident $name:ident($req:ty $(, $data:ident)?) -> $resp:ty; )*) => {
         #[async_trait]
         impl LanceNamespace for Timed {
@@ -96,7 +135,7 @@ macro_rules! timed {
             $(
                 async fn $name(&self, request: $req $(, $data: Bytes)?) -> Result<$resp> {
                     let entered = self.now_us();
-                    let r = self.inner.$name(request $(, $data)?).await;
+                    let r = timed!(@call $kind self $name request $(, $data)?);
                     self.note(entered, timed!(@mutation $kind), r.is_ok());
                     r
                 }
@@ -111,7 +150,7 @@ timed! {
     manifest create_namespace(CreateNamespaceRequest) -> CreateNamespaceResponse;
     manifest drop_namespace(DropNamespaceRequest) -> DropNamespaceResponse;
     other namespace_exists(NamespaceExistsRequest) -> ();
-    other list_tables(ListTablesRequest) -> ListTablesResponse;
+    cached list_tables(ListTablesRequest) -> ListTablesResponse;
     other describe_table(DescribeTableRequest) -> DescribeTableResponse;
     manifest register_table(RegisterTableRequest) -> RegisterTableResponse;
     other table_exists(TableExistsRequest) -> ();
@@ -213,6 +252,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         failed: AtomicU64::new(0),
         served: AtomicU64::new(0),
         exit_after: (std::env::var(SERVER_EXIT_AFTER_ENV).ok()).and_then(|v| v.trim().parse().ok()),
+        cache: (std::env::var(CACHE_ENV).ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|ms| {
+                (
+                    std::time::Duration::from_millis(ms),
+                    Mutex::new(Default::default()),
+                )
+            }),
     });
     let config = RestAdapterConfig {
         host: args.bind.clone(),

@@ -286,7 +286,19 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms)),
+        consistency: consistency(m),
     }
+}
+
+/// A cell whose history has both creations and listings: the checker's findings, times told
+/// from its first operation.
+fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
+    use crate::consistency::What;
+    let h = &m.history;
+    let lists = h.iter().any(|o| matches!(o.what, What::Listed { .. }));
+    let creates = h.iter().any(|o| matches!(o.what, What::Created { .. }));
+    let t0 = h.iter().map(|o| o.start_us).min()?;
+    (lists && creates).then(|| crate::consistency::check(h, t0))
 }
 
 /// A cell of roles: every (role, operation of its mix), in the plan's order, with what it

@@ -230,6 +230,10 @@ pub struct Record {
     /// A cell of roles: one entry per (role, operation of its mix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<RoleFigures>>,
+    /// A cell of roles that creates tables and lists them: what its readers saw against
+    /// what its writers committed (`consistency::check`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<crate::consistency::Consistency>,
 }
 
 /// What one operation of one role of a cell measured.
@@ -545,6 +549,7 @@ pub(crate) mod tests {
             open_loop: OpenLoopFigures::default(),
             fixture: None,
             roles: None,
+            consistency: None,
         }
     }
 

@@ -167,6 +167,28 @@ pub fn section(cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
             ));
         }
         s.push('\n');
+        if let Some(c) = &first.consistency {
+            let ms = |x: Option<f64>| x.map_or("–".into(), |v| format!("{v:.1}"));
+            s.push_str(&format!(
+                "What readers saw: {} listings against {} creations ({} indeterminate); \
+                 visibility lag p50 {} ms, p99 {} ms, max {} ms; {} stale reads ({:.2} %), {} \
+                 monotonic and {} read-your-writes violations, {} phantoms{}.\n\n",
+                c.reads,
+                c.creations,
+                c.indeterminate,
+                ms(c.lag_p50_ms),
+                ms(c.lag_p99_ms),
+                ms(c.lag_max_ms),
+                c.stale_reads,
+                c.stale_rate * 100.0,
+                c.monotonic_violations,
+                c.read_your_writes_violations,
+                c.phantoms,
+                c.first_violation
+                    .as_ref()
+                    .map_or(String::new(), |v| format!("; first: {v}"))
+            ));
+        }
     }
     for c in charts
         .iter()

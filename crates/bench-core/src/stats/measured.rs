@@ -75,6 +75,9 @@ pub struct Measured {
     pub roles: std::collections::BTreeMap<(u32, u32), RoleOp>,
     /// A cell of roles: its commits that named an entry, acknowledged or abandoned.
     pub written: Vec<Written>,
+    /// A cell of roles: its creations and listings of tables, on the wall clock, for the
+    /// consistency checker.
+    pub history: Vec<crate::consistency::Op>,
 }
 
 /// What one operation of one role measured.

@@ -342,8 +342,9 @@ pub struct RoleTargets {
     /// operation.
     pickers: std::collections::HashMap<(u8, u64), crate::plan::Picker>,
     distribution: crate::plan::Distribution,
-    /// Removals this client has made.
+    /// Removals and creations this client has made (a creation's name carries its index).
     removals: u64,
+    creations: u64,
 }
 
 impl RoleTargets {
@@ -362,6 +363,7 @@ impl RoleTargets {
             pickers: Default::default(),
             distribution: d,
             removals: 0,
+            creations: 0,
         }
     }
 
@@ -381,7 +383,9 @@ impl RoleTargets {
         Ok(match op.describe().names {
             Names::Creates(prefix) => {
                 let parent = g.parent_id(op, self.draw(0, g.parents_of(op), rng));
-                Aim::entry(child(&parent, created(prefix, w, k, &self.names)))
+                self.creations += 1;
+                let name = created(prefix, w, self.creations - 1, &self.names);
+                Aim::entry(child(&parent, name))
             }
             Names::ReadsGolden(entry) => {
                 let n = g.count(entry);
@@ -505,19 +509,22 @@ impl<'a> Inputs<'a> {
 }
 
 /// Every page of a listing: `list` of a page token (lance's "start after") and a limit
-/// gives the next token, if there are more pages; one request without a page size.
-async fn every_page<F, Fut>(page_size: Option<u32>, mut list: F) -> lance_core::Result<()>
+/// gives the page's names and the next token, if there are more pages; one request without
+/// a page size. Returns every name listed.
+async fn every_page<F, Fut>(page_size: Option<u32>, mut list: F) -> lance_core::Result<Vec<String>>
 where
     F: FnMut(Option<String>, Option<i32>) -> Fut,
-    Fut: std::future::Future<Output = lance_core::Result<Option<String>>>,
+    Fut: std::future::Future<Output = lance_core::Result<(Vec<String>, Option<String>)>>,
 {
     let limit = page_size.map(|n| i32::try_from(n).unwrap_or(i32::MAX));
     let mut token = None;
+    let mut names = Vec::new();
     loop {
-        let next = list(token.take(), limit).await?;
+        let (page, next) = list(token.take(), limit).await?;
+        names.extend(page);
         match next.filter(|t| !t.is_empty() && limit.is_some()) {
             Some(t) => token = Some(t),
-            None => return Ok(()),
+            None => return Ok(names),
         }
     }
 }
@@ -527,14 +534,15 @@ async fn list_namespaces(
     ns: &Arc<dyn LanceNamespace>,
     parent: Vec<String>,
     page_size: Option<u32>,
-) -> lance_core::Result<()> {
+) -> lance_core::Result<Vec<String>> {
     every_page(page_size, |page_token, limit| {
         let (ns, parent) = (ns.clone(), parent.clone());
         async move {
             let mut req = ListNamespacesRequest::new();
             req.id = Some(parent);
             (req.page_token, req.limit) = (page_token, limit);
-            Ok(ns.list_namespaces(req).await?.page_token)
+            let r = ns.list_namespaces(req).await?;
+            Ok((r.namespaces, r.page_token))
         }
     })
     .await
@@ -545,26 +553,28 @@ async fn list_tables(
     ns: &Arc<dyn LanceNamespace>,
     parent: Vec<String>,
     page_size: Option<u32>,
-) -> lance_core::Result<()> {
+) -> lance_core::Result<Vec<String>> {
     every_page(page_size, |page_token, limit| {
         let (ns, parent) = (ns.clone(), parent.clone());
         async move {
             let mut req = ListTablesRequest::new();
             req.id = Some(parent);
             (req.page_token, req.limit) = (page_token, limit);
-            Ok(ns.list_tables(req).await?.page_token)
+            let r = ns.list_tables(req).await?;
+            Ok((r.tables, r.page_token))
         }
     })
     .await
 }
 
-/// Run one operation on the entry `aim` names ([`Targets::of`], [`RoleTargets::of`]).
+/// Run one operation on the entry `aim` names ([`Targets::of`], [`RoleTargets::of`]); a
+/// listing of tables returns the names it listed.
 pub async fn execute(
     ns: Arc<dyn LanceNamespace>,
     op: Operation,
     aim: Aim,
     inputs: &Inputs<'_>,
-) -> lance_core::Result<()> {
+) -> lance_core::Result<Option<Vec<String>>> {
     let id = aim.parts();
     let Inputs {
         table_data,
@@ -588,8 +598,10 @@ pub async fn execute(
         };
     }
     match op {
-        Operation::ListNamespaces { .. } => list_namespaces(&ns, id, page_size).await?,
-        Operation::ListTables { .. } => list_tables(&ns, id, page_size).await?,
+        Operation::ListNamespaces { .. } => {
+            list_namespaces(&ns, id, page_size).await?;
+        }
+        Operation::ListTables { .. } => return Ok(Some(list_tables(&ns, id, page_size).await?)),
         Operation::DescribeTable { .. } => {
             ns.describe_table(on!(DescribeTableRequest)).await?;
         }
@@ -637,7 +649,7 @@ pub async fn execute(
         Operation::ListTableVersions { .. } => table::latest_version(ns).await?,
         Operation::DescribeTableVersion { .. } => table::describe_version(ns).await?,
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The schema of the tables bench writes: `write-create-table`'s and the shared table's.

@@ -208,10 +208,11 @@ struct Planned {
 
 impl Planned {
     /// What a role's commit reports naming, for verification: the entry, or for a
-    /// property, `<table>#<key>=<value>`.
+    /// property, `<table>#<key>=<value>`; a role's listing of tables, the namespace.
     fn reported(&self) -> Option<String> {
         let aim = self.aim.as_ref().ok()?;
-        (self.mix.is_some() && self.op.is_write()).then(|| match &aim.property {
+        let lists = matches!(self.op, Operation::ListTables { .. });
+        (self.mix.is_some() && (self.op.is_write() || lists)).then(|| match &aim.property {
             Some((k, v)) => format!("{}#{k}={v}", aim.id),
             None => aim.id.clone(),
         })
@@ -298,7 +299,11 @@ impl Session {
     }
 
     /// Run one operation; a cold read opens a fresh namespace for it (timed with it).
-    async fn perform(&self, op: Operation, target: catalog::Aim) -> lance_core::Result<()> {
+    async fn perform(
+        &self,
+        op: Operation,
+        target: catalog::Aim,
+    ) -> lance_core::Result<Option<Vec<String>>> {
         let ns = if op.is_cold() {
             open(&self.cfg, &self.counters, self.args.rest_uri()).await?
         } else {
@@ -465,7 +470,7 @@ impl Session {
         op: Operation,
         target: catalog::Aim,
         start: Instant,
-    ) -> Result<(), (ErrorClass, String)> {
+    ) -> Result<Option<Vec<String>>, (ErrorClass, String)> {
         let limit = self.args.attempt_timeout_ms.map(Duration::from_millis);
         let timed_out = |t: Duration| {
             let ms = t.as_millis();
@@ -561,10 +566,13 @@ impl Session {
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
         }
-        let (class, err) = match result {
-            Ok(()) => (None, None),
-            Err((class, err)) => (Some(class), Some(err)),
+        let (class, err, listed) = match result {
+            Ok(listed) => (None, None, listed),
+            Err((class, err)) => (Some(class), Some(err), None),
         };
+        // A role's client: its operation on the wall clock, and what a listing saw.
+        let at_us = mix.map(|_| [self.wall_us(start), self.wall_us(end)]);
+        let seen = (listed.filter(|_| mix.is_some())).map(|n| bench_core::consistency::seen(&n));
         emit(
             self.args.worker_id,
             Event::Op(protocol::OpReport {
@@ -580,6 +588,8 @@ impl Session {
                 lag_ms,
                 op: mix,
                 target: reported,
+                at_us,
+                seen,
             }),
         );
         if let Some(n) = self.exit_after
@@ -594,6 +604,19 @@ impl Session {
 }
 
 impl Session {
+    /// A moment on the wall clock, in µs since the epoch (from the worker's anchor on both
+    /// clocks).
+    fn wall_us(&self, t: Instant) -> u64 {
+        let (i0, w0) = self.anchor;
+        let wall = if t >= i0 {
+            w0 + (t - i0)
+        } else {
+            w0 - (i0 - t)
+        };
+        wall.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64)
+    }
+
     /// Keep traced operation `i` of kind `op` with its requests; after the last one, keys
     /// are no longer kept.
     fn trace(
@@ -604,16 +627,7 @@ impl Session {
         (start, end): (Instant, Instant),
         requests: Vec<Timed>,
     ) {
-        let us = |t: Instant| {
-            let (i0, w0) = self.anchor;
-            let wall = if t >= i0 {
-                w0 + (t - i0)
-            } else {
-                w0 - (i0 - t)
-            };
-            wall.duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_micros() as u64)
-        };
+        let us = |t: Instant| self.wall_us(t);
         let requests = requests
             .into_iter()
             .filter(|r| r.end >= start && r.start <= end)
