@@ -245,3 +245,26 @@ fn a_planted_cache_shows_as_lag_and_stale_reads() {
         "max {max}: {c}"
     );
 }
+
+/// Commits abandoned at the attempt timeout (each made slower than it by a planted delay
+/// after it landed) are resolved one by one against the copy: every one landed, and the
+/// cell is verified with them.
+#[test]
+fn abandoned_commits_of_roles_are_each_resolved_against_the_copy() {
+    let (_d, plan, out) = plan_dir(&format!(
+        "name = 'abandoned'\n{TREE}[matrix]\ninline = [false]\n\
+         [workload]\nduration_secs = 2\n\
+         [[roles]]\nname = 'writers'\nclients = 2\n\
+         [roles.mix]\n'write-declare-table' = 1\n'write-drop-table' = 1\n\
+         [run]\nattempt_timeout_secs = 0.5\n"
+    ));
+    let mut cmd = bench();
+    cmd.env("BENCH_OP_DELAY_MS", "600");
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let abandoned = r["timeout_errors"].as_u64().unwrap();
+    assert!(abandoned > 0 && r["total_operations"] == 0, "{r}");
+    assert_eq!(r["abandoned_landed"].as_u64(), Some(abandoned), "{r}");
+}

@@ -229,11 +229,40 @@ pub struct RolesExpect {
     pub abandoned: [u64; 3],
     /// (table id, key) → the index of its last acknowledged update.
     pub properties: BTreeMap<(String, String), u64>,
+    /// The entries of the creations and removals abandoned at their timeout, to look up.
+    pub indeterminate: [Vec<String>; 2],
 }
 
-/// Check a cell of roles' copy at `root`; returns the rows found and what did not match,
-/// naming the entries.
+/// Check a cell of roles' copy at `root`; returns the rows found, what did not match
+/// (naming the entries) and, where it matched, how many of the abandoned creations and
+/// removals landed (each looked up: a creation's entry there, a removal's gone).
 pub async fn roles(
+    root: &str,
+    storage: &BTreeMap<String, String>,
+    e: &RolesExpect,
+) -> (u64, Option<String>, Option<u64>) {
+    let (after, error) = roles_checked(root, storage, e).await;
+    if error.is_some() {
+        return (after, error, None);
+    }
+    let [created, removed] = &e.indeterminate;
+    let mut ids = created.clone();
+    ids.extend(removed.iter().cloned());
+    match catalog::missing_objects(root, storage, &ids).await {
+        Ok(missing) => {
+            let landed = created.iter().filter(|id| !missing.contains(id)).count()
+                + removed.iter().filter(|id| missing.contains(id)).count();
+            (after, None, Some(landed as u64))
+        }
+        Err(err) => (
+            after,
+            Some(format!("cannot look up the abandoned commits: {err}")),
+            None,
+        ),
+    }
+}
+
+async fn roles_checked(
     root: &str,
     storage: &BTreeMap<String, String>,
     e: &RolesExpect,

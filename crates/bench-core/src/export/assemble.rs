@@ -77,6 +77,9 @@ pub struct Verification {
     pub error: Option<String>,
     /// Cells of table operations: the shared table before and after.
     pub table: Option<TableState>,
+    /// Cells of roles: of their commits abandoned at the attempt timeout, how many landed
+    /// (each looked up in the copy); `None` elsewhere.
+    pub abandoned_landed: Option<u64>,
 }
 
 impl ReadFigures {
@@ -165,6 +168,10 @@ fn transport_name(cell: &Cell) -> Option<String> {
 fn abandoned_landed(cell: &Cell, m: &Measured, v: &Verification, count: u64) -> Option<u64> {
     if cell.attempt_timeout_ms.is_none() || v.error.is_some() {
         return None;
+    }
+    // A cell of roles looked each of them up.
+    if !cell.roles.is_empty() {
+        return v.abandoned_landed;
     }
     let done = count + m.warmup_committed;
     match cell.operation.describe().effect {

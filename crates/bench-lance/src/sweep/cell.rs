@@ -259,6 +259,7 @@ async fn verification(
         rows_after: after,
         error,
         table,
+        abandoned_landed: None,
     }
 }
 
@@ -293,6 +294,9 @@ async fn role_verification(cell: &Cell, root: &str, before: u64, m: &Measured) -
         };
         if !w.ok {
             e.abandoned[slot] += 1;
+            if slot < 2 {
+                e.indeterminate[slot].push(w.target.clone());
+            }
             continue;
         }
         match slot {
@@ -313,12 +317,13 @@ async fn role_verification(cell: &Cell, root: &str, before: u64, m: &Measured) -
             }
         }
     }
-    let (after, error) = verify::roles(root, &cell.storage, &e).await;
+    let (after, error, landed) = verify::roles(root, &cell.storage, &e).await;
     Verification {
         rows_before: before,
         rows_after: after,
         error,
         table: None,
+        abandoned_landed: landed,
     }
 }
 
