@@ -154,7 +154,7 @@ fn a_hot_set_conflicts_more_than_uniform_targets() {
 }
 
 /// One writer declaring tables at 20 a second in one namespace, two readers listing it.
-fn freshness(transports: &str, servers: &str) -> String {
+pub fn freshness(transports: &str, servers: &str) -> String {
     format!(
         "name = 'fresh'\n[fixture]\nwidth = 1\ndepth = 1\ntables_per_namespace = 10\n\
          [matrix]\ninline = [false]\ntransport = [{transports}]\nservers = [{servers}]\n\
@@ -165,7 +165,7 @@ fn freshness(transports: &str, servers: &str) -> String {
 }
 
 /// The record's consistency findings, with the readers' listing latency (p99, max).
-fn consistency(r: &serde_json::Value) -> (&serde_json::Value, f64, f64) {
+pub fn consistency(r: &serde_json::Value) -> (&serde_json::Value, f64, f64) {
     let c = &r["consistency"];
     assert!(c.is_object(), "{r}");
     assert!(

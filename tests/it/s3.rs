@@ -946,3 +946,24 @@ fn roles_on_a_tree_on_s3_are_verified() {
         .unwrap();
     assert!(removed > 0, "{r}");
 }
+
+/// What readers see on a store that resets connections: a writer's creation whose
+/// connection broke may have landed (indeterminate, resolved against the copy), and the
+/// checker reports no anomaly that did not happen.
+#[test]
+fn readers_see_no_invented_anomaly_on_a_store_that_resets_connections() {
+    let server = S3Server::start(&["--reset-rate", "0.03", "--seed", "7"]);
+    let text = crate::roles::freshness("'direct'", "1").replace("servers = [1]\n", "");
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/fresh", &text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let (c, _, _) = crate::roles::consistency(r);
+    for k in ["stale_reads", "monotonic_violations", "phantoms"] {
+        assert_eq!(c[k], 0, "{k}: {c}");
+    }
+    assert!(
+        server.counts()["reset"].as_u64().unwrap() > 0,
+        "faults were made"
+    );
+}

@@ -95,7 +95,7 @@ impl Fold {
         }
         self.history(idx, op, class);
         if let Some(target) = &op.target
-            && (op.ok || class == ErrorClass::Timeout)
+            && (op.ok || class.indeterminate())
         {
             self.m.written.push(crate::stats::Written {
                 role,
@@ -262,7 +262,7 @@ impl Fold {
                 let Some((_, n)) = created_index(name) else {
                     return;
                 };
-                if !(op.ok || class == ErrorClass::Timeout) {
+                if !(op.ok || class.indeterminate()) {
                     return;
                 }
                 What::Created {

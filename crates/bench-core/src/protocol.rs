@@ -39,6 +39,19 @@ impl ErrorClass {
             ErrorClass::NotFound => "not_found",
         }
     }
+
+    /// Whether a commit that failed so may have landed all the same: abandoned at its
+    /// timeout, or its connection broken after its request was sent (a store that throttled
+    /// it refused it; any other failure is the catalog's own answer).
+    pub fn indeterminate(self) -> bool {
+        match self {
+            ErrorClass::Timeout | ErrorClass::Network => true,
+            ErrorClass::Conflict
+            | ErrorClass::Throttled
+            | ErrorClass::Other
+            | ErrorClass::NotFound => false,
+        }
+    }
 }
 
 /// Environment variable carrying the storage options (JSON) to workers, so that secrets

@@ -97,8 +97,8 @@ pub struct RoleOp {
     pub timeline: super::Timeline,
 }
 
-/// A commit of a role that named an entry: acknowledged (`ok`) or abandoned at its
-/// timeout (it may have landed).
+/// A commit of a role that named an entry: acknowledged (`ok`), or indeterminate (abandoned
+/// at its timeout, or its connection broken: it may have landed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written {
     pub role: u32,
