@@ -290,11 +290,7 @@ pub fn check(history: &[Op], t0_us: u64) -> Consistency {
     let mut lags = k.lags;
     lags.sort_by(f64::total_cmp);
     c.lag_pairs = lags.len() as u64;
-    // Nearest rank.
-    let pct = |p: f64| {
-        let rank = ((lags.len() as f64 * p).ceil() as usize).max(1);
-        (!lags.is_empty()).then(|| lags[rank - 1])
-    };
+    let pct = |p| crate::stats::percentile(&lags, p);
     (c.lag_p50_ms, c.lag_p99_ms, c.lag_max_ms) = (pct(0.5), pct(0.99), lags.last().copied());
     c
 }

@@ -298,9 +298,13 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
 }
 
 /// A cell whose history has both creations and listings: the checker's findings, times told
-/// from its first operation.
+/// from its first operation. None where its clients ran on more than one host: their wall
+/// clocks are not one clock.
 fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
     use crate::consistency::What;
+    if m.hosts.len() > 1 {
+        return None;
+    }
     let h = &m.history;
     let lists = h.iter().any(|o| matches!(o.what, What::Listed { .. }));
     let creates = h.iter().any(|o| matches!(o.what, What::Created { .. }));
@@ -311,6 +315,7 @@ fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
 /// A cell of roles: every (role, operation of its mix), in the plan's order, with what it
 /// measured (nothing, where it never ran).
 fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFigures> {
+    let direct = cell.transport.client() == crate::plan::Client::Directory;
     let mut out = Vec::new();
     for (r, role) in cell.roles.iter().enumerate() {
         for (o, &(operation, weight)) in role.mix.iter().enumerate() {
@@ -337,9 +342,11 @@ fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFi
                     .map(|(k, v)| (k.to_string(), *v))
                     .collect(),
                 first_error: mo.first_error.clone(),
-                requests_per_op: (m.io_known && l.count > 0)
+                // Through REST servers the catalog's requests are the servers', not split by
+                // role: none, rather than the clients' own (next to none).
+                requests_per_op: (m.io_known && l.count > 0 && direct)
                     .then(|| requests as f64 / l.count as f64),
-                round_trips_per_op: (mo.path_ops > 0)
+                round_trips_per_op: (mo.path_ops > 0 && direct)
                     .then(|| mo.round_trips as f64 / mo.path_ops as f64),
                 series: mo.timeline.series(),
             });

@@ -210,6 +210,18 @@ pub const OVER_TIME: &str = "over_time_";
 /// (solid; the last, shorter second as a rate over its length, left out under a quarter of
 /// a second) and the second's p99 latency (dashed), a colour per repetition; none for a
 /// cell whose records have no series.
+/// A second-by-second count as a rate, each point at its second's middle: the last second
+/// is the rest of the window (`window`, in s), its count over its length, unless it is too
+/// short to say a rate.
+pub(super) fn per_second(counts: &[u64], window: f64) -> Points {
+    (counts.iter().enumerate())
+        .filter_map(|(i, &n)| {
+            let width = (window - i as f64).clamp(0.0, 1.0);
+            (width >= 0.25).then(|| (i as f64 + 0.5, n as f64 / width))
+        })
+        .collect()
+}
+
 fn over_time(c: &CellRecords<'_>) -> Option<Chart> {
     let first = c.first();
     let arm = first
@@ -234,12 +246,7 @@ fn over_time(c: &CellRecords<'_>) -> Option<Chart> {
         // The last second is the rest of the window: its count over its length, unless
         // it is too short to say a rate.
         let window = r.total_duration_ms / 1000.0;
-        let ops = (s.ops.iter().enumerate())
-            .filter_map(|(i, &n)| {
-                let width = (window - i as f64).clamp(0.0, 1.0);
-                (width >= 0.25).then(|| (at(i), n as f64 / width))
-            })
-            .collect();
+        let ops = per_second(&s.ops, window);
         let p99 = (s.p99_ms.iter().enumerate()).filter_map(|(i, v)| v.map(|v| (at(i), v)));
         let rep = r.repetition;
         let what = if s.reads.is_some() { "commits" } else { "ops" };
@@ -248,12 +255,7 @@ fn over_time(c: &CellRecords<'_>) -> Option<Chart> {
             .push(Series::line(format!("{what}, run {rep}"), ops, k));
         // A mixed cell's reads a second, dotted apart by their own line.
         if let Some(reads) = &s.reads {
-            let reads = (reads.iter().enumerate())
-                .filter_map(|(i, &n)| {
-                    let width = (window - i as f64).clamp(0.0, 1.0);
-                    (width >= 0.25).then(|| (at(i), n as f64 / width))
-                })
-                .collect();
+            let reads = per_second(reads, window);
             chart
                 .series
                 .push(Series::line(format!("reads, run {rep}"), reads, k + 10));

@@ -47,12 +47,7 @@ fn over_time(c: &CellRecords<'_>) -> Vec<Chart> {
             for (k, f) in roles.iter().filter(|f| f.role == role).enumerate() {
                 let Some(s) = &f.series else { continue };
                 let at = |i: usize| i as f64 + 0.5;
-                let ops = (s.ops.iter().enumerate())
-                    .filter_map(|(i, &n)| {
-                        let width = (window - i as f64).clamp(0.0, 1.0);
-                        (width >= 0.25).then(|| (at(i), n as f64 / width))
-                    })
-                    .collect();
+                let ops = super::charts::per_second(&s.ops, window);
                 let p99 = (s.p99_ms.iter().enumerate()).filter_map(|(i, v)| v.map(|v| (at(i), v)));
                 chart
                     .series

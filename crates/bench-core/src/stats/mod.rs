@@ -22,4 +22,4 @@ pub use measured::{Measured, OpenLoop, ReadMeasured, RoleOp, ServerReport, Writt
 pub use paired::Unit;
 pub use path::{CriticalPath, Request, critical_path};
 pub use summary::{extremes, latest_groups, median};
-pub use timeline::{TimeSeries, Timeline};
+pub use timeline::{TimeSeries, Timeline, percentile};

@@ -20,7 +20,7 @@ struct Second {
 }
 
 /// The nearest-rank percentile `p` (0–1) of sorted values; none of none.
-fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     let n = sorted.len();
     (n > 0).then(|| sorted[((p * n as f64).ceil() as usize).clamp(1, n) - 1])
 }

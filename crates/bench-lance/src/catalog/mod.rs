@@ -521,7 +521,10 @@ where
     let mut names = Vec::new();
     loop {
         let (page, next) = list(token.take(), limit).await?;
-        names.extend(page);
+        match names.is_empty() {
+            true => names = page,
+            false => names.extend(page),
+        }
         match next.filter(|t| !t.is_empty() && limit.is_some()) {
             Some(t) => token = Some(t),
             None => return Ok(names),
@@ -529,39 +532,38 @@ where
     }
 }
 
-/// Every page of a namespace's namespaces.
-async fn list_namespaces(
+/// Every page of a namespace's child namespaces, or of its tables (`tables`): their names.
+async fn list(
     ns: &Arc<dyn LanceNamespace>,
+    tables: bool,
     parent: Vec<String>,
     page_size: Option<u32>,
 ) -> lance_core::Result<Vec<String>> {
     every_page(page_size, |page_token, limit| {
-        let (ns, parent) = (ns.clone(), parent.clone());
+        let (ns, id) = (ns.clone(), Some(parent.clone()));
         async move {
-            let mut req = ListNamespacesRequest::new();
-            req.id = Some(parent);
-            (req.page_token, req.limit) = (page_token, limit);
-            let r = ns.list_namespaces(req).await?;
-            Ok((r.namespaces, r.page_token))
-        }
-    })
-    .await
-}
-
-/// Every page of a namespace's tables.
-async fn list_tables(
-    ns: &Arc<dyn LanceNamespace>,
-    parent: Vec<String>,
-    page_size: Option<u32>,
-) -> lance_core::Result<Vec<String>> {
-    every_page(page_size, |page_token, limit| {
-        let (ns, parent) = (ns.clone(), parent.clone());
-        async move {
-            let mut req = ListTablesRequest::new();
-            req.id = Some(parent);
-            (req.page_token, req.limit) = (page_token, limit);
-            let r = ns.list_tables(req).await?;
-            Ok((r.tables, r.page_token))
+            Ok(match tables {
+                true => {
+                    let req = ListTablesRequest {
+                        id,
+                        page_token,
+                        limit,
+                        ..Default::default()
+                    };
+                    let r = ns.list_tables(req).await?;
+                    (r.tables, r.page_token)
+                }
+                false => {
+                    let req = ListNamespacesRequest {
+                        id,
+                        page_token,
+                        limit,
+                        ..Default::default()
+                    };
+                    let r = ns.list_namespaces(req).await?;
+                    (r.namespaces, r.page_token)
+                }
+            })
         }
     })
     .await
@@ -599,9 +601,9 @@ pub async fn execute(
     }
     match op {
         Operation::ListNamespaces { .. } => {
-            list_namespaces(&ns, id, page_size).await?;
+            list(&ns, false, id, page_size).await?;
         }
-        Operation::ListTables { .. } => return Ok(Some(list_tables(&ns, id, page_size).await?)),
+        Operation::ListTables { .. } => return Ok(Some(list(&ns, true, id, page_size).await?)),
         Operation::DescribeTable { .. } => {
             ns.describe_table(on!(DescribeTableRequest)).await?;
         }

@@ -203,7 +203,9 @@ struct Planned {
     read: bool,
     i: u64,
     mix: Option<u32>,
-    aim: Result<catalog::Aim, String>,
+    /// What it names; or why it names nothing, and whether the worker stops for it (a role's
+    /// client reports a used-up removal once and draws on).
+    aim: Result<catalog::Aim, (String, bool)>,
 }
 
 impl Planned {
@@ -236,22 +238,22 @@ impl Session {
                     (at, op, c.targets.of(op, k, &mut c.rng))
                 })
                 .find(|(_, op, aim)| aim.is_ok() || c.exhausted.insert(*op))
+                .map(|(at, op, aim)| {
+                    let more = "its client draws its role's other operations from now on";
+                    (at, op, aim.map_err(|e| (format!("{e}; {more}"), false)))
+                })
                 .unwrap_or_else(|| {
                     let why = "every operation of its role's mix has nothing left to name";
-                    (0, c.role.mix[0].0, Err(why.to_string()))
+                    (0, c.role.mix[0].0, Err((why.to_string(), true)))
                 });
             // A role's operations are all the cell's own (its record's headline figures);
             // `roles` has each apart.
-            let read = false;
-            counts[usize::from(!op.is_write())] += 1;
             return Planned {
                 op,
-                read,
+                read: false,
                 i: k,
                 mix: Some(at as u32),
-                aim: aim.map_err(|e| {
-                    format!("{e}; its client draws its role's other operations from now on")
-                }),
+                aim,
             };
         }
         let (op, read) = match self.args.mix() {
@@ -275,7 +277,10 @@ impl Session {
             read,
             i,
             mix: None,
-            aim: targets.of(op, i, warm, &self.args.names),
+            // Nothing left for a removal: the worker stops.
+            aim: targets
+                .of(op, i, warm, &self.args.names)
+                .map_err(|e| (e, true)),
         }
     }
 
@@ -539,12 +544,10 @@ impl Session {
             Ok(aim) => self.attempt(op, aim, start).await,
             // Nothing left to remove: the worker stops, saying why (the plan's checks leave
             // every worker enough where they can). A paced worker's coordinator waits for the
-            // report of the operation it asked for: a failed one.
-            // A role's client reports it failed once and goes on, unless nothing is left.
-            Err(e) if self.role.is_some() && !e.starts_with("every operation") => {
-                Err((ErrorClass::Other, e))
-            }
-            Err(e) => {
+            // report of the operation it asked for: a failed one. A role's client reports it
+            // failed once and goes on, unless nothing is left for its whole mix.
+            Err((e, false)) => Err((ErrorClass::Other, e)),
+            Err((e, true)) => {
                 next.stopped = Some(e.clone());
                 if !self.args.paced {
                     return None;
