@@ -110,6 +110,22 @@ fn a_drop_heavy_mix_leaves_exactly_the_entries_its_clients_did_not_remove() {
             r["manifest_rows_after"].as_u64().unwrap(),
             46 - removed + declared
         );
+        // What the readers saw (listings, look-ups of tables and namespaces) against the
+        // creations and removals: lance 14.0.2 reloads on every read, so nothing stale, no
+        // removed table seen again, none gone that no one removed.
+        let c = &r["consistency"];
+        assert_eq!(c["removals"].as_u64(), Some(removed), "{c}");
+        assert_eq!(c["creations"].as_u64(), Some(declared), "{c}");
+        assert!(c["reads"].as_u64().unwrap() > 0, "{c}");
+        for k in [
+            "stale_reads",
+            "resurrections",
+            "monotonic_violations",
+            "phantoms",
+        ] {
+            assert_eq!(c[k], 0, "{k}: {c}");
+        }
+        assert!(c["first_violation"].is_null(), "{c}");
     }
     let roles_csv = std::fs::read_to_string(out.join("roles.csv")).unwrap();
     assert_eq!(roles_csv.lines().count(), 1 + 2 * 7, "{roles_csv}");
@@ -229,7 +245,8 @@ fn a_planted_cache_shows_as_lag_and_stale_reads() {
     assert!(
         named.starts_with("client ")
             && named.contains("listed ns_0 at +")
-            && named.contains("not #"),
+            && named.contains("did not see writer 0's #")
+            && named.contains(", acknowledged at +"),
         "{named}"
     );
     assert_eq!(
@@ -244,6 +261,41 @@ fn a_planted_cache_shows_as_lag_and_stale_reads() {
     // At most the period and the listing then in flight; a reader's pause on a loaded
     // machine adds to it, never a second period.
     assert!((150.0..400.0).contains(&max), "max {max}: {c}");
+}
+
+/// The planted cache with a role removing the namespace's tables: listings answered from
+/// the cached view show tables whose removal was acknowledged since (resurrections, stale
+/// reads), named; look-ups, which the cache does not answer, never do.
+#[test]
+fn a_planted_cache_shows_removed_tables_again() {
+    // 100 tables: more than the remover's 20 a second takes in the cell's 2 s.
+    let text = (freshness("'rest'", "1")
+        .replace("tables_per_namespace = 10", "tables_per_namespace = 100"))
+    .replace(
+        "'write-declare-table' = 1\n",
+        "'write-drop-table' = 1\n\
+         [[roles]]\nname = 'lookers'\nclients = 1\n[roles.mix]\n'warm-read-table-exists' = 1\n",
+    );
+    let (_d, plan, out) = plan_dir(&text);
+    let mut cmd = bench();
+    cmd.env(bench_lance::server::CACHE_ENV, "200");
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let c = &r["consistency"];
+    assert!(c["removals"].as_u64().unwrap() > 0, "{c}");
+    let resurrections = c["resurrections"].as_u64().unwrap();
+    assert!(resurrections > 0, "{c}");
+    assert!(c["stale_reads"].as_u64().unwrap() > 0, "{c}");
+    let named = c["first_violation"].as_str().unwrap();
+    assert!(
+        named.contains("listed ns_0 at +")
+            && named.contains("still saw ns_0$table_")
+            && named.contains(", acknowledged at +"),
+        "{named}"
+    );
+    assert_eq!(c["phantoms"], 0, "{c}");
 }
 
 /// Commits abandoned at the attempt timeout (each made slower than it by a planted delay

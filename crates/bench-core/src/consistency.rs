@@ -1,23 +1,36 @@
 //! What readers see, checked against the committed history of a cell of roles: each
-//! client's creations (acknowledged, or abandoned at their timeout: indeterminate) and
-//! listings of a namespace's tables (what each saw of every writer's creations there), with
-//! their start and end on the host's wall clock. From them: how long after its
-//! acknowledgement each creation is first seen by each reader (visibility lag), listings
-//! that began after a creation was acknowledged and miss it (stale reads), a reader that saw
-//! an entry and later does not (monotonic reads), a client that misses its own acknowledged
-//! creation (read your writes), and entries seen that no client created (phantoms).
+//! client's creations and removals (acknowledged, or indeterminate: abandoned at their
+//! timeout or their connection broken, each resolved against the copy after the cell),
+//! listings of a namespace's tables (what each saw of every writer's creations there, and
+//! which of the golden's tables there it did not see) and look-ups of one entry (describe,
+//! exists: found or not), with their start and end on the host's wall clock. From them: how
+//! long after its acknowledgement each commit is first seen by each reader (visibility lag),
+//! reads that began after a commit was acknowledged and miss it (stale reads; a removed entry
+//! seen again is a resurrection), a reader that saw a commit and later does not (monotonic
+//! reads), a client that misses its own acknowledged commit (read your writes), and commits
+//! seen that no client made, that did not land, or before they were attempted (phantoms).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-/// What a listing saw of one writer's creations in the listed namespace: how many, and the
-/// highest creation index among them plus one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What a listing saw of one writer's creations in the listed namespace: their indices, as
+/// ascending half-open runs `[from, to)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seen {
     pub writer: u32,
-    pub count: u64,
-    pub top: u64,
+    pub runs: Vec<[u64; 2]>,
+}
+
+impl Seen {
+    fn has(&self, n: u64) -> bool {
+        let i = self.runs.partition_point(|r| r[1] <= n);
+        self.runs.get(i).is_some_and(|r| r[0] <= n)
+    }
+
+    fn indices(&self) -> impl Iterator<Item = u64> + '_ {
+        self.runs.iter().flat_map(|r| r[0]..r[1])
+    }
 }
 
 /// A name bench's creations carry, `<prefix><client>_<n>` (the run's mark after it, if
@@ -37,15 +50,31 @@ pub fn created_index(name: &str) -> Option<(u32, u64)> {
 
 /// What a listing's names show of every writer's creations.
 pub fn seen(names: &[String]) -> Vec<Seen> {
-    let mut by: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    let mut by: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
     for (w, n) in names.iter().filter_map(|n| created_index(n)) {
-        let e = by.entry(w).or_default();
-        e.0 += 1;
-        e.1 = e.1.max(n + 1);
+        by.entry(w).or_default().insert(n);
     }
+    let runs = |set: BTreeSet<u64>| {
+        let mut runs: Vec<[u64; 2]> = Vec::new();
+        for n in set {
+            match runs.last_mut() {
+                Some(r) if r[1] == n => r[1] = n + 1,
+                _ => runs.push([n, n + 1]),
+            }
+        }
+        runs
+    };
     (by.into_iter())
-        .map(|(writer, (count, top))| Seen { writer, count, top })
+        .map(|(writer, set)| Seen {
+            writer,
+            runs: runs(set),
+        })
         .collect()
+}
+
+/// The namespace an entry's id is in (`""`: the root).
+pub fn parent(id: &str) -> &str {
+    id.rsplit_once('$').map_or("", |(p, _)| p)
 }
 
 /// One operation of the history.
@@ -58,42 +87,92 @@ pub struct Op {
     pub what: What,
 }
 
+/// How a commit ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Acknowledged,
+    /// Abandoned at its timeout or its connection broken: it may have landed. `landed`:
+    /// what the copy showed after the cell (`None`: not looked up).
+    Indeterminate {
+        landed: Option<bool>,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum What {
-    /// The client's `n`-th creation, in `namespace`: acknowledged, or abandoned at its
-    /// timeout (`landed` unknown).
+    /// The client's `n`-th creation, entry `id`.
     Created {
-        namespace: String,
+        id: String,
         n: u64,
-        acknowledged: bool,
+        outcome: Outcome,
     },
-    /// A listing of `namespace`'s tables, and what it saw of each writer's creations.
-    Listed { namespace: String, seen: Vec<Seen> },
+    /// The removal of the golden's entry `id` (a table, or a namespace).
+    Removed {
+        id: String,
+        table: bool,
+        outcome: Outcome,
+    },
+    /// A listing of `namespace`'s tables: what it saw of each writer's creations, and the
+    /// golden's tables there it did not see (ids).
+    Listed {
+        namespace: String,
+        seen: Vec<Seen>,
+        gone: Vec<String>,
+    },
+    /// A look-up of entry `id` (describe, exists): whether it was there.
+    Probed { id: String, found: bool },
+}
+
+impl What {
+    /// A listing or a look-up.
+    pub fn is_read(&self) -> bool {
+        matches!(self, What::Listed { .. } | What::Probed { .. })
+    }
+
+    /// The commit's entry and outcome, for a creation or a removal.
+    fn commit(&self) -> Option<(&str, Outcome)> {
+        match self {
+            What::Created { id, outcome, .. } | What::Removed { id, outcome, .. } => {
+                Some((id, *outcome))
+            }
+            What::Listed { .. } | What::Probed { .. } => None,
+        }
+    }
 }
 
 /// The checker's findings, as the record keeps them (`consistency`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Consistency {
-    /// Listings checked, and acknowledged and indeterminate creations.
+    /// Reads checked (listings and look-ups); acknowledged creations and removals.
     pub reads: u64,
     pub creations: u64,
+    #[serde(default)]
+    pub removals: u64,
+    /// Commits that may have landed (abandoned, or their connection broken), and how many of
+    /// them the copy showed landed (absent where they were not looked up).
     pub indeterminate: u64,
-    /// Listings that began after a creation in their namespace was acknowledged and did
-    /// not see it, and their share of the listings.
+    #[serde(default)]
+    pub indeterminate_landed: Option<u64>,
+    /// Reads that began after a commit they observe was acknowledged (or, one that landed
+    /// without acknowledgement, seen by a read that ended before) and missed it, and their
+    /// share of the reads.
     pub stale_reads: u64,
     pub stale_rate: f64,
-    /// From a creation's acknowledgement to the start of each reader's first listing (begun
-    /// after it) that saw it, over every (creation, reader) pair seen, in ms.
+    /// Of the stale reads, those that saw a removed entry after its removal was known.
+    #[serde(default)]
+    pub resurrections: u64,
+    /// From a commit's acknowledgement to the start of each reader's first listing (begun
+    /// after it) that showed it, over every (commit, reader) pair seen, in ms.
     pub lag_pairs: u64,
     pub lag_p50_ms: Option<f64>,
     pub lag_p99_ms: Option<f64>,
     pub lag_max_ms: Option<f64>,
-    /// A reader that saw fewer of a writer's entries (or a lower one) than it saw before.
+    /// A reader that saw a commit and later did not.
     pub monotonic_violations: u64,
-    /// A client that listed the namespace of its own acknowledged creation after it and did
-    /// not see it (counted in `stale_reads` too).
+    /// A client that read after its own acknowledged commit and missed it (a stale read too).
     pub read_your_writes_violations: u64,
-    /// Entries seen beyond any creation a client attempted.
+    /// Commits seen that no client attempted, that the copy showed did not land, or before
+    /// they were attempted.
     pub phantoms: u64,
     /// The first violation, named: client, time, what it saw, what it should have seen.
     pub first_violation: Option<String>,
@@ -106,27 +185,99 @@ impl Consistency {
     }
 }
 
-/// Per writer and namespace: its creations, by index, with their acknowledgement (`None`:
-/// indeterminate).
-type Creations = BTreeMap<(u32, String), BTreeMap<u64, Option<u64>>>;
+/// One commit of the history, as reads observe it.
+struct Fact<'h> {
+    op: &'h Op,
+    id: &'h str,
+    /// A creation: (writer, index); a removal: `None`.
+    created: Option<(u32, u64)>,
+    /// When reads must show it: its acknowledgement, or for an indeterminate one that
+    /// landed, the end of the first read that showed it.
+    known_us: Option<u64>,
+    outcome: Outcome,
+}
 
-/// The checker's state as it reads the listings in time order.
-struct Checker<'h> {
-    c: Consistency,
-    created: Creations,
-    t0_us: u64,
-    lags: Vec<f64>,
-    /// (reader, writer, namespace) → the last (count, top) it saw, and the first creation
-    /// whose lag it has not counted.
-    last: BTreeMap<(u32, u32, &'h str), (u64, u64)>,
-    counted: BTreeMap<(u32, u32, &'h str), u64>,
+impl Fact<'_> {
+    /// What a read that shows this commit saw: `#n of writer w` or the entry gone.
+    fn said(&self) -> String {
+        match self.created {
+            Some((w, n)) => format!("writer {w}'s #{n}"),
+            None => format!("{} removed", self.id),
+        }
+    }
+
+    fn missed(&self) -> String {
+        match self.created {
+            Some((w, n)) => format!("did not see writer {w}'s #{n}"),
+            None => format!("still saw {}", self.id),
+        }
+    }
+}
+
+/// A read, and what it saw of one commit: `Some(true)` where it shows it (a creation's entry
+/// there, a removal's gone), `None` where the read does not observe it.
+enum Read<'h> {
+    Listing {
+        namespace: &'h str,
+        seen: &'h [Seen],
+        gone: HashSet<&'h str>,
+    },
+    Probe {
+        id: &'h str,
+        found: bool,
+    },
+}
+
+impl Read<'_> {
+    fn shows(&self, f: &Fact) -> Option<bool> {
+        match (self, f.created) {
+            (
+                Read::Listing {
+                    namespace, seen, ..
+                },
+                Some((w, n)),
+            ) => {
+                (parent(f.id) == *namespace).then(|| seen.iter().any(|s| s.writer == w && s.has(n)))
+            }
+            (
+                Read::Listing {
+                    namespace, gone, ..
+                },
+                None,
+            ) => {
+                let table = matches!(f.op.what, What::Removed { table: true, .. });
+                (table && parent(f.id) == *namespace).then(|| gone.contains(f.id))
+            }
+            (Read::Probe { id, found }, created) => {
+                (*id == f.id).then_some(*found == created.is_some())
+            }
+        }
+    }
+
+    fn verb(&self) -> String {
+        match self {
+            Read::Listing { namespace: "", .. } => "listed the root".into(),
+            Read::Listing { namespace, .. } => format!("listed {namespace}"),
+            Read::Probe { id, .. } => format!("looked up {id}"),
+        }
+    }
 }
 
 fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-impl<'h> Checker<'h> {
+/// The checker's state as it goes through the reads in time order.
+struct Checker {
+    c: Consistency,
+    t0_us: u64,
+    lags: Vec<f64>,
+    /// (reader, commit) → whether its last read showed it, and whether its lag is counted.
+    last: HashMap<(u32, usize), bool>,
+    lagged: HashSet<(u32, usize)>,
+}
+
+impl Checker {
     fn at(&self, us: u64) -> f64 {
         ms(us.saturating_sub(self.t0_us))
     }
@@ -138,149 +289,242 @@ impl<'h> Checker<'h> {
         }
     }
 
-    /// One listing of `namespace` by `r.client`: against each writer's creations there.
-    fn listing(&mut self, r: &Op, namespace: &'h str, seen: &[Seen]) {
-        self.c.reads += 1;
-        let writers: Vec<(u32, BTreeMap<u64, Option<u64>>)> = (self.created.iter())
-            .filter(|((_, ns), _)| ns == namespace)
-            .map(|((w, _), by_n)| (*w, by_n.clone()))
-            .collect();
-        let mut stale = false;
-        for (writer, by_n) in writers {
-            let s = (seen.iter().find(|s| s.writer == writer)).map_or((0, 0), |s| (s.count, s.top));
-            stale |= self.visible(r, namespace, writer, &by_n, s);
-            // Phantoms: beyond every creation the writer attempted there.
-            let attempted = by_n.keys().next_back().map_or(0, |n| n + 1);
-            if s.1 > attempted {
-                self.c.phantoms += 1;
-                let at = self.at(r.start_us);
-                self.named(|| {
-                    format!(
-                        "client {} listed {namespace} at +{at:.1} ms and saw writer {writer}'s \
-                         #{}, which it never created",
-                        r.client,
-                        s.1 - 1
-                    )
-                });
-            }
-            // Monotonic: never fewer, never a lower top than this reader saw before.
-            let before = self.last.insert((r.client, writer, namespace), s);
-            if let Some((count, top)) = before.filter(|&(n, t)| s.0 < n || s.1 < t) {
-                self.c.monotonic_violations += 1;
-                let at = self.at(r.start_us);
-                self.named(|| {
-                    format!(
-                        "client {} listed {namespace} at +{at:.1} ms and saw {} of writer \
-                         {writer}'s entries, after seeing {}",
-                        r.client,
-                        saw(s),
-                        saw((count, top))
-                    )
-                });
-            }
-            // Lag: this reader's first listing begun after a creation's acknowledgement that
-            // saw it. A writer's creations are acknowledged in the order of their indices, so
-            // each reader counts them in that order, from the first it has not counted.
-            let next = self
-                .counted
-                .entry((r.client, writer, namespace))
-                .or_default();
-            for (&n, ack) in by_n.range((*next).min(s.1)..s.1) {
-                match ack {
-                    Some(a) if *a < r.start_us => self.lags.push(ms(r.start_us - a)),
-                    // Acknowledged after this listing began: a later one counts it.
-                    Some(_) => break,
-                    None => {}
-                }
-                *next = n + 1;
-            }
+    /// Read `op` against one commit it observes (`k`, which it `shows` or not); whether it
+    /// missed it (stale), and whether that saw a removed entry again.
+    fn against(&mut self, op: &Op, read: &Read, k: usize, f: &Fact, shows: bool) -> (bool, bool) {
+        let (who, at) = (op.client, self.at(op.start_us));
+        let never = f.outcome
+            == (Outcome::Indeterminate {
+                landed: Some(false),
+            });
+        let early = f.op.start_us > op.end_us;
+        if shows && (never || early) {
+            self.c.phantoms += 1;
+            let why = match early {
+                true => format!("attempted only at +{:.1} ms", self.at(f.op.start_us)),
+                false => "which the copy showed never landed".into(),
+            };
+            let said = format!(
+                "client {who} {} at +{at:.1} ms and saw {}, {why}",
+                read.verb(),
+                f.said()
+            );
+            self.named(|| said);
         }
-        if stale {
-            self.c.stale_reads += 1;
+        let before = self.last.insert((who, k), shows);
+        let went_back = before == Some(true) && !shows;
+        let stale = !shows && self.stale(op, read, f);
+        if went_back {
+            self.c.monotonic_violations += 1;
+            let after = match f.created {
+                Some(_) => "after seeing it",
+                None => "after seeing it gone",
+            };
+            let said = format!(
+                "client {who} {} at +{at:.1} ms and {}, {after}",
+                read.verb(),
+                f.missed()
+            );
+            self.named(|| said);
         }
+        // Lag from listings only: each shows every entry of its namespace, while the time to
+        // a look-up of one drawn entry is the draw's, not the catalog's.
+        if shows
+            && matches!(read, Read::Listing { .. })
+            && f.outcome == Outcome::Acknowledged
+            && f.op.end_us < op.start_us
+            && self.lagged.insert((who, k))
+        {
+            self.lags.push(ms(op.start_us - f.op.end_us));
+        }
+        (stale, stale && f.created.is_none())
     }
 
-    /// Whether listing `r`, which saw `(count, top)` of `writer`'s entries, missed one
-    /// acknowledged before it began: beyond its top, or one below it (its count short of
-    /// those acknowledged there).
-    fn visible(
-        &mut self,
-        r: &Op,
-        namespace: &str,
-        writer: u32,
-        by_n: &BTreeMap<u64, Option<u64>>,
-        s: (u64, u64),
-    ) -> bool {
-        let acked = |n: &u64, ack: &Option<u64>| ack.filter(|&a| a < r.start_us).map(|a| (*n, a));
-        let missed = by_n.range(s.1..).find_map(|(n, a)| acked(n, a));
-        let below = by_n.range(..s.1).filter_map(|(n, a)| acked(n, a)).count() as u64;
-        if missed.is_none() && s.0 >= below {
+    /// Whether read `op`, which did not show commit `f`, began after it was known (its
+    /// acknowledgement, or a read that showed it landed ended): a stale read, named.
+    fn stale(&mut self, op: &Op, read: &Read, f: &Fact) -> bool {
+        let Some(known) = f.known_us.filter(|&t| t < op.start_us) else {
             return false;
-        }
-        if r.client == writer {
+        };
+        let who = op.client;
+        if f.op.client == who {
             self.c.read_your_writes_violations += 1;
         }
-        let at = self.at(r.start_us);
-        let should = match missed {
-            Some((n, ack)) => format!("not #{n}, acknowledged at +{:.1} ms", self.at(ack)),
-            None => format!("fewer than the {below} below it acknowledged before"),
+        let how = match f.outcome {
+            Outcome::Acknowledged => "acknowledged",
+            Outcome::Indeterminate { .. } => "seen landed",
         };
-        self.named(|| {
-            format!(
-                "client {} listed {namespace} at +{at:.1} ms and saw {} of writer {writer}'s \
-                 entries, {should}",
-                r.client,
-                saw(s)
-            )
-        });
+        let said = format!(
+            "client {who} {} at +{:.1} ms and {}, {how} at +{:.1} ms",
+            read.verb(),
+            self.at(op.start_us),
+            f.missed(),
+            self.at(known)
+        );
+        self.named(|| said);
         true
+    }
+
+    /// Entries a listing saw that no client attempted to create, and golden tables it did
+    /// not see that no client attempted to remove.
+    fn unattempted(
+        &mut self,
+        op: &Op,
+        read: &Read,
+        attempted: &HashSet<(u32, &str, u64)>,
+        removed: &HashSet<&str>,
+    ) {
+        let Read::Listing {
+            namespace,
+            seen,
+            gone,
+        } = read
+        else {
+            return;
+        };
+        let (who, at) = (op.client, self.at(op.start_us));
+        for s in seen.iter() {
+            for n in s
+                .indices()
+                .filter(|&n| !attempted.contains(&(s.writer, *namespace, n)))
+            {
+                self.c.phantoms += 1;
+                let said = format!(
+                    "client {who} {} at +{at:.1} ms and saw writer {}'s #{n}, which it never \
+                     created",
+                    read.verb(),
+                    s.writer
+                );
+                self.named(|| said);
+            }
+        }
+        for id in gone.iter().filter(|id| !removed.contains(*id)) {
+            self.c.phantoms += 1;
+            let said = format!(
+                "client {who} {} at +{at:.1} ms and did not see {id}, which no removal acknowledged or left undecided",
+                read.verb()
+            );
+            self.named(|| said);
+        }
     }
 }
 
-/// What a listing saw of a writer's entries, said: `none`, or `3 (up to #7)`.
-fn saw((count, top): (u64, u64)) -> String {
-    match count {
-        0 => "none".into(),
-        n => format!("{n} (up to #{})", top.saturating_sub(1)),
-    }
+/// The commits a read observes (their places): a listing's namespace's, a look-up's entry's.
+fn observed<'a>(
+    read: &Read<'_>,
+    by_ns: &'a HashMap<&'a str, Vec<usize>>,
+    by_id: &'a HashMap<&'a str, Vec<usize>>,
+) -> &'a [usize] {
+    let key = match read {
+        Read::Listing { namespace, .. } => by_ns.get(*namespace),
+        Read::Probe { id, .. } => by_id.get(*id),
+    };
+    key.map_or(&[], Vec::as_slice)
 }
 
 /// Check a history (in any order). `t0_us`: the time the findings' times are told from
 /// (the release).
 pub fn check(history: &[Op], t0_us: u64) -> Consistency {
-    let mut k = Checker {
-        c: Consistency::default(),
-        created: BTreeMap::new(),
-        t0_us,
-        lags: Vec::new(),
-        last: BTreeMap::new(),
-        counted: BTreeMap::new(),
-    };
+    let mut c = Consistency::default();
+    let mut facts: Vec<Fact> = Vec::new();
     for op in history {
-        if let What::Created {
-            namespace,
-            n,
-            acknowledged,
-        } = &op.what
-        {
-            let ack = acknowledged.then_some(op.end_us);
-            (k.created.entry((op.client, namespace.clone())).or_default()).insert(*n, ack);
-            match acknowledged {
-                true => k.c.creations += 1,
-                false => k.c.indeterminate += 1,
-            }
+        let Some((id, outcome)) = op.what.commit() else {
+            continue;
+        };
+        let created = match &op.what {
+            What::Created { n, .. } => Some((op.client, *n)),
+            _ => None,
+        };
+        match (outcome, created) {
+            (Outcome::Acknowledged, Some(_)) => c.creations += 1,
+            (Outcome::Acknowledged, None) => c.removals += 1,
+            (Outcome::Indeterminate { .. }, _) => c.indeterminate += 1,
         }
+        let known_us = (outcome == Outcome::Acknowledged).then_some(op.end_us);
+        facts.push(Fact {
+            op,
+            id,
+            created,
+            known_us,
+            outcome,
+        });
     }
-    let mut reads: Vec<(&Op, &str, &[Seen])> = (history.iter())
+    let resolved: Option<Vec<bool>> = (facts.iter())
+        .filter_map(|f| match f.outcome {
+            Outcome::Indeterminate { landed } => Some(landed),
+            Outcome::Acknowledged => None,
+        })
+        .collect();
+    c.indeterminate_landed = resolved
+        .filter(|_| c.indeterminate > 0)
+        .map(|l| l.iter().filter(|&&b| b).count() as u64);
+    let mut reads: Vec<(&Op, Read)> = (history.iter())
         .filter_map(|o| match &o.what {
-            What::Listed { namespace, seen } => Some((o, namespace.as_str(), &seen[..])),
-            What::Created { .. } => None,
+            What::Listed {
+                namespace,
+                seen,
+                gone,
+            } => Some((
+                o,
+                Read::Listing {
+                    namespace,
+                    seen,
+                    gone: gone.iter().map(String::as_str).collect(),
+                },
+            )),
+            What::Probed { id, found } => Some((o, Read::Probe { id, found: *found })),
+            What::Created { .. } | What::Removed { .. } => None,
         })
         .collect();
     // In time order (each client's in its own order too).
-    reads.sort_by_key(|(o, _, _)| (o.start_us, o.client));
-    for (r, namespace, seen) in reads {
-        k.listing(r, namespace, seen);
+    reads.sort_by_key(|(o, _)| (o.start_us, o.client));
+    // The commits each read observes: by namespace for listings, by entry for look-ups.
+    let (mut by_ns, mut by_id) = (
+        HashMap::<&str, Vec<usize>>::new(),
+        HashMap::<&str, Vec<usize>>::new(),
+    );
+    for (k, f) in facts.iter().enumerate() {
+        by_id.entry(f.id).or_default().push(k);
+        by_ns.entry(parent(f.id)).or_default().push(k);
+    }
+    // An indeterminate commit that landed is known from the end of the first read that
+    // showed it.
+    for (o, read) in &reads {
+        for &k in observed(read, &by_ns, &by_id) {
+            let f = &facts[k];
+            if f.outcome == (Outcome::Indeterminate { landed: Some(true) })
+                && read.shows(f) == Some(true)
+            {
+                facts[k].known_us = Some(f.known_us.map_or(o.end_us, |t| t.min(o.end_us)));
+            }
+        }
+    }
+    let attempted: HashSet<(u32, &str, u64)> = (facts.iter())
+        .filter_map(|f| f.created.map(|(w, n)| (w, parent(f.id), n)))
+        .collect();
+    let removed: HashSet<&str> = (facts.iter())
+        .filter(|f| f.created.is_none())
+        .map(|f| f.id)
+        .collect();
+    let mut k = Checker {
+        c,
+        t0_us,
+        lags: Vec::new(),
+        last: HashMap::new(),
+        lagged: HashSet::new(),
+    };
+    for (o, read) in &reads {
+        k.c.reads += 1;
+        let (mut stale, mut resurrected) = (false, false);
+        for &i in observed(read, &by_ns, &by_id) {
+            if let Some(shows) = read.shows(&facts[i]) {
+                let (s, r) = k.against(o, read, i, &facts[i], shows);
+                (stale, resurrected) = (stale || s, resurrected || r);
+            }
+        }
+        k.unattempted(o, read, &attempted, &removed);
+        k.c.stale_reads += u64::from(stale);
+        k.c.resurrections += u64::from(resurrected);
     }
     let mut c = k.c;
     c.stale_rate = match c.reads {
@@ -304,23 +548,34 @@ mod tests {
         assert_eq!(created_index("bench_d3_17"), Some((3, 17)));
         assert_eq!(created_index("bench_t0_2_r5f3a"), Some((0, 2)));
         assert_eq!(created_index("table_3"), None);
-        let names = ["bench_d1_0", "bench_d1_4", "table_9", "bench_d0_2"].map(String::from);
+        let names = [
+            "bench_d1_0",
+            "bench_d1_4",
+            "bench_d1_5",
+            "table_9",
+            "bench_d0_2",
+        ]
+        .map(String::from);
+        let s = seen(&names);
         assert_eq!(
-            seen(&names),
+            s,
             [
                 Seen {
                     writer: 0,
-                    count: 1,
-                    top: 3
+                    runs: vec![[2, 3]]
                 },
                 Seen {
                     writer: 1,
-                    count: 2,
-                    top: 5
+                    runs: vec![[0, 1], [4, 6]]
                 }
             ]
         );
+        assert!(s[1].has(5) && s[1].has(0) && !s[1].has(3) && !s[1].has(6));
+        assert_eq!(parent("ns_0$ns_1$table_3"), "ns_0$ns_1");
+        assert_eq!(parent("table_3"), "");
     }
+
+    const ACK: Outcome = Outcome::Acknowledged;
 
     fn created(client: u32, n: u64, end_ms: u64) -> Op {
         Op {
@@ -328,14 +583,29 @@ mod tests {
             start_us: (end_ms - 5) * 1000,
             end_us: end_ms * 1000,
             what: What::Created {
-                namespace: "ns_0".into(),
+                id: format!("ns_0$bench_d{client}_{n}"),
                 n,
-                acknowledged: true,
+                outcome: ACK,
             },
         }
     }
 
-    fn listed(client: u32, start_ms: u64, seen: &[(u32, u64, u64)]) -> Op {
+    fn removed(client: u32, table: u64, end_ms: u64, outcome: Outcome) -> Op {
+        Op {
+            client,
+            start_us: (end_ms - 5) * 1000,
+            end_us: end_ms * 1000,
+            what: What::Removed {
+                id: format!("ns_0$table_{table}"),
+                table: true,
+                outcome,
+            },
+        }
+    }
+
+    /// A listing of ns_0 by `client` at `start_ms`: (writer, indices seen from 0) and the
+    /// golden tables it did not see.
+    fn listed(client: u32, start_ms: u64, seen: &[(u32, u64)], gone: &[u64]) -> Op {
         Op {
             client,
             start_us: start_ms * 1000,
@@ -343,30 +613,51 @@ mod tests {
             what: What::Listed {
                 namespace: "ns_0".into(),
                 seen: (seen.iter())
-                    .map(|&(writer, count, top)| Seen { writer, count, top })
+                    .filter(|s| s.1 > 0)
+                    .map(|&(writer, n)| Seen {
+                        writer,
+                        runs: vec![[0, n]],
+                    })
                     .collect(),
+                gone: gone.iter().map(|t| format!("ns_0$table_{t}")).collect(),
+            },
+        }
+    }
+
+    fn probed(client: u32, start_ms: u64, table: u64, found: bool) -> Op {
+        Op {
+            client,
+            start_us: start_ms * 1000,
+            end_us: start_ms * 1000 + 1000,
+            what: What::Probed {
+                id: format!("ns_0$table_{table}"),
+                found,
             },
         }
     }
 
     #[test]
     fn a_strongly_consistent_history_has_no_anomaly_and_a_lag_of_the_next_read() {
-        // Writer 0 creates #0 at 10 ms and #1 at 20 ms; reader 1 lists every 4 ms.
-        let mut h = vec![created(0, 0, 10), created(0, 1, 20)];
+        // Writer 0 creates #0 at 10 ms and #1 at 20 ms and removes table_4 at 30 ms;
+        // reader 1 lists every 4 ms.
+        let mut h = vec![created(0, 0, 10), created(0, 1, 20), removed(0, 4, 30, ACK)];
         for t in (0..40).step_by(4) {
             let n = match t {
                 t if t > 20 => 2,
                 t if t > 10 => 1,
                 _ => 0,
             };
-            h.push(listed(1, t, &[(0, n, n)]));
+            let gone: &[u64] = if t > 30 { &[4] } else { &[] };
+            h.push(listed(1, t, &[(0, n)], gone));
         }
+        h.push(probed(2, 31, 4, false));
         let c = check(&h, 0);
-        assert_eq!(c.reads, 10);
-        assert_eq!(c.creations, 2);
+        assert_eq!(c.reads, 11);
+        assert_eq!((c.creations, c.removals), (2, 1));
         assert_eq!(c.anomalies(), 0, "{c:?}");
-        assert_eq!(c.lag_pairs, 2);
-        // Acknowledged at 10 and 20; the next listings began at 12 and 24.
+        assert_eq!(c.lag_pairs, 3);
+        // Acknowledged at 10, 20 and 30; the next listings began at 12, 24 and 32 (a look-up
+        // gives no lag: when it reads an entry is the draw's).
         assert_eq!(c.lag_p50_ms, Some(2.0));
         assert_eq!(c.lag_max_ms, Some(4.0));
         assert!(c.first_violation.is_none());
@@ -377,52 +668,121 @@ mod tests {
         let h = vec![
             created(0, 0, 10),
             // Begins after #0's acknowledgement and misses it: stale.
-            listed(1, 12, &[]),
-            listed(1, 16, &[(0, 1, 1)]),
+            listed(1, 12, &[], &[]),
+            listed(1, 16, &[(0, 1)], &[]),
             // Sees less than before: stale and not monotonic.
-            listed(1, 20, &[]),
-            // A writer's #5 that it never created: a phantom.
-            listed(2, 24, &[(0, 2, 6)]),
+            listed(1, 20, &[], &[]),
+            // A writer's #1 to #5 that it never created: phantoms.
+            listed(2, 24, &[(0, 6)], &[]),
             // Its own creation, missed: read your writes.
-            listed(0, 30, &[]),
+            listed(0, 30, &[], &[]),
         ];
         let c = check(&h, 0);
         assert_eq!(c.stale_reads, 3, "{c:?}");
         assert_eq!(c.monotonic_violations, 1);
-        assert_eq!(c.phantoms, 1);
+        assert_eq!(c.phantoms, 5);
         assert_eq!(c.read_your_writes_violations, 1);
         assert!((c.stale_rate - 0.6).abs() < 1e-9);
         let first = c.first_violation.unwrap();
-        assert!(
-            first.contains("client 1 listed ns_0 at +12.0 ms")
-                && first.contains("not #0, acknowledged at +10.0 ms"),
-            "{first}"
+        assert_eq!(
+            first,
+            "client 1 listed ns_0 at +12.0 ms and did not see writer 0's #0, acknowledged at \
+             +10.0 ms"
         );
     }
 
     #[test]
-    fn an_indeterminate_creation_is_no_anomaly_either_way_and_other_namespaces_are_apart() {
-        let mut h = vec![Op {
+    fn a_removed_entry_seen_again_is_a_resurrection_and_one_gone_unremoved_a_phantom() {
+        let h = vec![
+            removed(0, 4, 10, ACK),
+            listed(1, 12, &[], &[4]),
+            // Seen again after its removal was acknowledged, by a listing and a look-up.
+            listed(1, 16, &[], &[]),
+            probed(2, 18, 4, true),
+            // table_7 gone, which no one removed; table_9 not found.
+            listed(2, 20, &[], &[4, 7]),
+            probed(1, 22, 9, false),
+        ];
+        let c = check(&h, 0);
+        assert_eq!((c.stale_reads, c.resurrections), (2, 2), "{c:?}");
+        assert_eq!(c.monotonic_violations, 1);
+        assert_eq!(
+            c.phantoms, 1,
+            "a look-up of an entry no one touched is not judged"
+        );
+        assert_eq!(
+            c.first_violation.unwrap(),
+            "client 1 listed ns_0 at +16.0 ms and still saw ns_0$table_4, acknowledged at \
+             +10.0 ms"
+        );
+    }
+
+    #[test]
+    fn an_indeterminate_commit_is_judged_by_what_the_copy_showed() {
+        let maybe = |landed| Outcome::Indeterminate { landed };
+        let indeterminate = |n, landed| Op {
             what: What::Created {
-                namespace: "ns_0".into(),
-                n: 0,
-                acknowledged: false,
+                id: format!("ns_0$bench_d0_{n}"),
+                n,
+                outcome: maybe(landed),
             },
-            ..created(0, 0, 10)
-        }];
-        h.push(listed(1, 12, &[]));
-        h.push(listed(1, 14, &[(0, 1, 1)]));
-        // A creation elsewhere is not missed by a listing of ns_0.
+            ..created(0, n, 10)
+        };
+        // Unresolved: no anomaly either way.
+        let h = vec![
+            indeterminate(0, None),
+            listed(1, 12, &[], &[]),
+            listed(1, 14, &[(0, 1)], &[]),
+        ];
+        let c = check(&h, 0);
+        assert_eq!((c.indeterminate, c.indeterminate_landed), (1, None));
+        assert_eq!(c.anomalies(), 0, "{c:?}");
+        // Landed: required of every read begun after the first that saw it ended (15 ms).
+        let h = vec![
+            indeterminate(0, Some(true)),
+            listed(1, 12, &[], &[]),
+            listed(1, 14, &[(0, 1)], &[]),
+            listed(2, 15, &[], &[]),
+            listed(2, 16, &[], &[]),
+        ];
+        let c = check(&h, 0);
+        assert_eq!(c.indeterminate_landed, Some(1));
+        assert_eq!((c.stale_reads, c.lag_pairs), (1, 0), "{c:?}");
+        assert!(
+            (c.first_violation.unwrap()).ends_with("seen landed at +15.0 ms"),
+            "the read that proved it landed names the time"
+        );
+        // Did not land, yet seen: a phantom; and a removal that did not land, seen gone.
+        let h = vec![
+            indeterminate(0, Some(false)),
+            removed(0, 3, 10, maybe(Some(false))),
+            listed(1, 12, &[(0, 1)], &[3]),
+        ];
+        let c = check(&h, 0);
+        assert_eq!((c.phantoms, c.indeterminate_landed), (2, Some(0)), "{c:?}");
+        // Seen before it was attempted.
+        let h = vec![created(0, 0, 50), listed(1, 12, &[(0, 1)], &[])];
+        let c = check(&h, 0);
+        assert_eq!(c.phantoms, 1, "{c:?}");
+        assert!(
+            c.first_violation
+                .unwrap()
+                .ends_with("attempted only at +45.0 ms")
+        );
+    }
+
+    #[test]
+    fn other_namespaces_are_apart() {
+        let mut h = vec![listed(1, 12, &[], &[])];
         h.push(Op {
             what: What::Created {
-                namespace: "ns_1".into(),
+                id: "ns_1$bench_d0_1".into(),
                 n: 1,
-                acknowledged: true,
+                outcome: ACK,
             },
             ..created(0, 1, 11)
         });
         let c = check(&h, 0);
-        assert_eq!(c.indeterminate, 1);
         assert_eq!(c.anomalies(), 0, "{c:?}");
     }
 }

@@ -34,8 +34,8 @@ pub struct Fold {
     failures: Vec<String>,
     /// A worker reported an operation or its end without its requests.
     io_unknown: bool,
-    /// Each worker's role, in a cell of roles.
-    roles: Vec<Option<u32>>,
+    /// Each worker's role, in a cell of roles: its place, and its mix's operations.
+    roles: Vec<Option<(u32, Vec<crate::plan::Operation>)>>,
 }
 
 impl Fold {
@@ -59,7 +59,7 @@ impl Fold {
 
     /// A cell of roles: each worker's role (by index), so that its operations are counted
     /// by role and operation.
-    pub fn with_roles(mut self, roles: Vec<Option<u32>>) -> Fold {
+    pub fn with_roles(mut self, roles: Vec<Option<(u32, Vec<crate::plan::Operation>)>>) -> Fold {
         if roles.len() == self.roles.len() {
             self.roles = roles;
         }
@@ -68,9 +68,10 @@ impl Fold {
 
     /// An operation of a role's client, by (role, operation).
     fn role_op(&mut self, idx: usize, op: &OpReport, latency: f64) {
-        let (Some(role), Some(at)) = (self.roles[idx], op.op) else {
+        let (Some((role, mix)), Some(at)) = (&self.roles[idx], op.op) else {
             return;
         };
+        let (role, kind) = (*role, mix.get(at as usize).copied());
         let r = self.m.roles.entry((role, at)).or_default();
         r.attempts += 1;
         let class = op.class.unwrap_or(ErrorClass::Other);
@@ -93,8 +94,12 @@ impl Fold {
                 r.first_error = op.err.clone();
             }
         }
-        self.history(idx, op, class);
+        let Some(kind) = kind else {
+            return;
+        };
+        self.history(idx, kind, op, class);
         if let Some(target) = &op.target
+            && kind.is_write()
             && (op.ok || class.indeterminate())
         {
             self.m.written.push(crate::stats::Written {
@@ -243,37 +248,53 @@ impl Fold {
         *first = first.take().or(op.err);
     }
 
-    /// A role's creation (acknowledged, or abandoned: indeterminate) or listing of tables,
-    /// into the cell's history.
-    fn history(&mut self, idx: usize, op: &OpReport, class: ErrorClass) {
-        use crate::consistency::{Op, What, created_index};
+    /// A role's creation or removal (acknowledged, or indeterminate: abandoned at its
+    /// timeout or its connection broken), listing of tables, or look-up of one entry, into
+    /// the cell's history.
+    fn history(
+        &mut self,
+        idx: usize,
+        kind: crate::plan::Operation,
+        op: &OpReport,
+        class: ErrorClass,
+    ) {
+        use crate::consistency::{Op, Outcome, What, created_index};
+        use crate::plan::{Entry, Names};
         let (Some([start_us, end_us]), Some(target)) = (op.at_us, &op.target) else {
             return;
         };
-        let client = self.worker_ids[idx];
-        let what = match &op.seen {
-            Some(seen) if op.ok => What::Listed {
-                namespace: target.clone(),
-                seen: seen.clone(),
+        // A commit acknowledged, or one that may have landed (a failed one did not).
+        let commit_ended = op.ok || class.indeterminate();
+        let outcome = match op.ok {
+            true => Outcome::Acknowledged,
+            false => Outcome::Indeterminate { landed: None },
+        };
+        let id = target.clone();
+        let what = match kind.describe().names {
+            Names::Lists if op.ok => What::Listed {
+                namespace: id,
+                seen: op.seen.clone().unwrap_or_default(),
+                gone: op.gone.clone().unwrap_or_default(),
             },
-            Some(_) => return,
-            None => {
-                let (namespace, name) = target.rsplit_once('$').unwrap_or(("", target));
-                let Some((_, n)) = created_index(name) else {
+            Names::ReadsGolden(_) if op.ok || class == ErrorClass::NotFound => {
+                What::Probed { id, found: op.ok }
+            }
+            Names::Creates(_) if commit_ended => {
+                let leaf = id.rsplit('$').next().unwrap_or_default();
+                let Some((_, n)) = created_index(leaf) else {
                     return;
                 };
-                if !(op.ok || class.indeterminate()) {
-                    return;
-                }
-                What::Created {
-                    namespace: namespace.to_string(),
-                    n,
-                    acknowledged: op.ok,
-                }
+                What::Created { id, n, outcome }
             }
+            Names::RemovesGolden(entry) if commit_ended => What::Removed {
+                id,
+                table: entry == Entry::Table,
+                outcome,
+            },
+            _ => return,
         };
         self.m.history.push(Op {
-            client,
+            client: self.worker_ids[idx],
             start_us,
             end_us,
             what,
@@ -523,6 +544,7 @@ mod tests {
             target: None,
             at_us: None,
             seen: None,
+            gone: None,
         })
     }
 

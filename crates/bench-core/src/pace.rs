@@ -465,6 +465,7 @@ mod tests {
             target: None,
             at_us: None,
             seen: None,
+            gone: None,
         }
     }
 

@@ -301,6 +301,10 @@ pub struct OpReport {
     /// each writer's creations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen: Option<Vec<crate::consistency::Seen>>,
+    /// A role's listing of a namespace's tables, in a cell that removes tables: the golden's
+    /// tables there it did not see (ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gone: Option<Vec<String>>,
 }
 
 /// What a client of a role runs: its role (with the cell's targets), the role's place among
@@ -628,6 +632,7 @@ mod tests {
                 target: None,
                 at_us: None,
                 seen: None,
+                gone: None,
             }),
             Event::Op(OpReport {
                 i: 4,
@@ -653,6 +658,7 @@ mod tests {
                 target: Some("ns_0$table_1".into()),
                 at_us: None,
                 seen: None,
+                gone: None,
             }),
             Event::Paused,
             Event::Trace {
@@ -710,6 +716,7 @@ mod tests {
                 target: None,
                 at_us: None,
                 seen: None,
+                gone: None,
             })
         );
         assert_eq!(alone.w, None);

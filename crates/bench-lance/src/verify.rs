@@ -234,13 +234,13 @@ pub struct RolesExpect {
 }
 
 /// Check a cell of roles' copy at `root`; returns the rows found, what did not match
-/// (naming the entries) and, where it matched, how many of the abandoned creations and
-/// removals landed (each looked up: a creation's entry there, a removal's gone).
+/// (naming the entries) and, where it matched, whether each of the abandoned creations and
+/// removals landed (each looked up: a creation's entry there, a removal's gone), by entry.
 pub async fn roles(
     root: &str,
     storage: &BTreeMap<String, String>,
     e: &RolesExpect,
-) -> (u64, Option<String>, Option<u64>) {
+) -> (u64, Option<String>, Option<BTreeMap<String, bool>>) {
     let (after, error) = roles_checked(root, storage, e).await;
     if error.is_some() {
         return (after, error, None);
@@ -250,9 +250,10 @@ pub async fn roles(
     ids.extend(removed.iter().cloned());
     match catalog::missing_objects(root, storage, &ids).await {
         Ok(missing) => {
-            let landed = created.iter().filter(|id| !missing.contains(id)).count()
-                + removed.iter().filter(|id| missing.contains(id)).count();
-            (after, None, Some(landed as u64))
+            let landed = (created.iter().map(|id| (id.clone(), !missing.contains(id))))
+                .chain(removed.iter().map(|id| (id.clone(), missing.contains(id))))
+                .collect();
+            (after, None, Some(landed))
         }
         Err(err) => (
             after,

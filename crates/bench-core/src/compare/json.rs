@@ -79,6 +79,29 @@ fn counts(r: &CountRow) -> Value {
     })
 }
 
+fn readers(r: &super::readers::ReaderRow) -> Value {
+    let side = |v: &[crate::consistency::Consistency]| -> Vec<Value> {
+        (v.iter())
+            .map(|c| {
+                json!({
+                    "reads": c.reads, "anomalies": c.anomalies(), "stale_reads": c.stale_reads,
+                    "lag_p50_ms": c.lag_p50_ms, "lag_p99_ms": c.lag_p99_ms,
+                })
+            })
+            .collect()
+    };
+    json!({
+        "cell": r.cell,
+        "a": side(&r.a),
+        "b": side(&r.b),
+        "anomalies": moved(r.anomalies),
+        "lag": r.lag.map(moved),
+        "regressed": r.regressed(),
+        "improved": r.improved(),
+        "verdict": r.verdict(),
+    })
+}
+
 fn io(r: &IoRow) -> Value {
     json!({
         "cell": r.cell,
@@ -100,6 +123,7 @@ pub fn json(c: &Comparison, na: &str, nb: &str) -> String {
         "reads": c.read_rows.iter().map(row).collect::<Vec<_>>(),
         "io": c.io_rows.iter().map(io).collect::<Vec<_>>(),
         "counts": c.counts.iter().map(counts).collect::<Vec<_>>(),
+        "readers": c.readers.iter().map(readers).collect::<Vec<_>>(),
         "only_a": c.only_a,
         "only_b": c.only_b,
         "differing": c.differing.iter().map(|(cell, what)| json!({"cell": cell, "differs": what})).collect::<Vec<_>>(),
@@ -107,6 +131,7 @@ pub fn json(c: &Comparison, na: &str, nb: &str) -> String {
         "improvements": c.improvements(),
         "count_regressions": c.count_regressions(),
         "count_improvements": c.count_improvements(),
+        "reader_regressions": c.reader_regressions(super::Gate::Both),
     });
     serde_json::to_string_pretty(&doc).expect("a comparison serialises") + "\n"
 }

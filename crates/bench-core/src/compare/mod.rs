@@ -10,6 +10,7 @@ pub mod counts;
 mod explain;
 mod json;
 pub mod precision;
+pub mod readers;
 mod roles;
 mod table;
 pub mod variants;
@@ -434,6 +435,8 @@ pub struct Comparison {
     pub io_rows: Vec<IoRow>,
     /// The exact counts of each cell (its commits), side by side, with their verdicts.
     pub counts: Vec<counts::CountRow>,
+    /// What each cell's readers saw (cells of roles with `consistency` on both sides).
+    pub readers: Vec<readers::ReaderRow>,
 }
 
 /// One cell's requests and bytes per operation (medians over repetitions) on both sides.
@@ -499,11 +502,25 @@ impl Comparison {
         self.counts.iter().filter(|c| c.improved()).count()
     }
 
+    /// Cells whose readers saw anomalies or a lag B did not have in A's runs (by gate:
+    /// anomalies are counted exactly, the lag is a time).
+    pub fn reader_regressions(&self, gate: Gate) -> usize {
+        use counts::Moved::More;
+        (self.readers.iter())
+            .filter(|r| match gate {
+                Gate::Counts => r.anomalies == More,
+                Gate::Time => r.lag == Some(More),
+                Gate::Both => r.regressed(),
+            })
+            .count()
+    }
+
     /// 5 for a regression the gate looks at (a significant time regression, a count that
-    /// grew) with `--fail-on-regression`, else 0.
+    /// grew, readers' anomalies or lag) with `--fail-on-regression`, else 0.
     pub fn exit_code(&self, v: &VerdictArgs) -> u8 {
         let time = matches!(v.gate, Gate::Time | Gate::Both) && self.regressions() > 0;
         let counts = matches!(v.gate, Gate::Counts | Gate::Both) && self.count_regressions() > 0;
+        let counts = counts || self.reader_regressions(v.gate) > 0;
         if v.fail_on_regression && (time || counts) {
             exit::REGRESSION
         } else {
@@ -728,6 +745,8 @@ pub fn compare(
             c.rows.push(r);
         }
         c.counts.extend(counts::count_row(tag, &xa.reps, &xb.reps));
+        c.readers
+            .extend(readers::ReaderRow::of(tag, &xa.reps, &xb.reps));
         (c.rows).extend(roles::rows((&xa.reps, &xb.reps), false, (t, between)));
         if let (Some(fa), Some(fb)) = (side(xa, true), side(xb, true)) {
             c.read_rows
@@ -789,6 +808,7 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             rows.push(r);
         }
         c.counts.extend(counts::count_row(tag, &pa, &pb));
+        c.readers.extend(readers::ReaderRow::of(tag, &pa, &pb));
         c.rows.extend(roles::rows((&pa, &pb), true, (t, 0.0)));
         if let (Some(a), Some(b)) = (io_figures(&pa), io_figures(&pb)) {
             c.io_rows.push(IoRow {

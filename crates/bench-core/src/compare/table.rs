@@ -1,6 +1,7 @@
 //! The comparison as an aligned text table and as Markdown, with totals and warnings.
 
 use super::counts::{CountRow, Unit};
+use super::readers::ReaderRow;
 use super::{Change, Comparison, Figures, MIN_REPETITIONS, Row};
 
 /// A ratio with its confidence interval, when tested: `0.800 [0.742–0.862]`.
@@ -169,6 +170,61 @@ fn aligned(rows: &[Vec<String>], text_last: bool) -> String {
     s
 }
 
+const READER_HEADER: [&str; 8] = [
+    "cell",
+    "anomalies/read A",
+    "anomalies/read B",
+    "lag p50 A",
+    "lag p50 B",
+    "lag p99 A",
+    "lag p99 B",
+    "readers verdict",
+];
+
+/// What a cell's readers saw on both sides (medians of the runs), and the verdict.
+fn reader_cells(r: &ReaderRow) -> Vec<String> {
+    let (a, b) = (ReaderRow::medians(&r.a), ReaderRow::medians(&r.b));
+    let f = |x: Option<f64>, d: usize| x.map_or("n/a".to_string(), |x| format!("{x:.d$}"));
+    vec![
+        r.cell.clone(),
+        f(a[0], 3),
+        f(b[0], 3),
+        f(a[1], 1),
+        f(b[1], 1),
+        f(a[2], 1),
+        f(b[2], 1),
+        r.verdict(),
+    ]
+}
+
+/// What readers saw, as text or as a Markdown table.
+fn readers_text(c: &Comparison) -> String {
+    let mut rows = vec![READER_HEADER.map(String::from).to_vec()];
+    rows.extend(c.readers.iter().map(reader_cells));
+    format!(
+        "\nwhat readers see (anomalies per read, lag in ms; medians of the runs):\n{}",
+        aligned(&rows, true)
+    )
+}
+
+fn readers_md(rows: &[&ReaderRow]) -> String {
+    let mut s = format!(
+        "| {} |\n|:---|{}:---|\n",
+        READER_HEADER.join(" | "),
+        "---:|".repeat(READER_HEADER.len() - 2)
+    );
+    for r in rows {
+        let mut v = reader_cells(r);
+        v[0] = format!("`{}`", v[0]);
+        if r.regressed() {
+            let last = v.len() - 1;
+            v[last] = format!("**{}**", v[last]);
+        }
+        s.push_str(&format!("| {} |\n", v.join(" | ")));
+    }
+    s
+}
+
 /// The exact counts per operation of both sides, and their verdicts.
 fn counts_text(c: &Comparison) -> String {
     let mut rows = vec![COUNT_HEADER.map(String::from).to_vec()];
@@ -209,6 +265,9 @@ pub fn text(c: &Comparison) -> String {
     }
     if !c.counts.is_empty() {
         s.push_str(&counts_text(c));
+    }
+    if !c.readers.is_empty() {
+        s.push_str(&readers_text(c));
     }
     s.push_str(&summary_line(c));
     if !c.counts.is_empty() {
@@ -351,6 +410,13 @@ pub fn github(c: &Comparison, a: &str, b: &str) -> String {
         s.push_str("\nExact counts that changed:\n\n");
         s.push_str(&counts_md(&changed));
     }
+    let readers: Vec<&ReaderRow> = (c.readers.iter())
+        .filter(|r| r.regressed() || r.improved())
+        .collect();
+    if !readers.is_empty() {
+        s.push_str("\nWhat readers see, changed:\n\n");
+        s.push_str(&readers_md(&readers));
+    }
     if !s.ends_with("\n\n") {
         s.push('\n');
     }
@@ -371,6 +437,10 @@ pub fn tables_markdown(c: &Comparison) -> String {
     if !c.counts.is_empty() {
         s.push_str("\nExact counts per successful operation (medians of the runs):\n\n");
         s.push_str(&counts_md(&c.counts));
+    }
+    if !c.readers.is_empty() {
+        s.push_str("\nWhat readers see (anomalies per read, lag in ms; medians of the runs):\n\n");
+        s.push_str(&readers_md(&c.readers.iter().collect::<Vec<_>>()));
     }
     s.push('\n');
     s.push_str(&summary_line(c));

@@ -77,9 +77,10 @@ pub struct Verification {
     pub error: Option<String>,
     /// Cells of table operations: the shared table before and after.
     pub table: Option<TableState>,
-    /// Cells of roles: of their commits abandoned at the attempt timeout, how many landed
-    /// (each looked up in the copy); `None` elsewhere.
-    pub abandoned_landed: Option<u64>,
+    /// Cells of roles: whether each of their creations and removals abandoned at the
+    /// attempt timeout (or whose connection broke) landed, by entry (each looked up in the
+    /// copy); `None` elsewhere.
+    pub resolved: Option<std::collections::BTreeMap<String, bool>>,
 }
 
 impl ReadFigures {
@@ -171,7 +172,7 @@ fn abandoned_landed(cell: &Cell, m: &Measured, v: &Verification, count: u64) -> 
     }
     // A cell of roles looked each of them up.
     if !cell.roles.is_empty() {
-        return v.abandoned_landed;
+        return (v.resolved.as_ref()).map(|r| r.values().filter(|&&l| l).count() as u64);
     }
     let done = count + m.warmup_committed;
     match cell.operation.describe().effect {
@@ -293,23 +294,37 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms)),
-        consistency: consistency(m),
+        consistency: consistency(m, v.resolved.as_ref()),
     }
 }
 
-/// A cell whose history has both creations and listings: the checker's findings, times told
-/// from its first operation. None where its clients ran on more than one host: their wall
-/// clocks are not one clock.
-fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
-    use crate::consistency::What;
+/// A cell whose history has both commits (creations, removals) and reads of them
+/// (listings, look-ups): the checker's findings, each indeterminate commit as the copy
+/// showed it (`resolved`), times told from the first operation. None where its clients ran
+/// on more than one host: their wall clocks are not one clock.
+fn consistency(
+    m: &Measured,
+    resolved: Option<&std::collections::BTreeMap<String, bool>>,
+) -> Option<crate::consistency::Consistency> {
+    use crate::consistency::{Outcome, What};
     if m.hosts.len() > 1 {
         return None;
     }
-    let h = &m.history;
-    let lists = h.iter().any(|o| matches!(o.what, What::Listed { .. }));
-    let creates = h.iter().any(|o| matches!(o.what, What::Created { .. }));
-    let t0 = h.iter().map(|o| o.start_us).min()?;
-    (lists && creates).then(|| crate::consistency::check(h, t0))
+    let reads = m.history.iter().any(|o| o.what.is_read());
+    let commits = m.history.iter().any(|o| !o.what.is_read());
+    let t0 = m.history.iter().map(|o| o.start_us).min()?;
+    if !(reads && commits) {
+        return None;
+    }
+    let mut h = m.history.clone();
+    for op in &mut h {
+        if let What::Created { id, outcome, .. } | What::Removed { id, outcome, .. } = &mut op.what
+            && let Outcome::Indeterminate { landed } = outcome
+        {
+            *landed = resolved.and_then(|r| r.get(id).copied());
+        }
+    }
+    Some(crate::consistency::check(&h, t0))
 }
 
 /// A cell of roles: every (role, operation of its mix), in the plan's order, with what it

@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 78;
+pub const WIDTH: usize = 89;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -106,6 +106,17 @@ pub const COLUMNS: [&str; WIDTH] = [
     "service_p50_ms",
     "service_p99_ms",
     "late_operations",
+    "stale_reads",
+    "stale_rate",
+    "resurrections",
+    "lag_p50_ms",
+    "lag_p99_ms",
+    "lag_max_ms",
+    "monotonic_violations",
+    "read_your_writes_violations",
+    "phantoms",
+    "indeterminate",
+    "indeterminate_landed",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -141,6 +152,7 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     row.extend(accounts(cell));
     row.extend(rest(cell));
     row.extend(open_loop(cell));
+    row.extend(consistency(cell));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -326,6 +338,41 @@ fn open_loop(cell: &CellRecords<'_>) -> Vec<String> {
     ]
 }
 
+/// What a cell's readers saw against its commits (`consistency`): anomalies and
+/// indeterminate commits summed over the repetitions, the stale rate and the lag's medians;
+/// empty where the cell has no such findings.
+fn consistency(cell: &CellRecords<'_>) -> Vec<String> {
+    use crate::consistency::Consistency;
+    if cell.first().consistency.is_none() {
+        return vec![String::new(); 11];
+    }
+    let sum = |f: fn(&Consistency) -> u64| -> String {
+        let v: Option<u64> = (cell.reps.iter())
+            .map(|r| r.consistency.as_ref().map(f))
+            .sum();
+        v.map(|n| n.to_string()).unwrap_or_default()
+    };
+    let median = |f: fn(&Consistency) -> Option<f64>, decimals| {
+        median_of(cell, &|r| r.consistency.as_ref().and_then(f), decimals)
+    };
+    let landed: Option<u64> = (cell.reps.iter())
+        .map(|r| r.consistency.as_ref().and_then(|c| c.indeterminate_landed))
+        .sum();
+    vec![
+        sum(|c| c.stale_reads),
+        median(|c| Some(c.stale_rate), 4),
+        sum(|c| c.resurrections),
+        median(|c| c.lag_p50_ms, 3),
+        median(|c| c.lag_p99_ms, 3),
+        median(|c| c.lag_max_ms, 3),
+        sum(|c| c.monotonic_violations),
+        sum(|c| c.read_your_writes_violations),
+        sum(|c| c.phantoms),
+        sum(|c| c.indeterminate),
+        landed.map(|n| n.to_string()).unwrap_or_default(),
+    ]
+}
+
 /// Rewrite the summary from all records (atomically).
 pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
@@ -385,7 +432,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,"
         );
     }
 

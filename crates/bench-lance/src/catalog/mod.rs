@@ -345,6 +345,8 @@ pub struct RoleTargets {
     /// Removals and creations this client has made (a creation's name carries its index).
     removals: u64,
     creations: u64,
+    /// The golden's tables by namespace, (name, id), once a listing asks.
+    tables_by_parent: Option<std::collections::HashMap<String, Vec<(String, String)>>>,
 }
 
 impl RoleTargets {
@@ -364,7 +366,34 @@ impl RoleTargets {
             distribution: d,
             removals: 0,
             creations: 0,
+            tables_by_parent: None,
         }
+    }
+
+    /// In a cell whose clients remove entries: the golden's tables in `namespace` that a
+    /// listing of its `names` did not show (ids), for the consistency checker.
+    pub fn gone(&mut self, namespace: &str, names: &[String]) -> Option<Vec<String>> {
+        if self.remover.1 == 0 {
+            return None;
+        }
+        let g = self.golden;
+        let by = self.tables_by_parent.get_or_insert_with(|| {
+            let mut by: std::collections::HashMap<String, Vec<(String, String)>> =
+                Default::default();
+            for id in (0..g.tables).map(|k| g.id(Entry::Table, k)) {
+                let (parent, name) = id.rsplit_once('$').unwrap_or(("", &id));
+                (by.entry(parent.to_string()).or_default()).push((name.to_string(), id.clone()));
+            }
+            by
+        });
+        let listed: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+        let tables = by.get(namespace).map_or(&[][..], Vec::as_slice);
+        Some(
+            (tables.iter())
+                .filter(|(name, _)| !listed.contains(name.as_str()))
+                .map(|(_, id)| id.clone())
+                .collect(),
+        )
     }
 
     /// An entry among `n` of a sort (`which`), drawn.

@@ -324,7 +324,9 @@ impl<'o> Driver<'o> {
             arms.first_worker.push(first);
             arms.launcher.push(run.launcher.is_some());
             let ids = run.workers.iter().map(|a| a.worker_id).collect();
-            let roles = run.workers.iter().map(|a| a.role.as_ref().map(|r| r.index));
+            let roles = (run.workers.iter()).map(|a| {
+                (a.role.as_ref()).map(|r| (r.index, r.role.mix.iter().map(|m| m.0).collect()))
+            });
             arms.folds
                 .push(Fold::new(ids, run.versions.cloned()).with_roles(roles.collect()));
             let started = start(&mut w, run, paced);

@@ -259,7 +259,7 @@ async fn verification(
         rows_after: after,
         error,
         table,
-        abandoned_landed: None,
+        resolved: None,
     }
 }
 
@@ -323,7 +323,7 @@ async fn role_verification(cell: &Cell, root: &str, before: u64, m: &Measured) -
         rows_after: after,
         error,
         table: None,
-        abandoned_landed: landed,
+        resolved: landed,
     }
 }
 

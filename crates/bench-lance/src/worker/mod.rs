@@ -209,12 +209,16 @@ struct Planned {
 }
 
 impl Planned {
-    /// What a role's commit reports naming, for verification: the entry, or for a
-    /// property, `<table>#<key>=<value>`; a role's listing of tables, the namespace.
+    /// What a role's operation reports naming, for verification and the consistency
+    /// checker: a commit's entry, or for a property, `<table>#<key>=<value>`; a listing,
+    /// the namespace; a look-up, the entry.
     fn reported(&self) -> Option<String> {
         let aim = self.aim.as_ref().ok()?;
-        let lists = matches!(self.op, Operation::ListTables { .. });
-        (self.mix.is_some() && (self.op.is_write() || lists)).then(|| match &aim.property {
+        let reads = matches!(
+            self.op.describe().names,
+            bench_core::plan::Names::Lists | bench_core::plan::Names::ReadsGolden(_)
+        );
+        (self.mix.is_some() && (self.op.is_write() || reads)).then(|| match &aim.property {
             Some((k, v)) => format!("{}#{k}={v}", aim.id),
             None => aim.id.clone(),
         })
@@ -575,7 +579,14 @@ impl Session {
         };
         // A role's client: its operation on the wall clock, and what a listing saw.
         let at_us = mix.map(|_| [self.wall_us(start), self.wall_us(end)]);
-        let seen = (listed.filter(|_| mix.is_some())).map(|n| bench_core::consistency::seen(&n));
+        let (seen, gone) = match (listed, &self.role, &reported) {
+            (Some(names), Some(client), Some(namespace)) => {
+                let mut c = client.lock().expect("role client");
+                let gone = c.targets.gone(namespace, &names);
+                (Some(bench_core::consistency::seen(&names)), gone)
+            }
+            _ => (None, None),
+        };
         emit(
             self.args.worker_id,
             Event::Op(protocol::OpReport {
@@ -593,6 +604,7 @@ impl Session {
                 target: reported,
                 at_us,
                 seen,
+                gone,
             }),
         );
         if let Some(n) = self.exit_after
