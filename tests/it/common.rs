@@ -389,6 +389,15 @@ impl Drop for S3Server {
 }
 
 /// `bench` with the test server's credentials in its environment (moto accepts any).
+/// bench with these arguments, run to its end.
+pub fn bench_cmd(args: &[&str]) -> std::process::Output {
+    bench().args(args).output().unwrap()
+}
+
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 pub fn bench_s3() -> Command {
     let mut cmd = bench();
     cmd.env("AWS_ACCESS_KEY_ID", "testing")

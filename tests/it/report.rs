@@ -22,14 +22,6 @@ fn results_dir(files: &[&str]) -> (tempfile::TempDir, PathBuf) {
     (dir, out)
 }
 
-fn bench_cmd(args: &[&str]) -> std::process::Output {
-    bench().args(args).output().unwrap()
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 /// Check that `svg` is a well-formed XML document with an `<svg>` root, and return the
 /// text of its `<text>` elements.
 fn svg_texts(svg: &str) -> Vec<String> {

@@ -17,10 +17,6 @@ fn merge(out: &Path, inputs: &[&Path]) -> std::process::Output {
     bench().arg("merge").arg(out).args(inputs).output().unwrap()
 }
 
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[test]
 fn bad_shard_arguments_and_auto_without_an_array_job_fail_clearly() {
     let (_d, plan, out) = plan_dir(&tiny_plan());

@@ -422,10 +422,8 @@ fn observed<'a>(
     key.map_or(&[], Vec::as_slice)
 }
 
-/// Check a history (in any order). `t0_us`: the time the findings' times are told from
-/// (the release).
-pub fn check(history: &[Op], t0_us: u64) -> Consistency {
-    let mut c = Consistency::default();
+/// The history's commits, counted into `c` (and how many indeterminate ones landed).
+fn commits<'h>(history: &'h [Op], c: &mut Consistency) -> Vec<Fact<'h>> {
     let mut facts: Vec<Fact> = Vec::new();
     for op in history {
         let Some((id, outcome)) = op.what.commit() else {
@@ -458,6 +456,11 @@ pub fn check(history: &[Op], t0_us: u64) -> Consistency {
     c.indeterminate_landed = resolved
         .filter(|_| c.indeterminate > 0)
         .map(|l| l.iter().filter(|&&b| b).count() as u64);
+    facts
+}
+
+/// The history's reads, in time order (each client's in its own order too).
+fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
     let mut reads: Vec<(&Op, Read)> = (history.iter())
         .filter_map(|o| match &o.what {
             What::Listed {
@@ -476,8 +479,16 @@ pub fn check(history: &[Op], t0_us: u64) -> Consistency {
             What::Created { .. } | What::Removed { .. } => None,
         })
         .collect();
-    // In time order (each client's in its own order too).
     reads.sort_by_key(|(o, _)| (o.start_us, o.client));
+    reads
+}
+
+/// Check a history (in any order). `t0_us`: the time the findings' times are told from
+/// (the release).
+pub fn check(history: &[Op], t0_us: u64) -> Consistency {
+    let mut c = Consistency::default();
+    let mut facts = commits(history, &mut c);
+    let reads = reads(history);
     // The commits each read observes: by namespace for listings, by entry for look-ups.
     let (mut by_ns, mut by_id) = (
         HashMap::<&str, Vec<usize>>::new(),

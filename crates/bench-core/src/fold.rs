@@ -151,7 +151,7 @@ impl Fold {
                     return Action::Release;
                 }
             }
-            Event::Op(op) => self.op(idx, op),
+            Event::Op(op) => self.op(idx, *op),
             Event::Paused => {}
             Event::Trace { ops } => self.m.traces.push((self.worker_ids[idx], ops)),
             Event::Done {
@@ -519,7 +519,7 @@ mod tests {
         class: Option<ErrorClass>,
         err: Option<&str>,
     ) -> Event {
-        Event::Op(OpReport {
+        Event::Op(Box::new(OpReport {
             i,
             ms,
             ok,
@@ -545,7 +545,7 @@ mod tests {
             at_us: None,
             seen: None,
             gone: None,
-        })
+        }))
     }
 
     fn done(elapsed_ms: f64) -> Event {

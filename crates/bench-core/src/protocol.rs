@@ -192,7 +192,7 @@ pub enum Event {
     /// One operation finished. A worker the coordinator paces or ends at a count of
     /// commits writes each at once; others write theirs together a few times a second (every
     /// other event first writes those before it).
-    Op(OpReport),
+    Op(Box<OpReport>),
     /// A paced worker stopped after `pause` (its operation in flight finished first).
     Paused,
     /// The first operations of the worker with their requests (`--trace`), sent before
@@ -617,7 +617,7 @@ mod tests {
                 host: Some("n1".into()),
                 open_ms: Some(104.5),
             },
-            Event::Op(OpReport {
+            Event::Op(Box::new(OpReport {
                 i: 3,
                 ms: 12.5,
                 ok: false,
@@ -633,8 +633,8 @@ mod tests {
                 at_us: None,
                 seen: None,
                 gone: None,
-            }),
-            Event::Op(OpReport {
+            })),
+            Event::Op(Box::new(OpReport {
                 i: 4,
                 ms: 1.0,
                 ok: true,
@@ -659,7 +659,7 @@ mod tests {
                 at_us: None,
                 seen: None,
                 gone: None,
-            }),
+            })),
             Event::Paused,
             Event::Trace {
                 ops: vec![crate::trace::TracedOp {
@@ -701,7 +701,7 @@ mod tests {
         let op = Line::parse(r#"{"w":2,"ev":"op","i":7,"ms":1.5,"ok":true}"#).unwrap();
         assert_eq!(
             op.event,
-            Event::Op(OpReport {
+            Event::Op(Box::new(OpReport {
                 i: 7,
                 ms: 1.5,
                 ok: true,
@@ -717,7 +717,7 @@ mod tests {
                 at_us: None,
                 seen: None,
                 gone: None,
-            })
+            }))
         );
         assert_eq!(alone.w, None);
         for garbage in ["", "hello", "srun: error: x {", "a: {\"w\":0}", "{not json"] {

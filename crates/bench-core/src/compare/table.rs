@@ -273,7 +273,26 @@ pub fn text(c: &Comparison) -> String {
     if !c.counts.is_empty() {
         s.push_str(&counts_line(c));
     }
+    if !c.readers.is_empty() {
+        s.push_str(&readers_line(c));
+    }
     s
+}
+
+/// The line of totals of the readers' verdicts, and their rule.
+fn readers_line(c: &Comparison) -> String {
+    let worse = c.reader_regressions(super::Gate::Both);
+    let better = c.readers.iter().filter(|r| r.improved()).count();
+    format!(
+        "readers: {worse} regressed, {better} improved, {} the same (anomalies changed when B \
+         has some in every run and A none, or B's per read lie beyond A's in every run by more \
+         than {}; the lag p50 when every run of B lies beyond every run of A by more than {} % \
+         and {} ms, with 2 runs a side)\n",
+        c.readers.len() - worse - better,
+        super::readers::RATE_TOLERANCE,
+        super::readers::LAG_TOLERANCE * 100.0,
+        super::readers::LAG_FLOOR_MS,
+    )
 }
 
 fn table_text(rows: &[Row], base: &[&str; 11], paired: bool) -> String {
@@ -379,6 +398,11 @@ pub fn github(c: &Comparison, a: &str, b: &str) -> String {
         false if cworse + cbetter == 0 => "; the same counts".to_string(),
         false => format!("; counts: {cworse} regressed, {cbetter} improved"),
     };
+    let rworse = c.reader_regressions(super::Gate::Both);
+    let counts = match rworse {
+        0 => counts,
+        n => format!("{counts}; readers: {n} regressed"),
+    };
     let mut s = if worse + better == 0 {
         format!("**bench**: no change beyond ±{t} % in {cells} cells{counts}\n\n")
     } else {
@@ -446,6 +470,9 @@ pub fn tables_markdown(c: &Comparison) -> String {
     s.push_str(&summary_line(c));
     if !c.counts.is_empty() {
         s.push_str(&counts_line(c));
+    }
+    if !c.readers.is_empty() {
+        s.push_str(&readers_line(c));
     }
     s
 }

@@ -589,7 +589,7 @@ impl Session {
         };
         emit(
             self.args.worker_id,
-            Event::Op(protocol::OpReport {
+            Event::Op(Box::new(protocol::OpReport {
                 i,
                 ms,
                 ok: err.is_none(),
@@ -605,7 +605,7 @@ impl Session {
                 at_us,
                 seen,
                 gone,
-            }),
+            })),
         );
         if let Some(n) = self.exit_after
             && next.k >= n
