@@ -163,26 +163,7 @@ pub fn section(cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
         }
         s.push('\n');
         if let Some(c) = &first.consistency {
-            let ms = |x: Option<f64>| x.map_or("–".into(), |v| format!("{v:.1}"));
-            s.push_str(&format!(
-                "What readers saw: {} listings against {} creations ({} indeterminate); \
-                 visibility lag p50 {} ms, p99 {} ms, max {} ms; {} stale reads ({:.2} %), {} \
-                 monotonic and {} read-your-writes violations, {} phantoms{}.\n\n",
-                c.reads,
-                c.creations,
-                c.indeterminate,
-                ms(c.lag_p50_ms),
-                ms(c.lag_p99_ms),
-                ms(c.lag_max_ms),
-                c.stale_reads,
-                c.stale_rate * 100.0,
-                c.monotonic_violations,
-                c.read_your_writes_violations,
-                c.phantoms,
-                c.first_violation
-                    .as_ref()
-                    .map_or(String::new(), |v| format!("; first: {v}"))
-            ));
+            s.push_str(&readers_saw(c));
         }
     }
     for c in charts
@@ -197,4 +178,34 @@ pub fn section(cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
         ));
     }
     s
+}
+
+/// What a cell's readers saw (its first run's `consistency`), said in a paragraph.
+fn readers_saw(c: &crate::consistency::Consistency) -> String {
+    let ms = |x: Option<f64>| x.map_or("–".into(), |v| format!("{v:.1}"));
+    let landed = c
+        .indeterminate_landed
+        .map_or(String::new(), |n| format!(", {n} of them landed"));
+    format!(
+        "What readers saw: {} reads against {} creations and {} removals ({} indeterminate{}); \
+         visibility lag p50 {} ms, p99 {} ms, max {} ms; {} stale reads ({:.2} %, {} \
+         resurrections), {} monotonic and {} read-your-writes violations, {} phantoms{}.\n\n",
+        c.reads,
+        c.creations,
+        c.removals,
+        c.indeterminate,
+        landed,
+        ms(c.lag_p50_ms),
+        ms(c.lag_p99_ms),
+        ms(c.lag_max_ms),
+        c.stale_reads,
+        c.stale_rate * 100.0,
+        c.resurrections,
+        c.monotonic_violations,
+        c.read_your_writes_violations,
+        c.phantoms,
+        c.first_violation
+            .as_ref()
+            .map_or(String::new(), |v| format!("; first: {v}"))
+    )
 }
