@@ -94,10 +94,10 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
     // The summary and the report show every variant.
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert_eq!(csv.lines().count(), 13);
-    assert!(csv.lines().next().unwrap().ends_with(
+    assert!(csv.lines().next().unwrap().contains(
         "variant_name,build,properties,timeout_errors,env,transport,servers,\
                  server_ms_per_op,server_wait_ms_per_op,transport_ms_per_op,offered_ops_per_sec,\
-                 arrivals,service_p50_ms,service_p99_ms,late_operations"
+                 arrivals,service_p50_ms,service_p99_ms,late_operations,stale_reads"
     ));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     let chart = std::fs::read_to_string(out.join("charts/continuous_throughput.svg")).unwrap();
