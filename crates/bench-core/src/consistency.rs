@@ -113,20 +113,26 @@ pub enum What {
         outcome: Outcome,
     },
     /// A listing of `namespace`'s tables: what it saw of each writer's creations, and the
-    /// golden's tables there it did not see (ids).
+    /// golden's tables there it did not see (ids; `None`: not told, e.g. in a mixed cell).
     Listed {
         namespace: String,
         seen: Vec<Seen>,
-        gone: Vec<String>,
+        gone: Option<Vec<String>>,
     },
     /// A look-up of entry `id` (describe, exists): whether it was there.
     Probed { id: String, found: bool },
+    /// The shared table's version: one an acknowledged commit made (`commit`), or one a
+    /// read returned as the latest.
+    Versioned { version: u64, commit: bool },
 }
 
 impl What {
-    /// A listing or a look-up.
+    /// A listing, a look-up, or a read of the shared table's version.
     pub fn is_read(&self) -> bool {
-        matches!(self, What::Listed { .. } | What::Probed { .. })
+        matches!(
+            self,
+            What::Listed { .. } | What::Probed { .. } | What::Versioned { commit: false, .. }
+        )
     }
 
     /// The commit's entry and outcome, for a creation or a removal.
@@ -135,7 +141,7 @@ impl What {
             What::Created { id, outcome, .. } | What::Removed { id, outcome, .. } => {
                 Some((id, *outcome))
             }
-            What::Listed { .. } | What::Probed { .. } => None,
+            What::Listed { .. } | What::Probed { .. } | What::Versioned { .. } => None,
         }
     }
 }
@@ -148,6 +154,9 @@ pub struct Consistency {
     pub creations: u64,
     #[serde(default)]
     pub removals: u64,
+    /// Acknowledged commits of the shared table, each with the version it made.
+    #[serde(default)]
+    pub versions: u64,
     /// Commits that may have landed (abandoned, or their connection broken), and how many of
     /// them the copy showed landed (absent where they were not looked up).
     pub indeterminate: u64,
@@ -220,7 +229,7 @@ enum Read<'h> {
     Listing {
         namespace: &'h str,
         seen: &'h [Seen],
-        gone: HashSet<&'h str>,
+        gone: Option<HashSet<&'h str>>,
     },
     Probe {
         id: &'h str,
@@ -246,7 +255,10 @@ impl Read<'_> {
                 None,
             ) => {
                 let table = matches!(f.op.what, What::Removed { table: true, .. });
-                (table && parent(f.id) == *namespace).then(|| gone.contains(f.id))
+                let gone = gone
+                    .as_ref()
+                    .filter(|_| table && parent(f.id) == *namespace)?;
+                Some(gone.contains(f.id))
             }
             (Read::Probe { id, found }, created) => {
                 (*id == f.id).then_some(*found == created.is_some())
@@ -365,6 +377,66 @@ impl Checker {
         true
     }
 
+    /// The shared table's versions: each read (in time order) against the commits
+    /// acknowledged before it began — stale below the highest of them (read your writes
+    /// where its own is higher), monotonic never below what its reader saw before — and
+    /// each commit's lag to each reader's first read begun after it that returned it or
+    /// later. No phantom check: other commits (property updates, abandoned appends) make
+    /// versions that are not all reported.
+    fn versions(&mut self, history: &[Op]) {
+        let of = |commit: bool| -> Vec<(&Op, u64)> {
+            (history.iter())
+                .filter_map(|o| match o.what {
+                    What::Versioned { version, commit: c } if c == commit => Some((o, version)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (mut commits, mut reads) = (of(true), of(false));
+        commits.sort_by_key(|(o, _)| o.end_us);
+        reads.sort_by_key(|(o, _)| (o.start_us, o.client));
+        self.c.versions += commits.len() as u64;
+        let mut last: HashMap<u32, u64> = HashMap::new();
+        for (r, seen) in reads {
+            self.c.reads += 1;
+            let (who, at) = (r.client, self.at(r.start_us));
+            let before = &commits[..commits.partition_point(|(o, _)| o.end_us < r.start_us)];
+            let top = |own: bool| {
+                (before.iter())
+                    .filter(|(o, _)| !own || o.client == who)
+                    .max_by_key(|(_, v)| *v)
+            };
+            if let Some(&(w, v)) = top(false).filter(|(_, v)| seen < *v) {
+                self.c.stale_reads += 1;
+                if top(true).is_some_and(|(_, own)| seen < *own) {
+                    self.c.read_your_writes_violations += 1;
+                }
+                let said = format!(
+                    "client {who} read the table's version at +{at:.1} ms and saw {seen}, not \
+                     {v}, acknowledged at +{:.1} ms",
+                    self.at(w.end_us)
+                );
+                self.named(|| said);
+            }
+            let was = last.get(&who).copied();
+            if let Some(was) = was.filter(|&was| seen < was) {
+                self.c.monotonic_violations += 1;
+                let said = format!(
+                    "client {who} read the table's version at +{at:.1} ms and saw {seen}, after \
+                     seeing {was}"
+                );
+                self.named(|| said);
+            }
+            last.insert(who, seen.max(was.unwrap_or(0)));
+            for (k, (w, v)) in before.iter().enumerate() {
+                // Keyed apart from the entries' commits (places counted from the end).
+                if *v <= seen && self.lagged.insert((who, usize::MAX - k)) {
+                    self.lags.push(ms(r.start_us - w.end_us));
+                }
+            }
+        }
+    }
+
     /// Entries a listing saw that no client attempted to create, and golden tables it did
     /// not see that no client attempted to remove.
     fn unattempted(
@@ -398,7 +470,7 @@ impl Checker {
                 self.named(|| said);
             }
         }
-        for id in gone.iter().filter(|id| !removed.contains(*id)) {
+        for id in (gone.iter().flatten()).filter(|id| !removed.contains(*id)) {
             self.c.phantoms += 1;
             let said = format!(
                 "client {who} {} at +{at:.1} ms and did not see {id}, which no removal acknowledged or left undecided",
@@ -472,11 +544,11 @@ fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
                 Read::Listing {
                     namespace,
                     seen,
-                    gone: gone.iter().map(String::as_str).collect(),
+                    gone: (gone.as_ref()).map(|g| g.iter().map(String::as_str).collect()),
                 },
             )),
             What::Probed { id, found } => Some((o, Read::Probe { id, found: *found })),
-            What::Created { .. } | What::Removed { .. } => None,
+            What::Created { .. } | What::Removed { .. } | What::Versioned { .. } => None,
         })
         .collect();
     reads.sort_by_key(|(o, _)| (o.start_us, o.client));
@@ -537,6 +609,7 @@ pub fn check(history: &[Op], t0_us: u64) -> Consistency {
         k.c.stale_reads += u64::from(stale);
         k.c.resurrections += u64::from(resurrected);
     }
+    k.versions(history);
     let mut c = k.c;
     c.stale_rate = match c.reads {
         0 => 0.0,
@@ -630,7 +703,7 @@ mod tests {
                         runs: vec![[0, n]],
                     })
                     .collect(),
-                gone: gone.iter().map(|t| format!("ns_0$table_{t}")).collect(),
+                gone: Some(gone.iter().map(|t| format!("ns_0$table_{t}")).collect()),
             },
         }
     }
@@ -779,6 +852,49 @@ mod tests {
             c.first_violation
                 .unwrap()
                 .ends_with("attempted only at +45.0 ms")
+        );
+    }
+
+    fn version(client: u32, at_ms: u64, version: u64, commit: bool) -> Op {
+        Op {
+            client,
+            start_us: (at_ms - 2) * 1000,
+            end_us: at_ms * 1000,
+            what: What::Versioned { version, commit },
+        }
+    }
+
+    #[test]
+    fn table_versions_are_read_against_the_acknowledged_commits() {
+        // Writer 0 commits versions 2 and 3 (acknowledged at 10 and 20 ms); reader 1's reads
+        // end 2 ms after they begin.
+        let h = vec![
+            version(0, 10, 2, true),
+            version(0, 20, 3, true),
+            version(1, 9, 1, false),
+            version(1, 15, 2, false),
+            version(1, 25, 3, false),
+        ];
+        let c = check(&h, 0);
+        assert_eq!((c.versions, c.reads), (2, 3));
+        assert_eq!(c.anomalies(), 0, "{c:?}");
+        // Version 2 first read by the read begun at 13 ms, version 3 by the one at 23 ms.
+        assert_eq!((c.lag_pairs, c.lag_max_ms), (2, Some(3.0)));
+        // Behind an acknowledged commit, and back from what it saw.
+        let h = vec![
+            version(0, 10, 2, true),
+            version(0, 20, 3, true),
+            version(1, 25, 3, false),
+            version(1, 30, 2, false),
+            version(0, 35, 2, false),
+        ];
+        let c = check(&h, 0);
+        assert_eq!((c.stale_reads, c.monotonic_violations), (2, 1), "{c:?}");
+        assert_eq!(c.read_your_writes_violations, 1);
+        assert_eq!(
+            c.first_violation.unwrap(),
+            "client 1 read the table's version at +28.0 ms and saw 2, not 3, acknowledged at \
+             +20.0 ms"
         );
     }
 

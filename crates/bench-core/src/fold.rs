@@ -36,6 +36,8 @@ pub struct Fold {
     io_unknown: bool,
     /// Each worker's role, in a cell of roles: its place, and its mix's operations.
     roles: Vec<Option<(u32, Vec<crate::plan::Operation>)>>,
+    /// A mixed cell: its commit and its read, whose operations go into the history.
+    mixed: Option<[crate::plan::Operation; 2]>,
 }
 
 impl Fold {
@@ -54,7 +56,14 @@ impl Fold {
             failures: Vec::new(),
             io_unknown: false,
             roles: vec![None; n],
+            mixed: None,
         }
+    }
+
+    /// A mixed cell: its commit and its read (`write`, `read`), into the cell's history.
+    pub fn with_mixed(mut self, mixed: Option<[crate::plan::Operation; 2]>) -> Fold {
+        self.mixed = mixed;
+        self
     }
 
     /// A cell of roles: each worker's role (by index), so that its operations are counted
@@ -190,6 +199,10 @@ impl Fold {
         // An open-loop operation's latency runs from its intended start; `ms` is its service.
         let latency = op.ms + op.lag_ms.unwrap_or(0.0);
         self.role_op(idx, &op, latency);
+        if let Some([write, read]) = self.mixed {
+            let kind = if op.read { read } else { write };
+            self.history(idx, kind, &op, op.class.unwrap_or(ErrorClass::Other));
+        }
         let m = &mut self.m;
         if let Some(lag) = op.lag_ms.filter(|_| !op.read) {
             m.open_loop.lagged(lag, op.ok.then_some(op.ms));
@@ -248,9 +261,9 @@ impl Fold {
         *first = first.take().or(op.err);
     }
 
-    /// A role's creation or removal (acknowledged, or indeterminate: abandoned at its
-    /// timeout or its connection broken), listing of tables, or look-up of one entry, into
-    /// the cell's history.
+    /// A role's or a mixed cell's creation or removal (acknowledged, or indeterminate:
+    /// abandoned at its timeout or its connection broken), listing of tables, look-up of one
+    /// entry, or commit or read of the shared table's version, into the cell's history.
     fn history(
         &mut self,
         idx: usize,
@@ -260,7 +273,23 @@ impl Fold {
     ) {
         use crate::consistency::{Op, Outcome, What, created_index};
         use crate::plan::{Entry, Names};
-        let (Some([start_us, end_us]), Some(target)) = (op.at_us, &op.target) else {
+        let Some([start_us, end_us]) = op.at_us else {
+            return;
+        };
+        // The shared table's version a commit made or a read returned.
+        if let Some(version) = op.version.filter(|_| op.ok) {
+            self.m.history.push(Op {
+                client: self.worker_ids[idx],
+                start_us,
+                end_us,
+                what: What::Versioned {
+                    version,
+                    commit: kind.is_write(),
+                },
+            });
+            return;
+        }
+        let Some(target) = &op.target else {
             return;
         };
         // A commit acknowledged, or one that may have landed (a failed one did not).
@@ -274,7 +303,7 @@ impl Fold {
             Names::Lists if op.ok => What::Listed {
                 namespace: id,
                 seen: op.seen.clone().unwrap_or_default(),
-                gone: op.gone.clone().unwrap_or_default(),
+                gone: op.gone.clone(),
             },
             Names::ReadsGolden(_) if op.ok || class == ErrorClass::NotFound => {
                 What::Probed { id, found: op.ok }
@@ -545,6 +574,7 @@ mod tests {
             at_us: None,
             seen: None,
             gone: None,
+            version: None,
         }))
     }
 

@@ -466,6 +466,7 @@ mod tests {
             at_us: None,
             seen: None,
             gone: None,
+            version: None,
         }
     }
 

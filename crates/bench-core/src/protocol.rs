@@ -305,6 +305,9 @@ pub struct OpReport {
     /// tables there it did not see (ids).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gone: Option<Vec<String>>,
+    /// In the history: the shared table's version a commit made or a version read returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
 }
 
 /// What a client of a role runs: its role (with the cell's targets), the role's place among
@@ -633,6 +636,7 @@ mod tests {
                 at_us: None,
                 seen: None,
                 gone: None,
+                version: None,
             })),
             Event::Op(Box::new(OpReport {
                 i: 4,
@@ -659,6 +663,7 @@ mod tests {
                 at_us: None,
                 seen: None,
                 gone: None,
+                version: None,
             })),
             Event::Paused,
             Event::Trace {
@@ -717,6 +722,7 @@ mod tests {
                 at_us: None,
                 seen: None,
                 gone: None,
+                version: None,
             }))
         );
         assert_eq!(alone.w, None);

@@ -598,14 +598,24 @@ async fn list(
     .await
 }
 
-/// Run one operation on the entry `aim` names ([`Targets::of`], [`RoleTargets::of`]); a
-/// listing of tables returns the names it listed.
+/// What an operation showed, for the consistency checker: the names a listing of tables
+/// listed, or the shared table's version an append committed or a version read returned.
+#[derive(Debug, Default)]
+pub enum Observed {
+    #[default]
+    Nothing,
+    Names(Vec<String>),
+    Version(u64),
+}
+
+/// Run one operation on the entry `aim` names ([`Targets::of`], [`RoleTargets::of`]), and
+/// what it showed.
 pub async fn execute(
     ns: Arc<dyn LanceNamespace>,
     op: Operation,
     aim: Aim,
     inputs: &Inputs<'_>,
-) -> lance_core::Result<Option<Vec<String>>> {
+) -> lance_core::Result<Observed> {
     let id = aim.parts();
     let Inputs {
         table_data,
@@ -632,7 +642,9 @@ pub async fn execute(
         Operation::ListNamespaces { .. } => {
             list(&ns, false, id, page_size).await?;
         }
-        Operation::ListTables { .. } => return Ok(Some(list(&ns, true, id, page_size).await?)),
+        Operation::ListTables { .. } => {
+            return Ok(Observed::Names(list(&ns, true, id, page_size).await?));
+        }
         Operation::DescribeTable { .. } => {
             ns.describe_table(on!(DescribeTableRequest)).await?;
         }
@@ -665,9 +677,12 @@ pub async fn execute(
         // With the namespace managing the versions, the append commits through its
         // create_table_version.
         Operation::TableAppend | Operation::CreateTableVersion => {
-            table::append(ns, shared()?).await?
+            return Ok(Observed::Version(table::append(ns, shared()?).await?));
         }
-        Operation::InsertIntoTable => table::insert_into(ns, shared()?).await?,
+        Operation::InsertIntoTable => {
+            let v = table::insert_into(ns, shared()?).await?;
+            return Ok(v.map_or(Observed::Nothing, Observed::Version));
+        }
         // A table of the golden's tree, or the shared table.
         Operation::UpdateTableMetadata => {
             let table = match id.is_empty() {
@@ -677,10 +692,15 @@ pub async fn execute(
             let (key, value) = aim.property.unwrap_or_default();
             table::update_metadata(ns, table, key, value).await?
         }
-        Operation::ListTableVersions { .. } => table::latest_version(ns).await?,
-        Operation::DescribeTableVersion { .. } => table::describe_version(ns).await?,
+        Operation::ListTableVersions { .. } => {
+            let v = table::latest_version(ns).await?;
+            return Ok(v.map_or(Observed::Nothing, Observed::Version));
+        }
+        Operation::DescribeTableVersion { .. } => {
+            return Ok(Observed::Version(table::describe_version(ns).await?));
+        }
     }
-    Ok(None)
+    Ok(Observed::Nothing)
 }
 
 /// The schema of the tables bench writes: `write-create-table`'s and the shared table's.

@@ -90,43 +90,46 @@ pub(super) async fn update_metadata(
     Ok(())
 }
 
-/// `insert_into_table` of the shared table's rows (as a REST client calls it).
+/// `insert_into_table` of the shared table's rows (as a REST client calls it); the version
+/// it committed, where the response says.
 pub(super) async fn insert_into(
     ns: Arc<dyn LanceNamespace>,
     io: &TableIo,
-) -> lance_core::Result<()> {
+) -> lance_core::Result<Option<u64>> {
     let req = InsertIntoTableRequest {
         id: id(),
         mode: Some("append".into()),
         ..Default::default()
     };
-    ns.insert_into_table(req, io.ipc.clone()).await.map(|_| ())
+    let r = ns.insert_into_table(req, io.ipc.clone()).await?;
+    Ok(r.version.map(|v| v as u64))
 }
 
 /// The shared table's latest version, as lance resolves it: newest first, one.
-pub(super) async fn latest_version(ns: Arc<dyn LanceNamespace>) -> lance_core::Result<()> {
+pub(super) async fn latest_version(ns: Arc<dyn LanceNamespace>) -> lance_core::Result<Option<u64>> {
     let req = ListTableVersionsRequest {
         id: id(),
         descending: Some(true),
         limit: Some(1),
         ..Default::default()
     };
-    ns.list_table_versions(req).await.map(|_| ())
+    let r = ns.list_table_versions(req).await?;
+    Ok(r.versions.first().map(|v| v.version as u64))
 }
 
-/// `describe_table_version` of the shared table.
-pub(super) async fn describe_version(ns: Arc<dyn LanceNamespace>) -> lance_core::Result<()> {
+/// `describe_table_version` of the shared table (its latest): the version it described.
+pub(super) async fn describe_version(ns: Arc<dyn LanceNamespace>) -> lance_core::Result<u64> {
     let req = DescribeTableVersionRequest {
         id: id(),
         ..Default::default()
     };
-    ns.describe_table_version(req).await.map(|_| ())
+    Ok(ns.describe_table_version(req).await?.version.version as u64)
 }
 
 /// Append as an application does: the table opened through the namespace (its location,
 /// and the namespace's commits when it manages the table's versions), lance's dataset
-/// API appending the rows; conflicts retried as lance does.
-pub(super) async fn append(ns: Arc<dyn LanceNamespace>, io: &TableIo) -> lance_core::Result<()> {
+/// API appending the rows; conflicts retried as lance does. Returns the version committed.
+pub(super) async fn append(ns: Arc<dyn LanceNamespace>, io: &TableIo) -> lance_core::Result<u64> {
     let dataset = DatasetBuilder::from_namespace(ns, vec![SHARED_TABLE.to_string()])
         .await?
         .with_session(io.session.clone())
@@ -143,7 +146,7 @@ pub(super) async fn append(ns: Arc<dyn LanceNamespace>, io: &TableIo) -> lance_c
         .with_params(&params)
         .execute(vec![io.batch.clone()])
         .await
-        .map(|_| ())
+        .map(|d| d.version().version)
 }
 
 /// Create the shared table with [`INITIAL_ROWS`] rows through the catalog; returns its

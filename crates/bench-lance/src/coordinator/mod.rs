@@ -327,8 +327,13 @@ impl<'o> Driver<'o> {
             let roles = (run.workers.iter()).map(|a| {
                 (a.role.as_ref()).map(|r| (r.index, r.role.mix.iter().map(|m| m.0).collect()))
             });
-            arms.folds
-                .push(Fold::new(ids, run.versions.cloned()).with_roles(roles.collect()));
+            let mixed =
+                (run.workers.first()).and_then(|a| a.mix().map(|(read, _)| [a.operation, read]));
+            arms.folds.push(
+                Fold::new(ids, run.versions.cloned())
+                    .with_roles(roles.collect())
+                    .with_mixed(mixed),
+            );
             let started = start(&mut w, run, paced);
             arms.procs.push(p0..w.proc_count());
             if let Err(e) = started {

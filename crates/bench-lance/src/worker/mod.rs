@@ -203,6 +203,8 @@ struct Planned {
     read: bool,
     i: u64,
     mix: Option<u32>,
+    /// Into the cell's history for the consistency checker (a role's client, a mixed cell).
+    history: bool,
     /// What it names; or why it names nothing, and whether the worker stops for it (a role's
     /// client reports a used-up removal once and draws on).
     aim: Result<catalog::Aim, (String, bool)>,
@@ -218,7 +220,7 @@ impl Planned {
             self.op.describe().names,
             bench_core::plan::Names::Lists | bench_core::plan::Names::ReadsGolden(_)
         );
-        (self.mix.is_some() && (self.op.is_write() || reads)).then(|| match &aim.property {
+        (self.history && (self.op.is_write() || reads)).then(|| match &aim.property {
             Some((k, v)) => format!("{}#{k}={v}", aim.id),
             None => aim.id.clone(),
         })
@@ -257,6 +259,7 @@ impl Session {
                 read: false,
                 i: k,
                 mix: Some(at as u32),
+                history: true,
                 aim,
             };
         }
@@ -281,6 +284,7 @@ impl Session {
             read,
             i,
             mix: None,
+            history: self.args.mix().is_some(),
             // Nothing left for a removal: the worker stops.
             aim: targets
                 .of(op, i, warm, &self.args.names)
@@ -312,7 +316,7 @@ impl Session {
         &self,
         op: Operation,
         target: catalog::Aim,
-    ) -> lance_core::Result<Option<Vec<String>>> {
+    ) -> lance_core::Result<catalog::Observed> {
         let ns = if op.is_cold() {
             open(&self.cfg, &self.counters, self.args.rest_uri()).await?
         } else {
@@ -479,7 +483,7 @@ impl Session {
         op: Operation,
         target: catalog::Aim,
         start: Instant,
-    ) -> Result<Option<Vec<String>>, (ErrorClass, String)> {
+    ) -> Result<catalog::Observed, (ErrorClass, String)> {
         let limit = self.args.attempt_timeout_ms.map(Duration::from_millis);
         let timed_out = |t: Duration| {
             let ms = t.as_millis();
@@ -535,6 +539,7 @@ impl Session {
             i,
             aim,
             mix,
+            history,
         } = planned;
         if let Ok(t) = &aim {
             self.prepare(op, t);
@@ -573,19 +578,25 @@ impl Session {
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
         }
-        let (class, err, listed) = match result {
-            Ok(listed) => (None, None, listed),
-            Err((class, err)) => (Some(class), Some(err), None),
+        let (class, err, observed) = match result {
+            Ok(observed) => (None, None, observed),
+            Err((class, err)) => (Some(class), Some(err), catalog::Observed::Nothing),
         };
-        // A role's client: its operation on the wall clock, and what a listing saw.
-        let at_us = mix.map(|_| [self.wall_us(start), self.wall_us(end)]);
-        let (seen, gone) = match (listed, &self.role, &reported) {
-            (Some(names), Some(client), Some(namespace)) => {
-                let mut c = client.lock().expect("role client");
-                let gone = c.targets.gone(namespace, &names);
-                (Some(bench_core::consistency::seen(&names)), gone)
+        // Into the history: the operation on the wall clock, and what it showed.
+        let at_us = history.then(|| [self.wall_us(start), self.wall_us(end)]);
+        let (seen, gone, version) = match observed {
+            _ if !history => (None, None, None),
+            catalog::Observed::Names(names) => {
+                let gone = match (&self.role, &reported) {
+                    (Some(client), Some(namespace)) => {
+                        (client.lock().expect("role client").targets).gone(namespace, &names)
+                    }
+                    _ => None,
+                };
+                (Some(bench_core::consistency::seen(&names)), gone, None)
             }
-            _ => (None, None),
+            catalog::Observed::Version(v) => (None, None, Some(v)),
+            catalog::Observed::Nothing => (None, None, None),
         };
         emit(
             self.args.worker_id,
@@ -605,6 +616,7 @@ impl Session {
                 at_us,
                 seen,
                 gone,
+                version,
             })),
         );
         if let Some(n) = self.exit_after
