@@ -584,19 +584,9 @@ impl Session {
         };
         // Into the history: the operation on the wall clock, and what it showed.
         let at_us = history.then(|| [self.wall_us(start), self.wall_us(end)]);
-        let (seen, gone, version) = match observed {
-            _ if !history => (None, None, None),
-            catalog::Observed::Names(names) => {
-                let gone = match (&self.role, &reported) {
-                    (Some(client), Some(namespace)) => {
-                        (client.lock().expect("role client").targets).gone(namespace, &names)
-                    }
-                    _ => None,
-                };
-                (Some(bench_core::consistency::seen(&names)), gone, None)
-            }
-            catalog::Observed::Version(v) => (None, None, Some(v)),
-            catalog::Observed::Nothing => (None, None, None),
+        let (seen, gone, version) = match history {
+            true => self.observed(observed, reported.as_deref()),
+            false => (None, None, None),
         };
         emit(
             self.args.worker_id,
@@ -631,6 +621,33 @@ impl Session {
 }
 
 impl Session {
+    /// What an operation showed, as the history keeps it: of a listing of `namespace`, what
+    /// it saw of each writer's creations and (a role's, where tables are removed) the
+    /// golden's tables there it did not; of the shared table, its version.
+    fn observed(
+        &self,
+        observed: catalog::Observed,
+        namespace: Option<&str>,
+    ) -> (
+        Option<Vec<bench_core::consistency::Seen>>,
+        Option<Vec<String>>,
+        Option<u64>,
+    ) {
+        match observed {
+            catalog::Observed::Names(names) => {
+                let gone = match (&self.role, namespace) {
+                    (Some(client), Some(namespace)) => {
+                        (client.lock().expect("role client").targets).gone(namespace, &names)
+                    }
+                    _ => None,
+                };
+                (Some(bench_core::consistency::seen(&names)), gone, None)
+            }
+            catalog::Observed::Version(v) => (None, None, Some(v)),
+            catalog::Observed::Nothing => (None, None, None),
+        }
+    }
+
     /// A moment on the wall clock, in µs since the epoch (from the worker's anchor on both
     /// clocks).
     fn wall_us(&self, t: Instant) -> u64 {
