@@ -300,7 +300,8 @@ impl Fold {
         };
         let id = target.clone();
         let what = match kind.describe().names {
-            Names::Lists if op.ok => What::Listed {
+            // A listing of tables says what it saw; one of namespaces does not.
+            Names::Lists if op.ok && op.seen.is_some() => What::Listed {
                 namespace: id,
                 seen: op.seen.clone().unwrap_or_default(),
                 gone: op.gone.clone(),
@@ -435,6 +436,67 @@ mod tests {
             host: Some(host.into()),
             open_ms: None,
         }
+    }
+
+    /// A role's operations go into the history as what they are: a creation, a listing
+    /// of tables with what it saw, a look-up found or not; a listing of namespaces (which
+    /// says nothing of tables) and a failed commit stay out.
+    #[test]
+    fn a_role_s_operations_go_into_the_history_as_what_they_are() {
+        use crate::consistency::{Outcome, What};
+        use crate::plan::Operation;
+        let mix = vec![
+            Operation::DeclareTable,
+            Operation::ListTables { cold: false },
+            Operation::ListNamespaces { cold: false },
+            Operation::TableExists { cold: false },
+        ];
+        let mut f = Fold::new(vec![0], None).with_roles(vec![Some((0, mix))]);
+        f.event(0, ready(0));
+        let report = |k: u32, ok: bool, class, target: &str, seen: Option<Vec<_>>| {
+            let Event::Op(mut o) = failed(u64::from(k), 1.0, ok, false, class, None) else {
+                unreachable!()
+            };
+            (o.op, o.target, o.at_us, o.seen) = (Some(k), Some(target.into()), Some([1, 2]), seen);
+            Event::Op(o)
+        };
+        f.event(0, report(0, true, None, "ns_0$bench_d0_3", None));
+        f.event(
+            0,
+            report(
+                0,
+                false,
+                Some(ErrorClass::Conflict),
+                "ns_0$bench_d0_4",
+                None,
+            ),
+        );
+        f.event(0, report(1, true, None, "ns_0", Some(vec![])));
+        f.event(0, report(2, true, None, "ns_0", None));
+        let not_found = Some(ErrorClass::NotFound);
+        f.event(0, report(3, false, not_found, "ns_0$table_1", None));
+        f.event(0, done(1.0));
+        let m = f.finish().unwrap();
+        let what: Vec<&What> = m.history.iter().map(|o| &o.what).collect();
+        assert_eq!(
+            what,
+            [
+                &What::Created {
+                    id: "ns_0$bench_d0_3".into(),
+                    n: 3,
+                    outcome: Outcome::Acknowledged
+                },
+                &What::Listed {
+                    namespace: "ns_0".into(),
+                    seen: vec![],
+                    gone: None
+                },
+                &What::Probed {
+                    id: "ns_0$table_1".into(),
+                    found: false
+                },
+            ]
+        );
     }
 
     #[test]
