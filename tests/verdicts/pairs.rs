@@ -462,11 +462,13 @@ fn slices_end_an_arm_at_its_bound_and_both_finish_verified() {
     for r in &records {
         check_units(r, "slices");
         assert_eq!(r["operations_bound"], 6, "{r}");
+        // The bound, and the commits the writers finished before `end` reached them (one
+        // each in flight; more where a commit is quicker than the coordinator's reply on a
+        // loaded machine); ended by the bound, long before the 20 s duration.
         let ops = r["total_operations"].as_u64().unwrap();
-        assert!(
-            (6..=8).contains(&ops),
-            "the bound, and up to one a writer in flight: {r}"
-        );
+        assert!(ops >= 6, "the bound: {r}");
+        let window_secs = ops as f64 / r["throughput_ops_per_sec"].as_f64().unwrap();
+        assert!(window_secs < 10.0, "ended by the bound: {r}");
     }
 }
 
