@@ -34,8 +34,12 @@ impl Seen {
 }
 
 /// A name bench's creations carry, `<prefix><client>_<n>` (the run's mark after it, if
-/// any): the client and its creation's index; `None` for any other name.
+/// any): the client and its creation's index; `None` for any other name, and for a
+/// warm-up's creations (`…_warm`), which are not measured.
 pub fn created_index(name: &str) -> Option<(u32, u64)> {
+    if name.ends_with(WARM_SUFFIX) {
+        return None;
+    }
     let prefixes = crate::plan::Operation::ALL
         .iter()
         .filter_map(|o| match o.describe().names {
@@ -47,6 +51,9 @@ pub fn created_index(name: &str) -> Option<(u32, u64)> {
     let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
     Some((w.parse().ok()?, digits.parse().ok()?))
 }
+
+/// What a warm-up's creations end with.
+pub const WARM_SUFFIX: &str = "_warm";
 
 /// What a listing's names show of every writer's creations.
 pub fn seen(names: &[String]) -> Vec<Seen> {
@@ -632,6 +639,7 @@ mod tests {
         assert_eq!(created_index("bench_d3_17"), Some((3, 17)));
         assert_eq!(created_index("bench_t0_2_r5f3a"), Some((0, 2)));
         assert_eq!(created_index("table_3"), None);
+        assert_eq!(created_index("bench_d0_2_r5f3a_warm"), None);
         let names = [
             "bench_d1_0",
             "bench_d1_4",

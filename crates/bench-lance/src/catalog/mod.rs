@@ -294,7 +294,11 @@ impl Targets {
         let spread = |n: u64| (u64::from(w) * 1_000_000 + index) % n.max(1);
         Ok(match op.describe().names {
             Names::Creates(prefix) => {
-                let warm = if warm { "_warm" } else { "" };
+                let warm = if warm {
+                    bench_core::consistency::WARM_SUFFIX
+                } else {
+                    ""
+                };
                 Aim::entry(format!("{}{warm}", created(prefix, w, index, names)))
             }
             Names::ReadsGolden(entry) => Aim::entry(g.id(entry, spread(g.count(entry)))),
