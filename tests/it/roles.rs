@@ -348,6 +348,9 @@ fn mixed_cells_readers_see_every_acknowledged_commit() {
             assert_eq!(c[k], 0, "{k}: {c}");
         }
         assert!(c["lag_pairs"].as_u64().unwrap() > 0, "{c}");
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        let said = format!("`{}`: What readers saw: ", r["bench_tag"].as_str().unwrap());
+        assert!(report.contains(&said), "{report}");
     }
 }
 

@@ -421,6 +421,14 @@ pub fn markdown(
                  intended start (many: it fell behind); service p99: from the actual start.\n\n",
             );
         }
+        // What a mixed cell's readers saw of its commits (its first run).
+        let mixed = cells.iter().filter(|c| c.first().mode == section.mode);
+        for c in mixed.filter(|_| section.mode == ModeKind::Mixed) {
+            if let Some(k) = &c.first().consistency {
+                let said = super::roles::readers_saw(k);
+                s.push_str(&format!("`{}`: {said}", c.first().bench_tag));
+            }
+        }
     }
     s.push_str(&super::roles::section(cells, charts));
     let over: Vec<&Chart> = (charts.iter())

@@ -181,18 +181,20 @@ pub fn section(cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
 }
 
 /// What a cell's readers saw (its first run's `consistency`), said in a paragraph.
-fn readers_saw(c: &crate::consistency::Consistency) -> String {
+pub(super) fn readers_saw(c: &crate::consistency::Consistency) -> String {
     let ms = |x: Option<f64>| x.map_or("–".into(), |v| format!("{v:.1}"));
     let landed = c
         .indeterminate_landed
         .map_or(String::new(), |n| format!(", {n} of them landed"));
     format!(
-        "What readers saw: {} reads against {} creations and {} removals ({} indeterminate{}); \
+        "What readers saw: {} reads against {} creations, {} removals and {} table versions ({} \
+         indeterminate{}); \
          visibility lag p50 {} ms, p99 {} ms, max {} ms; {} stale reads ({:.2} %, {} \
          resurrections), {} monotonic and {} read-your-writes violations, {} phantoms{}.\n\n",
         c.reads,
         c.creations,
         c.removals,
+        c.versions,
         c.indeterminate,
         landed,
         ms(c.lag_p50_ms),
