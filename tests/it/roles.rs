@@ -354,6 +354,44 @@ fn mixed_cells_readers_see_every_acknowledged_commit() {
     }
 }
 
+/// A writer killed (SIGKILL) in the middle of a commit, as planted
+/// (`BENCH_WORKER_KILL_MID_COMMIT`): it said so first, so its commit is indeterminate, looked
+/// up in the copy after the cell and judged as it landed; the cell goes on without it and is
+/// verified, and the readers see no anomaly that did not happen.
+#[test]
+fn a_writer_killed_mid_commit_leaves_an_indeterminate_commit_resolved() {
+    let text = (freshness("'direct'", "1").replace("servers = [1]\n", ""))
+        .replace("tables_per_namespace = 10", "tables_per_namespace = 100")
+        .replace(
+            "'write-declare-table' = 1\n",
+            "'write-declare-table' = 1\n'write-drop-table' = 1\n",
+        );
+    let (_d, plan, out) = plan_dir(&text);
+    let mut cmd = bench();
+    cmd.env(bench_lance::worker::KILL_MID_COMMIT_ENV, "0:5");
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let stopped = r["stopped_early"].as_str().unwrap_or_default();
+    assert!(stopped.contains("worker 0: killed mid-commit"), "{r}");
+    let killed: u64 = (r["roles"].as_array().unwrap().iter())
+        .filter_map(|f| f["errors"]["killed"].as_u64())
+        .sum();
+    assert_eq!(killed, 1, "{r}");
+    let c = &r["consistency"];
+    assert_eq!(c["indeterminate"], 1, "{c}");
+    assert!(c["indeterminate_landed"].as_u64().unwrap() <= 1, "{c}");
+    for k in [
+        "stale_reads",
+        "resurrections",
+        "monotonic_violations",
+        "phantoms",
+    ] {
+        assert_eq!(c[k], 0, "{k}: {c}");
+    }
+}
+
 /// The planted cache with a role removing the namespace's tables: listings answered from
 /// the cached view show tables whose removal was acknowledged since (resurrections, stale
 /// reads), named; look-ups, which the cache does not answer, never do.

@@ -38,6 +38,9 @@ pub struct Fold {
     roles: Vec<Option<(u32, Vec<crate::plan::Operation>)>>,
     /// A mixed cell: its commit and its read, whose operations go into the history.
     mixed: Option<[crate::plan::Operation; 2]>,
+    /// Workers that said they are being killed mid-commit (a planted fault): their exit
+    /// ends them, not the cell.
+    killed: Vec<bool>,
 }
 
 impl Fold {
@@ -57,6 +60,7 @@ impl Fold {
             io_unknown: false,
             roles: vec![None; n],
             mixed: None,
+            killed: vec![false; n],
         }
     }
 
@@ -186,6 +190,9 @@ impl Fold {
     }
 
     fn op(&mut self, idx: usize, mut op: OpReport) {
+        if op.class == Some(ErrorClass::Killed) {
+            self.killed[idx] = true;
+        }
         // Only cells of roles count entries not found apart.
         if self.roles[idx].is_none() && op.class == Some(ErrorClass::NotFound) {
             op.class = Some(ErrorClass::Other);
@@ -252,7 +259,7 @@ impl Fold {
             ErrorClass::Conflict => (&mut m.conflicts, &mut m.first_conflict),
             ErrorClass::Throttled => (&mut m.throttled, &mut m.first_throttled),
             ErrorClass::Network => (&mut m.network_errors, &mut m.first_network_error),
-            ErrorClass::Other | ErrorClass::NotFound => {
+            ErrorClass::Other | ErrorClass::NotFound | ErrorClass::Killed => {
                 (&mut m.other_errors, &mut m.first_other_error)
             }
             ErrorClass::Timeout => (&mut m.timeouts, &mut m.first_timeout),
@@ -350,6 +357,14 @@ impl Fold {
     /// Worker `idx` exited; `status` describes how, `tail` is the end of its stderr.
     pub fn exited(&mut self, idx: usize, success: bool, status: String, tail: String) -> Action {
         if success && self.done[idx] {
+            return Action::Continue;
+        }
+        // Killed mid-commit as planted, after it said so: its commit is indeterminate, the
+        // others go on, and the record says it stopped.
+        if self.killed[idx] && !self.done[idx] {
+            self.done[idx] = true;
+            let w = self.worker_ids[idx];
+            (self.m.stopped).get_or_insert(format!("worker {w}: killed mid-commit (planted)"));
             return Action::Continue;
         }
         self.lost(

@@ -24,11 +24,15 @@ pub enum ErrorClass {
     /// The entry it named was not there: a table or namespace another client of the cell
     /// removed (cells of roles count these apart; elsewhere they are `other`).
     NotFound,
+    /// A commit whose worker was killed in the middle of it (a planted fault,
+    /// `BENCH_WORKER_KILL_MID_COMMIT`): it may have landed. Counted with `other` outside
+    /// cells of roles.
+    Killed,
 }
 
 impl ErrorClass {
     /// Its name in records (`conflict`, `throttled`, `network`, `other`, `timeout`,
-    /// `not_found`).
+    /// `not_found`, `killed`).
     pub fn name(self) -> &'static str {
         match self {
             ErrorClass::Conflict => "conflict",
@@ -37,15 +41,17 @@ impl ErrorClass {
             ErrorClass::Other => "other",
             ErrorClass::Timeout => "timeout",
             ErrorClass::NotFound => "not_found",
+            ErrorClass::Killed => "killed",
         }
     }
 
     /// Whether a commit that failed so may have landed all the same: abandoned at its
-    /// timeout, or its connection broken after its request was sent (a store that throttled
-    /// it refused it; any other failure is the catalog's own answer).
+    /// timeout, its connection broken after its request was sent, or its worker killed in
+    /// the middle of it (a store that throttled it refused it; any other failure is the
+    /// catalog's own answer).
     pub fn indeterminate(self) -> bool {
         match self {
-            ErrorClass::Timeout | ErrorClass::Network => true,
+            ErrorClass::Timeout | ErrorClass::Network | ErrorClass::Killed => true,
             ErrorClass::Conflict
             | ErrorClass::Throttled
             | ErrorClass::Other

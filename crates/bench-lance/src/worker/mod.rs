@@ -35,6 +35,13 @@ pub const OP_DELAY_ENV: &str = "BENCH_OP_DELAY_MS";
 /// operation, as a worker that crashes mid-cell.
 pub const EXIT_AFTER_ENV: &str = "BENCH_WORKER_EXIT_AFTER";
 
+/// Test hook (a planted fault): `W:N` makes worker `W` kill itself (SIGKILL) in the middle of
+/// its `N`-th measured commit, once the commit's first store request is made (or, where it
+/// makes none of its own, e.g. through a REST server, once it ends), after reporting it
+/// `killed`: a commit that may have landed, as a crashed client's would. Its cell goes on
+/// without it.
+pub const KILL_MID_COMMIT_ENV: &str = "BENCH_WORKER_KILL_MID_COMMIT";
+
 /// Test hook: a worker makes this many HEAD requests more inside every timed operation
 /// (of `__manifest`'s version hint, through its counted store): a known request change,
 /// planted, as a build that asks the store once more per operation would.
@@ -174,6 +181,8 @@ struct Session {
     planted: Option<Planted>,
     /// Test hook: exit after this many measured operations ([`EXIT_AFTER_ENV`]).
     exit_after: Option<u64>,
+    /// Planted fault: killed in the middle of this measured commit ([`KILL_MID_COMMIT_ENV`]).
+    kill_at: Option<u64>,
     /// The traced operations so far (`--trace`), and a moment on both clocks to put
     /// requests on the wall clock.
     traced: std::sync::Mutex<Vec<TracedOp>>,
@@ -549,6 +558,16 @@ impl Session {
         let lag_ms = next
             .intended
             .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
+        if op.is_write() {
+            next.commits += 1;
+            if self.kill_at == Some(next.commits)
+                && let Ok(aim) = &aim
+            {
+                let at = (i, mix, reported.clone());
+                self.killed_mid_commit(op, aim.clone(), at, (start, next.release))
+                    .await;
+            }
+        }
         let result = match aim {
             Ok(aim) => self.attempt(op, aim, start).await,
             // Nothing left to remove: the worker stops, saying why (the plan's checks leave
@@ -621,6 +640,58 @@ impl Session {
 }
 
 impl Session {
+    /// The planted fault of [`KILL_MID_COMMIT_ENV`]: report commit `i` (its place `mix` in a
+    /// role's mix, its entry `target`) `killed` — it may land —, begin it, and kill this
+    /// process once it has made its first store request (or ended).
+    async fn killed_mid_commit(
+        &self,
+        op: Operation,
+        aim: catalog::Aim,
+        (i, mix, target): (u64, Option<u32>, Option<String>),
+        (start, release): (Instant, Option<Instant>),
+    ) {
+        let at = self.wall_us(start);
+        let report = protocol::OpReport {
+            i,
+            ms: 0.0,
+            ok: false,
+            read: false,
+            class: Some(ErrorClass::Killed),
+            err: Some(format!(
+                "killed mid-commit ({KILL_MID_COMMIT_ENV}, a planted fault): it may have landed"
+            )),
+            io: Some(Default::default()),
+            path: None,
+            end_ms: release.map(|r| (start - r).as_secs_f64() * 1000.0),
+            lag_ms: None,
+            op: mix,
+            target,
+            at_us: Some([at, at]),
+            seen: None,
+            gone: None,
+            version: None,
+        };
+        emit(self.args.worker_id, Event::Op(Box::new(report)));
+        write_pending(&mut PENDING.lock().unwrap_or_else(|e| e.into_inner()));
+        let before = self.counters.snapshot().requests();
+        let commit = self.perform(op, aim);
+        tokio::pin!(commit);
+        loop {
+            tokio::select! {
+                _ = &mut commit => break,
+                _ = tokio::time::sleep(Duration::from_micros(200)) => {
+                    if self.counters.snapshot().requests() > before {
+                        break;
+                    }
+                }
+            }
+        }
+        // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+
     /// What an operation showed, as the history keeps it: of a listing of `namespace`, what
     /// it saw of each writer's creations and (a role's, where tables are removed) the
     /// golden's tables there it did not; of the shared table, its version.
@@ -715,6 +786,8 @@ struct Next {
     stopped: Option<String>,
     /// Attempts that failed since the last that succeeded.
     failed_in_row: u64,
+    /// Measured commits begun.
+    commits: u64,
 }
 
 /// An open-loop worker's intended start times: its share of the cell's rate, evenly spaced
@@ -858,6 +931,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         exit_after: std::env::var(EXIT_AFTER_ENV)
             .ok()
             .and_then(|v| v.trim().parse().ok()),
+        kill_at: kill_at(args.worker_id),
         traced: std::sync::Mutex::new(Vec::new()),
         anchor: (Instant::now(), std::time::SystemTime::now()),
         role: role_client(&args),
@@ -901,6 +975,13 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         },
     );
     Ok(())
+}
+
+/// This worker's commit to be killed in ([`KILL_MID_COMMIT_ENV`]: `W:N`), if it is `W`.
+fn kill_at(worker: u32) -> Option<u64> {
+    let v = std::env::var(KILL_MID_COMMIT_ENV).ok()?;
+    let (w, n) = v.trim().split_once(':')?;
+    (w.parse::<u32>().ok()? == worker).then(|| n.parse().ok())?
 }
 
 /// A role's client: its role, targets and seeded draws, from its arguments.
