@@ -345,6 +345,20 @@ fn with_failed_operations(records: &[Record]) -> Vec<String> {
 }
 
 /// The whole report.
+/// What each mixed cell's readers saw of its commits (its first run), a paragraph a cell.
+fn mixed_readers(cells: &[CellRecords<'_>]) -> String {
+    let mixed = cells.iter().filter(|c| c.first().mode == ModeKind::Mixed);
+    let said = mixed.filter_map(|c| {
+        let k = c.first().consistency.as_ref()?;
+        Some(format!(
+            "`{}`: {}",
+            c.first().bench_tag,
+            super::roles::readers_saw(k)
+        ))
+    });
+    said.collect()
+}
+
 pub fn markdown(
     records: &[Record],
     cells: &[CellRecords<'_>],
@@ -421,13 +435,8 @@ pub fn markdown(
                  intended start (many: it fell behind); service p99: from the actual start.\n\n",
             );
         }
-        // What a mixed cell's readers saw of its commits (its first run).
-        let mixed = cells.iter().filter(|c| c.first().mode == section.mode);
-        for c in mixed.filter(|_| section.mode == ModeKind::Mixed) {
-            if let Some(k) = &c.first().consistency {
-                let said = super::roles::readers_saw(k);
-                s.push_str(&format!("`{}`: {said}", c.first().bench_tag));
-            }
+        if section.mode == ModeKind::Mixed {
+            s.push_str(&mixed_readers(cells));
         }
     }
     s.push_str(&super::roles::section(cells, charts));
