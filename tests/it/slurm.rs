@@ -238,6 +238,25 @@ mod on_slurm {
         assert_eq!(csv.lines().count(), 9);
     }
 
+    /// A sweep of `plan` on the cluster at `conf`, its store `root` on `s3`: it succeeds, and
+    /// its records.
+    fn sweep_on(
+        conf: &Path,
+        s3: &S3Server,
+        root: &str,
+        plan: &Path,
+        out: &Path,
+    ) -> Vec<serde_json::Value> {
+        let mut cmd = bench_s3();
+        cmd.env("SLURM_CONF", conf);
+        let mut extra = vec!["--root", root];
+        let opts = s3.options();
+        extra.extend(opts.iter().map(String::as_str));
+        let o = run_with(cmd, plan, out, &extra);
+        assert!(o.status.success(), "{}", stderr(&o));
+        lines(&out.join("results.jsonl"))
+    }
+
     /// A plan of one concurrent cell of 6 writers started through srun over the 3 nodes.
     fn srun_plan(duration_secs: u64) -> String {
         format!(
@@ -263,14 +282,7 @@ mod on_slurm {
             "{}",
             text(&shown)
         );
-        let mut cmd = bench_s3();
-        cmd.env("SLURM_CONF", conf);
-        let mut extra = vec!["--root", "s3://bench/spread"];
-        let opts = s3.options();
-        extra.extend(opts.iter().map(String::as_str));
-        let o = run_with(cmd, &plan, &out, &extra);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let recs = lines(&out.join("results.jsonl"));
+        let recs = sweep_on(conf, &s3, "s3://bench/spread", &plan, &out);
         assert_eq!(recs.len(), 1);
         let r = &recs[0];
         assert_eq!(r["concurrency"], 6);
@@ -281,6 +293,32 @@ mod on_slurm {
         // command line (no secret is ever on one; the endpoint is not a secret, but it too
         // travels only in BENCH_STORAGE_OPTIONS).
         assert_eq!(r["storage_scheme"], "s3");
+    }
+
+    /// A mixed cell (tables declared and listed) through srun over the 3 nodes: its readers
+    /// are checked across the nodes' clocks, each moved by the offset `go` and its reply
+    /// bound, and see every acknowledged creation.
+    #[test]
+    fn a_mixed_cell_through_srun_checks_its_readers_across_the_nodes_clocks() {
+        let (conf, _alone) = cluster();
+        let s3 = S3Server::start(&[]);
+        let (_d, plan, out) = plan_dir(
+            "name = \"mixed\"\noperation = \"write-declare-table\"\n[matrix]\nsizes = [20]\n\
+             inline = [false]\n[continuous]\noperations = 1\n[mixed]\nclients = [3]\n\
+             reads_per_write = 3\nduration_secs = 2\nread_operation = \"warm-read-list-tables\"\n\
+             [run]\ncell_timeout_secs = 300\n\
+             launcher = \"srun --nodes=3 --ntasks={workers} --label --input=all --kill-on-bad-exit=1\"\n",
+        );
+        let recs = sweep_on(conf, &s3, "s3://bench/mixed", &plan, &out);
+        let r = (recs.iter()).find(|r| r["mode"] == "mixed").unwrap();
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["hosts"], serde_json::json!(["n1", "n2", "n3"]), "{r}");
+        let c = &r["consistency"];
+        assert!(c["clock_uncertainty_ms"].as_f64().is_some(), "{c}");
+        assert!(c["creations"].as_u64().unwrap() > 0 && c["reads"].as_u64().unwrap() > 0);
+        for k in ["stale_reads", "monotonic_violations", "phantoms"] {
+            assert_eq!(c[k], 0, "{k}: {c}");
+        }
     }
 
     #[test]

@@ -192,6 +192,12 @@ pub struct Consistency {
     pub phantoms: u64,
     /// The first violation, named: client, time, what it saw, what it should have seen.
     pub first_violation: Option<String>,
+    /// Clients on more than one host: how far each one's clock may be from the
+    /// coordinator's after its offset was taken out (the largest half-width of the bounds
+    /// `go` and its reply give), in ms. A read must begin twice that after a commit's
+    /// acknowledgement to be required to see it. Absent on one host (one clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_uncertainty_ms: Option<f64>,
 }
 
 impl Consistency {
@@ -290,6 +296,10 @@ fn ms(us: u64) -> f64 {
 struct Checker {
     c: Consistency,
     t0_us: u64,
+    /// How much later than a commit's acknowledgement a read must begin to be required to
+    /// see it (and how much earlier than a commit's start a read must end to be a phantom):
+    /// the clocks' uncertainty across hosts, 0 on one host.
+    margin_us: u64,
     lags: Vec<f64>,
     /// (reader, commit) → whether its last read showed it, and whether its lag is counted.
     last: HashMap<(u32, usize), bool>,
@@ -316,7 +326,7 @@ impl Checker {
             == (Outcome::Indeterminate {
                 landed: Some(false),
             });
-        let early = f.op.start_us > op.end_us;
+        let early = f.op.start_us > op.end_us + self.margin_us;
         if shows && (never || early) {
             self.c.phantoms += 1;
             let why = match early {
@@ -362,7 +372,7 @@ impl Checker {
     /// Whether read `op`, which did not show commit `f`, began after it was known (its
     /// acknowledgement, or a read that showed it landed ended): a stale read, named.
     fn stale(&mut self, op: &Op, read: &Read, f: &Fact) -> bool {
-        let Some(known) = f.known_us.filter(|&t| t < op.start_us) else {
+        let Some(known) = f.known_us.filter(|&t| t + self.margin_us < op.start_us) else {
             return false;
         };
         let who = op.client;
@@ -407,7 +417,9 @@ impl Checker {
         for (r, seen) in reads {
             self.c.reads += 1;
             let (who, at) = (r.client, self.at(r.start_us));
-            let before = &commits[..commits.partition_point(|(o, _)| o.end_us < r.start_us)];
+            let margin = self.margin_us;
+            let before =
+                &commits[..commits.partition_point(|(o, _)| o.end_us + margin < r.start_us)];
             let top = |own: bool| {
                 (before.iter())
                     .filter(|(o, _)| !own || o.client == who)
@@ -563,8 +575,9 @@ fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
 }
 
 /// Check a history (in any order). `t0_us`: the time the findings' times are told from
-/// (the release).
-pub fn check(history: &[Op], t0_us: u64) -> Consistency {
+/// (the release); `margin_us`: how uncertain the clocks the history's times come from are
+/// against one another (0: one clock).
+pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
     let mut c = Consistency::default();
     let mut facts = commits(history, &mut c);
     let reads = reads(history);
@@ -599,6 +612,7 @@ pub fn check(history: &[Op], t0_us: u64) -> Consistency {
     let mut k = Checker {
         c,
         t0_us,
+        margin_us,
         lags: Vec::new(),
         last: HashMap::new(),
         lagged: HashSet::new(),
@@ -743,7 +757,7 @@ mod tests {
             h.push(listed(1, t, &[(0, n)], gone));
         }
         h.push(probed(2, 31, 4, false));
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!(c.reads, 11);
         assert_eq!((c.creations, c.removals), (2, 1));
         assert_eq!(c.anomalies(), 0, "{c:?}");
@@ -769,7 +783,7 @@ mod tests {
             // Its own creation, missed: read your writes.
             listed(0, 30, &[], &[]),
         ];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!(c.stale_reads, 3, "{c:?}");
         assert_eq!(c.monotonic_violations, 1);
         assert_eq!(c.phantoms, 5);
@@ -795,7 +809,7 @@ mod tests {
             listed(2, 20, &[], &[4, 7]),
             probed(1, 22, 9, false),
         ];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!((c.stale_reads, c.resurrections), (2, 2), "{c:?}");
         assert_eq!(c.monotonic_violations, 1);
         assert_eq!(
@@ -826,7 +840,7 @@ mod tests {
             listed(1, 12, &[], &[]),
             listed(1, 14, &[(0, 1)], &[]),
         ];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!((c.indeterminate, c.indeterminate_landed), (1, None));
         assert_eq!(c.anomalies(), 0, "{c:?}");
         // Landed: required of every read begun after the first that saw it ended (15 ms).
@@ -837,7 +851,7 @@ mod tests {
             listed(2, 15, &[], &[]),
             listed(2, 16, &[], &[]),
         ];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!(c.indeterminate_landed, Some(1));
         assert_eq!((c.stale_reads, c.lag_pairs), (1, 0), "{c:?}");
         assert!(
@@ -850,11 +864,11 @@ mod tests {
             removed(0, 3, 10, maybe(Some(false))),
             listed(1, 12, &[(0, 1)], &[3]),
         ];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!((c.phantoms, c.indeterminate_landed), (2, Some(0)), "{c:?}");
         // Seen before it was attempted.
         let h = vec![created(0, 0, 50), listed(1, 12, &[(0, 1)], &[])];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!(c.phantoms, 1, "{c:?}");
         assert!(
             c.first_violation
@@ -883,7 +897,7 @@ mod tests {
             version(1, 15, 2, false),
             version(1, 25, 3, false),
         ];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!((c.versions, c.reads), (2, 3));
         assert_eq!(c.anomalies(), 0, "{c:?}");
         // Version 2 first read by the read begun at 13 ms, version 3 by the one at 23 ms.
@@ -896,7 +910,7 @@ mod tests {
             version(1, 30, 2, false),
             version(0, 35, 2, false),
         ];
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!((c.stale_reads, c.monotonic_violations), (2, 1), "{c:?}");
         assert_eq!(c.read_your_writes_violations, 1);
         assert_eq!(
@@ -917,7 +931,7 @@ mod tests {
             },
             ..created(0, 1, 11)
         });
-        let c = check(&h, 0);
+        let c = check(&h, 0, 0);
         assert_eq!(c.anomalies(), 0, "{c:?}");
     }
 }

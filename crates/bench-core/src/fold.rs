@@ -165,7 +165,7 @@ impl Fold {
                 }
             }
             Event::Op(op) => self.op(idx, *op),
-            Event::Paused => {}
+            Event::Paused | Event::Clock { .. } => {}
             Event::Trace { ops } => self.m.traces.push((self.worker_ids[idx], ops)),
             Event::Done {
                 elapsed_ms,
@@ -405,6 +405,14 @@ impl Fold {
         } else {
             Action::Abort
         }
+    }
+
+    /// Worker `idx`'s clock when `go` reached it (`wall_us`), which the coordinator sent at
+    /// `sent_us` and heard back of at `heard_us` (its own clock): the bounds of the worker's
+    /// offset.
+    pub fn clock(&mut self, idx: usize, wall_us: u64, (sent_us, heard_us): (u64, u64)) {
+        let (w, s, h) = (wall_us as i64, sent_us as i64, heard_us as i64);
+        (self.m.clocks).insert(self.worker_ids[idx], (w - h, w - s));
     }
 
     /// Successful operations (commits) folded so far.

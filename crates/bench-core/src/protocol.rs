@@ -201,6 +201,10 @@ pub enum Event {
     Op(Box<OpReport>),
     /// A paced worker stopped after `pause` (its operation in flight finished first).
     Paused,
+    /// The worker's wall clock (µs since the epoch) when `go` reached it, written at once:
+    /// with when the coordinator sent `go` and got this, it bounds the worker's clock's
+    /// offset from the coordinator's.
+    Clock { wall_us: u64 },
     /// The first operations of the worker with their requests (`--trace`), sent before
     /// `done`.
     Trace { ops: Vec<crate::trace::TracedOp> },

@@ -298,25 +298,35 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
     }
 }
 
-/// A cell whose history has both commits (creations, removals) and reads of them
-/// (listings, look-ups): the checker's findings, each indeterminate commit as the copy
-/// showed it (`resolved`), times told from the first operation. None where its clients ran
-/// on more than one host: their wall clocks are not one clock.
+/// A cell whose history has both commits and reads of them: the checker's findings, each
+/// indeterminate commit as the copy showed it (`resolved`), times told from the first
+/// operation. Where its clients ran on more than one host, each one's times are moved onto
+/// the coordinator's clock by its offset (the middle of the bounds `go` and its reply gave),
+/// and what remains uncertain widens every comparison across clients; none where a client's
+/// clock was not bounded.
 fn consistency(
     m: &Measured,
     resolved: Option<&std::collections::BTreeMap<String, bool>>,
 ) -> Option<crate::consistency::Consistency> {
     use crate::consistency::{Outcome, What};
-    if m.hosts.len() > 1 {
-        return None;
-    }
     let reads = m.history.iter().any(|o| o.what.is_read());
     let commits = m.history.iter().any(|o| !o.what.is_read());
-    let t0 = m.history.iter().map(|o| o.start_us).min()?;
     if !(reads && commits) {
         return None;
     }
     let mut h = m.history.clone();
+    let mut uncertainty_us = None;
+    if m.hosts.len() > 1 {
+        let mut half = 0;
+        for op in &mut h {
+            let &(lo, hi) = m.clocks.get(&op.client)?;
+            let mid = (lo + hi) / 2;
+            let moved = |t: u64| (t as i64 - mid).max(0) as u64;
+            (op.start_us, op.end_us) = (moved(op.start_us), moved(op.end_us));
+            half = half.max((hi - lo).max(0) as u64 / 2);
+        }
+        uncertainty_us = Some(half);
+    }
     for op in &mut h {
         if let What::Created { id, outcome, .. } | What::Removed { id, outcome, .. } = &mut op.what
             && let Outcome::Indeterminate { landed } = outcome
@@ -324,7 +334,11 @@ fn consistency(
             *landed = resolved.and_then(|r| r.get(id).copied());
         }
     }
-    Some(crate::consistency::check(&h, t0))
+    let t0 = h.iter().map(|o| o.start_us).min()?;
+    let margin = uncertainty_us.map_or(0, |u| 2 * u);
+    let mut c = crate::consistency::check(&h, t0, margin);
+    c.clock_uncertainty_ms = uncertainty_us.map(|u| u as f64 / 1000.0);
+    Some(c)
 }
 
 /// A cell of roles: every (role, operation of its mix), in the plan's order, with what it
@@ -411,5 +425,54 @@ mod tests {
         // Workers that did not report them (an older build): no figure, not a zero.
         assert_eq!(OpenMs::of(&[]), None);
         assert_eq!(RssPeak::of(&[]), None);
+    }
+
+    /// Across hosts, each client's times are moved onto the coordinator's clock by its
+    /// offset, and what remains uncertain widens what a read must see: a listing 3 ms after
+    /// a creation on a clock 50 ms ahead (±1 ms) is held to it; within the margin it is not.
+    #[test]
+    fn across_hosts_clocks_are_moved_by_their_offset_and_widened_by_its_uncertainty() {
+        use crate::consistency::{Op, Outcome, Seen, What};
+        let created = Op {
+            client: 0,
+            start_us: 1_000,
+            end_us: 2_000,
+            what: What::Created {
+                id: "bench_d0_0".into(),
+                n: 0,
+                outcome: Outcome::Acknowledged,
+            },
+        };
+        // Client 1's clock runs 50 ms ahead of the coordinator's (and client 0's).
+        let listed = |at_ms: u64, seen: bool| Op {
+            client: 1,
+            start_us: 50_000 + 2_000 + at_ms * 1000,
+            end_us: 50_000 + 2_500 + at_ms * 1000,
+            what: What::Listed {
+                namespace: String::new(),
+                seen: (seen.then(|| Seen {
+                    writer: 0,
+                    runs: vec![[0, 1]],
+                }))
+                .into_iter()
+                .collect(),
+                gone: None,
+            },
+        };
+        let mut m = Measured {
+            history: vec![created, listed(3, false), listed(1, false), listed(6, true)],
+            ..Measured::default()
+        };
+        m.hosts = ["n1", "n2"].map(String::from).into();
+        // Offsets (worker − coordinator) within ±1 ms.
+        m.clocks = [(0, (-1_000, 1_000)), (1, (49_000, 51_000))].into();
+        let c = consistency(&m, None).unwrap();
+        assert_eq!(c.clock_uncertainty_ms, Some(1.0));
+        // At +1 ms: within the margin of 2 ms, not held to it; at +3 ms: stale.
+        assert_eq!(c.stale_reads, 1, "{c:?}");
+        assert_eq!(c.lag_max_ms, Some(6.0));
+        // A client whose clock was not bounded: no findings across hosts.
+        m.clocks.remove(&1);
+        assert_eq!(consistency(&m, None), None);
     }
 }

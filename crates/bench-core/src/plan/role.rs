@@ -561,6 +561,11 @@ mod plan_tests {
                 "unique",
             ),
             (
+                format!("{base}[run]\nlauncher = 'srun --ntasks={{workers}}'\n"),
+                "run.launcher",
+                "one command line",
+            ),
+            (
                 base.replace("[matrix]\n", "[matrix]\nsizes = [10]\n"),
                 "matrix.sizes",
                 "remove matrix.sizes",

@@ -43,6 +43,9 @@ pub struct Measured {
     pub reads: ReadMeasured,
     /// The hosts the workers ran on (Slurm's node name where a launcher sets one).
     pub hosts: std::collections::BTreeSet<String>,
+    /// Each worker's clock against the coordinator's (by worker id): the bounds of its
+    /// offset in µs (worker minus coordinator), from when `go` was sent and its reply came.
+    pub clocks: std::collections::BTreeMap<u32, (i64, i64)>,
     /// Each worker's time from its start to an open catalog, in ms (workers that report it).
     pub open_ms: Vec<f64>,
     /// Each worker's peak resident memory, in KiB (workers that report it).

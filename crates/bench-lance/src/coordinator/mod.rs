@@ -299,6 +299,14 @@ struct Driver<'o> {
     spawned_at: Instant,
     /// Until release, what a launcher last said of its tasks (a queue, an allocation).
     waiting: Option<String>,
+    /// When `go` was sent, on this host's wall clock (µs since the epoch).
+    go_sent_us: Option<u64>,
+}
+
+/// This host's wall clock, in µs since the epoch.
+fn wall_us() -> u64 {
+    (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 impl<'o> Driver<'o> {
@@ -355,6 +363,7 @@ impl<'o> Driver<'o> {
             exited: 0,
             spawned_at,
             waiting: None,
+            go_sent_us: None,
         })
     }
 
@@ -424,6 +433,11 @@ impl<'o> Driver<'o> {
                 self.observer.worker_done();
                 None
             }
+            (Event::Clock { wall_us: w }, _) => {
+                let sent = self.go_sent_us.unwrap_or_default();
+                self.arms.folds[arm].clock(local, *w, (sent, wall_us()));
+                return (arm, Action::Continue);
+            }
             (Event::Ready { .. } | Event::Trace { .. }, _) => None,
         };
         let action = match paced_reply {
@@ -467,6 +481,7 @@ impl<'o> Driver<'o> {
             Action::Release => {
                 self.arms.ready[arm] = true;
                 if self.released() {
+                    self.go_sent_us = Some(wall_us());
                     self.w.send(0..self.w.proc_count(), Command::Go).await;
                     let setup_ms = self.spawned_at.elapsed().as_secs_f64() * 1000.0;
                     for f in &mut self.arms.folds {

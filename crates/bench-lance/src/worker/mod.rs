@@ -949,6 +949,8 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         },
     );
     released(&mut commands).await?;
+    let wall_us = session.wall_us(Instant::now());
+    emit(w, Event::Clock { wall_us });
     if session.args.trace > 0 {
         counters
             .tracing
