@@ -305,8 +305,9 @@ fn compare_judges_what_readers_see() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
-/// Mixed cells are checked too: writers that declare tables at the root and list it, and
-/// writers that append to the shared table and read its latest version. On lance 14.0.2
+/// Mixed cells are checked too: writers that declare tables (or create namespaces) at the
+/// root and list its tables (or namespaces), and writers that append to the shared table
+/// and read its latest version. On lance 14.0.2
 /// every read sees every commit acknowledged before it began, and the warm-up's creations,
 /// which are not measured, are no phantoms.
 #[test]
@@ -322,6 +323,10 @@ fn mixed_cells_readers_see_every_acknowledged_commit() {
     for (text, commits) in [
         (
             mixed("write-declare-table", "warm-read-list-tables", ""),
+            "creations",
+        ),
+        (
+            mixed("write-create-namespace", "warm-read-list-namespaces", ""),
             "creations",
         ),
         (

@@ -52,6 +52,15 @@ pub fn created_index(name: &str) -> Option<(u32, u64)> {
     Some((w.parse().ok()?, digits.parse().ok()?))
 }
 
+/// Whether a creation's entry `id` is a table (not a namespace), by its name's prefix.
+pub fn creates_table(id: &str) -> bool {
+    let leaf = id.rsplit('$').next().unwrap_or(id);
+    match crate::plan::Operation::CreateNamespace.describe().names {
+        crate::plan::Names::Creates(p) => !leaf.starts_with(p),
+        _ => true,
+    }
+}
+
 /// What a warm-up's creations end with.
 pub const WARM_SUFFIX: &str = "_warm";
 
@@ -119,10 +128,12 @@ pub enum What {
         table: bool,
         outcome: Outcome,
     },
-    /// A listing of `namespace`'s tables: what it saw of each writer's creations, and the
-    /// golden's tables there it did not see (ids; `None`: not told, e.g. in a mixed cell).
+    /// A listing of `namespace`'s tables (`tables`) or namespaces: what it saw of each
+    /// writer's creations of that kind, and the golden's tables there it did not see (ids;
+    /// `None`: not told, e.g. in a mixed cell or of namespaces).
     Listed {
         namespace: String,
+        tables: bool,
         seen: Vec<Seen>,
         gone: Option<Vec<String>>,
     },
@@ -241,6 +252,7 @@ impl Fact<'_> {
 enum Read<'h> {
     Listing {
         namespace: &'h str,
+        tables: bool,
         seen: &'h [Seen],
         gone: Option<HashSet<&'h str>>,
     },
@@ -252,29 +264,30 @@ enum Read<'h> {
 
 impl Read<'_> {
     fn shows(&self, f: &Fact) -> Option<bool> {
-        match (self, f.created) {
-            (
-                Read::Listing {
-                    namespace, seen, ..
-                },
-                Some((w, n)),
-            ) => {
-                (parent(f.id) == *namespace).then(|| seen.iter().any(|s| s.writer == w && s.has(n)))
-            }
-            (
-                Read::Listing {
-                    namespace, gone, ..
-                },
-                None,
-            ) => {
+        let Read::Listing {
+            namespace,
+            tables,
+            seen,
+            gone,
+        } = self
+        else {
+            let Read::Probe { id, found } = self else {
+                unreachable!()
+            };
+            return (*id == f.id).then_some(*found == f.created.is_some());
+        };
+        if parent(f.id) != *namespace {
+            return None;
+        }
+        match f.created {
+            // A listing shows the creations of its kind.
+            Some((w, n)) => (creates_table(f.id) == *tables)
+                .then(|| seen.iter().any(|s| s.writer == w && s.has(n))),
+            // A table's removal, where the listing says which of the golden's it missed.
+            None => {
                 let table = matches!(f.op.what, What::Removed { table: true, .. });
-                let gone = gone
-                    .as_ref()
-                    .filter(|_| table && parent(f.id) == *namespace)?;
+                let gone = gone.as_ref().filter(|_| table && *tables)?;
                 Some(gone.contains(f.id))
-            }
-            (Read::Probe { id, found }, created) => {
-                (*id == f.id).then_some(*found == created.is_some())
             }
         }
     }
@@ -469,6 +482,7 @@ impl Checker {
             namespace,
             seen,
             gone,
+            ..
         } = read
         else {
             return;
@@ -556,12 +570,14 @@ fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
         .filter_map(|o| match &o.what {
             What::Listed {
                 namespace,
+                tables,
                 seen,
                 gone,
             } => Some((
                 o,
                 Read::Listing {
                     namespace,
+                    tables: *tables,
                     seen,
                     gone: (gone.as_ref()).map(|g| g.iter().map(String::as_str).collect()),
                 },
@@ -718,6 +734,7 @@ mod tests {
             end_us: start_ms * 1000 + 1000,
             what: What::Listed {
                 namespace: "ns_0".into(),
+                tables: true,
                 seen: (seen.iter())
                     .filter(|s| s.1 > 0)
                     .map(|&(writer, n)| Seen {
@@ -918,6 +935,37 @@ mod tests {
             "client 1 read the table's version at +28.0 ms and saw 2, not 3, acknowledged at \
              +20.0 ms"
         );
+    }
+
+    /// A listing of namespaces shows the namespaces created there, not the tables, and a
+    /// listing of tables the reverse.
+    #[test]
+    fn a_listing_shows_the_creations_of_its_kind() {
+        let created_ns = Op {
+            what: What::Created {
+                id: "ns_0$bench_w0_1".into(),
+                n: 1,
+                outcome: ACK,
+            },
+            ..created(0, 1, 10)
+        };
+        let mut namespaces = listed(1, 12, &[(0, 2)], &[]);
+        if let What::Listed { tables, seen, .. } = &mut namespaces.what {
+            (*tables, seen[0].runs) = (false, vec![[1, 2]]);
+        }
+        // Writer 0's table #0 and namespace #1; a listing of tables sees only #0, one of
+        // namespaces only #1.
+        let h = vec![
+            created(0, 0, 10),
+            created_ns,
+            listed(1, 12, &[(0, 1)], &[]),
+            namespaces,
+        ];
+        assert!(!creates_table("ns_0$bench_w0_1"));
+        assert!(creates_table("ns_0$bench_d0_1") && creates_table("table_3"));
+        let c = check(&h, 0, 0);
+        assert_eq!(c.anomalies(), 0, "{c:?}");
+        assert_eq!(c.lag_pairs, 2);
     }
 
     #[test]

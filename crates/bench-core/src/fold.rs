@@ -307,9 +307,10 @@ impl Fold {
         };
         let id = target.clone();
         let what = match kind.describe().names {
-            // A listing of tables says what it saw; one of namespaces does not.
+            // A listing says what it saw of the creations of its kind.
             Names::Lists if op.ok && op.seen.is_some() => What::Listed {
                 namespace: id,
+                tables: matches!(kind, crate::plan::Operation::ListTables { .. }),
                 seen: op.seen.clone().unwrap_or_default(),
                 gone: op.gone.clone(),
             },
@@ -462,8 +463,8 @@ mod tests {
     }
 
     /// A role's operations go into the history as what they are: a creation, a listing
-    /// of tables with what it saw, a look-up found or not; a listing of namespaces (which
-    /// says nothing of tables) and a failed commit stay out.
+    /// of tables or of namespaces with what it saw (of its kind), a look-up found or not; a
+    /// listing that says nothing of what it saw and a failed commit stay out.
     #[test]
     fn a_role_s_operations_go_into_the_history_as_what_they_are() {
         use crate::consistency::{Outcome, What};
@@ -496,6 +497,7 @@ mod tests {
         );
         f.event(0, report(1, true, None, "ns_0", Some(vec![])));
         f.event(0, report(2, true, None, "ns_0", None));
+        f.event(0, report(2, true, None, "ns_0", Some(vec![])));
         let not_found = Some(ErrorClass::NotFound);
         f.event(0, report(3, false, not_found, "ns_0$table_1", None));
         f.event(0, done(1.0));
@@ -511,6 +513,13 @@ mod tests {
                 },
                 &What::Listed {
                     namespace: "ns_0".into(),
+                    tables: true,
+                    seen: vec![],
+                    gone: None
+                },
+                &What::Listed {
+                    namespace: "ns_0".into(),
+                    tables: false,
                     seen: vec![],
                     gone: None
                 },

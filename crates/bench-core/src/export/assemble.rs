@@ -450,6 +450,7 @@ mod tests {
             end_us: 50_000 + 2_500 + at_ms * 1000,
             what: What::Listed {
                 namespace: String::new(),
+                tables: true,
                 seen: (seen.then(|| Seen {
                     writer: 0,
                     runs: vec![[0, 1]],

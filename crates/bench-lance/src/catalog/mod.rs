@@ -602,8 +602,8 @@ async fn list(
     .await
 }
 
-/// What an operation showed, for the consistency checker: the names a listing of tables
-/// listed, or the shared table's version an append committed or a version read returned.
+/// What an operation showed, for the consistency checker: the names a listing listed, or
+/// the shared table's version an append committed or a version read returned.
 #[derive(Debug, Default)]
 pub enum Observed {
     #[default]
@@ -644,7 +644,7 @@ pub async fn execute(
     }
     match op {
         Operation::ListNamespaces { .. } => {
-            list(&ns, false, id, page_size).await?;
+            return Ok(Observed::Names(list(&ns, false, id, page_size).await?));
         }
         Operation::ListTables { .. } => {
             return Ok(Observed::Names(list(&ns, true, id, page_size).await?));

@@ -604,7 +604,7 @@ impl Session {
         // Into the history: the operation on the wall clock, and what it showed.
         let at_us = history.then(|| [self.wall_us(start), self.wall_us(end)]);
         let (seen, gone, version) = match history {
-            true => self.observed(observed, reported.as_deref()),
+            true => self.observed(op, observed, reported.as_deref()),
             false => (None, None, None),
         };
         emit(
@@ -693,10 +693,11 @@ impl Session {
     }
 
     /// What an operation showed, as the history keeps it: of a listing of `namespace`, what
-    /// it saw of each writer's creations and (a role's, where tables are removed) the
-    /// golden's tables there it did not; of the shared table, its version.
+    /// it saw of each writer's creations and (a role's listing of tables, where tables are
+    /// removed) the golden's tables there it did not; of the shared table, its version.
     fn observed(
         &self,
+        op: Operation,
         observed: catalog::Observed,
         namespace: Option<&str>,
     ) -> (
@@ -706,8 +707,9 @@ impl Session {
     ) {
         match observed {
             catalog::Observed::Names(names) => {
+                let tables = matches!(op, Operation::ListTables { .. });
                 let gone = match (&self.role, namespace) {
-                    (Some(client), Some(namespace)) => {
+                    (Some(client), Some(namespace)) if tables => {
                         (client.lock().expect("role client").targets).gone(namespace, &names)
                     }
                     _ => None,
