@@ -77,7 +77,7 @@ pub const EXIT_ORPHANED: i32 = 75;
 
 /// The version of this protocol: arguments, events and environment. A coordinator runs
 /// only workers that speak its protocol (`bench ab` may run another build's workers).
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The environment variables a launcher (`run.launcher`) sets to each task's rank, in the
 /// order a worker started with `--rank-from-env` looks for them.
