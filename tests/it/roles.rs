@@ -117,15 +117,7 @@ fn a_drop_heavy_mix_leaves_exactly_the_entries_its_clients_did_not_remove() {
         assert_eq!(c["removals"].as_u64(), Some(removed), "{c}");
         assert_eq!(c["creations"].as_u64(), Some(declared), "{c}");
         assert!(c["reads"].as_u64().unwrap() > 0, "{c}");
-        for k in [
-            "stale_reads",
-            "resurrections",
-            "monotonic_violations",
-            "phantoms",
-        ] {
-            assert_eq!(c[k], 0, "{k}: {c}");
-        }
-        assert!(c["first_violation"].is_null(), "{c}");
+        no_anomaly(c);
     }
     let roles_csv = std::fs::read_to_string(out.join("roles.csv")).unwrap();
     assert_eq!(roles_csv.lines().count(), 1 + 2 * 7, "{roles_csv}");
@@ -180,6 +172,21 @@ pub fn freshness(transports: &str, servers: &str) -> String {
     )
 }
 
+/// No anomaly in a record's `consistency`: nothing stale, no removed entry seen again, no
+/// reader going backwards or missing its own commit, no phantom, none named.
+pub fn no_anomaly(c: &serde_json::Value) {
+    for k in [
+        "stale_reads",
+        "resurrections",
+        "monotonic_violations",
+        "read_your_writes_violations",
+        "phantoms",
+    ] {
+        assert_eq!(c[k], 0, "{k}: {c}");
+    }
+    assert!(c["first_violation"].is_null(), "{c}");
+}
+
 /// The record's consistency findings (with reads checked), with the readers' listing
 /// latency p99.
 pub fn consistency_of(r: &serde_json::Value) -> (&serde_json::Value, f64) {
@@ -211,15 +218,7 @@ fn readers_see_every_acknowledged_creation_directly_and_through_rest() {
     for r in &records {
         assert_eq!(r["verified"], true, "{r}");
         let (c, list_p99) = consistency(r);
-        for k in [
-            "stale_reads",
-            "monotonic_violations",
-            "read_your_writes_violations",
-            "phantoms",
-        ] {
-            assert_eq!(c[k], 0, "{k}: {c}");
-        }
-        assert!(c["first_violation"].is_null(), "{c}");
+        no_anomaly(c);
         // A creation is first seen by the listing after the one in flight at its
         // acknowledgement: at the median, within a listing's time (its max also holds any
         // pause of the reader between two listings, which a loaded machine makes).
@@ -349,9 +348,7 @@ fn mixed_cells_readers_see_every_acknowledged_commit() {
         let c = &r["consistency"];
         assert!(c["reads"].as_u64().unwrap() > 0, "{r}");
         assert!(c[commits].as_u64().unwrap() > 0, "{commits}: {c}");
-        for k in ["stale_reads", "monotonic_violations", "phantoms"] {
-            assert_eq!(c[k], 0, "{k}: {c}");
-        }
+        no_anomaly(c);
         assert!(c["lag_pairs"].as_u64().unwrap() > 0, "{c}");
         let report = std::fs::read_to_string(out.join("report.md")).unwrap();
         let said = format!("`{}`: What readers saw: ", r["bench_tag"].as_str().unwrap());
@@ -387,14 +384,7 @@ fn a_writer_killed_mid_commit_leaves_an_indeterminate_commit_resolved() {
     let c = &r["consistency"];
     assert_eq!(c["indeterminate"], 1, "{c}");
     assert!(c["indeterminate_landed"].as_u64().unwrap() <= 1, "{c}");
-    for k in [
-        "stale_reads",
-        "resurrections",
-        "monotonic_violations",
-        "phantoms",
-    ] {
-        assert_eq!(c[k], 0, "{k}: {c}");
-    }
+    no_anomaly(c);
 }
 
 /// The planted cache with a role removing the namespace's tables: listings answered from
