@@ -746,7 +746,7 @@ pub fn compare(
         }
         c.counts.extend(counts::count_row(tag, &xa.reps, &xb.reps));
         c.readers
-            .extend(readers::ReaderRow::of(tag, &xa.reps, &xb.reps));
+            .extend(readers::ReaderRow::of(tag, (&xa.reps, &xb.reps), between));
         (c.rows).extend(roles::rows((&xa.reps, &xb.reps), false, (t, between)));
         if let (Some(fa), Some(fb)) = (side(xa, true), side(xb, true)) {
             c.read_rows
@@ -808,7 +808,8 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             rows.push(r);
         }
         c.counts.extend(counts::count_row(tag, &pa, &pb));
-        c.readers.extend(readers::ReaderRow::of(tag, &pa, &pb));
+        c.readers
+            .extend(readers::ReaderRow::of(tag, (&pa, &pb), 0.0));
         c.rows.extend(roles::rows((&pa, &pb), true, (t, 0.0)));
         if let (Some(a), Some(b)) = (io_figures(&pa), io_figures(&pb)) {
             c.io_rows.push(IoRow {

@@ -7,7 +7,8 @@
 //! run a side is enough: in a catalog that reads its commits back, one stale read is a
 //! change, not noise), or B's anomaly rate (anomalies per read) exceeds A's in every run by
 //! more than [`RATE_TOLERANCE`]. Lag, a time: every run of B's median lag beyond every run
-//! of A's by more than [`LAG_TOLERANCE`] of A's and [`LAG_FLOOR_MS`], with 2 runs a side.
+//! of A's by more than [`LAG_TOLERANCE`] of A's (or, for separate runs, the spread between
+//! runs `--between-runs` allows, if larger) and [`LAG_FLOOR_MS`], with 2 runs a side.
 
 use super::counts::Moved;
 use crate::consistency::Consistency;
@@ -50,8 +51,9 @@ fn separated(a: &[f64], b: &[f64], tol: impl Fn(f64) -> f64) -> Moved {
 }
 
 impl ReaderRow {
-    /// The row of a cell whose every run has `consistency` on both sides.
-    pub fn of(cell: &str, ra: &[&Record], rb: &[&Record]) -> Option<ReaderRow> {
+    /// The row of a cell whose every run has `consistency` on both sides; `between`: the
+    /// fraction separate runs may differ by (0 for pairs).
+    pub fn of(cell: &str, (ra, rb): (&[&Record], &[&Record]), between: f64) -> Option<ReaderRow> {
         let side = |r: &[&Record]| -> Option<Vec<Consistency>> {
             r.iter().map(|r| r.consistency.clone()).collect()
         };
@@ -72,7 +74,7 @@ impl ReaderRow {
         let lag = match (lags(&a), lags(&b)) {
             (Some(la), Some(lb)) if la.len() >= 2 && lb.len() >= 2 => {
                 Some(separated(&la, &lb, |x| {
-                    (x * LAG_TOLERANCE).max(LAG_FLOOR_MS)
+                    (x * LAG_TOLERANCE.max(between)).max(LAG_FLOOR_MS)
                 }))
             }
             _ => None,
@@ -158,7 +160,7 @@ mod tests {
 
     fn row(a: &[Record], b: &[Record]) -> ReaderRow {
         let (ra, rb): (Vec<&Record>, Vec<&Record>) = (a.iter().collect(), b.iter().collect());
-        ReaderRow::of("c", &ra, &rb).unwrap()
+        ReaderRow::of("c", (&ra, &rb), 0.0).unwrap()
     }
 
     #[test]
@@ -185,6 +187,10 @@ mod tests {
         let slower = runs(&[0, 0, 0], &[5.0, 6.0, 5.5]);
         let r = row(&a, &slower);
         assert_eq!(r.lag, Some(Moved::More));
+        // Separate runs that may differ by 400 %: within it, no change.
+        let (ra, rs): (Vec<&Record>, Vec<&Record>) = (a.iter().collect(), slower.iter().collect());
+        let apart = ReaderRow::of("c", (&ra, &rs), 4.0).unwrap();
+        assert_eq!(apart.lag, Some(Moved::Same));
         assert!(
             r.verdict().contains("lag p50 1.1 → 5.5 ms"),
             "{}",

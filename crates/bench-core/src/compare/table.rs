@@ -208,21 +208,8 @@ fn readers_text(c: &Comparison) -> String {
 }
 
 fn readers_md(rows: &[&ReaderRow]) -> String {
-    let mut s = format!(
-        "| {} |\n|:---|{}:---|\n",
-        READER_HEADER.join(" | "),
-        "---:|".repeat(READER_HEADER.len() - 2)
-    );
-    for r in rows {
-        let mut v = reader_cells(r);
-        v[0] = format!("`{}`", v[0]);
-        if r.regressed() {
-            let last = v.len() - 1;
-            v[last] = format!("**{}**", v[last]);
-        }
-        s.push_str(&format!("| {} |\n", v.join(" | ")));
-    }
-    s
+    let cells = rows.iter().map(|r| (reader_cells(r), r.regressed()));
+    verdicts_md(&READER_HEADER, cells)
 }
 
 /// The exact counts per operation of both sides, and their verdicts.
@@ -287,7 +274,7 @@ fn readers_line(c: &Comparison) -> String {
         "readers: {worse} regressed, {better} improved, {} the same (anomalies changed when B \
          has some in every run and A none, or B's per read lie beyond A's in every run by more \
          than {}; the lag p50 when every run of B lies beyond every run of A by more than {} % \
-         and {} ms, with 2 runs a side)\n",
+         (or the spread between separate runs, --between-runs) and {} ms, with 2 runs a side)\n",
         c.readers.len() - worse - better,
         super::readers::RATE_TOLERANCE,
         super::readers::LAG_TOLERANCE * 100.0,
@@ -479,15 +466,21 @@ pub fn tables_markdown(c: &Comparison) -> String {
 
 /// Count rows as a Markdown table, a changed count in bold.
 fn counts_md(rows: &[CountRow]) -> String {
+    let cells = rows.iter().map(|r| (count_cells(r), r.regressed()));
+    verdicts_md(&COUNT_HEADER, cells)
+}
+
+/// Rows of a cell's name, figures and verdict (last) as a Markdown table, the cell as code
+/// and a regression's verdict in bold.
+fn verdicts_md(header: &[&str], rows: impl Iterator<Item = (Vec<String>, bool)>) -> String {
     let mut s = format!(
         "| {} |\n|:---|{}:---|\n",
-        COUNT_HEADER.join(" | "),
-        "---:|".repeat(COUNT_HEADER.len() - 2)
+        header.join(" | "),
+        "---:|".repeat(header.len() - 2)
     );
-    for r in rows {
-        let mut v = count_cells(r);
+    for (mut v, regressed) in rows {
         v[0] = format!("`{}`", v[0]);
-        if r.regressed() {
+        if regressed {
             let last = v.len() - 1;
             v[last] = format!("**{}**", v[last]);
         }
