@@ -387,6 +387,21 @@ fn a_writer_killed_mid_commit_leaves_an_indeterminate_commit_resolved() {
     no_anomaly(c);
 }
 
+/// A plan of roles through a launcher (`--launcher`, as `run.launcher` in the plan) is
+/// refused before anything runs: every task would run the first client's role and seed.
+#[test]
+fn roles_through_a_launcher_are_refused() {
+    let (_d, plan, out) = plan_dir(&freshness("'direct'", "1").replace("servers = [1]\n", ""));
+    let o = run(&plan, &out, &["--launcher", "srun --ntasks={workers}"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--launcher starts every task with one command line"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("results.jsonl").exists());
+}
+
 /// The planted cache with a role removing the namespace's tables: listings answered from
 /// the cached view show tables whose removal was acknowledged since (resurrections, stale
 /// reads), named; look-ups, which the cache does not answer, never do.

@@ -14,6 +14,12 @@ mod role;
 mod table;
 mod transport;
 mod validate;
+/// Why a plan of roles takes no launcher (`run.launcher`, `--launcher`): a launcher starts
+/// every task with one command line, and each client of a role runs its own role and seed.
+pub const LAUNCHER_WITH_ROLES: &str = "starts every task with one command line, and each \
+    client of [[roles]] runs its own role with its own seed; run the roles without a launcher \
+    (their clients are local processes), or measure a concurrent or mixed cell through it";
+
 pub use checks::limits;
 
 use std::collections::BTreeMap;

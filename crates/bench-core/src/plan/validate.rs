@@ -620,13 +620,8 @@ fn goldens(raw: &mut RawPlan) -> Result<Goldens, PlanError> {
         raw.rest.as_ref(),
     )?;
     let (roles, workload) = (std::mem::take(&mut raw.roles), raw.workload.take());
-    // A launcher starts every task with one command line; a role's client has its own role
-    // and seed.
     if !roles.is_empty() && raw.run.launcher.is_some() {
-        return Err(invalid(
-            "run.launcher",
-            "starts every task with one command line, and each client of [[roles]] runs its              own role with its own seed; run the roles without a launcher (their clients are              local processes), or measure a concurrent or mixed cell through it",
-        ));
+        return Err(invalid("run.launcher", super::LAUNCHER_WITH_ROLES));
     }
     let targets = raw.matrix.targets.take();
     let roles = super::role::roles(roles, workload, targets, fixtures.first())?;

@@ -243,6 +243,10 @@ impl Sweep {
         }
         let builds = check_builds(&mut plan).await?;
         if let Some(l) = &over.launcher {
+            if plan.roles.is_some() {
+                let why = crate::plan::LAUNCHER_WITH_ROLES;
+                return Err(BenchError::Usage(format!("--launcher {why}")));
+            }
             plan.run.launcher = Some(
                 crate::plan::Launcher::parse(l)
                     .map_err(|m| BenchError::Usage(format!("--launcher {m}")))?,
