@@ -298,7 +298,8 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
     }
 }
 
-/// A cell whose history has both commits and reads of them: the checker's findings, each
+/// A cell whose history has both commits and reads that observe them: the checker's
+/// findings, each
 /// indeterminate commit as the copy showed it (`resolved`), times told from the first
 /// operation. Where its clients ran on more than one host, each one's times are moved onto
 /// the coordinator's clock by its offset (the middle of the bounds `go` and its reply gave),
@@ -338,7 +339,9 @@ fn consistency(
     let margin = uncertainty_us.map_or(0, |u| 2 * u);
     let mut c = crate::consistency::check(&h, t0, margin);
     c.clock_uncertainty_ms = uncertainty_us.map(|u| u as f64 / 1000.0);
-    Some(c)
+    // No read observed a commit (e.g. look-ups of entries no commit touched): nothing was
+    // checked, and no findings say otherwise.
+    (c.reads > 0).then_some(c)
 }
 
 /// A cell of roles: every (role, operation of its mix), in the plan's order, with what it
