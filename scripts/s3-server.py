@@ -29,13 +29,20 @@ A network store, on demand (each a fraction of requests, or milliseconds):
   --reset-rate F      a fraction F of connections is reset (TCP RST) instead of answered
   --deny-delete TEXT  deletes of keys that contain TEXT are refused (403 AccessDenied), as
                       a bucket policy or a delete throttled past the retries would
+  --lose-reply-rate F a fraction F of the requests of --lose-reply-of is applied at the store,
+                      then its connection reset before the reply is sent: a reply lost after
+                      its effect (the client sees a broken connection for a write that landed)
+  --lose-reply-every N  every N-th of those requests instead (the N-th, the 2N-th, ...)
+  --lose-reply-of KIND  the requests that lose their reply: conditional_put (the default: the
+                      commits of a manifest), put, delete, or any
   --seed N            the faults' random sequence (default: random)
 
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
 put (incl. conditional, and a multipart upload's start, parts and completion),
 conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object bodies written by PUTs (written_bytes) and read
-by GETs (read_bytes); and how many requests were throttled, reset or denied instead, and how
-many were answered 412 Precondition Failed (precondition_failed); and the kinds
+by GETs (read_bytes); and how many requests were throttled, reset or denied instead, how many
+were applied and lost their reply (lost_reply; counted as served too), and how many were
+answered 412 Precondition Failed (precondition_failed); and the kinds
 again per access key the requests were signed with (by_access_key). GET
 /_bench/counts answers them as JSON; DELETE /_bench/counts answers them and sets them to 0.
 These requests are not counted.
@@ -83,6 +90,15 @@ parser.add_argument("--reset-rate", type=float, default=0.0,
 parser.add_argument("--deny-delete", metavar="TEXT", default=None,
                     help="refuse (403 AccessDenied) every delete of a key that contains TEXT, "
                     "single or batch, as a bucket policy would")
+parser.add_argument("--lose-reply-rate", type=float, default=0.0,
+                    help="fraction of the requests of --lose-reply-of applied at the store, "
+                    "then reset before the reply: a reply lost after its effect")
+parser.add_argument("--lose-reply-every", type=int, default=0, metavar="N",
+                    help="every N-th request of --lose-reply-of loses its reply instead")
+parser.add_argument("--lose-reply-of", default="conditional_put",
+                    choices=["conditional_put", "put", "delete", "any"],
+                    help="which requests lose their reply (default: conditional_put, the "
+                    "commits of a manifest)")
 parser.add_argument("--seed", type=int, default=None,
                     help="seed of the faults' random sequence (default: random)")
 parser.add_argument("--upstream", metavar="URL", default=None,
@@ -92,7 +108,9 @@ args = parser.parse_args()
 if args.upstream and (args.ignore_conditional_put or args.auth):
     parser.error("--ignore-conditional-put and --auth change moto; with --upstream the "
                  "upstream server decides")
-for name in ("throttle_rate", "reset_rate"):
+if args.lose_reply_every < 0:
+    parser.error("--lose-reply-every is a count of requests (1 or more), or 0 for none")
+for name in ("throttle_rate", "reset_rate", "lose_reply_rate"):
     if not 0.0 <= getattr(args, name) <= 1.0:
         parser.error(f"--{name.replace('_', '-')} is a fraction of requests, from 0 to 1")
 
@@ -190,7 +208,7 @@ KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
 def zero():
     counts = {k: 0 for k in KINDS}
     counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, denied=0,
-                  precondition_failed=0, by_access_key={})
+                  lost_reply=0, precondition_failed=0, by_access_key={})
     return counts
 
 
@@ -254,6 +272,37 @@ ACCESS_DENIED = (
 )
 
 
+_lose_seen = 0
+
+
+def loses_reply(kinds):
+    """Whether this request (of `kinds`) is applied and then loses its reply."""
+    global _lose_seen
+    if args.lose_reply_of != "any" and args.lose_reply_of not in kinds:
+        return False
+    if not (args.lose_reply_every or args.lose_reply_rate):
+        return False
+    with _counts_lock:
+        _lose_seen += 1
+        if args.lose_reply_every:
+            return _lose_seen % args.lose_reply_every == 0
+        return _rng.random() < args.lose_reply_rate
+
+
+def reset(environ):
+    """Close the request's connection with RST at once, and end the request."""
+    sock = environ.get("werkzeug.socket")
+    if sock is not None:
+        # Linger 0, then the socket's descriptor replaced by /dev/null: the kernel closes
+        # the connection with RST at once (as a load balancer dropping it), whatever the
+        # server's own file objects still hold.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, sock.fileno())
+        os.close(devnull)
+    raise ConnectionResetError("bench s3-server: reset injected")
+
+
 def denied_delete(environ):
     """Whether a delete (single, or a batch's body) names a key --deny-delete refuses."""
     if args.deny_delete is None or kinds_of(environ) != ["delete"]:
@@ -292,16 +341,7 @@ class NetworkStore:
             roll_throttle, roll_reset = _rng.random(), _rng.random()
         if roll_reset < args.reset_rate:
             count(reset=1)
-            sock = environ.get("werkzeug.socket")
-            if sock is not None:
-                # Linger 0, then the socket's descriptor replaced by /dev/null: the kernel
-                # closes the connection with RST at once (as a load balancer dropping it),
-                # whatever the server's own file objects still hold.
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                devnull = os.open(os.devnull, os.O_RDWR)
-                os.dup2(devnull, sock.fileno())
-                os.close(devnull)
-            raise ConnectionResetError("bench s3-server: reset injected")
+            reset(environ)
         if roll_throttle < args.throttle_rate:
             count(throttled=1)
             start_response(
@@ -330,6 +370,23 @@ class NetworkStore:
                 count(precondition_failed=1)
             return start_response(status, headers, exc_info)
 
+        if kinds and loses_reply(kinds):
+            # Applied at the store (the answer made to its end, never sent), then the
+            # connection reset: the client never hears of it.
+            def swallowed(status, headers, exc_info=None):
+                if status.startswith("412"):
+                    count(precondition_failed=1)
+                return lambda data: None
+
+            body = self.app(environ, swallowed)
+            try:
+                for _ in body:
+                    pass
+            finally:
+                if hasattr(body, "close"):
+                    body.close()
+            count(lost_reply=1)
+            reset(environ)
         body = self.app(environ, answered)
         return Counted(body) if kinds == ["get"] else body
 
@@ -393,6 +450,8 @@ if args.auth:
     ready = f"ready {key['AccessKeyId']} {key['SecretAccessKey']}"
 with _counts_lock:
     _counts.update(zero())
+    # The buckets' own requests do not count towards --lose-reply-every either.
+    _lose_seen = 0
 print(ready, flush=True)
 try:
     while True:

@@ -166,103 +166,87 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         );
         let op = Operation::CreateNamespace;
         let data = catalog::table_ipc();
-        let ids: Vec<String> = (0..2)
-            .map(|i| catalog::object_id(op, 0, i, "").unwrap())
-            .collect();
-        use bench_lance::verify::{CatalogExpect, Change};
-        let added = |before, abandoned| CatalogExpect {
-            before,
-            warm: 0,
-            change: Change::Added,
-            abandoned,
+        let run = |op, id: String| {
+            let ns = ns.clone();
+            let data = data.clone();
+            async move {
+                let aim = catalog::Aim::entry(id);
+                catalog::execute(ns, op, aim, &catalog::Inputs::catalog(&data))
+                    .await
+                    .unwrap();
+            }
         };
-        for id in &ids {
-            catalog::execute(
-                ns.clone(),
-                op,
-                catalog::Aim::entry(id.clone()),
-                &catalog::Inputs::catalog(&data),
-            )
-            .await
-            .unwrap();
+        let id = |i| catalog::object_id(op, 0, i, "").unwrap();
+        for i in 0..3 {
+            run(op, id(i)).await;
         }
-        let (rows, err) = bench_lance::verify::commits(&root, &storage, &added(30, 0), &ids).await;
-        assert_eq!((rows, err), (32, None), "honest commits pass");
-
-        // Attempts abandoned at their timeout may each have committed, or not.
-        let one = &ids[..1];
-        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 1), one).await;
-        assert_eq!(err, None, "an abandoned attempt that committed");
-        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 1), &ids).await;
-        assert_eq!(err, None, "an abandoned attempt that did not");
-        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(29, 1), one).await;
-        let err = err.unwrap();
-        assert!(
-            err.contains("(up to 31 with the 1 abandoned attempts)"),
-            "{err}"
-        );
-
-        // A worker reports a commit that is not in the manifest.
-        let mut phantom = ids.clone();
-        phantom.push(catalog::object_id(op, 0, 99, "").unwrap());
-        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 0), &phantom).await;
-        assert!(err.unwrap().contains("expected 30 + 3 commits = 33"));
-
-        // A reported commit is missing while the count happens to match (e.g. a failed
-        // operation left a row).
-        let swapped = vec![ids[0].clone(), catalog::object_id(op, 0, 99, "").unwrap()];
-        let (_, err) = bench_lance::verify::commits(&root, &storage, &added(30, 0), &swapped).await;
-        let err = err.unwrap();
-        assert!(
-            err.contains("1 committed objects are missing") && err.contains("bench_w0_99"),
-            "{err}"
-        );
-
-        // Removals: the golden's entries each removed leave one row fewer, and each must be
-        // gone; one reported removed that is still there is named.
-        let removed = |before, warm, abandoned| CatalogExpect {
-            before,
-            warm,
-            change: Change::Removed,
-            abandoned,
-        };
         let drop = Operation::DeregisterTable;
-        let dropped: Vec<String> = ["table_3", "table_4"].map(String::from).to_vec();
-        for id in &dropped {
-            catalog::execute(
-                ns.clone(),
-                drop,
-                catalog::Aim::entry(id.clone()),
-                &catalog::Inputs::catalog(&data),
-            )
+        run(drop, "table_29".into()).await;
+        use bench_lance::oplog::{ErrorClass, Outcome, sample};
+        let before = bench_lance::verify::ids(&store.uri(&g.rel), &storage)
             .await
             .unwrap();
-        }
-        let (rows, err) =
-            bench_lance::verify::commits(&root, &storage, &removed(32, 0, 0), &dropped).await;
-        assert_eq!((rows, err), (30, None), "honest removals pass");
-        let (_, err) =
-            bench_lance::verify::commits(&root, &storage, &removed(31, 0, 1), &dropped[..1]).await;
-        assert_eq!(err, None, "an abandoned removal that landed");
-        let (_, err) =
-            bench_lance::verify::commits(&root, &storage, &removed(33, 1, 0), &dropped).await;
-        assert_eq!(err, None, "a warm-up removal is counted, not named");
-        let still = vec![dropped[0].clone(), "table_5".to_string()];
-        let (_, err) =
-            bench_lance::verify::commits(&root, &storage, &removed(32, 0, 0), &still).await;
-        let err = err.unwrap();
+        let verify = |log: &mut Vec<bench_lance::oplog::Op>| {
+            let (root, storage, before) = (root.clone(), storage.clone(), before.clone());
+            let mut taken = std::mem::take(log);
+            async move {
+                let v = bench_lance::verify::cell(&root, &storage, &before, &mut taken, None).await;
+                (v, taken)
+            }
+        };
+        // Two creations that succeeded, one whose reply was lost (it landed), one that
+        // failed and did not; a removal that succeeded.
+        let honest = vec![
+            sample(0, op, 0, &id(0), Outcome::Ok),
+            sample(0, op, 1, &id(1), Outcome::Ok),
+            sample(0, op, 2, &id(2), Outcome::Unknown),
+            sample(0, op, 3, &id(3), Outcome::Failed),
+            sample(1, drop, 0, "table_29", Outcome::Ok),
+        ];
+        let (v, log) = verify(&mut honest.clone()).await;
+        assert_eq!((v.rows_after, v.error), (32, None), "honest commits pass");
+        let landed: Vec<_> = log.iter().map(|o| o.landed).collect();
+        assert_eq!(landed, [None, None, Some(true), Some(false), None]);
+
+        // A creation reported failed that landed all the same: failed but applied, verified.
+        let mut failed = honest.clone();
+        failed[1] = sample(0, op, 1, &id(1), Outcome::Failed);
+        failed[1].class = Some(ErrorClass::Other);
+        let (v, log) = verify(&mut failed).await;
+        assert_eq!(v.error, None);
+        let o = bench_lance::audit::Outcomes::of(&log).unwrap();
+        assert_eq!((o.failed_but_applied, o.unknown_landed), (2, 1), "{o:?}");
+
+        // A reported commit that is not in the manifest, while the count happens to match
+        // (the one reported failed left its row): both named.
+        let mut swapped = honest.clone();
+        (swapped[1], swapped[3]) = (
+            sample(0, op, 1, &id(1), Outcome::Failed),
+            sample(0, op, 3, &id(3), Outcome::Ok),
+        );
+        let (v, _) = verify(&mut swapped).await;
+        let err = v.error.unwrap();
+        assert!(err.starts_with("__manifest holds 32 rows, expected 32: "), "{err}");
         assert!(
-            err.contains("1 removed entries are still in __manifest, e.g. table_5"),
+            err.contains("bench_w0_3 missing, expected 1 (worker 0's write-create-namespace #3 (bench_w0_3), succeeded)"),
             "{err}"
         );
-        let (_, err) =
-            bench_lance::verify::commits(&root, &storage, &removed(32, 1, 0), &dropped).await;
-        assert!(
-            err.as_deref()
-                .unwrap_or_default()
-                .contains("__manifest holds 30 rows, expected 32 - 3 removals = 29"),
-            "{err:?}"
-        );
+        assert!(!err.contains("bench_w0_1 "), "the failed one that landed: {err}");
+
+        // A removal reported that did not happen, and a creation no one reported.
+        let mut lost = honest.clone();
+        lost[4] = sample(1, drop, 0, "table_28", Outcome::Ok);
+        lost.remove(0);
+        let (v, _) = verify(&mut lost).await;
+        let err = v.error.unwrap();
+        for said in [
+            "expected 31",
+            "bench_w0_0 there, expected 0 (which no operation created)",
+            "table_28 there, expected 0 (worker 1's write-deregister-table #0 (table_28), succeeded)",
+            "table_29 missing, expected 1 (the catalog's own, which no operation removed)",
+        ] {
+            assert!(err.contains(said), "{said}: {err}");
+        }
     });
 }
 

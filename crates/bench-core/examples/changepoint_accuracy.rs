@@ -13,8 +13,8 @@
 //!   ±1 of the step), and on step-free series how often a report raises an alarm.
 
 use bench_core::results::history::last_four_p;
+use bench_core::rng::Rng;
 use bench_core::stats::changepoint::{Detector, best_split};
-use bench_core::stats::rng::Rng;
 
 const SERIES: usize = 10;
 const FREE_SERIES: usize = 20;

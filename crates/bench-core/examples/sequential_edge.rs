@@ -15,8 +15,8 @@
 //! called beyond the threshold. `decided within` with identical builds is the right answer.
 
 use bench_core::compare::precision::{decides, sequential};
+use bench_core::rng::Rng;
 use bench_core::stats::paired::{Batch, Unit, throughput_ratio};
-use bench_core::stats::rng::Rng;
 
 const CELLS: usize = 4000;
 const FIRST: usize = 3;

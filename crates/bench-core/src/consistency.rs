@@ -10,95 +10,14 @@
 //! reads), a client that misses its own acknowledged commit (read your writes), and commits
 //! seen that no client made, that did not land, or before they were attempted (phantoms).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-/// What a listing saw of one writer's creations in the listed namespace: their indices, as
-/// ascending half-open runs `[from, to)`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Seen {
-    pub writer: u32,
-    pub runs: Vec<[u64; 2]>,
-}
+use crate::oplog::Observed;
+use crate::plan::{Entry, Names};
 
-impl Seen {
-    fn has(&self, n: u64) -> bool {
-        let i = self.runs.partition_point(|r| r[1] <= n);
-        self.runs.get(i).is_some_and(|r| r[0] <= n)
-    }
-
-    fn indices(&self) -> impl Iterator<Item = u64> + '_ {
-        self.runs.iter().flat_map(|r| r[0]..r[1])
-    }
-}
-
-/// A name bench's creations carry, `<prefix><client>_<n>` (the run's mark after it, if
-/// any): the client and its creation's index; `None` for any other name, and for a
-/// warm-up's creations (`…_warm`), which are not measured.
-pub fn created_index(name: &str) -> Option<(u32, u64)> {
-    // Called on every name a listing returns: the golden's (`table_3`, `ns_0`) leave at once.
-    if !name.starts_with(CREATED) || name.ends_with(WARM_SUFFIX) {
-        return None;
-    }
-    static PREFIXES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    let prefixes = PREFIXES.get_or_init(|| {
-        (crate::plan::Operation::ALL.iter())
-            .filter_map(|o| match o.describe().names {
-                crate::plan::Names::Creates(p) => Some(p),
-                _ => None,
-            })
-            .collect()
-    });
-    let rest = prefixes.iter().find_map(|p| name.strip_prefix(p))?;
-    let (w, tail) = rest.split_once('_')?;
-    let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
-    Some((w.parse().ok()?, digits.parse().ok()?))
-}
-
-/// Whether a creation's entry `id` is a table (not a namespace), by its name's prefix.
-pub fn creates_table(id: &str) -> bool {
-    let leaf = id.rsplit('$').next().unwrap_or(id);
-    match crate::plan::Operation::CreateNamespace.describe().names {
-        crate::plan::Names::Creates(p) => !leaf.starts_with(p),
-        _ => true,
-    }
-}
-
-/// What every creation's name begins with.
-const CREATED: &str = "bench_";
-
-/// What a warm-up's creations end with.
-pub const WARM_SUFFIX: &str = "_warm";
-
-/// What a listing's names show of every writer's creations.
-pub fn seen(names: &[String]) -> Vec<Seen> {
-    let mut by: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
-    for (w, n) in names.iter().filter_map(|n| created_index(n)) {
-        by.entry(w).or_default().insert(n);
-    }
-    let runs = |set: BTreeSet<u64>| {
-        let mut runs: Vec<[u64; 2]> = Vec::new();
-        for n in set {
-            match runs.last_mut() {
-                Some(r) if r[1] == n => r[1] = n + 1,
-                _ => runs.push([n, n + 1]),
-            }
-        }
-        runs
-    };
-    (by.into_iter())
-        .map(|(writer, set)| Seen {
-            writer,
-            runs: runs(set),
-        })
-        .collect()
-}
-
-/// The namespace an entry's id is in (`""`: the root).
-pub fn parent(id: &str) -> &str {
-    id.rsplit_once('$').map_or("", |(p, _)| p)
-}
+pub use crate::oplog::{Seen, WARM_SUFFIX, created_index, parent, seen};
 
 /// One operation of the history.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,12 +29,14 @@ pub struct Op {
     pub what: What,
 }
 
-/// How a commit ended.
+/// How a commit of the history ended, as reads must see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Acknowledged,
-    /// Abandoned at its timeout or its connection broken: it may have landed. `landed`:
-    /// what the copy showed after the cell (`None`: not looked up).
+    /// Not acknowledged, yet it may have landed: its outcome unknown (abandoned at its
+    /// timeout, its reply lost, its worker killed, an error after its effect), or an error
+    /// whose effect the copy showed all the same. `landed`: what the copy showed after the
+    /// cell (`None`: not looked up).
     Indeterminate {
         landed: Option<bool>,
     },
@@ -123,10 +44,11 @@ pub enum Outcome {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum What {
-    /// The client's `n`-th creation, entry `id`.
+    /// The client's `n`-th creation, entry `id` (a table, or a namespace).
     Created {
         id: String,
         n: u64,
+        table: bool,
         outcome: Outcome,
     },
     /// The removal of the golden's entry `id` (a table, or a namespace).
@@ -169,6 +91,81 @@ impl What {
             What::Listed { .. } | What::Probed { .. } | What::Versioned { .. } => None,
         }
     }
+}
+
+/// The history the checker reads, from a cell's operation log: its measured operations that
+/// kept their times (a role's client's, a mixed cell's) — every creation and removal that
+/// took effect or may have (a failure looked up and found not landed is left out), every
+/// listing with what it saw, every look-up (found, or not found), every version of the
+/// shared table an acknowledged commit made or a read returned.
+pub fn history(log: &[crate::oplog::Op]) -> Vec<Op> {
+    log.iter().filter(|o| !o.warm).filter_map(event).collect()
+}
+
+/// One record of the log as an event of the history, if it is one.
+fn event(o: &crate::oplog::Op) -> Option<Op> {
+    use crate::oplog::Outcome as Logged;
+    let [start_us, end_us] = o.at_us?;
+    let ok = o.outcome == Logged::Ok;
+    let at = |what| Op {
+        client: o.client,
+        start_us,
+        end_us,
+        what,
+    };
+    // The shared table's version a commit made or a read returned.
+    if let (Observed::Version(version), true) = (&o.observed, ok) {
+        let commit = o.is_write();
+        return Some(at(What::Versioned {
+            version: *version,
+            commit,
+        }));
+    }
+    let id = o.entry.clone()?;
+    // A commit acknowledged, or one that may have taken effect (its outcome unknown, or an
+    // error whose effect the copy showed).
+    let outcome = || match (o.outcome, o.landed) {
+        (Logged::Ok, _) => Some(Outcome::Acknowledged),
+        (Logged::Unknown, landed) => Some(Outcome::Indeterminate { landed }),
+        (Logged::Failed, Some(true)) => Some(Outcome::Indeterminate { landed: Some(true) }),
+        (Logged::Failed, _) => None,
+    };
+    let what = match o.operation.describe().names {
+        // A listing says what it saw of the creations of its kind.
+        Names::Lists(kind) => match &o.observed {
+            Observed::Listed { seen, gone } if ok => What::Listed {
+                namespace: id,
+                tables: kind == Entry::Table,
+                seen: seen.clone(),
+                gone: gone.clone(),
+            },
+            Observed::Listed { .. } | Observed::Version(_) | Observed::Nothing => return None,
+        },
+        Names::ReadsGolden(_) => {
+            let not_found = o.class == Some(crate::oplog::ErrorClass::NotFound);
+            if !(ok || not_found) {
+                return None;
+            }
+            What::Probed { id, found: ok }
+        }
+        Names::Creates(kind, _) => {
+            let leaf = id.rsplit('$').next().unwrap_or_default();
+            let (_, n) = created_index(leaf)?;
+            What::Created {
+                id,
+                n,
+                table: kind == Entry::Table,
+                outcome: outcome()?,
+            }
+        }
+        Names::RemovesGolden(kind) => What::Removed {
+            id,
+            table: kind == Entry::Table,
+            outcome: outcome()?,
+        },
+        Names::Property | Names::Root => return None,
+    };
+    Some(at(what))
 }
 
 /// The checker's findings, as the record keeps them (`consistency`).
@@ -556,8 +553,8 @@ fn commits<'h>(history: &'h [Op], c: &mut Consistency) -> Vec<Fact<'h>> {
         }
         let known_us = (outcome == Outcome::Acknowledged).then_some(op.end_us);
         let table = match &op.what {
-            What::Removed { table, .. } => *table,
-            _ => creates_table(id),
+            What::Removed { table, .. } | What::Created { table, .. } => *table,
+            What::Listed { .. } | What::Probed { .. } | What::Versioned { .. } => false,
         };
         facts.push(Fact {
             op,
@@ -683,46 +680,139 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
 mod tests {
     use super::*;
 
+    const ACK: Outcome = Outcome::Acknowledged;
+
+    /// The history is read off the log: each write that took effect or may have (as the
+    /// copy showed it), each listing with what it saw of its kind, each look-up found or not
+    /// found; the warm-up, records without times, and failures that did not land stay out.
     #[test]
-    fn a_listing_s_names_say_what_it_saw_of_each_writer() {
-        assert_eq!(created_index("bench_d3_17"), Some((3, 17)));
-        assert_eq!(created_index("bench_t0_2_r5f3a"), Some((0, 2)));
-        assert_eq!(created_index("table_3"), None);
-        assert_eq!(created_index("bench_d0_2_r5f3a_warm"), None);
-        // Every creation's prefix passes the quick test.
-        for o in crate::plan::Operation::ALL {
-            if let crate::plan::Names::Creates(p) = o.describe().names {
-                assert!(p.starts_with(CREATED), "{p}");
-            }
-        }
-        let names = [
-            "bench_d1_0",
-            "bench_d1_4",
-            "bench_d1_5",
-            "table_9",
-            "bench_d0_2",
-        ]
-        .map(String::from);
-        let s = seen(&names);
+    fn the_history_is_read_off_the_operation_log() {
+        use crate::oplog::{ErrorClass, Observed, Outcome as Logged, sample};
+        use crate::plan::Operation;
+        let at = |mut o: crate::oplog::Op, landed| {
+            (o.at_us, o.landed) = (Some([1_000, 2_000]), landed);
+            o
+        };
+        let listing = crate::oplog::Op {
+            observed: Observed::Listed {
+                seen: vec![],
+                gone: None,
+            },
+            ..sample(
+                1,
+                Operation::ListNamespaces { cold: false },
+                0,
+                "ns_0",
+                Logged::Ok,
+            )
+        };
+        let mut not_found = sample(
+            1,
+            Operation::TableExists { cold: false },
+            1,
+            "ns_0$table_2",
+            Logged::Failed,
+        );
+        not_found.class = Some(ErrorClass::NotFound);
+        let mut warm = sample(
+            0,
+            Operation::CreateNamespace,
+            0,
+            "ns_0$bench_w0_0",
+            Logged::Ok,
+        );
+        warm.warm = true;
+        let log = vec![
+            at(
+                sample(
+                    0,
+                    Operation::CreateNamespace,
+                    1,
+                    "ns_0$bench_w0_1",
+                    Logged::Ok,
+                ),
+                None,
+            ),
+            at(
+                sample(
+                    0,
+                    Operation::DeclareTable,
+                    0,
+                    "ns_0$bench_d0_0",
+                    Logged::Unknown,
+                ),
+                Some(true),
+            ),
+            at(
+                sample(
+                    0,
+                    Operation::DeclareTable,
+                    1,
+                    "ns_0$bench_d0_1",
+                    Logged::Failed,
+                ),
+                Some(true),
+            ),
+            at(
+                sample(
+                    0,
+                    Operation::DeclareTable,
+                    2,
+                    "ns_0$bench_d0_2",
+                    Logged::Failed,
+                ),
+                Some(false),
+            ),
+            at(
+                sample(0, Operation::DropTable, 0, "ns_0$table_3", Logged::Unknown),
+                None,
+            ),
+            at(listing, None),
+            at(not_found, None),
+            at(warm, None),
+            sample(0, Operation::DeclareTable, 3, "ns_0$bench_d0_3", Logged::Ok),
+        ];
+        let what: Vec<What> = history(&log).into_iter().map(|o| o.what).collect();
+        let landed = |l| Outcome::Indeterminate { landed: l };
         assert_eq!(
-            s,
+            what,
             [
-                Seen {
-                    writer: 0,
-                    runs: vec![[2, 3]]
+                What::Created {
+                    id: "ns_0$bench_w0_1".into(),
+                    n: 1,
+                    table: false,
+                    outcome: ACK
                 },
-                Seen {
-                    writer: 1,
-                    runs: vec![[0, 1], [4, 6]]
-                }
+                What::Created {
+                    id: "ns_0$bench_d0_0".into(),
+                    n: 0,
+                    table: true,
+                    outcome: landed(Some(true))
+                },
+                What::Created {
+                    id: "ns_0$bench_d0_1".into(),
+                    n: 1,
+                    table: true,
+                    outcome: landed(Some(true))
+                },
+                What::Removed {
+                    id: "ns_0$table_3".into(),
+                    table: true,
+                    outcome: landed(None)
+                },
+                What::Listed {
+                    namespace: "ns_0".into(),
+                    tables: false,
+                    seen: vec![],
+                    gone: None
+                },
+                What::Probed {
+                    id: "ns_0$table_2".into(),
+                    found: false
+                },
             ]
         );
-        assert!(s[1].has(5) && s[1].has(0) && !s[1].has(3) && !s[1].has(6));
-        assert_eq!(parent("ns_0$ns_1$table_3"), "ns_0$ns_1");
-        assert_eq!(parent("table_3"), "");
     }
-
-    const ACK: Outcome = Outcome::Acknowledged;
 
     fn created(client: u32, n: u64, end_ms: u64) -> Op {
         Op {
@@ -732,6 +822,7 @@ mod tests {
             what: What::Created {
                 id: format!("ns_0$bench_d{client}_{n}"),
                 n,
+                table: true,
                 outcome: ACK,
             },
         }
@@ -873,6 +964,7 @@ mod tests {
             what: What::Created {
                 id: format!("ns_0$bench_d0_{n}"),
                 n,
+                table: true,
                 outcome: maybe(landed),
             },
             ..created(0, n, 10)
@@ -971,6 +1063,7 @@ mod tests {
             what: What::Created {
                 id: "ns_0$bench_w0_1".into(),
                 n: 1,
+                table: false,
                 outcome: ACK,
             },
             ..created(0, 1, 10)
@@ -987,8 +1080,6 @@ mod tests {
             listed(1, 12, &[(0, 1)], &[]),
             namespaces,
         ];
-        assert!(!creates_table("ns_0$bench_w0_1"));
-        assert!(creates_table("ns_0$bench_d0_1") && creates_table("table_3"));
         let c = check(&h, 0, 0);
         assert_eq!(c.anomalies(), 0, "{c:?}");
         assert_eq!(c.lag_pairs, 2);
@@ -1001,6 +1092,7 @@ mod tests {
             what: What::Created {
                 id: "ns_1$bench_d0_1".into(),
                 n: 1,
+                table: true,
                 outcome: ACK,
             },
             ..created(0, 1, 11)

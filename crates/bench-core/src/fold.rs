@@ -1,11 +1,11 @@
 //! The pure part of running a cell: folding the workers' events (and their exits) into
-//! what the cell measured, and deciding when to release them. No processes, no clock.
+//! what the cell measured — its operation log, each report judged once ([`Outcome::of`]) —
+//! and deciding when to release them. No processes, no clock.
 
-use crate::protocol::ErrorClass;
-use crate::protocol::Event;
-use crate::protocol::OpReport;
-use crate::protocol::Versions;
-use crate::stats::{Latencies, Measured};
+use crate::oplog::{ErrorClass, Observed, Op, Outcome};
+use crate::plan::{Names, Operation};
+use crate::protocol::{Event, OpReport, Versions, WorkerArgs};
+use crate::stats::Measured;
 
 /// What the driver must do after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,16 +17,110 @@ pub enum Action {
     Abort,
 }
 
+/// What one worker runs, as its arguments say: its id, the cell's operation, a mixed cell's
+/// interleaved read, a role's place and mix. It tells which operation each report is of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runs {
+    pub id: u32,
+    pub operation: Operation,
+    pub read: Option<Operation>,
+    pub role: Option<(u32, Vec<Operation>)>,
+}
+
+impl Runs {
+    /// Worker `id` running `operation` alone.
+    pub fn plain(id: u32, operation: Operation) -> Runs {
+        Runs {
+            id,
+            operation,
+            read: None,
+            role: None,
+        }
+    }
+
+    /// What a worker started with `args` runs.
+    pub fn of(args: &WorkerArgs) -> Runs {
+        Runs {
+            id: args.worker_id,
+            operation: args.operation,
+            read: args.mix().map(|(read, _)| read),
+            role: (args.role.as_ref()).map(|r| (r.index, r.role.mix.iter().map(|m| m.0).collect())),
+        }
+    }
+
+    /// The operation a report is of, and its role's place and its place in the mix.
+    fn operation(&self, op: &OpReport) -> (Operation, Option<(u32, u32)>) {
+        if let (Some((role, mix)), Some(at)) = (&self.role, op.op)
+            && let Some(&kind) = mix.get(at as usize)
+        {
+            return (kind, Some((*role, at)));
+        }
+        match (op.read, self.read) {
+            (true, Some(read)) => (read, None),
+            _ => (self.operation, None),
+        }
+    }
+}
+
+/// Whether an operation names an entry (its report then names it, unless nothing was left
+/// for it to name and it never reached the catalog).
+fn names_entry(operation: Operation) -> bool {
+    match operation.describe().names {
+        Names::Creates(..)
+        | Names::ReadsGolden(_)
+        | Names::RemovesGolden(_)
+        | Names::Lists(_)
+        | Names::Property => true,
+        Names::Root => false,
+    }
+}
+
+/// One report as a record of the operation log: its operation, its outcome, what it showed.
+pub fn logged(runs: &Runs, r: OpReport) -> Op {
+    let (operation, role) = runs.operation(&r);
+    let class = (!r.ok).then(|| r.class.unwrap_or(ErrorClass::Other));
+    // A failed operation with nothing left to name never reached the catalog.
+    let reached = r.target.is_some() || !names_entry(operation);
+    let outcome = match (class, reached) {
+        (Some(_), false) => Outcome::Failed,
+        _ => Outcome::of(operation, class),
+    };
+    let observed = match (r.seen, r.version) {
+        (Some(seen), _) => Observed::Listed { seen, gone: r.gone },
+        (None, Some(v)) => Observed::Version(v),
+        (None, None) => Observed::Nothing,
+    };
+    Op {
+        client: runs.id,
+        role,
+        operation,
+        read: r.read,
+        warm: r.warm,
+        i: r.i,
+        entry: r.target,
+        property: r.property,
+        at_us: r.at_us,
+        end_ms: r.end_ms,
+        ms: r.ms,
+        lag_ms: r.lag_ms,
+        io: r.io,
+        path: r.path,
+        outcome,
+        class,
+        err: r.err,
+        observed,
+        landed: None,
+    }
+}
+
 /// The state of a running cell as its workers' events arrive.
 #[derive(Debug)]
 pub struct Fold {
-    /// The worker id of each worker, by index.
-    worker_ids: Vec<u32>,
+    /// What each worker runs, by index.
+    runs: Vec<Runs>,
     /// What every worker must report being, when checked.
     expected: Option<Versions>,
     m: Measured,
-    per_worker: Vec<Latencies>,
-    per_worker_reads: Vec<Latencies>,
     ready: usize,
     ready_seen: Vec<bool>,
     released: bool,
@@ -34,94 +128,28 @@ pub struct Fold {
     failures: Vec<String>,
     /// A worker reported an operation or its end without its requests.
     io_unknown: bool,
-    /// Each worker's role, in a cell of roles: its place, and its mix's operations.
-    roles: Vec<Option<(u32, Vec<crate::plan::Operation>)>>,
-    /// A mixed cell: its commit and its read, whose operations go into the history.
-    mixed: Option<[crate::plan::Operation; 2]>,
+    /// Measured commits that succeeded so far.
+    succeeded: u64,
     /// Workers that said they are being killed mid-commit (a planted fault): their exit
     /// ends them, not the cell.
     killed: Vec<bool>,
 }
 
 impl Fold {
-    pub fn new(worker_ids: Vec<u32>, expected: Option<Versions>) -> Fold {
-        let n = worker_ids.len();
+    pub fn new(runs: Vec<Runs>, expected: Option<Versions>) -> Fold {
+        let n = runs.len();
         Fold {
-            worker_ids,
+            runs,
             expected,
             m: Measured::default(),
-            per_worker: vec![Latencies::default(); n],
-            per_worker_reads: vec![Latencies::default(); n],
             ready: 0,
             ready_seen: vec![false; n],
             released: false,
             done: vec![false; n],
             failures: Vec::new(),
             io_unknown: false,
-            roles: vec![None; n],
-            mixed: None,
+            succeeded: 0,
             killed: vec![false; n],
-        }
-    }
-
-    /// A mixed cell: its commit and its read (`write`, `read`), into the cell's history.
-    pub fn with_mixed(mut self, mixed: Option<[crate::plan::Operation; 2]>) -> Fold {
-        self.mixed = mixed;
-        self
-    }
-
-    /// A cell of roles: each worker's role (by index), so that its operations are counted
-    /// by role and operation.
-    pub fn with_roles(mut self, roles: Vec<Option<(u32, Vec<crate::plan::Operation>)>>) -> Fold {
-        if roles.len() == self.roles.len() {
-            self.roles = roles;
-        }
-        self
-    }
-
-    /// An operation of a role's client, by (role, operation).
-    fn role_op(&mut self, idx: usize, op: &OpReport, latency: f64) {
-        let (Some((role, mix)), Some(at)) = (&self.roles[idx], op.op) else {
-            return;
-        };
-        let (role, kind) = (*role, mix.get(at as usize).copied());
-        let r = self.m.roles.entry((role, at)).or_default();
-        r.attempts += 1;
-        let class = op.class.unwrap_or(ErrorClass::Other);
-        if let Some(end) = op.end_ms {
-            match op.ok {
-                true => r.timeline.success(end, latency, false),
-                false => r.timeline.failure(end, class.name()),
-            }
-        }
-        if op.ok {
-            r.latencies.record(latency);
-            r.io += op.io.unwrap_or_default();
-            if let Some(p) = &op.path {
-                r.round_trips += u64::from(p.round_trips);
-                r.path_ops += 1;
-            }
-        } else {
-            *r.errors.entry(class.name()).or_default() += 1;
-            if r.first_error.is_none() {
-                r.first_error = op.err.clone();
-            }
-        }
-        let Some(kind) = kind else {
-            return;
-        };
-        self.history(idx, kind, op, class);
-        if let Some(target) = &op.target
-            && kind.is_write()
-            && (op.ok || class.indeterminate())
-        {
-            self.m.written.push(crate::stats::Written {
-                role,
-                op: at,
-                worker: self.worker_ids[idx],
-                ok: op.ok,
-                target: target.clone(),
-            });
         }
     }
 
@@ -129,7 +157,6 @@ impl Fold {
     pub fn event(&mut self, idx: usize, event: Event) -> Action {
         match event {
             Event::Ready {
-                warmup_ok,
                 versions,
                 host,
                 open_ms,
@@ -158,15 +185,14 @@ impl Fold {
                     return Action::Abort;
                 }
                 self.ready += 1;
-                self.m.warmup_committed += warmup_ok;
-                if self.ready == self.worker_ids.len() && !self.released {
+                if self.ready == self.runs.len() && !self.released {
                     self.released = true;
                     return Action::Release;
                 }
             }
             Event::Op(op) => self.op(idx, *op),
             Event::Paused | Event::Clock { .. } => {}
-            Event::Trace { ops } => self.m.traces.push((self.worker_ids[idx], ops)),
+            Event::Trace { ops } => self.m.traces.push((self.runs[idx].id, ops)),
             Event::Done {
                 elapsed_ms,
                 io,
@@ -175,7 +201,7 @@ impl Fold {
             } => {
                 self.done[idx] = true;
                 if let Some(why) = stopped {
-                    let w = self.worker_ids[idx];
+                    let w = self.runs[idx].id;
                     self.m.stopped.get_or_insert(format!("worker {w}: {why}"));
                 }
                 self.m.rss_peak_kib.extend(rss_peak_kib);
@@ -189,154 +215,16 @@ impl Fold {
         Action::Continue
     }
 
-    fn op(&mut self, idx: usize, mut op: OpReport) {
-        if op.class == Some(ErrorClass::Killed) {
+    /// An operation's report, into the log.
+    fn op(&mut self, idx: usize, report: OpReport) {
+        if report.class == Some(ErrorClass::Killed) {
             self.killed[idx] = true;
         }
-        // Only cells of roles count entries not found apart.
-        if self.roles[idx].is_none() && op.class == Some(ErrorClass::NotFound) {
-            op.class = Some(ErrorClass::Other);
-        }
-        let m = &mut self.m;
-        if op.io.is_none() {
-            self.io_unknown = true;
-        }
-        let io = op.io.unwrap_or_default();
-        m.attempt_ms += op.ms;
-        // An open-loop operation's latency runs from its intended start; `ms` is its service.
-        let latency = op.ms + op.lag_ms.unwrap_or(0.0);
-        self.role_op(idx, &op, latency);
-        if let Some([write, read]) = self.mixed {
-            let kind = if op.read { read } else { write };
-            self.history(idx, kind, &op, op.class.unwrap_or(ErrorClass::Other));
-        }
-        let m = &mut self.m;
-        if let Some(lag) = op.lag_ms.filter(|_| !op.read) {
-            m.open_loop.lagged(lag, op.ok.then_some(op.ms));
-        }
-        if let Some(end) = op.end_ms {
-            match op.ok {
-                true => m.timeline.success(end, latency, op.read),
-                false => {
-                    let class = op.class.unwrap_or(ErrorClass::Other);
-                    m.timeline.failure(end, class.name());
-                }
-            }
-        }
-        if op.read {
-            m.reads.attempts += 1;
-            if op.ok {
-                self.per_worker_reads[idx].record(latency);
-                m.reads.io += io;
-            } else {
-                m.reads.errors += 1;
-                m.reads.first_error = m.reads.first_error.take().or(op.err);
-            }
-            return;
-        }
-        m.attempts += 1;
-        if op.ok {
-            self.per_worker[idx].record(latency);
-            m.committed.push((self.worker_ids[idx], op.i));
-            m.io += io;
-            if let Some(p) = op.path {
-                m.path_round_trips += u64::from(p.round_trips);
-                m.path_wait_ms += p.wait_ms;
-                m.path_ops += 1;
-                for (kind, ms) in p.wait_by_kind {
-                    *m.path_wait_by_kind.entry(kind).or_default() += ms;
-                }
-                for (kind, n) in p.trips_by_kind {
-                    *m.path_trips_by_kind.entry(kind).or_default() += n;
-                }
-                if let Some(f) = p.fastest_ms {
-                    m.fastest_request_ms = Some(m.fastest_request_ms.map_or(f, |x| x.min(f)));
-                }
-            }
-            return;
-        }
-        let (count, first) = match op.class.unwrap_or(ErrorClass::Other) {
-            ErrorClass::Conflict => (&mut m.conflicts, &mut m.first_conflict),
-            ErrorClass::Throttled => (&mut m.throttled, &mut m.first_throttled),
-            ErrorClass::Network => (&mut m.network_errors, &mut m.first_network_error),
-            ErrorClass::Other | ErrorClass::NotFound | ErrorClass::Killed => {
-                (&mut m.other_errors, &mut m.first_other_error)
-            }
-            ErrorClass::Timeout => (&mut m.timeouts, &mut m.first_timeout),
-        };
-        *count += 1;
-        *first = first.take().or(op.err);
-    }
-
-    /// A role's or a mixed cell's creation or removal (acknowledged, or indeterminate:
-    /// abandoned at its timeout or its connection broken), listing of tables, look-up of one
-    /// entry, or commit or read of the shared table's version, into the cell's history.
-    fn history(
-        &mut self,
-        idx: usize,
-        kind: crate::plan::Operation,
-        op: &OpReport,
-        class: ErrorClass,
-    ) {
-        use crate::consistency::{Op, Outcome, What, created_index};
-        use crate::plan::{Entry, Names};
-        let Some([start_us, end_us]) = op.at_us else {
-            return;
-        };
-        // The shared table's version a commit made or a read returned.
-        if let Some(version) = op.version.filter(|_| op.ok) {
-            self.m.history.push(Op {
-                client: self.worker_ids[idx],
-                start_us,
-                end_us,
-                what: What::Versioned {
-                    version,
-                    commit: kind.is_write(),
-                },
-            });
-            return;
-        }
-        let Some(target) = &op.target else {
-            return;
-        };
-        // A commit acknowledged, or one that may have landed (a failed one did not).
-        let commit_ended = op.ok || class.indeterminate();
-        let outcome = match op.ok {
-            true => Outcome::Acknowledged,
-            false => Outcome::Indeterminate { landed: None },
-        };
-        let id = target.clone();
-        let what = match kind.describe().names {
-            // A listing says what it saw of the creations of its kind.
-            Names::Lists if op.ok && op.seen.is_some() => What::Listed {
-                namespace: id,
-                tables: matches!(kind, crate::plan::Operation::ListTables { .. }),
-                seen: op.seen.clone().unwrap_or_default(),
-                gone: op.gone.clone(),
-            },
-            Names::ReadsGolden(_) if op.ok || class == ErrorClass::NotFound => {
-                What::Probed { id, found: op.ok }
-            }
-            Names::Creates(_) if commit_ended => {
-                let leaf = id.rsplit('$').next().unwrap_or_default();
-                let Some((_, n)) = created_index(leaf) else {
-                    return;
-                };
-                What::Created { id, n, outcome }
-            }
-            Names::RemovesGolden(entry) if commit_ended => What::Removed {
-                id,
-                table: entry == Entry::Table,
-                outcome,
-            },
-            _ => return,
-        };
-        self.m.history.push(Op {
-            client: self.worker_ids[idx],
-            start_us,
-            end_us,
-            what,
-        });
+        self.io_unknown |= report.io.is_none() && !report.warm;
+        let op = logged(&self.runs[idx], report);
+        let counted = !op.warm && !op.read && op.outcome == Outcome::Ok;
+        self.succeeded += u64::from(counted);
+        self.m.log.push(op);
     }
 
     /// The pair's pacing found something wrong with this arm's workers.
@@ -364,7 +252,7 @@ impl Fold {
         // others go on, and the record says it stopped.
         if self.killed[idx] && !self.done[idx] {
             self.done[idx] = true;
-            let w = self.worker_ids[idx];
+            let w = self.runs[idx].id;
             (self.m.stopped).get_or_insert(format!("worker {w}: killed mid-commit (planted)"));
             return Action::Continue;
         }
@@ -413,12 +301,12 @@ impl Fold {
     /// offset.
     pub fn clock(&mut self, idx: usize, wall_us: u64, (sent_us, heard_us): (u64, u64)) {
         let (w, s, h) = (wall_us as i64, sent_us as i64, heard_us as i64);
-        (self.m.clocks).insert(self.worker_ids[idx], (w - h, w - s));
+        (self.m.clocks).insert(self.runs[idx].id, (w - h, w - s));
     }
 
     /// Successful operations (commits) folded so far.
     pub fn succeeded(&self) -> u64 {
-        self.m.committed.len() as u64
+        self.succeeded
     }
 
     pub fn set_setup_ms(&mut self, ms: f64) {
@@ -430,10 +318,7 @@ impl Fold {
         if !self.failures.is_empty() {
             return Err(self.failures.join("\n"));
         }
-        for (w, r) in self.per_worker.iter().zip(&self.per_worker_reads) {
-            self.m.latencies.merge(w);
-            self.m.reads.latencies.merge(r);
-        }
+        self.m.tally();
         self.m.io_known = !self.io_unknown;
         Ok(self.m)
     }
@@ -444,9 +329,15 @@ mod tests {
     use super::*;
     use crate::stats::IoCounts;
 
-    fn ready(warmup_ok: u64) -> Event {
+    /// Workers of these ids creating namespaces.
+    fn plain(ids: &[u32]) -> Vec<Runs> {
+        (ids.iter())
+            .map(|&id| Runs::plain(id, Operation::CreateNamespace))
+            .collect()
+    }
+
+    fn ready() -> Event {
         Event::Ready {
-            warmup_ok,
             versions: None,
             host: None,
             open_ms: None,
@@ -455,86 +346,100 @@ mod tests {
 
     fn ready_on(host: &str) -> Event {
         Event::Ready {
-            warmup_ok: 0,
             versions: None,
             host: Some(host.into()),
             open_ms: None,
         }
     }
 
-    /// A role's operations go into the history as what they are: a creation, a listing
-    /// of tables or of namespaces with what it saw (of its kind), a look-up found or not; a
-    /// listing that says nothing of what it saw and a failed commit stay out.
+    /// Each report is one record of the log, with its operation (a role's from its mix, a
+    /// mixed cell's read from its arguments) and its one outcome.
     #[test]
-    fn a_role_s_operations_go_into_the_history_as_what_they_are() {
-        use crate::consistency::{Outcome, What};
-        use crate::plan::Operation;
+    fn every_report_is_one_record_with_its_operation_and_outcome() {
         let mix = vec![
             Operation::DeclareTable,
             Operation::ListTables { cold: false },
-            Operation::ListNamespaces { cold: false },
+            Operation::DropTable,
             Operation::TableExists { cold: false },
         ];
-        let mut f = Fold::new(vec![0], None).with_roles(vec![Some((0, mix))]);
-        f.event(0, ready(0));
-        let report = |k: u32, ok: bool, class, target: &str, seen: Option<Vec<_>>| {
-            let Event::Op(mut o) = failed(u64::from(k), 1.0, ok, false, class, None) else {
+        let role = Runs {
+            role: Some((1, mix)),
+            ..Runs::plain(4, Operation::DeclareTable)
+        };
+        let mixed = Runs {
+            read: Some(Operation::ListNamespaces { cold: false }),
+            ..Runs::plain(5, Operation::CreateNamespace)
+        };
+        let mut f = Fold::new(vec![role, mixed], None);
+        let report = |at: Option<u32>, ok: bool, class, target: Option<&str>| {
+            let Event::Op(mut o) = failed(0, 1.0, ok, false, class, None) else {
                 unreachable!()
             };
-            (o.op, o.target, o.at_us, o.seen) = (Some(k), Some(target.into()), Some([1, 2]), seen);
+            (o.op, o.target) = (at, target.map(str::to_string));
             Event::Op(o)
         };
-        f.event(0, report(0, true, None, "ns_0$bench_d0_3", None));
-        f.event(
-            0,
-            report(
-                0,
-                false,
-                Some(ErrorClass::Conflict),
-                "ns_0$bench_d0_4",
-                None,
-            ),
-        );
-        f.event(0, report(1, true, None, "ns_0", Some(vec![])));
-        f.event(0, report(2, true, None, "ns_0", None));
-        f.event(0, report(2, true, None, "ns_0", Some(vec![])));
-        let not_found = Some(ErrorClass::NotFound);
-        f.event(0, report(3, false, not_found, "ns_0$table_1", None));
+        // A warm-up's creation, before ready: logged, not measured.
+        let Event::Op(mut warm) = report(Some(0), true, None, Some("ns_0$bench_d4_0_warm")) else {
+            unreachable!()
+        };
+        warm.warm = true;
+        f.event(0, Event::Op(warm));
+        f.event(0, ready());
+        f.event(1, ready());
+        f.event(0, report(Some(0), true, None, Some("ns_0$bench_d4_0")));
+        let conflict = Some(ErrorClass::Conflict);
+        f.event(0, report(Some(0), false, conflict, Some("ns_0$bench_d4_1")));
+        f.event(0, report(Some(1), true, None, Some("ns_0")));
+        // A drop refused after its effect, and one with nothing left to remove.
+        let other = Some(ErrorClass::Other);
+        f.event(0, report(Some(2), false, other, Some("ns_0$table_3")));
+        f.event(0, report(Some(2), false, other, None));
+        let network = Some(ErrorClass::Network);
+        f.event(0, report(Some(3), false, network, Some("ns_0$table_1")));
+        let Event::Op(mut read) = report(None, false, network, Some("")) else {
+            unreachable!()
+        };
+        read.read = true;
+        f.event(1, Event::Op(read));
+        f.event(1, report(None, false, network, Some("bench_w5_0")));
         f.event(0, done(1.0));
+        f.event(1, done(1.0));
         let m = f.finish().unwrap();
-        let what: Vec<&What> = m.history.iter().map(|o| &o.what).collect();
+        let got: Vec<_> = (m.log.iter())
+            .map(|o| (o.client, o.role, o.operation, o.warm, o.outcome))
+            .collect();
+        use Outcome::*;
+        let list = Operation::ListTables { cold: false };
+        let exists = Operation::TableExists { cold: false };
         assert_eq!(
-            what,
+            got,
             [
-                &What::Created {
-                    id: "ns_0$bench_d0_3".into(),
-                    n: 3,
-                    outcome: Outcome::Acknowledged
-                },
-                &What::Listed {
-                    namespace: "ns_0".into(),
-                    tables: true,
-                    seen: vec![],
-                    gone: None
-                },
-                &What::Listed {
-                    namespace: "ns_0".into(),
-                    tables: false,
-                    seen: vec![],
-                    gone: None
-                },
-                &What::Probed {
-                    id: "ns_0$table_1".into(),
-                    found: false
-                },
+                (4, Some((1, 0)), Operation::DeclareTable, true, Ok),
+                (4, Some((1, 0)), Operation::DeclareTable, false, Ok),
+                (4, Some((1, 0)), Operation::DeclareTable, false, Failed),
+                (4, Some((1, 1)), list, false, Ok),
+                (4, Some((1, 2)), Operation::DropTable, false, Unknown),
+                (4, Some((1, 2)), Operation::DropTable, false, Failed),
+                (4, Some((1, 3)), exists, false, Failed),
+                (
+                    5,
+                    None,
+                    Operation::ListNamespaces { cold: false },
+                    false,
+                    Failed
+                ),
+                (5, None, Operation::CreateNamespace, false, Unknown),
             ]
         );
+        assert_eq!(m.warmup_committed, 1, "the warm-up's, counted apart");
+        assert_eq!((m.attempts, m.reads.attempts), (7, 1));
+        assert_eq!(m.roles[&(1, 2)].attempts, 2);
     }
 
     #[test]
     fn a_launcher_s_exit_is_one_failure_naming_the_unfinished_workers() {
         // It fails before anything starts.
-        let mut f = Fold::new(vec![0, 1, 2], None);
+        let mut f = Fold::new(plain(&[0, 1, 2]), None);
         let a = f.launcher_exited(
             false,
             "exit status: 1".into(),
@@ -548,18 +453,18 @@ mod tests {
              ends with:\nsrun: error: no nodes"
         );
         // It dies after release with one worker done.
-        let mut f = Fold::new(vec![0, 1], None);
-        f.event(0, ready(0));
-        f.event(1, ready(0));
+        let mut f = Fold::new(plain(&[0, 1]), None);
+        f.event(0, ready());
+        f.event(1, ready());
         f.event(0, done(1.0));
         let a = f.launcher_exited(false, "signal: 9 (SIGKILL)".into(), String::new());
         assert_eq!(a, Action::Continue);
         let err = f.finish().unwrap_err();
         assert!(err.contains("before workers 1 finished"), "{err}");
         // It ends well after every worker is done.
-        let mut f = Fold::new(vec![0, 1], None);
+        let mut f = Fold::new(plain(&[0, 1]), None);
         for w in 0..2 {
-            f.event(w, ready(0));
+            f.event(w, ready());
         }
         for w in 0..2 {
             f.event(w, done(1.0));
@@ -573,7 +478,7 @@ mod tests {
 
     #[test]
     fn open_loop_latency_runs_from_the_intended_start_and_service_from_the_actual_one() {
-        let mut f = Fold::new(vec![0], None);
+        let mut f = Fold::new(plain(&[0]), None);
         assert_eq!(f.event(0, ready_on("n1")), Action::Release);
         for (i, (ms, lag)) in [(10.0, 0.2), (10.0, 30.0), (12.0, 0.5)]
             .into_iter()
@@ -600,7 +505,7 @@ mod tests {
 
     #[test]
     fn hosts_are_collected_and_a_rank_given_twice_stops_the_cell() {
-        let mut f = Fold::new(vec![0, 1, 2], None);
+        let mut f = Fold::new(plain(&[0, 1, 2]), None);
         assert_eq!(f.event(0, ready_on("n1")), Action::Continue);
         assert_eq!(f.event(1, ready_on("n2")), Action::Continue);
         assert_eq!(f.event(2, ready_on("n1")), Action::Release);
@@ -619,7 +524,7 @@ mod tests {
         let m = f.finish().unwrap();
         assert_eq!(m.hosts.into_iter().collect::<Vec<_>>(), ["n1", "n2"]);
         // Two tasks with the same rank: one worker never reports, the other twice.
-        let mut f = Fold::new(vec![0, 1], None);
+        let mut f = Fold::new(plain(&[0, 1]), None);
         assert_eq!(f.event(0, ready_on("n1")), Action::Continue);
         assert_eq!(f.event(0, ready_on("n2")), Action::Abort);
         let err = f.finish().unwrap_err();
@@ -643,9 +548,6 @@ mod tests {
         err: Option<&str>,
     ) -> Event {
         Event::Op(Box::new(OpReport {
-            i,
-            ms,
-            ok,
             read,
             class,
             err: err.map(str::to_string),
@@ -662,13 +564,7 @@ mod tests {
                 fastest_ms: Some(ms / 4.0),
             }),
             end_ms: Some(i as f64 * 1000.0 + ms),
-            lag_ms: None,
-            op: None,
-            target: None,
-            at_us: None,
-            seen: None,
-            gone: None,
-            version: None,
+            ..OpReport::new(i, ms, ok)
         }))
     }
 
@@ -687,10 +583,9 @@ mod tests {
     /// Each worker's start-up (from its ready) and peak memory (from its done) are kept.
     #[test]
     fn start_up_and_memory_come_from_every_worker() {
-        let mut f = Fold::new(vec![0, 1], None);
+        let mut f = Fold::new(plain(&[0, 1]), None);
         for (idx, ms) in [(0, 120.0), (1, 80.0)] {
             let ready = Event::Ready {
-                warmup_ok: 0,
                 versions: None,
                 host: None,
                 open_ms: Some(ms),
@@ -706,9 +601,9 @@ mod tests {
 
     #[test]
     fn release_comes_once_when_every_worker_is_ready() {
-        let mut f = Fold::new(vec![0, 1], None);
-        assert_eq!(f.event(1, ready(2)), Action::Continue);
-        assert_eq!(f.event(0, ready(1)), Action::Release);
+        let mut f = Fold::new(plain(&[0, 1]), None);
+        assert_eq!(f.event(1, ready()), Action::Continue);
+        assert_eq!(f.event(0, ready()), Action::Release);
         for idx in 0..2 {
             assert_eq!(f.event(idx, done(1.0)), Action::Continue);
             assert_eq!(
@@ -716,14 +611,15 @@ mod tests {
                 Action::Continue
             );
         }
-        assert_eq!(f.finish().unwrap().warmup_committed, 3);
+        let m = f.finish().unwrap();
+        assert_eq!((m.warmup_committed, m.log.len()), (0, 0));
     }
 
     #[test]
     fn events_fold_into_counts_classes_latencies_and_the_window() {
-        let mut f = Fold::new(vec![7, 9], None);
-        f.event(0, ready(0));
-        f.event(1, ready(0));
+        let mut f = Fold::new(plain(&[7, 9]), None);
+        f.event(0, ready());
+        f.event(1, ready());
         f.event(0, op(0, 2.0, true));
         f.event(1, op(0, 4.0, true));
         let conflict = Some(ErrorClass::Conflict);
@@ -772,7 +668,11 @@ mod tests {
         assert_eq!(m.reads.io.get, 1);
         assert_eq!(m.io_workers.list, 2);
         assert!(m.io_known);
-        assert_eq!(m.committed, [(7, 0), (9, 0)], "worker ids, not indices");
+        let committed: Vec<_> = (m.log.iter())
+            .filter(|o| o.outcome == Outcome::Ok && !o.read)
+            .map(|o| (o.client, o.i))
+            .collect();
+        assert_eq!(committed, [(7, 0), (9, 0)], "worker ids, not indices");
         assert_eq!(m.latencies.summary().count, 2);
         // The successful commits' critical paths, summed (reads and failures apart).
         assert_eq!((m.path_ops, m.path_round_trips), (2, 4));
@@ -794,8 +694,8 @@ mod tests {
 
     #[test]
     fn a_worker_lost_before_release_aborts_and_after_release_fails_the_cell() {
-        let mut f = Fold::new(vec![0, 1], None);
-        f.event(0, ready(0));
+        let mut f = Fold::new(plain(&[0, 1]), None);
+        f.event(0, ready());
         assert_eq!(
             f.exited(1, false, "exit status: 1".into(), "oops".into()),
             Action::Abort
@@ -806,8 +706,8 @@ mod tests {
             "{err}"
         );
 
-        let mut f = Fold::new(vec![0], None);
-        f.event(0, ready(0));
+        let mut f = Fold::new(plain(&[0]), None);
+        f.event(0, ready());
         f.event(0, op(0, 1.0, true));
         // Exit 0 without `done` is a failure too.
         assert_eq!(
@@ -816,7 +716,7 @@ mod tests {
         );
         assert!(f.finish().is_err());
 
-        let mut f = Fold::new(vec![0], None);
+        let mut f = Fold::new(plain(&[0]), None);
         f.garbage(0, "hello".into());
         assert!(f.finish().unwrap_err().contains("unexpected line: hello"));
     }
@@ -824,9 +724,8 @@ mod tests {
     #[test]
     fn a_worker_of_another_build_stops_the_cell_before_release() {
         let own = Versions::own();
-        let mut f = Fold::new(vec![0, 1], Some(own.clone()));
+        let mut f = Fold::new(plain(&[0, 1]), Some(own.clone()));
         let ok = Event::Ready {
-            warmup_ok: 0,
             versions: Some(own.clone()),
             host: None,
             open_ms: None,
@@ -837,7 +736,6 @@ mod tests {
             ..own
         };
         let stranger = Event::Ready {
-            warmup_ok: 0,
             versions: Some(other),
             host: None,
             open_ms: None,
@@ -848,8 +746,8 @@ mod tests {
             err.contains("worker 1 is bench") && err.contains("lance 0.0.1"),
             "{err}"
         );
-        let mut f = Fold::new(vec![0], Some(Versions::own()));
-        assert_eq!(f.event(0, ready(0)), Action::Abort);
+        let mut f = Fold::new(plain(&[0]), Some(Versions::own()));
+        assert_eq!(f.event(0, ready()), Action::Abort);
         assert!(f.finish().unwrap_err().contains("reports no versions"));
     }
 }

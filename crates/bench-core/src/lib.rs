@@ -9,9 +9,12 @@
 //! Dependencies inside run one way (docs/architecture.md).
 
 pub mod answer;
+pub mod arrivals;
+pub mod audit;
 pub mod clock;
 pub mod compare;
 pub mod consistency;
+pub mod counts;
 pub mod display;
 pub mod error;
 pub mod export;
@@ -20,13 +23,16 @@ pub mod fold;
 pub mod glob;
 pub mod lock;
 pub mod observer;
+pub mod oplog;
 pub mod pace;
 pub mod plan;
 pub mod predict;
 pub mod protocol;
 pub mod report;
 pub mod results;
+pub mod rng;
 pub mod serve;
 pub mod stats;
 pub mod sweep;
 pub mod trace;
+pub mod workers;

@@ -451,22 +451,8 @@ mod tests {
 
     fn op(ms: f64, ok: bool, read: bool) -> OpReport {
         OpReport {
-            i: 0,
-            ms,
-            ok,
             read,
-            class: None,
-            err: None,
-            io: None,
-            path: None,
-            end_ms: None,
-            lag_ms: None,
-            op: None,
-            target: None,
-            at_us: None,
-            seen: None,
-            gone: None,
-            version: None,
+            ..OpReport::new(0, ms, ok)
         }
     }
 

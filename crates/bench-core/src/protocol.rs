@@ -3,62 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::counts::IoCounts;
 use crate::plan::Operation;
-use crate::stats::IoCounts;
 
-/// The class of a failed operation, as records count them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// A commit conflict past lance's retry budget: the contention ceiling.
-    Conflict,
-    /// The store asked to slow down (503 SlowDown, 429) past the client's retries.
-    Throttled,
-    /// The connection broke (reset, closed, timed out) past the client's retries.
-    Network,
-    /// Any other lance or storage error.
-    Other,
-    /// An attempt that ran past `run.attempt_timeout_secs`, abandoned (it may or may not
-    /// have committed).
-    Timeout,
-    /// The entry it named was not there: a table or namespace another client of the cell
-    /// removed (cells of roles count these apart; elsewhere they are `other`).
-    NotFound,
-    /// A commit whose worker was killed in the middle of it (a planted fault,
-    /// `BENCH_WORKER_KILL_MID_COMMIT`): it may have landed. Counted with `other` outside
-    /// cells of roles.
-    Killed,
-}
-
-impl ErrorClass {
-    /// Its name in records (`conflict`, `throttled`, `network`, `other`, `timeout`,
-    /// `not_found`, `killed`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorClass::Conflict => "conflict",
-            ErrorClass::Throttled => "throttled",
-            ErrorClass::Network => "network",
-            ErrorClass::Other => "other",
-            ErrorClass::Timeout => "timeout",
-            ErrorClass::NotFound => "not_found",
-            ErrorClass::Killed => "killed",
-        }
-    }
-
-    /// Whether a commit that failed so may have landed all the same: abandoned at its
-    /// timeout, its connection broken after its request was sent, or its worker killed in
-    /// the middle of it (a store that throttled it refused it; any other failure is the
-    /// catalog's own answer).
-    pub fn indeterminate(self) -> bool {
-        match self {
-            ErrorClass::Timeout | ErrorClass::Network | ErrorClass::Killed => true,
-            ErrorClass::Conflict
-            | ErrorClass::Throttled
-            | ErrorClass::Other
-            | ErrorClass::NotFound => false,
-        }
-    }
-}
+pub use crate::oplog::ErrorClass;
 
 /// Environment variable carrying the storage options (JSON) to workers, so that secrets
 /// never appear on a command line.
@@ -77,7 +25,7 @@ pub const EXIT_ORPHANED: i32 = 75;
 
 /// The version of this protocol: arguments, events and environment. A coordinator runs
 /// only workers that speak its protocol (`bench ab` may run another build's workers).
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The environment variables a launcher (`run.launcher`) sets to each task's rank, in the
 /// order a worker started with `--rank-from-env` looks for them.
@@ -180,11 +128,9 @@ impl std::fmt::Display for Versions {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ev", rename_all = "snake_case")]
 pub enum Event {
-    /// The namespace is open and the warm-up done (`warmup_ok` of its commits succeeded);
+    /// The namespace is open and the warm-up done (each of its operations reported before);
     /// waiting for release. `versions` says what the worker is.
     Ready {
-        #[serde(default)]
-        warmup_ok: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         versions: Option<Versions>,
         /// Where the worker runs ([`host_name`]).
@@ -267,8 +213,10 @@ impl Command {
     }
 }
 
-/// One finished operation, as a worker reports it. `i` is its index within this worker
-/// among operations of its kind (the commits, or in a mixed cell the interleaved reads).
+/// One finished operation, as a worker reports it (the coordinator makes it a record of the
+/// cell's operation log, [`crate::oplog::Op`], and decides its outcome). `i` is its index
+/// within this worker among operations of its kind (the commits, or in a mixed cell the
+/// interleaved reads; a warm-up's own).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpReport {
     pub i: u64,
@@ -277,6 +225,9 @@ pub struct OpReport {
     /// A read interleaved by a mixed cell (not the cell's committed operation).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub read: bool,
+    /// Run in the warm-up, before release (reported before `ready`): not measured.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm: bool,
     /// What kind of failure a failed operation was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<ErrorClass>,
@@ -299,18 +250,20 @@ pub struct OpReport {
     /// A client of a role: the operation's place in its role's mix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<u32>,
-    /// A client of a role: the entry a commit named (created, removed, or whose property it
-    /// set, `<id>#<key>=<value>`), for verification.
+    /// The entry it named: the one a commit created or removed, a look-up's, a listing's
+    /// namespace (`""`: the root), a property update's table (`""`: the shared table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// A client of a role: its start and end on the host's wall clock (µs since the epoch),
-    /// for the history the consistency checker reads.
+    /// A property update: the key it set and the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<(String, String)>,
+    /// A client of a role or of a mixed cell: its start and end on the host's wall clock
+    /// (µs since the epoch), for the history the consistency checker reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_us: Option<[u64; 2]>,
-    /// A role's listing of a namespace's tables (`target`: the namespace): what it saw of
-    /// each writer's creations.
+    /// A role's or a mixed cell's listing: what it saw of each writer's creations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seen: Option<Vec<crate::consistency::Seen>>,
+    pub seen: Option<Vec<crate::oplog::Seen>>,
     /// A role's listing of a namespace's tables, in a cell that removes tables: the golden's
     /// tables there it did not see (ids).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -318,6 +271,32 @@ pub struct OpReport {
     /// In the history: the shared table's version a commit made or a version read returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
+}
+
+impl OpReport {
+    /// A report of operation `i` that took `ms` and ended as `ok` says, nothing else told.
+    pub fn new(i: u64, ms: f64, ok: bool) -> OpReport {
+        OpReport {
+            i,
+            ms,
+            ok,
+            read: false,
+            warm: false,
+            class: None,
+            err: None,
+            io: None,
+            path: None,
+            end_ms: None,
+            lag_ms: None,
+            op: None,
+            target: None,
+            property: None,
+            at_us: None,
+            seen: None,
+            gone: None,
+            version: None,
+        }
+    }
 }
 
 /// What a client of a role runs: its role (with the cell's targets), the role's place among
@@ -625,36 +604,18 @@ mod tests {
     fn events_round_trip_as_single_json_lines() {
         let events = [
             Event::Ready {
-                warmup_ok: 2,
                 versions: Some(Versions::own()),
                 host: Some("n1".into()),
                 open_ms: Some(104.5),
             },
             Event::Op(Box::new(OpReport {
-                i: 3,
-                ms: 12.5,
-                ok: false,
-                read: false,
                 class: Some(ErrorClass::Conflict),
                 err: Some("conflict\nline".into()),
-                io: None,
-                path: None,
-                end_ms: None,
-                lag_ms: None,
-                op: None,
-                target: None,
-                at_us: None,
-                seen: None,
-                gone: None,
-                version: None,
+                ..OpReport::new(3, 12.5, false)
             })),
             Event::Op(Box::new(OpReport {
-                i: 4,
-                ms: 1.0,
-                ok: true,
                 read: true,
-                class: None,
-                err: None,
+                warm: true,
                 io: Some(IoCounts {
                     get: 2,
                     read_bytes: 512,
@@ -670,10 +631,8 @@ mod tests {
                 lag_ms: Some(0.25),
                 op: Some(2),
                 target: Some("ns_0$table_1".into()),
-                at_us: None,
-                seen: None,
-                gone: None,
-                version: None,
+                property: Some(("bench_w0".into(), "7".into())),
+                ..OpReport::new(4, 1.0, true)
             })),
             Event::Paused,
             Event::Trace {
@@ -714,27 +673,7 @@ mod tests {
         let alone = Line::parse(r#"{"ev":"done","elapsed_ms":1.0}"#).unwrap();
         // An operation's fields sit beside its tag, as before the report had a name.
         let op = Line::parse(r#"{"w":2,"ev":"op","i":7,"ms":1.5,"ok":true}"#).unwrap();
-        assert_eq!(
-            op.event,
-            Event::Op(Box::new(OpReport {
-                i: 7,
-                ms: 1.5,
-                ok: true,
-                read: false,
-                class: None,
-                err: None,
-                io: None,
-                path: None,
-                end_ms: None,
-                lag_ms: None,
-                op: None,
-                target: None,
-                at_us: None,
-                seen: None,
-                gone: None,
-                version: None,
-            }))
-        );
+        assert_eq!(op.event, Event::Op(Box::new(OpReport::new(7, 1.5, true))));
         assert_eq!(alone.w, None);
         for garbage in ["", "hello", "srun: error: x {", "a: {\"w\":0}", "{not json"] {
             assert_eq!(Line::parse(garbage), None, "{garbage}");

@@ -60,6 +60,10 @@ pub struct Golden {
     /// Path of the golden under the store root.
     pub rel: String,
     pub marker: GoldenMarker,
+    /// A catalog bench did not make (an external server's): its ids when the run started,
+    /// which verification holds the catalog after it against. `None`: a golden of bench's,
+    /// whose `__manifest` verification reads.
+    pub before: Option<std::sync::Arc<bench_core::audit::Ids>>,
 }
 
 pub fn rel_path(spec: GoldenSpec) -> String {
@@ -77,7 +81,11 @@ pub async fn find(store: &Store, spec: GoldenSpec) -> Option<Golden> {
         && marker.table.map(|t| t.version) == spec.table_versions
         && marker.fixture == spec.fixture
         && marker.lance_version == LANCE_VERSION;
-    valid.then_some(Golden { rel, marker })
+    valid.then_some(Golden {
+        rel,
+        marker,
+        before: None,
+    })
 }
 
 /// Reuse a valid golden or (re)build it.
@@ -163,7 +171,11 @@ async fn build(
         .map_err(|e| {
             BenchError::store(format!("failed to mark complete golden {}: {e}", spec.id()))
         })?;
-    Ok(Golden { rel, marker })
+    Ok(Golden {
+        rel,
+        marker,
+        before: None,
+    })
 }
 
 /// Write the golden's `__manifest` directly as a Lance dataset, streamed in batches.

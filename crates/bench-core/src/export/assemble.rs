@@ -77,10 +77,6 @@ pub struct Verification {
     pub error: Option<String>,
     /// Cells of table operations: the shared table before and after.
     pub table: Option<TableState>,
-    /// Cells of roles: whether each of their creations and removals abandoned at the
-    /// attempt timeout (or whose connection broke) landed, by entry (each looked up in the
-    /// copy); `None` elsewhere.
-    pub resolved: Option<std::collections::BTreeMap<String, bool>>,
 }
 
 impl ReadFigures {
@@ -163,29 +159,20 @@ fn transport_name(cell: &Cell) -> Option<String> {
         .then(|| cell.transport.name().to_string())
 }
 
-/// With an attempt timeout, in a cell of catalog commits that verified: how many of its
-/// abandoned commits landed (rows beyond one per successful commit, or fewer than one
-/// less per successful removal; warm-up commits included).
-fn abandoned_landed(cell: &Cell, m: &Measured, v: &Verification, count: u64) -> Option<u64> {
+/// With an attempt timeout, in a cell that verified: how many of its writes whose outcome
+/// was unknown landed, as verification looked them up (the warm-up's included).
+fn abandoned_landed(cell: &Cell, m: &Measured, v: &Verification) -> Option<u64> {
     if cell.attempt_timeout_ms.is_none() || v.error.is_some() {
         return None;
     }
-    // A cell of roles looked each of them up.
-    if !cell.roles.is_empty() {
-        return (v.resolved.as_ref()).map(|r| r.values().filter(|&&l| l).count() as u64);
+    let unknown =
+        (m.log.iter()).filter(|o| o.is_write() && o.outcome == crate::oplog::Outcome::Unknown);
+    let (mut landed, mut told) = (0, true);
+    for o in unknown {
+        landed += u64::from(o.landed == Some(true));
+        told &= o.landed.is_some();
     }
-    let done = count + m.warmup_committed;
-    match cell.operation.describe().effect {
-        crate::plan::Effect::CatalogRow => Some(v.rows_after.saturating_sub(v.rows_before + done)),
-        crate::plan::Effect::CatalogRowGone => Some(
-            v.rows_before
-                .saturating_sub(done)
-                .saturating_sub(v.rows_after),
-        ),
-        crate::plan::Effect::TableVersion
-        | crate::plan::Effect::TableProperty
-        | crate::plan::Effect::Nothing => None,
-    }
+    told.then_some(landed)
 }
 
 /// An operation's own time (mean): of an open-loop cell from its actual start (its latency
@@ -202,7 +189,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
     let l: LatencySummary = m.latencies.summary();
     let count = l.count;
     let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
-    let abandoned_landed = abandoned_landed(cell, m, &v, count);
+    let abandoned_landed = abandoned_landed(cell, m, &v);
     // A rest cell's requests are its servers' (and the workers' own, e.g. a table append's).
     let io = (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io);
     let path = critical_path(m, count);
@@ -294,28 +281,24 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms)),
-        consistency: consistency(m, v.resolved.as_ref()),
+        consistency: consistency(m),
+        outcomes: crate::audit::Outcomes::of(&m.log),
     }
 }
 
 /// A cell whose history has both commits and reads that observe them: the checker's
-/// findings, each
-/// indeterminate commit as the copy showed it (`resolved`), times told from the first
-/// operation. Where its clients ran on more than one host, each one's times are moved onto
-/// the coordinator's clock by its offset (the middle of the bounds `go` and its reply gave),
-/// and what remains uncertain widens every comparison across clients; none where a client's
-/// clock was not bounded.
-fn consistency(
-    m: &Measured,
-    resolved: Option<&std::collections::BTreeMap<String, bool>>,
-) -> Option<crate::consistency::Consistency> {
-    use crate::consistency::{Outcome, What};
-    let reads = m.history.iter().any(|o| o.what.is_read());
-    let commits = m.history.iter().any(|o| !o.what.is_read());
+/// findings, each commit that did not succeed as the copy showed it (as verification marked
+/// it in the log), times told from the first operation. Where its clients ran on more than
+/// one host, each one's times are moved onto the coordinator's clock by its offset (the
+/// middle of the bounds `go` and its reply gave), and what remains uncertain widens every
+/// comparison across clients; none where a client's clock was not bounded.
+fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
+    let mut h = crate::consistency::history(&m.log);
+    let reads = h.iter().any(|o| o.what.is_read());
+    let commits = h.iter().any(|o| !o.what.is_read());
     if !(reads && commits) {
         return None;
     }
-    let mut h = m.history.clone();
     let mut uncertainty_us = None;
     if m.hosts.len() > 1 {
         let mut half = 0;
@@ -327,13 +310,6 @@ fn consistency(
             half = half.max((hi - lo).max(0) as u64 / 2);
         }
         uncertainty_us = Some(half);
-    }
-    for op in &mut h {
-        if let What::Created { id, outcome, .. } | What::Removed { id, outcome, .. } = &mut op.what
-            && let Outcome::Indeterminate { landed } = outcome
-        {
-            *landed = resolved.and_then(|r| r.get(id).copied());
-        }
     }
     let t0 = h.iter().map(|o| o.start_us).min()?;
     let margin = uncertainty_us.map_or(0, |u| 2 * u);
@@ -435,25 +411,16 @@ mod tests {
     /// a creation on a clock 50 ms ahead (±1 ms) is held to it; within the margin it is not.
     #[test]
     fn across_hosts_clocks_are_moved_by_their_offset_and_widened_by_its_uncertainty() {
-        use crate::consistency::{Op, Outcome, Seen, What};
-        let created = Op {
-            client: 0,
-            start_us: 1_000,
-            end_us: 2_000,
-            what: What::Created {
-                id: "bench_d0_0".into(),
-                n: 0,
-                outcome: Outcome::Acknowledged,
-            },
+        use crate::oplog::{Observed, Outcome, Seen, sample};
+        use crate::plan::Operation;
+        let created = crate::oplog::Op {
+            at_us: Some([1_000, 2_000]),
+            ..sample(0, Operation::DeclareTable, 0, "bench_d0_0", Outcome::Ok)
         };
         // Client 1's clock runs 50 ms ahead of the coordinator's (and client 0's).
-        let listed = |at_ms: u64, seen: bool| Op {
-            client: 1,
-            start_us: 50_000 + 2_000 + at_ms * 1000,
-            end_us: 50_000 + 2_500 + at_ms * 1000,
-            what: What::Listed {
-                namespace: String::new(),
-                tables: true,
+        let listed = |at_ms: u64, seen: bool| crate::oplog::Op {
+            at_us: Some([50_000 + 2_000 + at_ms * 1000, 50_000 + 2_500 + at_ms * 1000]),
+            observed: Observed::Listed {
                 seen: (seen.then(|| Seen {
                     writer: 0,
                     runs: vec![[0, 1]],
@@ -462,21 +429,22 @@ mod tests {
                 .collect(),
                 gone: None,
             },
+            ..sample(1, Operation::ListTables { cold: false }, 0, "", Outcome::Ok)
         };
         let mut m = Measured {
-            history: vec![created, listed(3, false), listed(1, false), listed(6, true)],
+            log: vec![created, listed(3, false), listed(1, false), listed(6, true)],
             ..Measured::default()
         };
         m.hosts = ["n1", "n2"].map(String::from).into();
         // Offsets (worker − coordinator) within ±1 ms.
         m.clocks = [(0, (-1_000, 1_000)), (1, (49_000, 51_000))].into();
-        let c = consistency(&m, None).unwrap();
+        let c = consistency(&m).unwrap();
         assert_eq!(c.clock_uncertainty_ms, Some(1.0));
         // At +1 ms: within the margin of 2 ms, not held to it; at +3 ms: stale.
         assert_eq!(c.stale_reads, 1, "{c:?}");
         assert_eq!(c.lag_max_ms, Some(6.0));
         // A client whose clock was not bounded: no findings across hosts.
         m.clocks.remove(&1);
-        assert_eq!(consistency(&m, None), None);
+        assert_eq!(consistency(&m), None);
     }
 }

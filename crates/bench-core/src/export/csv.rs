@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 89;
+pub const WIDTH: usize = 92;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -26,7 +26,8 @@ pub const NOISY_CV: f64 = 0.10;
 /// where not measured). Last the variant as a name (`variant` with the build and the
 /// `[matrix.properties]` values), the build, and the namespace properties (`k=v;k=v`);
 /// then attempt timeouts, the workers' variables, and the transport with a rest cell's
-/// split of an operation's time.
+/// split of an operation's time; what readers saw; last how the writes whose outcome was
+/// unknown resolved, and the writes failed but applied.
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -117,6 +118,9 @@ pub const COLUMNS: [&str; WIDTH] = [
     "phantoms",
     "indeterminate",
     "indeterminate_landed",
+    "unknown_outcomes",
+    "unknown_landed",
+    "failed_but_applied",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -153,6 +157,7 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     row.extend(rest(cell));
     row.extend(open_loop(cell));
     row.extend(consistency(cell));
+    row.extend(outcomes(cell));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -373,6 +378,21 @@ fn consistency(cell: &CellRecords<'_>) -> Vec<String> {
     ]
 }
 
+/// How a cell's writes whose outcome was unknown resolved, and its writes failed but
+/// applied (`outcomes`), summed over the repetitions; empty for a cell of reads.
+fn outcomes(cell: &CellRecords<'_>) -> Vec<String> {
+    use crate::audit::Outcomes;
+    let sum = |f: fn(&Outcomes) -> u64| -> String {
+        let v: Option<u64> = (cell.reps.iter()).map(|r| r.outcomes.as_ref().map(f)).sum();
+        v.map(|n| n.to_string()).unwrap_or_default()
+    };
+    vec![
+        sum(|o| o.unknown),
+        sum(|o| o.unknown_landed),
+        sum(|o| o.failed_but_applied),
+    ]
+}
+
 /// Rewrite the summary from all records (atomically).
 pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
@@ -432,7 +452,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,"
         );
     }
 

@@ -234,6 +234,11 @@ pub struct Record {
     /// what its writers committed (`consistency::check`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<crate::consistency::Consistency>,
+    /// A cell that writes: how its writes ended (`ok`, `failed`, `unknown`), how the unknown
+    /// ones resolved in the copy, and those answered with an error whose effect is there
+    /// (failed but applied). Absent for a cell of reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<crate::audit::Outcomes>,
 }
 
 /// What one operation of one role of a cell measured.
@@ -550,6 +555,7 @@ pub(crate) mod tests {
             fixture: None,
             roles: None,
             consistency: None,
+            outcomes: None,
         }
     }
 

@@ -78,7 +78,7 @@ pub enum Effect {
 
 /// The kind of a golden's entries: its first third namespaces (`ns_<k>`), the rest tables
 /// (`table_<k>`), all at the root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Entry {
     Namespace,
     Table,
@@ -97,17 +97,17 @@ impl Entry {
 /// Which catalog entry each operation of a worker names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Names {
-    /// The object it creates: `<prefix><worker>_<index>`, with a run's own mark.
-    Creates(&'static str),
+    /// The entry it creates, of a kind: `<prefix><worker>_<index>`, with a run's own mark.
+    Creates(Entry, &'static str),
     /// One of the golden's entries of a kind, read, spread over workers as the reference
     /// spreads them: the `(worker × 1,000,000 + index) mod count`-th.
     ReadsGolden(Entry),
     /// One of the golden's entries of a kind, removed, each once: worker `w` of `W` takes
     /// the `w`-th, the `w + W`-th, …, its warm-up first.
     RemovesGolden(Entry),
-    /// The root's children, listed: all of them in one request, or in pages of the plan's
-    /// `page_size`, every page.
-    Lists,
+    /// A namespace's children of a kind, listed (the root's, in a flat golden): all of them
+    /// in one request, or in pages of the plan's `page_size`, every page.
+    Lists(Entry),
     /// The shared table's property `bench_w<worker>`, set to the operation's index.
     Property,
     /// None: the shared table.
@@ -155,22 +155,33 @@ pub struct Descriptor {
     /// A fresh namespace for every operation, opened inside its timing.
     pub cold: bool,
     pub cost: Cost,
+    /// Whether a failure may come after its effect: lance's `drop_table` removes the entry,
+    /// then the table's files, and a refused delete of a file fails it with the entry gone.
+    /// Such a failure's outcome is unknown (looked up after the cell), not failed.
+    pub fails_after_effect: bool,
 }
 
-/// A catalog commit creating the object `prefix<worker>_<index>`.
-const fn catalog_commit(name: &'static str, prefix: &'static str, extra_secs: f64) -> Descriptor {
+/// A catalog commit creating an entry of kind `entry`, `prefix<worker>_<index>`.
+const fn catalog_commit(
+    name: &'static str,
+    entry: Entry,
+    prefix: &'static str,
+    extra_secs: f64,
+) -> Descriptor {
     Descriptor {
         name,
         effect: Effect::CatalogRow,
         target: Target::Catalog,
-        names: Names::Creates(prefix),
+        names: Names::Creates(entry, prefix),
         cold: false,
         cost: Cost::CatalogCommit { extra_secs },
+        fails_after_effect: false,
     }
 }
 
-/// A catalog commit removing one of the golden's entries of kind `entry`.
-const fn catalog_removal(name: &'static str, entry: Entry) -> Descriptor {
+/// A catalog commit removing one of the golden's entries of kind `entry` (and, where
+/// `files`, the entry's files after it).
+const fn catalog_removal(name: &'static str, entry: Entry, files: bool) -> Descriptor {
     Descriptor {
         name,
         effect: Effect::CatalogRowGone,
@@ -178,6 +189,7 @@ const fn catalog_removal(name: &'static str, entry: Entry) -> Descriptor {
         names: Names::RemovesGolden(entry),
         cold: false,
         cost: Cost::CatalogCommit { extra_secs: 0.0 },
+        fails_after_effect: files,
     }
 }
 
@@ -190,6 +202,7 @@ const fn table_commit(name: &'static str) -> Descriptor {
         names: Names::Root,
         cold: false,
         cost: Cost::TableCommit,
+        fails_after_effect: false,
     }
 }
 
@@ -209,6 +222,7 @@ const fn read(
         names: entry,
         cold,
         cost,
+        fails_after_effect: false,
     }
 }
 
@@ -263,20 +277,30 @@ impl Operation {
     /// The operation's descriptor: the one place that says what it is.
     pub const fn describe(self) -> Descriptor {
         match self {
-            Operation::CreateNamespace => catalog_commit("write-create-namespace", "bench_w", 0.0),
-            Operation::CreateTable => catalog_commit("write-create-table", "bench_t", 0.005),
-            Operation::DeclareTable => catalog_commit("write-declare-table", "bench_d", 0.0),
-            Operation::DropTable => catalog_removal("write-drop-table", Entry::Table),
-            Operation::DeregisterTable => catalog_removal("write-deregister-table", Entry::Table),
-            Operation::DropNamespace => catalog_removal("write-drop-namespace", Entry::Namespace),
+            Operation::CreateNamespace => {
+                catalog_commit("write-create-namespace", Entry::Namespace, "bench_w", 0.0)
+            }
+            Operation::CreateTable => {
+                catalog_commit("write-create-table", Entry::Table, "bench_t", 0.005)
+            }
+            Operation::DeclareTable => {
+                catalog_commit("write-declare-table", Entry::Table, "bench_d", 0.0)
+            }
+            Operation::DropTable => catalog_removal("write-drop-table", Entry::Table, true),
+            Operation::DeregisterTable => {
+                catalog_removal("write-deregister-table", Entry::Table, false)
+            }
+            Operation::DropNamespace => {
+                catalog_removal("write-drop-namespace", Entry::Namespace, false)
+            }
             Operation::ListNamespaces { cold } => catalog_read(
                 cold,
-                Names::Lists,
+                Names::Lists(Entry::Namespace),
                 ["warm-read-list-namespaces", "cold-read-list-namespaces"],
             ),
             Operation::ListTables { cold } => catalog_read(
                 cold,
-                Names::Lists,
+                Names::Lists(Entry::Table),
                 ["warm-read-list-tables", "cold-read-list-tables"],
             ),
             Operation::DescribeTable { cold } => catalog_read(
@@ -312,6 +336,7 @@ impl Operation {
                 names: Names::Property,
                 cold: false,
                 cost: Cost::TableCommit,
+                fails_after_effect: false,
             },
             Operation::ListTableVersions { cold } => history_read(
                 cold,
@@ -362,8 +387,8 @@ impl Operation {
     /// Whether the operation lists the root's children (and so takes a page size).
     pub fn lists(self) -> bool {
         match self.describe().names {
-            Names::Lists => true,
-            Names::Creates(_)
+            Names::Lists(_) => true,
+            Names::Creates(..)
             | Names::ReadsGolden(_)
             | Names::RemovesGolden(_)
             | Names::Property
@@ -443,7 +468,7 @@ mod tests {
             // only they remove the golden's entries.
             let d = op.describe();
             assert_eq!(
-                matches!(d.names, Names::Creates(_)),
+                matches!(d.names, Names::Creates(..)),
                 d.effect == Effect::CatalogRow
             );
             assert_eq!(
@@ -454,7 +479,7 @@ mod tests {
         let prefixes: std::collections::BTreeSet<_> = Operation::ALL
             .iter()
             .filter_map(|o| match o.describe().names {
-                Names::Creates(p) => Some(p),
+                Names::Creates(_, p) => Some(p),
                 _ => None,
             })
             .collect();

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::checks::{bounded, invalid, limits};
 use super::{Effect, Fixture, Names, Operation, Target};
 use crate::error::PlanError;
-use crate::stats::rng::Rng;
+use crate::rng::Rng;
 
 /// How a role's operations pick their entries among the `n` of a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

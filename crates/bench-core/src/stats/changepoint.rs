@@ -16,7 +16,7 @@
 //! until no significant split is left. The permutations are drawn from a fixed seed, so the
 //! same series always gives the same change points.
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// One step of a series.
 #[derive(Debug, Clone, PartialEq)]

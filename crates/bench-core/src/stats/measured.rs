@@ -1,8 +1,10 @@
-//! What one run of a cell measured, as the coordinator folds it from its workers' events.
+//! What one run of a cell measured: its operation log, as the coordinator folds it from
+//! its workers' events, and the figures read off it ([`Measured::tally`]).
 
 use serde::{Deserialize, Serialize};
 
 use super::{IoCounts, Latencies};
+use crate::oplog::{ErrorClass, Op, Outcome};
 
 /// The figures of one run of a cell (one repetition).
 #[derive(Debug, Clone, Default)]
@@ -37,8 +39,6 @@ pub struct Measured {
     pub io_known: bool,
     /// Warm-up commits that succeeded before release (all workers); 0 for reads.
     pub warmup_committed: u64,
-    /// (worker id, operation index) of every successful operation.
-    pub committed: Vec<(u32, u64)>,
     /// The reads a mixed cell interleaves, counted apart from its commits.
     pub reads: ReadMeasured,
     /// The hosts the workers ran on (Slurm's node name where a launcher sets one).
@@ -76,11 +76,9 @@ pub struct Measured {
     pub stopped: Option<String>,
     /// A cell of roles: the figures of each (role, operation of its mix), by their places.
     pub roles: std::collections::BTreeMap<(u32, u32), RoleOp>,
-    /// A cell of roles: its commits that named an entry, acknowledged or abandoned.
-    pub written: Vec<Written>,
-    /// A cell of roles: its creations and listings of tables, on the wall clock, for the
-    /// consistency checker.
-    pub history: Vec<crate::consistency::Op>,
+    /// Every operation the workers ran, warm-up included, in the order their reports came:
+    /// the one record every figure above and every judge of the run reads.
+    pub log: Vec<Op>,
 }
 
 /// What one operation of one role measured.
@@ -98,17 +96,6 @@ pub struct RoleOp {
     pub path_ops: u64,
     /// Second by second.
     pub timeline: super::Timeline,
-}
-
-/// A commit of a role that named an entry: acknowledged (`ok`), or indeterminate (abandoned
-/// at its timeout, or its connection broken: it may have landed).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Written {
-    pub role: u32,
-    pub op: u32,
-    pub worker: u32,
-    pub ok: bool,
-    pub target: String,
 }
 
 /// What the interleaved reads of a mixed cell measured.
@@ -175,4 +162,124 @@ pub struct ServerReport {
     pub cpu_secs: f64,
     /// The process's peak resident memory, in KiB.
     pub rss_peak_kib: Option<u64>,
+}
+
+impl Measured {
+    /// The figures of the operations in the log (the warm-up's counted apart, as commits
+    /// made before release): every count, latency and request total above that operations
+    /// make, read off the log in one pass.
+    pub fn tally(&mut self) {
+        let log = std::mem::take(&mut self.log);
+        for op in &log {
+            match op.warm {
+                true => {
+                    let committed = op.is_write() && op.outcome == Outcome::Ok;
+                    self.warmup_committed += u64::from(committed);
+                }
+                false => self.add(op),
+            }
+        }
+        self.log = log;
+    }
+
+    /// One measured operation.
+    fn add(&mut self, op: &Op) {
+        let ok = op.outcome == Outcome::Ok;
+        // Only cells of roles count entries not found apart.
+        let class = match (op.class.unwrap_or(ErrorClass::Other), op.role) {
+            (ErrorClass::NotFound, None) => ErrorClass::Other,
+            (class, _) => class,
+        };
+        let io = op.io.unwrap_or_default();
+        self.attempt_ms += op.ms;
+        // An open-loop operation's latency runs from its intended start; `ms` is its service.
+        let latency = op.ms + op.lag_ms.unwrap_or(0.0);
+        if let Some(place) = op.role {
+            self.roles.entry(place).or_default().add(op, latency, class);
+        }
+        if let Some(lag) = op.lag_ms.filter(|_| !op.read) {
+            self.open_loop.lagged(lag, ok.then_some(op.ms));
+        }
+        if let Some(end) = op.end_ms {
+            match ok {
+                true => self.timeline.success(end, latency, op.read),
+                false => self.timeline.failure(end, class.name()),
+            }
+        }
+        if op.read {
+            let r = &mut self.reads;
+            r.attempts += 1;
+            if ok {
+                r.latencies.record(latency);
+                r.io += io;
+            } else {
+                r.errors += 1;
+                r.first_error = r.first_error.take().or_else(|| op.err.clone());
+            }
+            return;
+        }
+        self.attempts += 1;
+        if !ok {
+            self.failed(class, op.err.clone());
+            return;
+        }
+        self.latencies.record(latency);
+        self.io += io;
+        if let Some(p) = &op.path {
+            self.path_round_trips += u64::from(p.round_trips);
+            self.path_wait_ms += p.wait_ms;
+            self.path_ops += 1;
+            for (kind, ms) in &p.wait_by_kind {
+                *self.path_wait_by_kind.entry(kind.clone()).or_default() += ms;
+            }
+            for (kind, n) in &p.trips_by_kind {
+                *self.path_trips_by_kind.entry(kind.clone()).or_default() += n;
+            }
+            if let Some(f) = p.fastest_ms {
+                self.fastest_request_ms = Some(self.fastest_request_ms.map_or(f, |x| x.min(f)));
+            }
+        }
+    }
+
+    /// A failed operation (not a mixed cell's read), counted by its class.
+    fn failed(&mut self, class: ErrorClass, err: Option<String>) {
+        let (count, first) = match class {
+            ErrorClass::Conflict => (&mut self.conflicts, &mut self.first_conflict),
+            ErrorClass::Throttled => (&mut self.throttled, &mut self.first_throttled),
+            ErrorClass::Network => (&mut self.network_errors, &mut self.first_network_error),
+            ErrorClass::Other | ErrorClass::NotFound | ErrorClass::Killed => {
+                (&mut self.other_errors, &mut self.first_other_error)
+            }
+            ErrorClass::Timeout => (&mut self.timeouts, &mut self.first_timeout),
+        };
+        *count += 1;
+        *first = first.take().or(err);
+    }
+}
+
+impl RoleOp {
+    /// One operation of this (role, operation of its mix), its latency and class.
+    fn add(&mut self, op: &Op, latency: f64, class: ErrorClass) {
+        let ok = op.outcome == Outcome::Ok;
+        self.attempts += 1;
+        if let Some(end) = op.end_ms {
+            match ok {
+                true => self.timeline.success(end, latency, false),
+                false => self.timeline.failure(end, class.name()),
+            }
+        }
+        if !ok {
+            *self.errors.entry(class.name()).or_default() += 1;
+            if self.first_error.is_none() {
+                self.first_error = op.err.clone();
+            }
+            return;
+        }
+        self.latencies.record(latency);
+        self.io += op.io.unwrap_or_default();
+        if let Some(p) = &op.path {
+            self.round_trips += u64::from(p.round_trips);
+            self.path_ops += 1;
+        }
+    }
 }

@@ -4,22 +4,18 @@
 
 pub mod changepoint;
 mod inference;
-mod io;
 mod latency;
 mod measured;
 pub mod paired;
-mod path;
-pub mod rng;
 mod summary;
 mod timeline;
 
+pub use crate::counts::{CriticalPath, IoCounts, IoPerOp, Request, critical_path};
 pub use inference::{
     ALPHA, RatioTest, Spread, mean_var, paired_log, spread, t_critical, t_two_sided_p, welch_log,
 };
-pub use io::{IoCounts, IoPerOp};
 pub use latency::{Latencies, LatencySummary, throughput};
-pub use measured::{Measured, OpenLoop, ReadMeasured, RoleOp, ServerReport, Written};
+pub use measured::{Measured, OpenLoop, ReadMeasured, RoleOp, ServerReport};
 pub use paired::Unit;
-pub use path::{CriticalPath, Request, critical_path};
 pub use summary::{extremes, latest_groups, median};
 pub use timeline::{TimeSeries, Timeline, percentile};

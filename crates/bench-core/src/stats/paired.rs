@@ -210,7 +210,7 @@ pub fn median_ratio(runs: &[(&[Unit], &[Unit])]) -> Option<RatioTest> {
 pub(crate) mod tests {
     use super::*;
 
-    pub use crate::stats::rng::Rng;
+    pub use crate::rng::Rng;
 
     fn op(ms: f64) -> Unit {
         Unit { ms, ops: 1.0 }

@@ -23,7 +23,7 @@ use lance_namespace::models::{
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
 use crate::plan::{Entry, Fixture, Names, Operation};
-use bench_core::stats::rng::Rng;
+use bench_core::rng::Rng;
 
 /// Name of the catalog's dataset under a namespace root.
 pub const MANIFEST_DIR: &str = "__manifest";
@@ -124,10 +124,10 @@ pub fn to_hash_map(storage: &BTreeMap<String, String>) -> HashMap<String, String
 /// `None`: the operation creates no object.
 pub fn object_id(op: Operation, worker: u32, index: u64, names: &str) -> Option<String> {
     match op.describe().names {
-        Names::Creates(prefix) => Some(created(prefix, worker, index, names)),
+        Names::Creates(_, prefix) => Some(created(prefix, worker, index, names)),
         Names::ReadsGolden(_)
         | Names::RemovesGolden(_)
-        | Names::Lists
+        | Names::Lists(_)
         | Names::Property
         | Names::Root => None,
     }
@@ -205,38 +205,38 @@ impl Golden {
         }
     }
 
-    /// What a listing of `op` may list: in a tree, the namespaces with tables (or with
-    /// namespaces) and the `k`-th of them; flat: the root alone.
-    fn listed(&self, op: Operation) -> u64 {
-        match (self.fixture, op) {
-            (Some(f), Operation::ListTables { .. }) => f.holders(),
-            (Some(f), _) => f.parents(),
+    /// What a listing of entries of a kind may list: in a tree, the namespaces with tables
+    /// (or with namespaces) and the `k`-th of them; flat: the root alone.
+    fn listed(&self, kind: Entry) -> u64 {
+        match (self.fixture, kind) {
+            (Some(f), Entry::Table) => f.holders(),
+            (Some(f), Entry::Namespace) => f.parents(),
             (None, _) => 1,
         }
     }
 
-    fn listed_id(&self, op: Operation, k: u64) -> String {
-        match (self.fixture, op) {
-            (Some(f), Operation::ListTables { .. }) => f.holder_id(k),
-            (Some(f), _) => f.parent_id(k),
+    fn listed_id(&self, kind: Entry, k: u64) -> String {
+        match (self.fixture, kind) {
+            (Some(f), Entry::Table) => f.holder_id(k),
+            (Some(f), Entry::Namespace) => f.parent_id(k),
             (None, _) => String::new(),
         }
     }
 
-    /// Where a created object goes: in a tree, a namespace (`k`-th of those that may hold
-    /// it: any for a namespace, those with tables for a table); flat: the root.
-    fn parents_of(&self, op: Operation) -> u64 {
-        match (self.fixture, op) {
-            (Some(f), Operation::CreateNamespace) => f.namespaces(),
-            (Some(f), _) => f.holders(),
+    /// Where a created entry of a kind goes: in a tree, a namespace (`k`-th of those that
+    /// may hold it: any for a namespace, those with tables for a table); flat: the root.
+    fn parents_of(&self, kind: Entry) -> u64 {
+        match (self.fixture, kind) {
+            (Some(f), Entry::Namespace) => f.namespaces(),
+            (Some(f), Entry::Table) => f.holders(),
             (None, _) => 1,
         }
     }
 
-    fn parent_id(&self, op: Operation, k: u64) -> String {
-        match (self.fixture, op) {
-            (Some(f), Operation::CreateNamespace) => f.namespace_id(k),
-            (Some(f), _) => f.holder_id(k),
+    fn parent_id(&self, kind: Entry, k: u64) -> String {
+        match (self.fixture, kind) {
+            (Some(f), Entry::Namespace) => f.namespace_id(k),
+            (Some(f), Entry::Table) => f.holder_id(k),
             (None, _) => String::new(),
         }
     }
@@ -293,7 +293,7 @@ impl Targets {
         // Reads spread over the entries as the reference spreads them.
         let spread = |n: u64| (u64::from(w) * 1_000_000 + index) % n.max(1);
         Ok(match op.describe().names {
-            Names::Creates(prefix) => {
+            Names::Creates(_, prefix) => {
                 let warm = if warm {
                     bench_core::consistency::WARM_SUFFIX
                 } else {
@@ -326,7 +326,7 @@ impl Targets {
                     property: Some((property_key(w), value)),
                 }
             }
-            Names::Lists => Aim::entry(g.listed_id(op, spread(g.listed(op)))),
+            Names::Lists(kind) => Aim::entry(g.listed_id(kind, spread(g.listed(kind)))),
             Names::Root => Aim::default(),
         })
     }
@@ -414,8 +414,8 @@ impl RoleTargets {
         let g = self.golden;
         let w = self.worker;
         Ok(match op.describe().names {
-            Names::Creates(prefix) => {
-                let parent = g.parent_id(op, self.draw(0, g.parents_of(op), rng));
+            Names::Creates(kind, prefix) => {
+                let parent = g.parent_id(kind, self.draw(0, g.parents_of(kind), rng));
                 self.creations += 1;
                 let name = created(prefix, w, self.creations - 1, &self.names);
                 Aim::entry(child(&parent, name))
@@ -430,7 +430,7 @@ impl RoleTargets {
                 self.removals += 1;
                 Aim::entry(g.removed(op, entry, n)?)
             }
-            Names::Lists => Aim::entry(g.listed_id(op, self.draw(3, g.listed(op), rng))),
+            Names::Lists(kind) => Aim::entry(g.listed_id(kind, self.draw(3, g.listed(kind), rng))),
             Names::Property => Aim {
                 id: g.id(
                     Entry::Table,
@@ -794,40 +794,8 @@ pub async fn manifest_rows(
     Ok(ds.count_rows(None).await? as u64)
 }
 
-/// Which of `ids` are not present exactly once as an `object_id` in the manifest (for
-/// verification).
-pub async fn missing_objects(
-    root_uri: &str,
-    storage: &BTreeMap<String, String>,
-    ids: &[String],
-) -> lance_core::Result<Vec<String>> {
-    let ds = load(&format!("{root_uri}/{MANIFEST_DIR}"), storage).await?;
-    let mut missing = Vec::new();
-    for chunk in ids.chunks(500) {
-        let list = chunk
-            .iter()
-            .map(|id| format!("'{}'", id.replace('\'', "''")))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let found = ds
-            .count_rows(Some(format!("object_id IN ({list})")))
-            .await? as usize;
-        if found != chunk.len() {
-            for id in chunk {
-                let n = ds
-                    .count_rows(Some(format!("object_id = '{}'", id.replace('\'', "''"))))
-                    .await?;
-                if n != 1 {
-                    missing.push(id.clone());
-                }
-            }
-        }
-    }
-    Ok(missing)
-}
-
-/// Every `object_id` in the manifest under a namespace root (latest version), as it holds
-/// them (a test's own look at what a cell left).
+/// Every `object_id` in the manifest under a namespace root (latest version), one per row:
+/// what verification counts by id.
 pub async fn object_ids(
     root_uri: &str,
     storage: &BTreeMap<String, String>,

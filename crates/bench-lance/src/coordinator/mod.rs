@@ -331,17 +331,8 @@ impl<'o> Driver<'o> {
             let (first, p0) = (w.worker_count(), w.proc_count());
             arms.first_worker.push(first);
             arms.launcher.push(run.launcher.is_some());
-            let ids = run.workers.iter().map(|a| a.worker_id).collect();
-            let roles = (run.workers.iter()).map(|a| {
-                (a.role.as_ref()).map(|r| (r.index, r.role.mix.iter().map(|m| m.0).collect()))
-            });
-            let mixed =
-                (run.workers.first()).and_then(|a| a.mix().map(|(read, _)| [a.operation, read]));
-            arms.folds.push(
-                Fold::new(ids, run.versions.cloned())
-                    .with_roles(roles.collect())
-                    .with_mixed(mixed),
-            );
+            let runs = run.workers.iter().map(crate::fold::Runs::of).collect();
+            arms.folds.push(Fold::new(runs, run.versions.cloned()));
             let started = start(&mut w, run, paced);
             arms.procs.push(p0..w.proc_count());
             if let Err(e) = started {

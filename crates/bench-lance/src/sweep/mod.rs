@@ -4,8 +4,11 @@
 
 mod ab;
 mod cell;
+mod pairing;
 mod run;
+mod servers;
 mod views;
+mod workers;
 
 pub use bench_core::compare::precision;
 pub use bench_core::sweep::resume::arms_in;
@@ -15,7 +18,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub use ab::ab;
-pub use cell::Pairing;
+pub use pairing::Pairing;
 pub use precision::Until;
 pub use run::{ARM_A, ARM_B, AbOptions, Arm, RunOptions, run};
 pub use views::{show_plan, show_status};

@@ -7,7 +7,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::cell::{self, CellResult, Job, Pairing, RunPairing};
+use super::cell::{self, CellResult, Job};
+use super::pairing::{Pairing, RunPairing};
 use super::precision::Until;
 use super::resume::{self, CellStatus};
 use crate::catalog;
@@ -876,17 +877,17 @@ impl Runner<'_> {
     async fn server_catalog(&self, cell: &Cell) -> Result<Golden, String> {
         let root = self.sweep.store.root_uri();
         let uri = cell.rest_uri.as_deref().unwrap_or_default();
-        let rows = match catalog::manifest_rows(&root, &cell.storage).await {
-            Ok(n) => n,
-            // A catalog nothing was committed to yet has no __manifest.
-            Err(lance_core::Error::DatasetNotFound { .. }) => 0,
-            Err(e) => {
-                return Err(format!(
+        // What the catalog holds as the run starts, which verification holds it against (a
+        // catalog nothing was committed to yet has no __manifest: none).
+        let ids = crate::verify::ids(&root, &cell.storage)
+            .await
+            .map_err(|e| {
+                format!(
                     "cannot read the catalog at {root} (the plan's root, which the server at \
-                     {uri} must serve): {e}"
-                ));
-            }
-        };
+                 {uri} must serve): {e}"
+                )
+            })?;
+        let rows = ids.rows();
         if rows < cell.golden.rows {
             return Err(format!(
                 "the catalog at {root} holds {rows} rows in __manifest, fewer than the plan's \
@@ -907,6 +908,7 @@ impl Runner<'_> {
                 table: None,
                 fixture: None,
             },
+            before: Some(std::sync::Arc::new(ids)),
         })
     }
 

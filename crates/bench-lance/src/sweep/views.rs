@@ -239,7 +239,7 @@ pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     }
     s.push_str(&store_note(sweep, &state));
     if live.is_some()
-        && let Ok(now) = std::fs::read_to_string(sweep.out.join(super::cell::RUNNING_FILE))
+        && let Ok(now) = std::fs::read_to_string(sweep.out.join(super::workers::RUNNING_FILE))
     {
         s.push_str(&format!("now: {}\n", now.trim()));
     }

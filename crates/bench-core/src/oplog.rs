@@ -1,0 +1,409 @@
+//! The operation log: one record of each operation a cell's workers ran, warm-up included,
+//! with one outcome — `ok`, `failed` (it did not take effect) or `unknown` (it may have) —
+//! decided here, from the operation's descriptor and its error's class, and nowhere else.
+//! Every judge reads this log: the statistics (`stats`), verification (which looks every
+//! write that did not succeed up in the copy and writes down whether it landed), the
+//! consistency checker, the roles' figures. It sits below them all.
+//!
+//! A failure's outcome is `unknown` where the operation may have taken effect all the same:
+//! abandoned at its timeout, its connection broken after its request was sent (a lost
+//! reply), its worker killed in the middle of it, or an error of an operation whose
+//! descriptor says it can fail after its effect (lance's `drop_table` removes the entry,
+//! then the table's files). Any other failure is the catalog's answer before any effect:
+//! `failed`. Verification looks up both kinds all the same: an operation answered with an
+//! error whose effect is in the catalog is *failed but applied*, a finding about the
+//! catalog.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::counts::{CriticalPath, IoCounts};
+use crate::plan::{Effect, Entry, Names, Operation};
+
+/// The class of a failed operation, as records count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// A commit conflict past lance's retry budget: the contention ceiling.
+    Conflict,
+    /// The store asked to slow down (503 SlowDown, 429) past the client's retries.
+    Throttled,
+    /// The connection broke (reset, closed, timed out) past the client's retries.
+    Network,
+    /// Any other lance or storage error.
+    Other,
+    /// An attempt that ran past `run.attempt_timeout_secs`, abandoned (it may or may not
+    /// have committed).
+    Timeout,
+    /// The entry it named was not there: a table or namespace another client of the cell
+    /// removed (cells of roles count these apart; elsewhere they are `other`).
+    NotFound,
+    /// A commit whose worker was killed in the middle of it (a planted fault,
+    /// `BENCH_WORKER_KILL_MID_COMMIT`): it may have landed. Counted with `other` outside
+    /// cells of roles.
+    Killed,
+}
+
+impl ErrorClass {
+    /// Its name in records (`conflict`, `throttled`, `network`, `other`, `timeout`,
+    /// `not_found`, `killed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::Throttled => "throttled",
+            ErrorClass::Network => "network",
+            ErrorClass::Other => "other",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::NotFound => "not_found",
+            ErrorClass::Killed => "killed",
+        }
+    }
+
+    /// Whether the catalog answered (with an error): not an attempt bench abandoned, nor a
+    /// worker that died in the middle of one.
+    pub fn answered(self) -> bool {
+        match self {
+            ErrorClass::Timeout | ErrorClass::Killed => false,
+            ErrorClass::Conflict
+            | ErrorClass::Throttled
+            | ErrorClass::Network
+            | ErrorClass::Other
+            | ErrorClass::NotFound => true,
+        }
+    }
+}
+
+/// How an operation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It succeeded: its effect must be in the catalog.
+    Ok,
+    /// It failed before any effect: the catalog's own answer (a conflict, an entry not
+    /// found, a refusal), or a read that failed.
+    Failed,
+    /// It may have taken effect: looked up after the cell.
+    Unknown,
+}
+
+impl Outcome {
+    /// The outcome of `operation` that failed with `class` (`None`: it succeeded). The one
+    /// place that decides it.
+    pub fn of(operation: Operation, class: Option<ErrorClass>) -> Outcome {
+        let Some(class) = class else {
+            return Outcome::Ok;
+        };
+        let d = operation.describe();
+        // A read changes nothing, whatever became of it.
+        if d.effect == Effect::Nothing {
+            return Outcome::Failed;
+        }
+        match class {
+            ErrorClass::Timeout | ErrorClass::Network | ErrorClass::Killed => Outcome::Unknown,
+            // Answered before the operation changed anything.
+            ErrorClass::Conflict | ErrorClass::NotFound => Outcome::Failed,
+            ErrorClass::Throttled | ErrorClass::Other if d.fails_after_effect => Outcome::Unknown,
+            ErrorClass::Throttled | ErrorClass::Other => Outcome::Failed,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Failed => "failed",
+            Outcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// What a listing saw of one writer's creations in the listed namespace: their indices, as
+/// ascending half-open runs `[from, to)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seen {
+    pub writer: u32,
+    pub runs: Vec<[u64; 2]>,
+}
+
+impl Seen {
+    pub fn has(&self, n: u64) -> bool {
+        let i = self.runs.partition_point(|r| r[1] <= n);
+        self.runs.get(i).is_some_and(|r| r[0] <= n)
+    }
+
+    pub fn indices(&self) -> impl Iterator<Item = u64> + '_ {
+        self.runs.iter().flat_map(|r| r[0]..r[1])
+    }
+}
+
+/// What every creation's name begins with.
+const CREATED: &str = "bench_";
+
+/// What a warm-up's creations end with.
+pub const WARM_SUFFIX: &str = "_warm";
+
+/// A name bench's creations carry, `<prefix><client>_<n>` (the run's mark after it, if
+/// any): the client and its creation's index; `None` for any other name, and for a
+/// warm-up's creations (`…_warm`), which are not measured.
+pub fn created_index(name: &str) -> Option<(u32, u64)> {
+    // Called on every name a listing returns: the golden's (`table_3`, `ns_0`) leave at once.
+    if !name.starts_with(CREATED) || name.ends_with(WARM_SUFFIX) {
+        return None;
+    }
+    static PREFIXES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let prefixes = PREFIXES.get_or_init(|| {
+        (Operation::ALL.iter())
+            .filter_map(|o| match o.describe().names {
+                Names::Creates(_, p) => Some(p),
+                Names::ReadsGolden(_)
+                | Names::RemovesGolden(_)
+                | Names::Lists(_)
+                | Names::Property
+                | Names::Root => None,
+            })
+            .collect()
+    });
+    let rest = prefixes.iter().find_map(|p| name.strip_prefix(p))?;
+    let (w, tail) = rest.split_once('_')?;
+    let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+    Some((w.parse().ok()?, digits.parse().ok()?))
+}
+
+/// What a listing's names show of every writer's creations.
+pub fn seen(names: &[String]) -> Vec<Seen> {
+    let mut by: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+    for (w, n) in names.iter().filter_map(|n| created_index(n)) {
+        by.entry(w).or_default().insert(n);
+    }
+    let runs = |set: BTreeSet<u64>| {
+        let mut runs: Vec<[u64; 2]> = Vec::new();
+        for n in set {
+            match runs.last_mut() {
+                Some(r) if r[1] == n => r[1] = n + 1,
+                _ => runs.push([n, n + 1]),
+            }
+        }
+        runs
+    };
+    (by.into_iter())
+        .map(|(writer, set)| Seen {
+            writer,
+            runs: runs(set),
+        })
+        .collect()
+}
+
+/// The namespace an entry's id is in (`""`: the root).
+pub fn parent(id: &str) -> &str {
+    id.rsplit_once('$').map_or("", |(p, _)| p)
+}
+
+/// What an operation showed, where the cell keeps it (cells of roles, mixed cells).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Observed {
+    #[default]
+    Nothing,
+    /// A listing: what it saw of each writer's creations of its kind, and (a role's listing
+    /// of tables, in a cell that removes tables) the golden's tables there it did not see.
+    Listed {
+        seen: Vec<Seen>,
+        gone: Option<Vec<String>>,
+    },
+    /// The shared table's version a commit made or a read returned.
+    Version(u64),
+}
+
+/// One operation of a cell, as its worker reported it and the coordinator judged it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    /// The worker (client) that ran it, by its id.
+    pub client: u32,
+    /// A role's client: its role's place among the cell's and the operation's in its mix.
+    pub role: Option<(u32, u32)>,
+    pub operation: Operation,
+    /// A read a mixed cell interleaves between its commits (not the cell's operation).
+    pub read: bool,
+    /// Run in the warm-up, before release: not measured, but what it did is in the copy.
+    pub warm: bool,
+    /// Its index among its worker's operations of its kind (commits, or interleaved reads).
+    pub i: u64,
+    /// The entry it named (created, removed, read, listed; `""`: the root, or for a property
+    /// update the shared table); `None`: none (the shared table's rows and history).
+    pub entry: Option<String>,
+    /// A property update: the key it set and the value.
+    pub property: Option<(String, String)>,
+    /// Its start and end on its worker's wall clock (µs since the epoch), where the cell
+    /// keeps a history (cells of roles, mixed cells).
+    pub at_us: Option<[u64; 2]>,
+    /// When it ended, in ms after its worker's release.
+    pub end_ms: Option<f64>,
+    /// Its time, from its actual start; an open-loop operation's `lag_ms` after its
+    /// intended one.
+    pub ms: f64,
+    pub lag_ms: Option<f64>,
+    pub io: Option<IoCounts>,
+    pub path: Option<CriticalPath>,
+    pub outcome: Outcome,
+    pub class: Option<ErrorClass>,
+    pub err: Option<String>,
+    pub observed: Observed,
+    /// A write that did not succeed, looked up in the copy after the cell: whether its
+    /// effect is there (`None`: not looked up, or not knowable, e.g. one append among
+    /// several of the shared table).
+    pub landed: Option<bool>,
+}
+
+impl Op {
+    /// Whether the operation changes the catalog or the shared table.
+    pub fn is_write(&self) -> bool {
+        self.operation.is_write()
+    }
+
+    /// Whether it took effect, as far as is known: it succeeded, or it was looked up and
+    /// landed.
+    pub fn took_effect(&self) -> Option<bool> {
+        match self.outcome {
+            Outcome::Ok => Some(true),
+            Outcome::Failed | Outcome::Unknown => self.landed,
+        }
+    }
+
+    /// An operation answered with an error whose effect is in the catalog all the same.
+    pub fn failed_but_applied(&self) -> bool {
+        self.outcome != Outcome::Ok
+            && self.landed == Some(true)
+            && self.class.is_some_and(ErrorClass::answered)
+    }
+
+    /// The kind of entry it creates, removes or lists, from its descriptor.
+    pub fn entry_kind(&self) -> Option<Entry> {
+        match self.operation.describe().names {
+            Names::Creates(kind, _)
+            | Names::RemovesGolden(kind)
+            | Names::ReadsGolden(kind)
+            | Names::Lists(kind) => Some(kind),
+            Names::Property | Names::Root => None,
+        }
+    }
+
+    /// How messages name it: `worker 2's write-create-namespace #7 (bench_w2_7)`.
+    pub fn name(&self) -> String {
+        let what = match (&self.entry, &self.property) {
+            (Some(e), Some((k, v))) if e.is_empty() => format!(" ({k}={v})"),
+            (Some(e), Some((k, v))) => format!(" ({e}: {k}={v})"),
+            (Some(e), None) if !e.is_empty() => format!(" ({e})"),
+            _ => String::new(),
+        };
+        let warm = if self.warm { " of its warm-up" } else { "" };
+        format!(
+            "worker {}'s {} #{}{warm}{what}",
+            self.client, self.operation, self.i
+        )
+    }
+}
+
+/// A record of `client`'s `operation` #`i` on `entry`, ended as `outcome` (a failure's
+/// class a conflict, or for an unknown outcome a broken connection), nothing else told: for
+/// tests of what judges the log.
+pub fn sample(client: u32, operation: Operation, i: u64, entry: &str, outcome: Outcome) -> Op {
+    Op {
+        client,
+        role: None,
+        operation,
+        read: false,
+        warm: false,
+        i,
+        entry: Some(entry.to_string()),
+        property: None,
+        at_us: None,
+        end_ms: None,
+        ms: 1.0,
+        lag_ms: None,
+        io: None,
+        path: None,
+        outcome,
+        class: match outcome {
+            Outcome::Ok => None,
+            Outcome::Failed => Some(ErrorClass::Conflict),
+            Outcome::Unknown => Some(ErrorClass::Network),
+        },
+        err: (outcome != Outcome::Ok).then(|| "an error".to_string()),
+        observed: Observed::Nothing,
+        landed: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each class's outcome, for a creation, a removal that fails after its effect, and a
+    /// read.
+    #[test]
+    fn the_outcome_comes_from_the_descriptor_and_the_class() {
+        use ErrorClass::*;
+        let create = Operation::CreateNamespace;
+        let drop = Operation::DropTable;
+        let read = Operation::DescribeTable { cold: false };
+        for (class, create_is, drop_is) in [
+            (Conflict, Outcome::Failed, Outcome::Failed),
+            (NotFound, Outcome::Failed, Outcome::Failed),
+            (Throttled, Outcome::Failed, Outcome::Unknown),
+            (Other, Outcome::Failed, Outcome::Unknown),
+            (Network, Outcome::Unknown, Outcome::Unknown),
+            (Timeout, Outcome::Unknown, Outcome::Unknown),
+            (Killed, Outcome::Unknown, Outcome::Unknown),
+        ] {
+            assert_eq!(Outcome::of(create, Some(class)), create_is, "{class:?}");
+            assert_eq!(Outcome::of(drop, Some(class)), drop_is, "{class:?}");
+            assert_eq!(Outcome::of(read, Some(class)), Outcome::Failed, "{class:?}");
+        }
+        for op in Operation::ALL {
+            assert_eq!(Outcome::of(op, None), Outcome::Ok);
+        }
+        // Only lance's drop_table does anything after its commit.
+        let after: Vec<_> = (Operation::ALL.iter())
+            .filter(|o| o.describe().fails_after_effect)
+            .collect();
+        assert_eq!(after, [&Operation::DropTable]);
+    }
+
+    #[test]
+    fn a_listing_s_names_say_what_it_saw_of_each_writer() {
+        assert_eq!(created_index("bench_d3_17"), Some((3, 17)));
+        assert_eq!(created_index("bench_t0_2_r5f3a"), Some((0, 2)));
+        assert_eq!(created_index("table_3"), None);
+        assert_eq!(created_index("bench_d0_2_r5f3a_warm"), None);
+        // Every creation's prefix passes the quick test.
+        for o in Operation::ALL {
+            if let Names::Creates(_, p) = o.describe().names {
+                assert!(p.starts_with(CREATED), "{p}");
+            }
+        }
+        let names = [
+            "bench_d1_0",
+            "bench_d1_4",
+            "bench_d1_5",
+            "table_9",
+            "bench_d0_2",
+        ]
+        .map(String::from);
+        let s = seen(&names);
+        assert_eq!(
+            s,
+            [
+                Seen {
+                    writer: 0,
+                    runs: vec![[2, 3]]
+                },
+                Seen {
+                    writer: 1,
+                    runs: vec![[0, 1], [4, 6]]
+                }
+            ]
+        );
+        assert!(s[1].has(5) && s[1].has(0) && !s[1].has(3) && !s[1].has(6));
+        assert_eq!(parent("ns_0$ns_1$table_3"), "ns_0$ns_1");
+        assert_eq!(parent("table_3"), "");
+    }
+}

@@ -1,0 +1,209 @@
+//! What a cell's workers are told: each one's arguments, from the cell (its operation, its
+//! mode, its golden), the copy they work on and the servers they reach it through; in a
+//! cell of roles, each client's role, its share of the removals and its own seed.
+
+use crate::plan::{Cell, Entry};
+use crate::protocol::WorkerArgs;
+
+/// The arguments of the cell's workers, running on the copy at `root` (through the REST
+/// servers at `rest`, where the cell has them).
+pub fn worker_args(
+    cell: &Cell,
+    root: &str,
+    trace: u32,
+    rest: Vec<String>,
+    names: &str,
+) -> Vec<WorkerArgs> {
+    let mix = cell.mode.mixed_reads();
+    // A deadline where the cell has one (a bounded concurrent cell may not).
+    let duration_secs = (cell.mode.operations().is_none() && cell.mode.duration_secs() > 0)
+        .then(|| cell.mode.duration_secs());
+    (0..cell.mode.workers())
+        .map(|worker_id| WorkerArgs {
+            root: root.to_string(),
+            operation: cell.operation,
+            inline: cell.golden.inline,
+            commit_retries: cell.commit_retries,
+            worker_id,
+            rank_from_env: false,
+            paced: false,
+            until_end: cell.mode.bound().is_some(),
+            warmup: cell.warmup,
+            tables: cell.golden.entries(Entry::Table),
+            namespaces: cell.golden.entries(Entry::Namespace),
+            operations: cell.mode.operations(),
+            duration_secs,
+            reads_per_write: mix.map(|(_, r)| r),
+            read_operation: mix.map(|(op, _)| op),
+            trace,
+            s3_shaped: cell.s3_shaped,
+            attempt_timeout_ms: cell.attempt_timeout_ms,
+            rows_per_commit: cell.rows_per_commit,
+            page_size: cell.page_size,
+            rest: rest.clone(),
+            names: names.to_string(),
+            // A mixed cell's load counts its commits; its workers schedule every operation,
+            // each commit's reads before it.
+            rate: (cell.mode.load()).map(|l| l.rate() * (1 + mix.map_or(0, |(_, r)| r)) as f64),
+            writers: cell.mode.workers(),
+            poisson: cell
+                .mode
+                .load()
+                .is_some_and(|l| l.arrivals == crate::plan::Arrivals::Poisson),
+            fixture: cell.golden.fixture,
+            role: None,
+        })
+        .map(|args| with_role(cell, args))
+        .collect()
+}
+
+/// A client of a cell of roles: its role (clients numbered role after role), whose rate it
+/// shares with the role's other clients, and its own seed.
+fn with_role(cell: &Cell, mut args: WorkerArgs) -> WorkerArgs {
+    let removes = |r: &crate::plan::Role| r.mix.iter().any(|(op, _)| op.removes());
+    let removers: u32 = (cell.roles.iter().filter(|r| removes(r)))
+        .map(|r| r.clients)
+        .sum();
+    let (mut first, mut first_remover) = (0, 0);
+    for (index, role) in cell.roles.iter().enumerate() {
+        if args.worker_id < first + role.clients {
+            args.operation = role.mix[0].0;
+            args.rate = role.rate;
+            args.writers = role.clients;
+            args.role = Some(crate::protocol::RoleArgs {
+                index: index as u32,
+                role: role.clone(),
+                remover: first_remover + (args.worker_id - first),
+                removers,
+                seed: crate::plan::client_seed(cell.seed, index, args.worker_id),
+            });
+            return args;
+        }
+        first += role.clients;
+        if removes(role) {
+            first_remover += role.clients;
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Distribution, Mode, Operation, Role};
+
+    fn role(name: &str, clients: u32, mix: &[Operation]) -> Role {
+        Role {
+            name: name.into(),
+            clients,
+            rate: Some(f64::from(clients) * 2.0),
+            mix: mix.iter().map(|&op| (op, 1)).collect(),
+            targets: Distribution::Uniform,
+        }
+    }
+
+    /// Clients are numbered role after role; those of roles that remove entries share the
+    /// golden's among them, in that order; each has a seed of its own.
+    #[test]
+    fn clients_take_their_role_its_rate_and_their_share_of_the_removals() {
+        let cell = Cell {
+            mode: Mode::Roles {
+                clients: 5,
+                duration_secs: 2,
+            },
+            roles: vec![
+                role("droppers", 2, &[Operation::DropTable]),
+                role("readers", 1, &[Operation::ListTables { cold: false }]),
+                role(
+                    "mixed",
+                    2,
+                    &[Operation::DeclareTable, Operation::DeregisterTable],
+                ),
+            ],
+            ..crate::plan::sample(1)
+        };
+        let args = worker_args(&cell, "/copy", 0, vec![], "");
+        let got: Vec<_> = (args.iter())
+            .map(|a| {
+                let r = a.role.as_ref().unwrap();
+                (
+                    a.worker_id,
+                    r.index,
+                    a.operation,
+                    r.remover,
+                    r.removers,
+                    a.writers,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, Operation::DropTable, 0, 4, 2),
+                (1, 0, Operation::DropTable, 1, 4, 2),
+                (2, 1, Operation::ListTables { cold: false }, 2, 4, 1),
+                (3, 2, Operation::DeclareTable, 2, 4, 2),
+                (4, 2, Operation::DeclareTable, 3, 4, 2),
+            ]
+        );
+        assert_eq!(
+            args[3].rate,
+            Some(4.0),
+            "the role's rate, shared by its clients"
+        );
+        let seeds: std::collections::BTreeSet<_> =
+            args.iter().map(|a| a.role.as_ref().unwrap().seed).collect();
+        assert_eq!(seeds.len(), 5);
+        assert!(
+            args.iter()
+                .all(|a| a.duration_secs == Some(2) && a.root == "/copy")
+        );
+    }
+
+    /// A mixed cell's workers interleave its reads, and an open-loop one schedules every
+    /// operation (its reads with its commits); a cell bounded by its commits runs until the
+    /// coordinator ends it.
+    #[test]
+    fn a_cell_s_mode_says_what_each_worker_runs_and_until_when() {
+        let mixed = Cell {
+            mode: Mode::Mixed {
+                clients: 2,
+                reads_per_write: 3,
+                read: Operation::DescribeTable { cold: false },
+                duration_secs: 4,
+                load: Some(crate::plan::Load {
+                    milli_per_sec: 5_000,
+                    arrivals: crate::plan::Arrivals::Poisson,
+                }),
+            },
+            ..crate::plan::sample(1)
+        };
+        let args = worker_args(&mixed, "/c", 2, vec!["http://s:1".into()], "_r1");
+        assert_eq!(args.len(), 2);
+        let a = &args[1];
+        assert_eq!(a.mix(), Some((Operation::DescribeTable { cold: false }, 3)));
+        assert_eq!((a.rate, a.poisson, a.writers), (Some(20.0), true, 2));
+        assert_eq!(
+            (a.duration_secs, a.operations, a.until_end),
+            (Some(4), None, false)
+        );
+        assert_eq!((a.trace, a.names.as_str(), a.rest.len()), (2, "_r1", 1));
+        let bounded = Cell {
+            mode: Mode::Concurrent {
+                concurrency: 3,
+                duration_secs: 0,
+                operations: Some(50),
+                load: None,
+            },
+            ..crate::plan::sample(1)
+        };
+        let args = worker_args(&bounded, "/c", 0, vec![], "");
+        assert!(
+            args.iter()
+                .all(|a| a.until_end && a.duration_secs.is_none())
+        );
+        let cont = worker_args(&crate::plan::sample(7), "/c", 0, vec![], "");
+        assert_eq!(cont.len(), 1);
+        assert_eq!((cont[0].operations, cont[0].tables), (Some(7), 67));
+    }
+}

@@ -1,0 +1,228 @@
+//! A run's workers: started on their copies (through a rest cell's servers), watched to
+//! the end with the cell's bar, as one arm or both arms of `bench ab` as pairs.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::Sweep;
+use super::cell::Job;
+use super::servers::{finish_servers, start_servers, with_servers};
+use crate::coordinator::servers::{Servers, Starter};
+use crate::coordinator::{
+    self, ArmUnits, CellRun, Observer, Outcome, Pace, PairOutcome, PairingKind,
+};
+use crate::plan::Client;
+use crate::progress::{CellBar, CellView, Progress};
+use crate::stats::Measured;
+
+/// While a launcher holds a cell's workers in its queue, `<out>/.running` says so (for
+/// `bench status`): the cell and the launcher's last words.
+pub const RUNNING_FILE: &str = ".running";
+
+/// The display of a running cell, and what `bench status` can read of it.
+pub(super) struct Watched<'a> {
+    bar: &'a CellBar,
+    file: std::path::PathBuf,
+    cell: String,
+    /// A rest cell's servers, told that the window begins at release.
+    servers: Vec<Starter>,
+}
+
+impl Watched<'_> {
+    fn clear(&self) {
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+impl Observer for Watched<'_> {
+    fn released(&self) {
+        self.servers.iter().for_each(Starter::start);
+        self.clear();
+        self.bar.released();
+    }
+    fn op(&self, ok: bool, read: bool) {
+        self.bar.op(ok, read);
+    }
+    fn worker_done(&self) {
+        self.bar.worker_done();
+    }
+    fn waiting(&self, line: &str) {
+        // Best effort: a status line, not a result.
+        let text = format!("{}: waiting: {line}\n", self.cell);
+        let _ = crate::files::write_atomic(&self.file, text.as_bytes());
+        self.bar.waiting(line);
+    }
+}
+
+/// What the workers of a run measured: one figure set per arm (and with pairs, the units
+/// of both arms, their pairing and the pilot's repetitions in precision mode).
+pub(super) enum Ran {
+    Measured(Vec<Measured>, Option<([ArmUnits; 2], PairingKind)>),
+    Failed(String),
+    Interrupted,
+}
+
+/// Run the workers of one arm, or of both arms together as pairs.
+pub(super) async fn run_workers(
+    runs: Vec<CellRun<'_>>,
+    pace: Option<Pace>,
+    timeout: Duration,
+    bar: &dyn Observer,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Ran {
+    match (pace, <[CellRun<'_>; 2]>::try_from(runs)) {
+        (Some(pace), Ok(two)) => {
+            // The pair's timeout covers both arms.
+            match coordinator::run_pair(two, pace, timeout * 2, bar, interrupt).await {
+                PairOutcome::Finished {
+                    measured,
+                    units,
+                    pairing,
+                } => Ran::Measured(Vec::from(*measured), Some((units, pairing))),
+                PairOutcome::Failed(r) => Ran::Failed(r),
+                PairOutcome::Interrupted => Ran::Interrupted,
+            }
+        }
+        (None, Err(mut one)) if one.len() == 1 => {
+            match coordinator::run_cell(one.remove(0), bar, interrupt).await {
+                Outcome::Finished(m) => Ran::Measured(vec![*m], None),
+                Outcome::Failed(r) => Ran::Failed(r),
+                Outcome::Interrupted => Ran::Interrupted,
+            }
+        }
+        _ => unreachable!("one arm alone, or two arms as pairs"),
+    }
+}
+
+/// The display's name of a run: the cell, its repetition, and its arms.
+pub(super) fn run_label(
+    id: &str,
+    repetition: u32,
+    of: u32,
+    paired: bool,
+    arm: Option<&str>,
+) -> String {
+    let mut label = id.to_string();
+    if repetition > of {
+        // Beyond the count fixed so far (a pilot, or runs until the cell decides).
+        label.push_str(&format!(" {repetition}"));
+    } else if of > 1 {
+        label.push_str(&format!(" {repetition}/{of}"));
+    }
+    match (paired, arm) {
+        (true, _) => label.push_str(" [A+B]"),
+        (false, Some(name)) => label.push_str(&format!(" [{name}]")),
+        (false, None) => {}
+    }
+    label
+}
+
+/// Start the run's workers on their copies (`roots`, one per arm) and watch them to the end,
+/// with the cell's bar.
+pub(super) async fn watch_workers(
+    sweep: &Sweep,
+    job: &Job<'_>,
+    roots: &[String],
+    names: &str,
+    pace: Option<Pace>,
+    progress: &Progress,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Ran {
+    let cell = job.cell;
+    let arms = &job.arms[..roots.len()];
+    let timed = cell.mode.operations().is_none() && cell.mode.duration_secs() > 0;
+    let duration = Duration::from_secs(cell.mode.duration_secs());
+    let label = run_label(
+        &cell.id(),
+        job.repetition,
+        job.of,
+        pace.is_some(),
+        arms.first().and_then(|a| a.name),
+    );
+    let bar = progress.cell(CellView {
+        id: label.clone(),
+        workers: cell.mode.workers() * roots.len() as u32,
+        expected_ops: cell.mode.operations().or(cell.mode.bound()),
+        // Slices give each arm the cell's duration in turn.
+        duration: timed.then(|| match &pace {
+            Some(p) if p.paced() => duration * 2,
+            _ => duration,
+        }),
+        mixed: cell.mode.mixed_reads().is_some(),
+        ..CellView::default()
+    });
+    let launcher = (sweep.plan.run.launcher.as_ref()).map(|l| l.command(cell.mode.workers()));
+    // The workers' environment: storage options, the namespace properties and the plan's
+    // variables, each under its prefix.
+    let mut worker_env = cell.storage.clone();
+    for (prefix, map) in [
+        (crate::worker::protocol::PROPERTY_PREFIX, &cell.properties),
+        (crate::worker::protocol::ENV_PREFIX, &cell.env),
+    ] {
+        worker_env.extend(map.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone())));
+    }
+    let starting = start_servers(sweep, cell, arms, roots, &worker_env);
+    let mut servers = match interruptible(starting, interrupt).await {
+        Ok(s) => s,
+        Err(ran) => {
+            bar.finish();
+            return ran;
+        }
+    };
+    let runs: Vec<CellRun<'_>> = arms
+        .iter()
+        .zip(roots)
+        .enumerate()
+        .map(|(k, (arm, root))| CellRun {
+            exe: &arm.exe,
+            workers: bench_core::workers::worker_args(
+                cell,
+                root,
+                sweep.plan.run.trace_operations,
+                // Where each worker's client goes, by the transport: the store itself, or
+                // the REST servers this run started (or the one bench did not).
+                match (cell.transport.client(), servers.get(k)) {
+                    (Client::Directory, _) => Vec::new(),
+                    (Client::Rest, Some(s)) => s.uris(),
+                    (Client::Rest, None) => cell.rest_uri.iter().cloned().collect(),
+                },
+                names,
+            ),
+            storage: &worker_env,
+            timeout: sweep.plan.run.cell_timeout,
+            bound: cell.mode.bound(),
+            versions: Some(&arm.versions),
+            launcher: launcher.clone(),
+        })
+        .collect();
+    let watched = Watched {
+        bar: &bar,
+        file: sweep.out.join(RUNNING_FILE),
+        cell: label,
+        servers: servers.iter().map(Servers::starter).collect(),
+    };
+    let timeout = sweep.plan.run.cell_timeout;
+    let ran = if servers.is_empty() {
+        run_workers(runs, pace, timeout, &watched, interrupt).await
+    } else {
+        let (stop, mut stopped) = watch::channel(false);
+        let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
+        with_servers(&mut servers, interrupt, &stop, workers).await
+    };
+    watched.clear();
+    bar.finish();
+    finish_servers(&mut servers, ran).await
+}
+
+/// Starting servers (up to their listen timeout) gives way to an interrupt: those started
+/// are killed as they are dropped. A failure to start fails the run.
+pub(super) async fn interruptible(
+    starting: impl std::future::Future<Output = Result<Vec<Servers>, String>>,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<Vec<Servers>, Ran> {
+    tokio::select! {
+        s = starting => s.map_err(Ran::Failed),
+        _ = interrupt.wait_for(|&stop| stop) => Err(Ran::Interrupted),
+    }
+}

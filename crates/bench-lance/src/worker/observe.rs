@@ -1,0 +1,92 @@
+//! What a worker's operations showed and when: a listing's creations seen, the shared
+//! table's version, each operation on the wall clock, and the traced operations with their
+//! requests (`--trace`).
+
+use std::time::Instant;
+
+use super::Session;
+use crate::catalog::{self, counting::Timed};
+use crate::plan::Operation;
+use crate::trace::{TracedOp, TracedRequest};
+
+impl Session {
+    /// What an operation showed, as the history keeps it: of a listing of `namespace`, what
+    /// it saw of each writer's creations and (a role's listing of tables, where tables are
+    /// removed) the golden's tables there it did not; of the shared table, its version.
+    pub(super) fn observed(
+        &self,
+        op: Operation,
+        observed: catalog::Observed,
+        namespace: Option<&str>,
+    ) -> (
+        Option<Vec<bench_core::consistency::Seen>>,
+        Option<Vec<String>>,
+        Option<u64>,
+    ) {
+        match observed {
+            catalog::Observed::Names(names) => {
+                let tables = matches!(op, Operation::ListTables { .. });
+                let gone = match (&self.role, namespace) {
+                    (Some(client), Some(namespace)) if tables => {
+                        (client.lock().expect("role client").targets).gone(namespace, &names)
+                    }
+                    _ => None,
+                };
+                (Some(bench_core::consistency::seen(&names)), gone, None)
+            }
+            catalog::Observed::Version(v) => (None, None, Some(v)),
+            catalog::Observed::Nothing => (None, None, None),
+        }
+    }
+
+    /// A moment on the wall clock, in µs since the epoch (from the worker's anchor on both
+    /// clocks).
+    pub(super) fn wall_us(&self, t: Instant) -> u64 {
+        let (i0, w0) = self.anchor;
+        let wall = if t >= i0 {
+            w0 + (t - i0)
+        } else {
+            w0 - (i0 - t)
+        };
+        wall.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64)
+    }
+
+    /// Keep traced operation `i` of kind `op` with its requests; after the last one, keys
+    /// are no longer kept.
+    pub(super) fn trace(
+        &self,
+        op: Operation,
+        i: u64,
+        ok: bool,
+        (start, end): (Instant, Instant),
+        requests: Vec<Timed>,
+    ) {
+        let us = |t: Instant| self.wall_us(t);
+        let requests = requests
+            .into_iter()
+            .filter(|r| r.end >= start && r.start <= end)
+            .map(|r| TracedRequest {
+                kind: r.kind.to_string(),
+                path: r.path.unwrap_or_default(),
+                bytes: r.bytes,
+                start_us: us(r.start.max(start)),
+                end_us: us(r.end.min(end)),
+            })
+            .collect();
+        let mut traced = self.traced.lock().expect("traced");
+        traced.push(TracedOp {
+            name: op.to_string(),
+            i,
+            ok,
+            start_us: us(start),
+            end_us: us(end),
+            requests,
+        });
+        if traced.len() >= self.args.trace as usize {
+            self.counters
+                .tracing
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
