@@ -274,6 +274,20 @@ fn check_record(r: &Value) {
         );
         assert_eq!(rev, bench_lance::plan::LANCE_REVISION);
     }
+    // How its writes ended: every commit one outcome, nothing unknown on local disk.
+    let outcomes = &obj["outcomes"];
+    let committed =
+        obj["total_operations"].as_u64().unwrap() + obj["warmup_committed"].as_u64().unwrap();
+    assert_eq!(outcomes["ok"].as_u64(), Some(committed), "{r}");
+    assert_eq!(outcomes["failed"], obj["errors"], "{r}");
+    assert_eq!(
+        (
+            outcomes["unknown"].as_u64(),
+            outcomes["failed_but_applied"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{r}"
+    );
     // `series` only in concurrent cells.
     let series = usize::from(obj.contains_key("series"));
     assert_eq!(
@@ -282,7 +296,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 18
+            + 19
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

@@ -5,6 +5,7 @@ mod common;
 mod catalog_ops;
 mod coordinator;
 mod counts;
+mod faults;
 mod local;
 mod network;
 mod numbers;

@@ -43,4 +43,4 @@ pub use commands::main;
 
 // The lance crates this library is built with, for the tests to name the same ones (so the
 // lance to test is pinned in one Cargo.toml: this crate's).
-pub use {lance_core, lance_namespace};
+pub use {lance, lance_core, lance_namespace};

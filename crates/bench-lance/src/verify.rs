@@ -13,13 +13,9 @@ use bench_core::oplog::Op;
 use crate::catalog;
 use crate::export::record::TableState;
 
-/// The ids of the `__manifest` under `root`, one per row (a catalog with none yet: empty).
+/// The ids of the `__manifest` under `root`, one per row.
 pub async fn ids(root: &str, storage: &BTreeMap<String, String>) -> lance_core::Result<Ids> {
-    match catalog::object_ids(root, storage).await {
-        Ok(ids) => Ok(Ids::of(ids)),
-        Err(lance_core::Error::DatasetNotFound { .. }) => Ok(Ids::default()),
-        Err(e) => Err(e),
-    }
+    Ok(Ids::of(catalog::object_ids(root, storage).await?))
 }
 
 /// The shared table of a cell of table operations as it was before the cell, and the rows

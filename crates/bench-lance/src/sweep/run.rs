@@ -877,16 +877,18 @@ impl Runner<'_> {
     async fn server_catalog(&self, cell: &Cell) -> Result<Golden, String> {
         let root = self.sweep.store.root_uri();
         let uri = cell.rest_uri.as_deref().unwrap_or_default();
-        // What the catalog holds as the run starts, which verification holds it against (a
-        // catalog nothing was committed to yet has no __manifest: none).
-        let ids = crate::verify::ids(&root, &cell.storage)
-            .await
-            .map_err(|e| {
-                format!(
+        // What the catalog holds as the run starts, which verification holds it against.
+        let ids = match crate::verify::ids(&root, &cell.storage).await {
+            Ok(ids) => ids,
+            // A catalog nothing was committed to yet has no __manifest.
+            Err(lance_core::Error::DatasetNotFound { .. }) => Default::default(),
+            Err(e) => {
+                return Err(format!(
                     "cannot read the catalog at {root} (the plan's root, which the server at \
-                 {uri} must serve): {e}"
-                )
-            })?;
+                     {uri} must serve): {e}"
+                ));
+            }
+        };
         let rows = ids.rows();
         if rows < cell.golden.rows {
             return Err(format!(

@@ -1,0 +1,185 @@
+//! Operations whose outcome bench cannot see, in every kind of cell: replies lost after the
+//! store applied the request (`scripts/s3-server.py --lose-reply-every`), deletes refused
+//! after lance's `drop_table` removed the entry (`--deny-delete`), a worker killed in the
+//! middle of a commit. Each is one record of the operation log with one outcome; those that
+//! did not succeed are looked up in the copy, and the cell verifies as they landed.
+
+use crate::common::*;
+
+/// A plan of every kind of cell on `write-create-namespace` (`transport`: the plan's
+/// `matrix.transport`).
+fn every_kind(transport: &str) -> String {
+    format!(
+        "name = 'kinds'\n[matrix]\nsizes = [100]\ninline = [false]\ntransport = [{transport}]\n\
+         [continuous]\noperations = 8\n\
+         [concurrent]\nconcurrency = [2]\nduration_secs = 2\n\
+         [mixed]\nclients = [2]\nreads_per_write = 1\nduration_secs = 2\n\
+         read_operation = 'warm-read-list-namespaces'\n"
+    )
+}
+
+/// Appends to the shared table, alone, contending and read back.
+const TABLE: &str = "name = 'table'\noperation = 'write-table-append'\n[matrix]\nsizes = [20]\n\
+     inline = [false]\ntable_versions = [5]\n[continuous]\noperations = 6\n\
+     [concurrent]\nconcurrency = [2]\nduration_secs = 2\n\
+     [mixed]\nclients = [2]\nreads_per_write = 1\nduration_secs = 2\n\
+     read_operation = 'warm-read-list-table-versions'\n";
+
+/// A writer creating and dropping tables of a tree whose tables have data, and a reader
+/// listing them.
+fn roles(transport: &str) -> String {
+    format!(
+        "name = 'roles'\n[fixture]\nwidth = 1\ndepth = 1\ntables_per_namespace = 30\n\
+         table_data = true\n[matrix]\ninline = [false]\ntransport = [{transport}]\n\
+         [workload]\nduration_secs = 2\n\
+         [[roles]]\nname = 'writers'\nclients = 1\nrate = 10\n[roles.mix]\n\
+         'write-declare-table' = 1\n'write-drop-table' = 1\n\
+         [[roles]]\nname = 'readers'\nclients = 1\n[roles.mix]\n'warm-read-list-tables' = 1\n"
+    )
+}
+
+/// Every record verified, each write that did not succeed resolved one way or the other
+/// (where it can be told apart), and readers shown nothing that did not happen.
+fn verified_and_resolved(records: &[serde_json::Value]) -> u64 {
+    assert!(!records.is_empty());
+    let mut unknown = 0;
+    for r in records {
+        assert_eq!(r["verified"], true, "{r}");
+        let o = &r["outcomes"];
+        let n = o["unknown"].as_u64().unwrap();
+        let resolved =
+            o["unknown_landed"].as_u64().unwrap() + o["unknown_not_landed"].as_u64().unwrap();
+        if r["operation"] != "write-table-append" {
+            assert_eq!(n, resolved, "every unknown write looked up: {r}");
+        }
+        unknown += n;
+        if r["consistency"].is_object() {
+            crate::roles::no_anomaly(&r["consistency"]);
+        }
+    }
+    unknown
+}
+
+/// Replies of conditional PUTs lost after the store applied them (every 4th): lance 14.0.2
+/// reads a lost commit back and reports it as it landed; a PUT that lost its race and its
+/// 412 reply comes back as a broken connection, its outcome unknown. Every kind of cell,
+/// directly and through a REST server, is verified with each such write looked up.
+#[test]
+fn lost_replies_leave_every_kind_of_cell_verified() {
+    let server = S3Server::start(&["--lose-reply-every", "4"]);
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost", &every_kind("'direct', 'rest'"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records.len(), 6);
+    verified_and_resolved(&records);
+    assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
+}
+
+/// The same store under the shared table's appends and under a cell of roles.
+#[test]
+fn lost_replies_leave_table_operations_and_roles_verified() {
+    let server = S3Server::start(&["--lose-reply-every", "4"]);
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-table", TABLE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records.len(), 3);
+    verified_and_resolved(&records);
+    for r in &records {
+        let (t, o) = (&r["table"], &r["outcomes"]);
+        // One version per commit that took effect: the successful ones and those of the
+        // unknown ones that landed (counted, not told apart).
+        let versions = t["version_after"].as_u64().unwrap() - t["version_before"].as_u64().unwrap();
+        let ok = o["ok"].as_u64().unwrap();
+        assert!(
+            versions >= ok && versions <= ok + o["unknown"].as_u64().unwrap(),
+            "{r}"
+        );
+    }
+    assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
+    // A server of its own: the sweep's preflight starts it.
+    let server = S3Server::start(&["--lose-reply-every", "4"]);
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-roles", &roles("'direct'"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    verified_and_resolved(&records);
+    assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
+}
+
+/// The same faults in front of a real S3 server.
+#[test]
+fn lost_replies_in_front_of_ceph_s_gateway_leave_every_kind_of_cell_verified() {
+    let server = S3Server::start_on(Backend::Rgw, &["--lose-reply-every", "4"]);
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost", &every_kind("'direct'"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records.len(), 3);
+    verified_and_resolved(&records);
+    assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
+}
+
+/// lance's `drop_table` removes the entry, then the table's files: with every delete of a
+/// table's data refused (403), each drop fails after its effect. Each is unknown, looked up
+/// (gone: landed), counted failed but applied; the cell verifies, its readers see no
+/// phantom, and against the same cell on a store that deletes, `bench compare --gate
+/// counts` finds no regression.
+#[test]
+fn a_drop_whose_deletes_are_refused_is_failed_but_applied() {
+    let denying = S3Server::start(&["--deny-delete", "/data/"]);
+    let (dir, o, records) = sweep_s3(&denying, "s3://bench/denied", &roles("'direct'"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    verified_and_resolved(&records);
+    let drops = crate::roles::role_op(r, "write-drop-table");
+    let refused = drops["errors"]["other"].as_u64().unwrap();
+    assert!(refused > 0 && drops["total_operations"] == 0, "{r}");
+    let o = &r["outcomes"];
+    assert_eq!(o["failed_but_applied"].as_u64(), Some(refused), "{r}");
+    assert_eq!(o["unknown_landed"].as_u64(), Some(refused), "{r}");
+    let first = o["first_failed_but_applied"].as_str().unwrap();
+    assert!(
+        first.contains("write-drop-table") && first.contains("Failed to delete table directory"),
+        "{first}"
+    );
+    assert!(denying.counts()["denied"].as_u64().unwrap() > 0);
+    let c = &r["consistency"];
+    assert_eq!(c["indeterminate_landed"].as_u64(), Some(refused), "{c}");
+    // The same cell where deletes are allowed, and the two compared on their counts.
+    let deleting = S3Server::start(&[]);
+    let (a, o, _) = sweep_s3(&deleting, "s3://bench/deleted", &roles("'direct'"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let compared = bench_cmd(&[
+        "compare",
+        a.path().join("out").to_str().unwrap(),
+        dir.path().join("out").to_str().unwrap(),
+        "--gate",
+        "counts",
+        "--fail-on-regression",
+    ]);
+    assert_eq!(compared.status.code(), Some(0), "{}", stdout(&compared));
+}
+
+/// A worker killed (SIGKILL) in the middle of its third commit, as planted: in every kind of
+/// cell, directly and through a REST server (where the server finishes the commit), its
+/// commit's outcome is unknown, looked up and judged as it landed, and the cell verifies.
+#[test]
+fn a_worker_killed_mid_commit_in_every_kind_of_cell_is_looked_up() {
+    let mut landed = 0;
+    for (text, cells) in [(every_kind("'direct', 'rest'"), 6), (TABLE.to_string(), 3)] {
+        let (_d, plan, out) = plan_dir(&text);
+        let mut cmd = bench();
+        cmd.env(bench_lance::worker::KILL_MID_COMMIT_ENV, "0:3");
+        let o = run_with(cmd, &plan, &out, &[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let records = lines(&out.join("results.jsonl"));
+        assert_eq!(records.len(), cells);
+        assert_eq!(verified_and_resolved(&records), cells as u64, "one a cell");
+        for r in &records {
+            let stopped = r["stopped_early"].as_str().unwrap_or_default();
+            assert!(stopped.contains("worker 0: killed mid-commit"), "{r}");
+            let first = r["outcomes"]["first_unknown"].as_str().unwrap();
+            assert!(
+                first.starts_with("worker 0's ") && first.contains("(killed)"),
+                "{r}"
+            );
+            landed += r["outcomes"]["unknown_landed"].as_u64().unwrap();
+        }
+    }
+    // Through a REST server the server finishes the killed worker's commit.
+    assert!(landed >= 3, "{landed}");
+}
