@@ -936,6 +936,12 @@ fn a_trace_of_each_run_holds_every_workers_first_operations_and_their_requests()
         if workers == 1 {
             assert_eq!(ops, 2, "{rel}");
         }
+        // Each operation's outcome, as the cell's operation log judged it.
+        for e in slices.iter().filter(|e| e["cat"] == "operation") {
+            let said = e["args"]["outcome"].as_str().unwrap_or_default();
+            assert_eq!(said == "ok", e["args"]["ok"] == true, "{e}");
+            assert!(["ok", "failed"].contains(&said), "{e}");
+        }
         let requests: Vec<&&serde_json::Value> =
             slices.iter().filter(|e| e["cat"] == "request").collect();
         assert!(requests.len() >= ops, "{rel}: a commit makes requests");

@@ -286,6 +286,16 @@ impl Op {
         }
     }
 
+    /// Its outcome in words, with how it resolved where it was looked up: `ok`, `failed`,
+    /// `unknown, landed`, `failed, did not land`.
+    pub fn said(&self) -> String {
+        match (self.outcome, self.landed) {
+            (Outcome::Ok, _) | (_, None) => self.outcome.name().to_string(),
+            (o, Some(true)) => format!("{}, landed", o.name()),
+            (o, Some(false)) => format!("{}, did not land", o.name()),
+        }
+    }
+
     /// How messages name it: `worker 2's write-create-namespace #7 (bench_w2_7)`.
     pub fn name(&self) -> String {
         let what = match (&self.entry, &self.property) {

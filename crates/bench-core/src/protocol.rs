@@ -640,6 +640,7 @@ mod tests {
                     name: "create-table".into(),
                     i: 0,
                     ok: true,
+                    outcome: None,
                     start_us: 10,
                     end_us: 20,
                     requests: vec![crate::trace::TracedRequest {

@@ -37,6 +37,10 @@ pub struct TracedOp {
     pub name: String,
     pub i: u64,
     pub ok: bool,
+    /// Its outcome as the cell's operation log judged it (`unknown, landed`), where the
+    /// coordinator told it (it fills it in from the log before the trace is written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
     pub start_us: u64,
     pub end_us: u64,
     pub requests: Vec<TracedRequest>,
@@ -95,7 +99,7 @@ pub fn chrome_trace(title: &str, workers: &[(u32, Vec<TracedOp>)]) -> Value {
                 "name": format!("{} #{}", op.name, op.i),
                 "cat": "operation",
                 "ts": at(op.start_us), "dur": op.end_us.saturating_sub(op.start_us),
-                "args": {"ok": op.ok, "requests": op.requests.len()},
+                "args": {"ok": op.ok, "outcome": op.outcome, "requests": op.requests.len()},
             }));
             let mut requests: Vec<&TracedRequest> = op.requests.iter().collect();
             requests.sort_by_key(|r| (r.start_us, r.end_us));
@@ -179,6 +183,7 @@ mod tests {
             name: "create-table".into(),
             i,
             ok: true,
+            outcome: Some("ok".into()),
             start_us: t,
             end_us: t + 100,
             requests,

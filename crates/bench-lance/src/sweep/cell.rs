@@ -6,7 +6,7 @@ use tokio::sync::watch;
 
 use super::Sweep;
 use super::pairing::RunPairing;
-use super::workers::{Ran, watch_workers};
+use super::workers::{Job, Ran, watch_workers};
 use crate::arm::{ARM_A, Arm};
 use crate::clock::{now_utc_ms, unix_ms};
 use crate::error::BenchError;
@@ -19,17 +19,6 @@ use crate::progress::Progress;
 use crate::state::{State, Status};
 use crate::stats::Measured;
 use crate::verify;
-
-/// One repetition of one cell, on a copy of this golden, by the workers of this arm (or of
-/// both arms of `bench ab`, as pairs).
-pub(super) struct Job<'a> {
-    pub cell: &'a Cell,
-    pub repetition: u32,
-    /// The repetitions the cell runs in all.
-    pub of: u32,
-    pub golden: &'a Golden,
-    pub arms: &'a [&'a Arm],
-}
 
 pub(super) enum CellResult {
     /// One record per arm that ran, in arm order.
@@ -53,7 +42,18 @@ fn write_trace(
         name.push_str(&format!("_{a}"));
     }
     let rel = format!("{}/{name}.json", crate::trace::TRACE_DIR);
-    let trace = crate::trace::chrome_trace(&name, &m.traces);
+    // Each traced operation's outcome as the log holds it (resolved by verification).
+    let mut traces = m.traces.clone();
+    for (w, ops) in &mut traces {
+        for op in ops {
+            op.outcome = (m.log.iter())
+                .find(|o| {
+                    o.client == *w && !o.warm && o.i == op.i && o.operation.as_str() == op.name
+                })
+                .map(crate::oplog::Op::said);
+        }
+    }
+    let trace = crate::trace::chrome_trace(&name, &traces);
     let path = sweep.out.join(&rel);
     let written = std::fs::create_dir_all(sweep.out.join(crate::trace::TRACE_DIR))
         .and_then(|_| crate::files::write_atomic(&path, trace.to_string().as_bytes()));

@@ -7,10 +7,11 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::cell::{self, CellResult, Job};
+use super::cell::{self, CellResult};
 use super::pairing::{Pairing, RunPairing};
 use super::precision::Until;
 use super::resume::{self, CellStatus};
+use super::workers::Job;
 use crate::catalog;
 use crate::error::{BenchError, exit, io_err};
 use crate::export::{Record, jsonl};

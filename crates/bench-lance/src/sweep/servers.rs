@@ -6,29 +6,29 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::workers::Ran;
 use crate::arm::Arm;
 use crate::coordinator::servers::{ServerSpec, Servers};
 use crate::plan::Cell;
+use crate::stats::Measured;
 use bench_core::serve::ServeArgs;
 
 /// Run the workers (`workers`, stopped through `stop`) while watching the servers: a
 /// server that dies stops the workers at once, as an interrupt does, and fails the run
-/// with its reason; the user's interrupt is passed on.
-pub(super) async fn with_servers(
+/// with its reason (`Err`); the user's interrupt is passed on.
+pub(super) async fn with_servers<T>(
     servers: &mut [Servers],
     interrupt: &mut watch::Receiver<bool>,
     stop: &watch::Sender<bool>,
-    workers: impl std::future::Future<Output = Ran>,
-) -> Ran {
+    workers: impl std::future::Future<Output = T>,
+) -> Result<T, String> {
     tokio::pin!(workers);
     let (mut died, mut passed) = (None, false);
     loop {
         tokio::select! {
             ran = &mut workers => {
                 return match died {
-                    Some(why) => Ran::Failed(why),
-                    None => ran,
+                    Some(why) => Err(why),
+                    None => Ok(ran),
                 };
             }
             _ = interrupt.changed(), if !passed => {
@@ -87,29 +87,31 @@ pub(super) async fn start_servers(
     Ok(started)
 }
 
-/// After the workers: what each arm's servers served (into its figures), and the servers
-/// stopped. A server that died during the cell, or outlived it, fails the run.
-pub(super) async fn finish_servers(servers: &mut [Servers], ran: Ran) -> Ran {
-    let mut ran = ran;
-    if let Ran::Measured(measured, _) = &mut ran {
-        for (s, m) in servers.iter_mut().zip(measured.iter_mut()) {
-            let served = match s.exited() {
-                Some(why) => Err(why),
-                None => s.report().await,
-            };
-            match served {
-                Ok(reports) => m.servers = reports,
-                Err(why) => {
-                    ran = Ran::Failed(why);
-                    break;
-                }
+/// After the workers: what each arm's servers served (into its figures, where the workers
+/// measured), and the servers stopped. A server that died during the cell, or outlived it,
+/// fails the run: its reason.
+pub(super) async fn finish_servers(
+    servers: &mut [Servers],
+    measured: Option<&mut [Measured]>,
+) -> Result<(), String> {
+    let mut result = Ok(());
+    for (s, m) in servers.iter_mut().zip(measured.into_iter().flatten()) {
+        let served = match s.exited() {
+            Some(why) => Err(why),
+            None => s.report().await,
+        };
+        match served {
+            Ok(reports) => m.servers = reports,
+            Err(why) => {
+                result = Err(why);
+                break;
             }
         }
     }
     for s in servers.iter_mut() {
         if let Err(e) = s.stop().await {
-            ran = Ran::Failed(e);
+            result = Err(e);
         }
     }
-    ran
+    result
 }

@@ -6,15 +6,28 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Sweep;
-use super::cell::Job;
 use super::servers::{finish_servers, start_servers, with_servers};
+use crate::arm::Arm;
 use crate::coordinator::servers::{Servers, Starter};
 use crate::coordinator::{
     self, ArmUnits, CellRun, Observer, Outcome, Pace, PairOutcome, PairingKind,
 };
+use crate::golden::Golden;
+use crate::plan::Cell;
 use crate::plan::Client;
 use crate::progress::{CellBar, CellView, Progress};
 use crate::stats::Measured;
+
+/// One repetition of one cell, on a copy of this golden, by the workers of this arm (or of
+/// both arms of `bench ab`, as pairs).
+pub(super) struct Job<'a> {
+    pub cell: &'a Cell,
+    pub repetition: u32,
+    /// The repetitions the cell runs in all.
+    pub of: u32,
+    pub golden: &'a Golden,
+    pub arms: &'a [&'a Arm],
+}
 
 /// While a launcher holds a cell's workers in its queue, `<out>/.running` says so (for
 /// `bench status`): the cell and the launcher's last words.
@@ -208,11 +221,19 @@ pub(super) async fn watch_workers(
     } else {
         let (stop, mut stopped) = watch::channel(false);
         let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
-        with_servers(&mut servers, interrupt, &stop, workers).await
+        (with_servers(&mut servers, interrupt, &stop, workers).await).unwrap_or_else(Ran::Failed)
     };
     watched.clear();
     bar.finish();
-    finish_servers(&mut servers, ran).await
+    let mut ran = ran;
+    let measured = match &mut ran {
+        Ran::Measured(m, _) => Some(&mut m[..]),
+        Ran::Failed(_) | Ran::Interrupted => None,
+    };
+    match finish_servers(&mut servers, measured).await {
+        Ok(()) => ran,
+        Err(why) => Ran::Failed(why),
+    }
 }
 
 /// Starting servers (up to their listen timeout) gives way to an interrupt: those started

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::Session;
 use crate::catalog::{self, counting::Timed};
-use crate::plan::Operation;
+use crate::plan::{Entry, Names, Operation};
 use crate::trace::{TracedOp, TracedRequest};
 
 impl Session {
@@ -25,7 +25,7 @@ impl Session {
     ) {
         match observed {
             catalog::Observed::Names(names) => {
-                let tables = matches!(op, Operation::ListTables { .. });
+                let tables = op.describe().names == Names::Lists(Entry::Table);
                 let gone = match (&self.role, namespace) {
                     (Some(client), Some(namespace)) if tables => {
                         (client.lock().expect("role client").targets).gone(namespace, &names)
@@ -79,6 +79,7 @@ impl Session {
             name: op.to_string(),
             i,
             ok,
+            outcome: None,
             start_us: us(start),
             end_us: us(end),
             requests,
