@@ -4,11 +4,11 @@
 # the reply of every 4th conditional PUT after applying it, to refuse deletes of table data
 # (403), to reset 5 % of connections before the request reaches the store, to answer 503 to
 # 10 % of requests; and a worker killed in the middle of its third commit
-# (BENCH_WORKER_KILL_MID_COMMIT). Each fault runs the same cells: a continuous, a concurrent
-# (2 writers) and a mixed cell (2 clients, a listing a commit) of write-create-namespace, the
-# shared table's appends (continuous, concurrent, mixed with version reads), and a cell of
-# roles (one writer declaring tables and dropping the golden's, whose tables have data, one
-# reader listing them). Prints per (fault, cell), summed over REPS repetitions: the writes,
+# (BENCH_WORKER_KILL_MID_COMMIT), directly and through a REST server (local disk). Each fault
+# runs the same cells: a continuous, a concurrent (2 writers) and a mixed cell (2 clients, a
+# listing a commit) of write-create-namespace, the shared table's appends (continuous,
+# concurrent, mixed with version reads), and a cell of roles (one writer declaring tables and
+# dropping the golden's, whose tables have data, one reader listing them). Prints per (fault, cell), summed over REPS repetitions: the writes,
 # how many ended unknown, how those resolved (landed / did not / not told apart), how many
 # failed but applied, whether every run verified, and the readers' anomalies.
 #
@@ -107,48 +107,56 @@ clients = 1
 "warm-read-list-tables" = 1
 EOF
 
-# Every plan under one fault: a fresh server with ARGS (or local disk with "local"), and
-# the environment given before it.
+# Every plan under one fault: each on a fresh server with ARGS (so that each sweep's preflight
+# meets the server as it starts), or on local disk with "local"; the environment given before
+# it reaches bench, and EXTRA (bench's options) every sweep.
 faulty() {
   local name=$1; shift
-  local root opts=()
-  if [ "$1" = local ]; then
-    shift
-    root="$WORK/$name-store"
-  else
-    server "$@"
-    set --
-    root="s3://bench/$name"
-    opts=(--storage-option "aws_endpoint=http://127.0.0.1:$PORT"
-          --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)
-  fi
+  local plan root opts
   for plan in kinds table roles; do
+    opts=()
+    if [ "$1" = local ]; then
+      root="$WORK/$name-store"
+    else
+      server "$@"
+      root="s3://bench/$name"
+      opts=(--storage-option "aws_endpoint=http://127.0.0.1:$PORT"
+            --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)
+    fi
     local t0=$SECONDS
     "$BENCH" run "$WORK/$plan.toml" --out "$WORK/$name/$plan" --root "$root/$plan" \
-      ${opts[@]+"${opts[@]}"} --set "run.repetitions=$REPS" --progress lines \
+      ${opts[@]+"${opts[@]}"} --set "run.repetitions=$REPS" ${EXTRA[@]+"${EXTRA[@]}"} \
+      --progress lines \
       > /dev/null 2> "$WORK/$name-$plan.log" || true
     echo "$name $plan: $((SECONDS - t0)) s" >> "$WORK/times"
+    [ -s "$WORK/$name/$plan/results.jsonl" ] || { echo "$name $plan:" >&2; tail -3 "$WORK/$name-$plan.log" >&2; }
   done
 }
 
 faulty lost-replies --lose-reply-every 4
+# One run a cell: a copy the store will not delete from cannot be replaced by the next.
+EXTRA=(--set run.repetitions=1)
 faulty denied-deletes --deny-delete /data/
+EXTRA=()
 faulty resets --reset-rate 0.05 --seed 3
 faulty throttled --throttle-rate 0.1 --seed 5
 BENCH_WORKER_KILL_MID_COMMIT=0:3 faulty killed-worker local
+# Through a REST server, which finishes the killed worker's commit.
+EXTRA=(--set 'matrix.transport=["rest"]')
+BENCH_WORKER_KILL_MID_COMMIT=0:3 faulty killed-rest local
 
 python3 - "$WORK" "$REPS" <<'PY'
 import json, os, sys
 work, reps = sys.argv[1], sys.argv[2]
-faults = ["lost-replies", "denied-deletes", "resets", "throttled", "killed-worker"]
-print(f"{reps} repetition(s) a cell, summed; unknown: landed / did not / not told apart")
-print(f"{'fault':<16}{'cell':<34}{'writes':>7}{'errors':>7}{'unknown':>8}{'resolved':>13}"
+faults = ["lost-replies", "denied-deletes", "resets", "throttled", "killed-worker", "killed-rest"]
+print(f"summed over a cell's runs; unknown: landed / did not / not told apart")
+print(f"{'fault':<16}{'cell':<38}{'runs':>5}{'writes':>7}{'errors':>7}{'unknown':>8}{'resolved':>13}"
       f"{'failed but applied':>20}{'verified':>10}{'anomalies':>10}")
 for fault in faults:
     for plan in ("kinds", "table", "roles"):
         path = f"{work}/{fault}/{plan}/results.jsonl"
         if not os.path.exists(path):
-            print(f"{fault:<16}{plan:<34}  (no records: see its log)")
+            print(f"{fault:<16}{plan:<38}  (no records: see its log)")
             continue
         cells = {}
         for l in open(path):
@@ -164,8 +172,9 @@ for fault in faults:
             anomalies = (str(sum(c["stale_reads"] + c["monotonic_violations"] + c["phantoms"] for c in cs))
                          if cs else "-")
             verified = "all" if all(r["verified"] for r in rs) else "NOT"
-            short = tag.replace("_inline_false", "").replace("_rows_", " ")
-            print(f"{fault:<16}{short:<34}{writes:>7}{errors:>7}{unknown:>8}"
+            short = (tag.replace("_inline_false", "").replace("_rows_", " ")
+                     .replace("_transport-rest", " rest"))
+            print(f"{fault:<16}{short:<38}{len(rs):>5}{writes:>7}{errors:>7}{unknown:>8}"
                   f"{f'{landed} / {not_landed} / {unknown - landed - not_landed}':>13}"
                   f"{s('failed_but_applied'):>20}{verified:>10}{anomalies:>10}")
 PY

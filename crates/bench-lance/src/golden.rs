@@ -252,16 +252,22 @@ async fn shared_table(
     })
 }
 
+/// Attempts at each table of a tree: a store that breaks a connection now and then (its
+/// commit's conditional PUT is not retried) does not fail a golden of thousands of tables.
+const TABLE_ATTEMPTS: u32 = 3;
+
 /// Every table of a tree a dataset of its own (3 rows, as `write-create-table` writes), at
-/// the location its `__manifest` row names, several at once.
+/// the location its `__manifest` row names, several at once. A table whose write fails is
+/// written again, over whatever it left (a commit that landed before its reply was lost
+/// gets a second version of the same rows).
 async fn table_data(
     root: &str,
     f: &crate::plan::Fixture,
     cfg: &GoldenConfig<'_>,
 ) -> lance_core::Result<()> {
     use futures::{StreamExt, TryStreamExt};
-    let params = WriteParams {
-        mode: WriteMode::Create,
+    let params = |mode| WriteParams {
+        mode,
         store_params: Some(catalog::store_params(cfg.storage)),
         ..Default::default()
     };
@@ -269,13 +275,22 @@ async fn table_data(
     futures::stream::iter(0..f.tables())
         .map(|k| {
             let uri = format!("{root}/{}", f.table_id(k));
-            let (params, batch) = (params.clone(), batch.clone());
+            let (create, overwrite) = (params(WriteMode::Create), params(WriteMode::Overwrite));
+            let batch = batch.clone();
             async move {
-                InsertBuilder::new(uri.as_str())
-                    .with_params(&params)
-                    .execute(vec![batch])
-                    .await
-                    .map(|_| ())
+                let mut attempt = 1;
+                loop {
+                    let params = if attempt == 1 { &create } else { &overwrite };
+                    let written = InsertBuilder::new(uri.as_str())
+                        .with_params(params)
+                        .execute(vec![batch.clone()])
+                        .await;
+                    match written {
+                        Ok(_) => return Ok(()),
+                        Err(e) if attempt >= TABLE_ATTEMPTS => return Err(e),
+                        Err(_) => attempt += 1,
+                    }
+                }
             }
         })
         .buffer_unordered(16)

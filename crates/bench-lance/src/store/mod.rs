@@ -317,13 +317,13 @@ impl Store {
         let not_removed = failed.len();
         match failed.pop() {
             None => Ok(()),
-            Some(e) => Err(BenchError::store_source(
-                format!(
-                    "cannot remove {} ({not_removed} of its {n} objects not removed)",
-                    self.uri(rel)
-                ),
-                e,
-            )),
+            // A refused batch names every key of it: the start of its message says enough.
+            Some(e) => Err(BenchError::store(format!(
+                "cannot remove {} ({not_removed} of its {n} objects, or batches of them, not \
+                 removed): {}",
+                self.uri(rel),
+                shortened(&e.to_string(), 400)
+            ))),
         }
     }
 
@@ -449,4 +449,17 @@ fn local_root(path: &str) -> Result<String, BenchError> {
     } else {
         s
     })
+}
+
+/// `text` cut to about `max` characters (at a character boundary), with how much was left
+/// out.
+fn shortened(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let cut = (0..=max)
+        .rev()
+        .find(|&c| text.is_char_boundary(c))
+        .unwrap_or(0);
+    format!("{}… ({} characters more)", &text[..cut], text.len() - cut)
 }
