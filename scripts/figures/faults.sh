@@ -48,11 +48,17 @@ server() {
   exit 1
 }
 
-cat > "$WORK/kinds.toml" <<'EOF'
-name = "kinds"
+# A continuous, a concurrent and a mixed cell of OPERATION on a golden of ROWS (and the
+# TABLE lines), the mixed cell reading READ between its commits.
+cells() {
+  local name=$1 operation=$2 rows=$3 read=$4 table=$5
+  cat > "$WORK/$name.toml" <<EOF
+name = "$name"
+operation = "$operation"
 [matrix]
-sizes = [100]
+sizes = [$rows]
 inline = [false]
+$table
 [continuous]
 operations = 20
 [concurrent]
@@ -62,26 +68,11 @@ duration_secs = 3
 clients = [2]
 reads_per_write = 1
 duration_secs = 3
-read_operation = "warm-read-list-namespaces"
+read_operation = "$read"
 EOF
-cat > "$WORK/table.toml" <<'EOF'
-name = "table"
-operation = "write-table-append"
-[matrix]
-sizes = [20]
-inline = [false]
-table_versions = [5]
-[continuous]
-operations = 20
-[concurrent]
-concurrency = [2]
-duration_secs = 3
-[mixed]
-clients = [2]
-reads_per_write = 1
-duration_secs = 3
-read_operation = "warm-read-list-table-versions"
-EOF
+}
+cells kinds write-create-namespace 100 warm-read-list-namespaces ""
+cells table write-table-append 20 warm-read-list-table-versions "table_versions = [5]"
 cat > "$WORK/roles.toml" <<'EOF'
 name = "roles"
 [fixture]

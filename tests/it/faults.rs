@@ -74,7 +74,8 @@ fn lost_replies_leave_every_kind_of_cell_verified() {
     assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
 }
 
-/// The same store under the shared table's appends and under a cell of roles.
+/// The same store under the shared table's appends and under a cell of roles (directly and
+/// through a REST server).
 #[test]
 fn lost_replies_leave_table_operations_and_roles_verified() {
     let server = S3Server::start(&["--lose-reply-every", "4"]);
@@ -96,7 +97,7 @@ fn lost_replies_leave_table_operations_and_roles_verified() {
     assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
     // A server of its own: the sweep's preflight starts it.
     let server = S3Server::start(&["--lose-reply-every", "4"]);
-    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-roles", &roles("'direct'"));
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-roles", &roles("'direct', 'rest'"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     verified_and_resolved(&records);
     assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
