@@ -225,12 +225,17 @@ pub(super) async fn watch_workers(
     };
     watched.clear();
     bar.finish();
-    let mut ran = ran;
+    served(&mut servers, ran).await
+}
+
+/// The run, with what each arm's servers served in its figures, once they are stopped; a
+/// server that died or outlived the cell fails it.
+async fn served(servers: &mut [Servers], mut ran: Ran) -> Ran {
     let measured = match &mut ran {
         Ran::Measured(m, _) => Some(&mut m[..]),
         Ran::Failed(_) | Ran::Interrupted => None,
     };
-    match finish_servers(&mut servers, measured).await {
+    match finish_servers(servers, measured).await {
         Ok(()) => ran,
         Err(why) => Ran::Failed(why),
     }
