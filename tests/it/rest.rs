@@ -232,8 +232,9 @@ fn a_rest_cell_on_s3_counts_its_servers_requests_and_verifies() {
 /// a catalog of its own): measured only when the plan says `rest.external = true`; then on
 /// that catalog as it is, each run where the last ended, every commit verified in the
 /// catalog it serves (the plan's `root`). bench builds, copies and leaves nothing there,
-/// and the server runs on after the sweep. A `root` that is not the server's catalog fails
-/// the cell, saying so.
+/// and the server runs on after the sweep. Roles there may add entries, not remove them; a
+/// second run's readers take the first run's entries for no one's of theirs. A `root` that is
+/// not the server's catalog fails the cell, saying so.
 #[test]
 fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
     use std::io::BufRead;
@@ -333,6 +334,40 @@ fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
         "bench left {left:?} in the server's catalog"
     );
     assert!(server.try_wait().unwrap().is_none(), "the server runs on");
+    // Roles there: a removal is refused before anything runs; creations and listings run
+    // twice, and the second run's readers see the first run's entries as no one's of theirs.
+    let roles = |mix: &str| {
+        format!(
+            "name = 'ext-roles'\nroot = '{}'\n[matrix]\nsizes = [0]\ninline = [false]\n\
+             [workload]\nduration_secs = 2\n\
+             [[roles]]\nname = 'writer'\nclients = 1\nrate = 20\n[roles.mix]\n{mix}\n\
+             [[roles]]\nname = 'reader'\nclients = 1\n[roles.mix]\n'warm-read-list-tables' = 1\n\
+             [run]\nrepetitions = 2\n[rest]\nuri = '{uri}'\nexternal = true\n",
+            catalog.display()
+        )
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let no_options = std::collections::BTreeMap::new();
+    let rows = || {
+        let ids = bench_lance::verify::ids(catalog.to_str().unwrap(), &no_options);
+        rt.block_on(ids).unwrap().rows()
+    };
+    let held = rows();
+    let (_d, dropping, out) = plan_dir(&roles("'write-declare-table' = 1\n'write-drop-table' = 1"));
+    let o = run(&dropping, &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("roles[0].mix") && stderr(&o).contains("write-drop-table"));
+    assert!(!out.exists());
+    let (_d, adding, out) = plan_dir(&roles("'write-declare-table' = 1"));
+    let o = run(&adding, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        crate::roles::no_anomaly(&r["consistency"]);
+    }
+    assert!(rows() > held, "only entries added");
     // A root that is not the server's catalog: the cell fails and says so.
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();

@@ -150,7 +150,7 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
         }
         Names::Creates(kind, _) => {
             let leaf = id.rsplit('$').next().unwrap_or_default();
-            let (_, n) = created_index(leaf)?;
+            let (_, n, _) = created_index(leaf)?;
             What::Created {
                 id,
                 n,

@@ -142,10 +142,10 @@ const CREATED: &str = "bench_";
 /// What a warm-up's creations end with.
 pub const WARM_SUFFIX: &str = "_warm";
 
-/// A name bench's creations carry, `<prefix><client>_<n>` (the run's mark after it, if
-/// any): the client and its creation's index; `None` for any other name, and for a
-/// warm-up's creations (`…_warm`), which are not measured.
-pub fn created_index(name: &str) -> Option<(u32, u64)> {
+/// A name bench's creations carry, `<prefix><client>_<n>` and the run's mark after it (empty
+/// but on a catalog runs share): the client, its creation's index and the mark; `None` for
+/// any other name, and for a warm-up's creations (`…_warm`), which are not measured.
+pub fn created_index(name: &str) -> Option<(u32, u64, &str)> {
     // Called on every name a listing returns: the golden's (`table_3`, `ns_0`) leave at once.
     if !name.starts_with(CREATED) || name.ends_with(WARM_SUFFIX) {
         return None;
@@ -165,14 +165,20 @@ pub fn created_index(name: &str) -> Option<(u32, u64)> {
     });
     let rest = prefixes.iter().find_map(|p| name.strip_prefix(p))?;
     let (w, tail) = rest.split_once('_')?;
-    let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
-    Some((w.parse().ok()?, digits.parse().ok()?))
+    let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    Some((
+        w.parse().ok()?,
+        tail[..digits].parse().ok()?,
+        &tail[digits..],
+    ))
 }
 
-/// What a listing's names show of every writer's creations.
-pub fn seen(names: &[String]) -> Vec<Seen> {
+/// What a listing's names show of every writer's creations in this run, whose names carry
+/// `mark` (a creation of another run on the same catalog is none of them).
+pub fn seen(names: &[String], mark: &str) -> Vec<Seen> {
     let mut by: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
-    for (w, n) in names.iter().filter_map(|n| created_index(n)) {
+    let ours = names.iter().filter_map(|n| created_index(n));
+    for (w, n, _) in ours.filter(|&(_, _, m)| m == mark) {
         by.entry(w).or_default().insert(n);
     }
     let runs = |set: BTreeSet<u64>| {
@@ -380,8 +386,8 @@ mod tests {
 
     #[test]
     fn a_listing_s_names_say_what_it_saw_of_each_writer() {
-        assert_eq!(created_index("bench_d3_17"), Some((3, 17)));
-        assert_eq!(created_index("bench_t0_2_r5f3a"), Some((0, 2)));
+        assert_eq!(created_index("bench_d3_17"), Some((3, 17, "")));
+        assert_eq!(created_index("bench_t0_2_r5f3a"), Some((0, 2, "_r5f3a")));
         assert_eq!(created_index("table_3"), None);
         assert_eq!(created_index("bench_d0_2_r5f3a_warm"), None);
         // Every creation's prefix passes the quick test.
@@ -396,9 +402,11 @@ mod tests {
             "bench_d1_5",
             "table_9",
             "bench_d0_2",
+            // Another run's, on the same catalog.
+            "bench_d0_3_r1",
         ]
         .map(String::from);
-        let s = seen(&names);
+        let s = seen(&names, "");
         assert_eq!(
             s,
             [
@@ -413,6 +421,13 @@ mod tests {
             ]
         );
         assert!(s[1].has(5) && s[1].has(0) && !s[1].has(3) && !s[1].has(6));
+        assert_eq!(
+            seen(&names, "_r1"),
+            [Seen {
+                writer: 0,
+                runs: vec![[3, 4]]
+            }]
+        );
         assert_eq!(parent("ns_0$ns_1$table_3"), "ns_0$ns_1");
         assert_eq!(parent("table_3"), "");
     }

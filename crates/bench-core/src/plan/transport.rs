@@ -353,8 +353,31 @@ pub(super) fn check_external(plan: &super::Plan) -> Result<(), PlanError> {
              results)",
         );
     }
+    // A role may create and read; removing or changing what the catalog holds is not bench's
+    // to do on a catalog it did not make.
+    for (i, role) in plan.roles.iter().flat_map(|r| r.roles.iter()).enumerate() {
+        let changes = (role.mix.iter()).find(|(op, _)| match op.describe().effect {
+            super::Effect::CatalogRow | super::Effect::Nothing => false,
+            super::Effect::CatalogRowGone
+            | super::Effect::TableVersion
+            | super::Effect::TableProperty => true,
+        });
+        if let Some((op, _)) = changes {
+            return Err(invalid(
+                &format!("roles[{i}].mix"),
+                format!(
+                    "`{op}` would remove or change entries of the server's catalog, which bench \
+                     leaves as it is with rest.external (its runs only add entries of their \
+                     own); remove it from the mix, or measure it on bench's own copies (without \
+                     rest.external)"
+                ),
+            ));
+        }
+    }
     let op = plan.operation;
-    if op.describe().effect != super::Effect::CatalogRow || plan.mixed.is_some() {
+    if plan.roles.is_none()
+        && (op.describe().effect != super::Effect::CatalogRow || plan.mixed.is_some())
+    {
         return why(
             "operation",
             "must be a catalog commit that creates (write-create-namespace, write-create-table, \
@@ -607,6 +630,38 @@ mod tests {
         ] {
             let e = parse(&text.replacen(from, to, 1)).unwrap_err().to_string();
             assert!(e.contains(key), "{from} -> {to}: {e}");
+        }
+    }
+
+    /// Roles on a catalog bench did not make create and read; one that would remove or
+    /// change its entries is refused, naming the role's mix.
+    #[test]
+    fn roles_on_an_external_catalog_only_add_entries_of_their_own() {
+        let roles = |mix: &str| {
+            external_text(
+                "external = true
+",
+            )
+            .replace(
+                "[continuous]\noperations = 5\n",
+                &format!(
+                    "[workload]\nduration_secs = 2\n[[roles]]\nname = 'w'\nclients = 1\n\
+                     [roles.mix]\n'write-declare-table' = 1\n[[roles]]\nname = 'r'\n\
+                     clients = 1\n[roles.mix]\n{mix} = 1\n"
+                ),
+            )
+        };
+        assert!(parse(&roles("'warm-read-list-tables'")).is_ok());
+        for op in [
+            "write-drop-table",
+            "write-deregister-table",
+            "write-drop-namespace",
+        ] {
+            let e = parse(&roles(&format!("'{op}'"))).unwrap_err().to_string();
+            assert!(
+                e.contains("roles[1].mix") && e.contains(op) && e.contains("leaves as it is"),
+                "{op}: {e}"
+            );
         }
     }
 }

@@ -32,7 +32,8 @@ impl Session {
                     }
                     _ => None,
                 };
-                (Some(bench_core::consistency::seen(&names)), gone, None)
+                let seen = bench_core::oplog::seen(&names, &self.args.names);
+                (Some(seen), gone, None)
             }
             catalog::Observed::Version(v) => (None, None, Some(v)),
             catalog::Observed::Nothing => (None, None, None),
