@@ -1080,4 +1080,25 @@ fn only_and_set_select_cells_and_set_keys() {
         "{}",
         stderr(&o)
     );
+    // A secret's value is never shown, however it is given wrong.
+    for args in [
+        &["--set", "storage.aws_secret_access_key=1234567"][..],
+        &["--set", "storage.aws_secret_access_key:1234567"],
+        &["--storage-option", "aws_secret_access_key:1234567"],
+        &[
+            "--set",
+            "storage.aws_session_token=1234567",
+            "--set",
+            "run.repetitions=0",
+        ],
+    ] {
+        let o = run(&plan, &out, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let said = stderr(&o) + &String::from_utf8_lossy(&o.stdout);
+        assert!(!said.contains("1234567"), "{args:?}: {said}");
+        assert!(
+            said.contains("aws_s") || said.contains("takes KEY=VALUE"),
+            "{args:?} says what is wrong: {said}"
+        );
+    }
 }

@@ -243,7 +243,7 @@ pub struct OverrideArgs {
     pub root: Option<String>,
     /// A storage option passed to lance, replacing the plan's (repeatable), e.g.
     /// aws_endpoint=http://127.0.0.1:9000. Prefer the environment or a profile for secrets.
-    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = KeyValue)]
     pub storage_option: Vec<(String, String)>,
     /// Only shard K of N of the cells (K from 1), e.g. 2/8; `auto` takes K and N from a
     /// Slurm or AWS Batch array job, `auto/N` K from a Kubernetes Indexed Job. Merge the
@@ -261,7 +261,7 @@ pub struct OverrideArgs {
     /// Set a plan key as if the plan said it (repeatable): a dotted key and a TOML value,
     /// e.g. run.repetitions=5, matrix.sizes=[100,1000], name=nightly. Validated with the
     /// plan, and part of the cells' keys.
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_option)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = KeyValue)]
     pub set: Vec<(String, String)>,
 }
 
@@ -281,12 +281,34 @@ impl From<OverrideArgs> for crate::sweep::Overrides {
     }
 }
 
-fn parse_option(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() && !v.is_empty() => {
-            Ok((k.trim().to_string(), v.to_string()))
+/// A `KEY=VALUE` option (`--set`, `--storage-option`). A malformed one is said in words of
+/// its own, without its text where that names a secret (clap's message would repeat it whole).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyValue;
+
+impl clap::builder::TypedValueParser for KeyValue {
+    type Value = (String, String);
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<(String, String), clap::Error> {
+        let s = value.to_string_lossy();
+        if let Some((k, v)) = s.split_once('=')
+            && !k.trim().is_empty()
+            && !v.is_empty()
+        {
+            return Ok((k.trim().to_string(), v.to_string()));
         }
-        _ => Err(format!("`{s}` is not KEY=VALUE")),
+        let flag = arg.and_then(|a| a.get_long()).unwrap_or("set");
+        let shown = match crate::plan::is_secret(&s) {
+            true => "a value that names a secret (not shown)".to_string(),
+            false => format!("`{s}`"),
+        };
+        let message = format!("--{flag} takes KEY=VALUE, not {shown}\n");
+        Err(clap::Error::raw(clap::error::ErrorKind::ValueValidation, message).with_cmd(cmd))
     }
 }
 
@@ -444,7 +466,7 @@ pub struct PublishArgs {
     pub to: Option<String>,
     /// A storage option passed to lance (repeatable), e.g.
     /// aws_endpoint=http://127.0.0.1:9000. Prefer the environment or a profile for secrets.
-    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = KeyValue)]
     pub storage_option: Vec<(String, String)>,
     /// `dut.name`: what was measured.
     #[arg(long, value_name = "NAME", default_value = "lance")]
@@ -494,7 +516,7 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "DIR", default_value = "history")]
     pub charts: PathBuf,
     /// A storage option passed to lance (repeatable), as for bench publish.
-    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_option)]
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = KeyValue)]
     pub storage_option: Vec<(String, String)>,
     /// Print the series as one JSON document (docs/publish.md), nothing else on stdout.
     #[arg(long)]

@@ -185,7 +185,13 @@ pub(super) fn plain(key: &str, message: &str) -> String {
     } else {
         return message.to_string();
     };
-    format!("{what}{}", found(message))
+    // What a secret key held is never shown.
+    match super::is_secret(key) {
+        true => {
+            format!("{what} (found a value of another type, not shown: the key names a secret)")
+        }
+        false => format!("{what}{}", found(message)),
+    }
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ fn with_sets(text: &str, sets: &[(String, String)]) -> Result<Option<String>, Pl
             file: None,
             key: key.clone(),
             line: None,
-            message: format!("--set {key}={value}: {why}"),
+            message: format!("--set {}: {why}", given(key, value)),
         };
         let parsed = format!("v = {value}")
             .parse::<toml::Table>()
@@ -373,7 +373,10 @@ impl Plan {
         };
         Plan::parse(&set).map_err(|e| {
             // Its lines are the rewritten plan's: the key says where.
-            let given: Vec<String> = sets.iter().map(|(k, v)| format!("--set {k}={v}")).collect();
+            let given: Vec<String> = sets
+                .iter()
+                .map(|(k, v)| format!("--set {}", given(k, v)))
+                .collect();
             match e.in_file(path) {
                 PlanError::Key {
                     file, key, message, ..
@@ -442,6 +445,14 @@ impl Plan {
 /// `1 repetition`, `5 repetitions`: a count with its noun.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `KEY=VALUE` as a message may show it: the value of a key that names a secret hidden.
+pub fn given(key: &str, value: &str) -> String {
+    match is_secret(key) {
+        true => format!("{key}=(hidden)"),
+        false => format!("{key}={value}"),
+    }
 }
 
 pub fn is_secret(key: &str) -> bool {
