@@ -117,3 +117,24 @@ fn several_writers_need_two_runs_a_side_for_a_count_verdict() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("no count verdict (several writers' counts vary from run to run: a count verdict needs 2 runs a side)"), "{line}");
 }
+
+/// One writer for a time: it does as much as fits, so one run a side is no count verdict,
+/// and its bytes, which grow with the commits it fits, are never judged.
+#[test]
+fn a_cell_bounded_by_time_needs_two_runs_a_side_and_leaves_its_bytes_out() {
+    let plan_text = "name = 'counts'\n[matrix]\nsizes = [100]\ninline = [true]\n\
+                     [concurrent]\nconcurrency = [1]\nduration_secs = 1\n";
+    let (dir, plan, out) = plan_dir(plan_text);
+    let head = candidate(dir.path(), "head.sh", "BENCH_EXTRA_HEADS=1");
+    let o = ab(&plan, &out, &head, &[]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}{}", stderr(&o));
+    let line = (text.lines())
+        .rfind(|l| l.starts_with("conc_inline_true_rows_100_c_1"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("no count verdict (a cell bounded by time does as much as fits"),
+        "{line}"
+    );
+    assert!(text.contains("bytes not judged: a cell bounded by time"), "{text}");
+}

@@ -83,8 +83,11 @@ impl Count {
 pub struct CountRow {
     pub cell: String,
     pub counts: Vec<Count>,
-    /// Why the cell's counts get no verdict (a contended cell with one run a side).
+    /// Why the cell's counts get no verdict (a contended cell, or one bounded by time, with
+    /// one run a side).
     pub unjudged: Option<String>,
+    /// Why its bytes are not among its counts, where they are not ([`BYTES_BY_TIME`]).
+    pub bytes_left_out: Option<String>,
 }
 
 impl CountRow {
@@ -215,19 +218,46 @@ fn contended(r: &Record) -> bool {
     r.concurrency > 1 || r.mode == ModeKind::Mixed
 }
 
+/// Whether a cell runs for a time, not a count of commits: how many commits it holds is
+/// what fits, and with them the rows each later commit rewrites.
+fn bounded_by_time(r: &Record) -> bool {
+    match r.mode {
+        ModeKind::Continuous => false,
+        ModeKind::Concurrent => r.operations_bound.is_none(),
+        ModeKind::Mixed | ModeKind::Roles => true,
+    }
+}
+
+/// Why the bytes of a cell bounded by time are not judged.
+pub const BYTES_BY_TIME: &str = "bytes not judged: a cell bounded by time holds as many commits as \
+     fit, and a commit reads and writes more the more rows the commits before it left";
+
 /// The counts of one cell, A's runs against B's; none where a side measured none.
 pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
-    let found = metrics(a, b);
+    // What a cell bounded by time did depends on how much fitted: its bytes are left out,
+    // its requests judged by their spread, as several writers' are.
+    let by_time = bounded_by_time(a[0]);
+    let mut found = metrics(a, b);
+    found.retain(|(_, unit, ..)| !(by_time && *unit == Unit::Bytes));
     if found.is_empty() {
         return None;
     }
-    let unjudged = (contended(a[0]) && (a.len() < 2 || b.len() < 2)).then(|| {
-        "several writers' counts vary from run to run: a count verdict needs 2 runs a side"
-            .to_string()
-    });
+    let one_run = a.len() < 2 || b.len() < 2;
+    let unjudged = match (contended(a[0]), by_time) {
+        (true, _) if one_run => Some(
+            "several writers' counts vary from run to run: a count verdict needs 2 runs a side",
+        ),
+        (false, true) if one_run => Some(
+            "a cell bounded by time does as much as fits, which a faster build or machine \
+             changes: a count verdict needs 2 runs a side",
+        ),
+        _ => None,
+    }
+    .map(str::to_string);
+    let bytes_left_out = by_time.then(|| BYTES_BY_TIME.to_string());
     let counts = found
         .into_iter()
         .map(|(name, unit, va, vb)| {
@@ -252,6 +282,7 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
         cell: cell.to_string(),
         counts,
         unjudged,
+        bytes_left_out,
     })
 }
 
@@ -349,6 +380,48 @@ mod tests {
         let b4 = run(ModeKind::Concurrent, 4, 7.5, 10.5);
         let beyond = count_row("c", &[&a, &a2], &[&b3, &b4]).unwrap();
         assert!(beyond.regressed(), "{}", beyond.verdict());
+    }
+
+    /// A cell bounded by time does as much as fits: one run a side is no verdict, and its
+    /// bytes, which grow with the commits before each, are never judged; bounded by its
+    /// commits, one writer's counts are judged from one run.
+    #[test]
+    fn a_cell_bounded_by_time_needs_runs_and_leaves_its_bytes_out() {
+        let timed = |head, bytes| {
+            let mut r = run(ModeKind::Concurrent, 1, head, 7.0);
+            r.io_per_op.as_mut().unwrap().read_bytes = bytes;
+            r
+        };
+        // A faster B fits more commits in its window: its bytes a commit grow.
+        let (a, b) = (timed(4.0, 50_000.0), timed(4.0, 95_000.0));
+        let one = count_row("c", &[&a], &[&b]).unwrap();
+        assert!(!one.regressed(), "{}", one.verdict());
+        assert!(
+            one.verdict().contains("a cell bounded by time"),
+            "{}",
+            one.verdict()
+        );
+        let two = count_row("c", &[&a, &a], &[&b, &b]).unwrap();
+        assert_eq!(two.verdict(), "same counts");
+        assert!(two.counts.iter().all(|c| c.unit != Unit::Bytes));
+        assert_eq!(two.bytes_left_out.as_deref(), Some(BYTES_BY_TIME));
+        // One request more, in every run: still found.
+        let more = count_row(
+            "c",
+            &[&a, &a],
+            &[&timed(5.0, 50_000.0), &timed(5.0, 60_000.0)],
+        );
+        assert!(more.unwrap().regressed());
+        // Bounded by its commits: judged from one run, bytes included.
+        let (mut a, mut b) = (a, b);
+        (a.operations_bound, b.operations_bound) = (Some(50), Some(50));
+        let bounded = count_row("c", &[&a], &[&b]).unwrap();
+        assert!(bounded.regressed() && bounded.bytes_left_out.is_none());
+        assert!(
+            bounded.verdict().contains("read bytes"),
+            "{}",
+            bounded.verdict()
+        );
     }
 
     /// Records without counts (an older build's) give no row.

@@ -75,6 +75,7 @@ fn counts(r: &CountRow) -> Value {
         "regressed": r.regressed(),
         "improved": r.improved(),
         "unjudged": r.unjudged,
+        "bytes_left_out": r.bytes_left_out,
         "verdict": r.verdict(),
     })
 }

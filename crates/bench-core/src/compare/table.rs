@@ -227,10 +227,16 @@ fn counts_line(c: &Comparison) -> String {
     let n = c.counts.len();
     let unjudged = c.counts.iter().filter(|r| r.unjudged.is_some()).count();
     let (worse, better) = (c.count_regressions(), c.count_improvements());
+    let by_time = c
+        .counts
+        .iter()
+        .filter(|r| r.bytes_left_out.is_some())
+        .count();
     format!(
         "counts: {worse} regressed, {better} improved, {} the same{} (a count changed when every \
          run of B lies beyond every run of A by more than ±{} a request or a round trip per \
-         operation, or ±{} % of its bytes; several writers' counts need 2 runs a side)\n",
+         operation, or ±{} % of its bytes; several writers' counts, and those of a cell bounded \
+         by time, need 2 runs a side{})\n",
         n - worse - better - unjudged,
         if unjudged > 0 {
             format!(", {unjudged} without a count verdict")
@@ -238,7 +244,11 @@ fn counts_line(c: &Comparison) -> String {
             String::new()
         },
         super::counts::COUNT_TOLERANCE,
-        super::counts::BYTES_TOLERANCE * 100.0
+        super::counts::BYTES_TOLERANCE * 100.0,
+        match by_time {
+            0 => String::new(),
+            n => format!("; in {n} cell(s) {}", super::counts::BYTES_BY_TIME),
+        }
     )
 }
 
