@@ -136,5 +136,8 @@ fn a_cell_bounded_by_time_needs_two_runs_a_side_and_leaves_its_bytes_out() {
         line.contains("no count verdict (a cell bounded by time does as much as fits"),
         "{line}"
     );
-    assert!(text.contains("bytes not judged: a cell bounded by time"), "{text}");
+    assert!(
+        text.contains("bytes not judged: a cell bounded by time"),
+        "{text}"
+    );
 }

@@ -202,7 +202,8 @@ pub struct Consistency {
     pub lag_max_ms: Option<f64>,
     /// A reader that saw a commit and later did not.
     pub monotonic_violations: u64,
-    /// A client that read after its own acknowledged commit and missed it (a stale read too).
+    /// Reads of a client that missed one of its own acknowledged commits or more (stale reads
+    /// too).
     pub read_your_writes_violations: u64,
     /// Commits seen that no client attempted, that the copy showed did not land, or before
     /// they were attempted.
@@ -340,8 +341,16 @@ impl Checker {
     }
 
     /// Read `op` against one commit it observes (`k`, which it `shows` or not); whether it
-    /// missed it (stale), and whether that saw a removed entry again.
-    fn against(&mut self, op: &Op, read: &Read, k: usize, f: &Fact, shows: bool) -> (bool, bool) {
+    /// missed it (stale), whether that saw a removed entry again, and whether the commit
+    /// was its own client's.
+    fn against(
+        &mut self,
+        op: &Op,
+        read: &Read,
+        k: usize,
+        f: &Fact,
+        shows: bool,
+    ) -> (bool, bool, bool) {
         let (who, at) = (op.client, self.at(op.start_us));
         let never = f.outcome
             == (Outcome::Indeterminate {
@@ -387,7 +396,11 @@ impl Checker {
         {
             self.lags.push(ms(op.start_us - f.op.end_us));
         }
-        (stale, stale && f.created.is_none())
+        (
+            stale,
+            stale && f.created.is_none(),
+            stale && f.op.client == op.client,
+        )
     }
 
     /// Whether read `op`, which did not show commit `f`, began after it was known (its
@@ -397,9 +410,6 @@ impl Checker {
             return false;
         };
         let who = op.client;
-        if f.op.client == who {
-            self.c.read_your_writes_violations += 1;
-        }
         let how = match f.outcome {
             Outcome::Acknowledged => "acknowledged",
             Outcome::Indeterminate { .. } => "seen landed",
@@ -649,11 +659,11 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
     for (o, read) in &reads {
         // Only reads that observe a commit (or show one no one made) are checked and
         // counted: a look-up of an entry no one touched could not have been stale.
-        let (mut checked, mut stale, mut resurrected) = (false, false, false);
+        let (mut checked, mut stale, mut resurrected, mut own) = (false, false, false, false);
         for &i in observed(read, &by_ns, &by_id) {
             if let Some(shows) = read.shows(&facts[i]) {
-                let (s, r) = k.against(o, read, i, &facts[i], shows);
-                (checked, stale, resurrected) = (true, stale || s, resurrected || r);
+                let (s, r, o) = k.against(o, read, i, &facts[i], shows);
+                (checked, stale, resurrected, own) = (true, stale || s, resurrected || r, own || o);
             }
         }
         let phantoms = k.c.phantoms;
@@ -661,6 +671,7 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
         k.c.reads += u64::from(checked || k.c.phantoms > phantoms);
         k.c.stale_reads += u64::from(stale);
         k.c.resurrections += u64::from(resurrected);
+        k.c.read_your_writes_violations += u64::from(own);
     }
     k.versions(history);
     let mut c = k.c;
@@ -927,6 +938,24 @@ mod tests {
             first,
             "client 1 listed ns_0 at +12.0 ms and did not see writer 0's #0, acknowledged at \
              +10.0 ms"
+        );
+    }
+
+    /// Read your writes is counted by read: a listing that misses two of its client's own
+    /// commits is one violation (and one stale read).
+    #[test]
+    fn read_your_writes_is_counted_per_read() {
+        let h = vec![
+            created(0, 0, 10),
+            created(0, 1, 11),
+            listed(0, 20, &[], &[]),
+            listed(0, 30, &[(0, 2)], &[]),
+        ];
+        let c = check(&h, 0, 0);
+        assert_eq!(
+            (c.reads, c.stale_reads, c.read_your_writes_violations),
+            (2, 1, 1),
+            "{c:?}"
         );
     }
 
