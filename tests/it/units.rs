@@ -458,3 +458,36 @@ mod rest_errors {
         );
     }
 }
+
+mod listing {
+    use bench_lance::catalog::every_page;
+
+    /// Pages are followed token by token to the last; a token that comes back (a catalog
+    /// that does not advance) is an error naming it, not a listing that never ends.
+    #[tokio::test]
+    async fn pages_are_followed_and_a_token_that_comes_back_is_an_error() {
+        let pages = |stuck: bool| {
+            move |token: Option<String>, limit: Option<i32>| async move {
+                assert_eq!(limit, Some(2));
+                let at: usize = token.as_deref().map_or(0, |t| t.parse().unwrap());
+                let next = match (at, stuck) {
+                    (_, true) => Some("2".to_string()),
+                    (a, false) if a + 2 < 5 => Some((a + 2).to_string()),
+                    _ => None,
+                };
+                let names = (at..(at + 2).min(5)).map(|i| format!("t{i}")).collect();
+                Ok((names, next))
+            }
+        };
+        let all = every_page(Some(2), pages(false)).await.unwrap();
+        assert_eq!(all, ["t0", "t1", "t2", "t3", "t4"]);
+        let err = every_page(Some(2), pages(true))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("page token `2` came back after 1 page:"),
+            "{err}"
+        );
+    }
+}

@@ -133,7 +133,7 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
     let what = match o.operation.describe().names {
         // A listing says what it saw of the creations of its kind.
         Names::Lists(kind) => match &o.observed {
-            Observed::Listed { seen, gone } if ok => What::Listed {
+            Observed::Listed { seen, gone, .. } if ok => What::Listed {
                 namespace: id,
                 tables: kind == Entry::Table,
                 seen: seen.clone(),
@@ -208,6 +208,9 @@ pub struct Consistency {
     /// Commits seen that no client attempted, that the copy showed did not land, or before
     /// they were attempted.
     pub phantoms: u64,
+    /// Listings that listed an entry more than once: each name of a catalog is one entry.
+    #[serde(default)]
+    pub duplicates: u64,
     /// The first violation, named: client, time, what it saw, what it should have seen.
     pub first_violation: Option<String>,
     /// Clients on more than one host: how far each one's clock may be from the
@@ -221,7 +224,32 @@ pub struct Consistency {
 impl Consistency {
     /// Whether anything that should not happen did.
     pub fn anomalies(&self) -> u64 {
-        self.stale_reads + self.monotonic_violations + self.phantoms
+        self.stale_reads + self.monotonic_violations + self.phantoms + self.duplicates
+    }
+
+    /// The listings of `log` that listed an entry more than once, counted, the first named
+    /// (where no other violation was) with its time from `t0_us`.
+    pub fn listed_twice(&mut self, log: &[crate::oplog::Op], t0_us: u64) {
+        for o in log.iter().filter(|o| !o.warm) {
+            let Observed::Listed { twice, .. } = &o.observed else {
+                continue;
+            };
+            let Some(name) = twice.first() else {
+                continue;
+            };
+            self.duplicates += 1;
+            if self.first_violation.is_none() {
+                let at = o.at_us.map_or(0.0, |[s, _]| ms(s.saturating_sub(t0_us)));
+                let whose = match o.entry.as_deref() {
+                    Some("") | None => "the root".to_string(),
+                    Some(ns) => ns.to_string(),
+                };
+                self.first_violation = Some(format!(
+                    "client {} listed {whose} at +{at:.1} ms and saw {name} twice",
+                    o.client
+                ));
+            }
+        }
     }
 }
 
@@ -708,6 +736,7 @@ mod tests {
             observed: Observed::Listed {
                 seen: vec![],
                 gone: None,
+                twice: vec![],
             },
             ..sample(
                 1,
@@ -938,6 +967,29 @@ mod tests {
             first,
             "client 1 listed ns_0 at +12.0 ms and did not see writer 0's #0, acknowledged at \
              +10.0 ms"
+        );
+    }
+
+    /// A listing that lists an entry twice is an anomaly of its own, named.
+    #[test]
+    fn a_listing_that_lists_an_entry_twice_is_named() {
+        use crate::oplog::{Observed, Outcome as Logged, sample};
+        use crate::plan::Operation;
+        let listing = |twice: &[&str]| crate::oplog::Op {
+            at_us: Some([5_000, 6_000]),
+            observed: Observed::Listed {
+                seen: vec![],
+                gone: None,
+                twice: twice.iter().map(|n| n.to_string()).collect(),
+            },
+            ..sample(2, Operation::ListTables { cold: false }, 0, "ns_0", Logged::Ok)
+        };
+        let mut c = Consistency::default();
+        c.listed_twice(&[listing(&[]), listing(&["bench_d0_3"])], 1_000);
+        assert_eq!((c.duplicates, c.anomalies()), (1, 1));
+        assert_eq!(
+            c.first_violation.as_deref(),
+            Some("client 2 listed ns_0 at +4.0 ms and saw bench_d0_3 twice")
         );
     }
 

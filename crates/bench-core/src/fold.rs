@@ -86,7 +86,11 @@ pub fn logged(runs: &Runs, r: OpReport) -> Op {
         _ => Outcome::of(operation, class),
     };
     let observed = match (r.seen, r.version) {
-        (Some(seen), _) => Observed::Listed { seen, gone: r.gone },
+        (Some(seen), _) => Observed::Listed {
+            seen,
+            gone: r.gone,
+            twice: r.twice.unwrap_or_default(),
+        },
         (None, Some(v)) => Observed::Version(v),
         (None, None) => Observed::Nothing,
     };

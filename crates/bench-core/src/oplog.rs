@@ -214,6 +214,8 @@ pub enum Observed {
     Listed {
         seen: Vec<Seen>,
         gone: Option<Vec<String>>,
+        /// The names it listed more than once.
+        twice: Vec<String>,
     },
     /// The shared table's version a commit made or a read returned.
     Version(u64),

@@ -271,6 +271,9 @@ pub struct OpReport {
     /// In the history: the shared table's version a commit made or a version read returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
+    /// A role's or a mixed cell's listing: the names it listed more than once (none: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twice: Option<Vec<String>>,
 }
 
 impl OpReport {
@@ -295,6 +298,7 @@ impl OpReport {
             seen: None,
             gone: None,
             version: None,
+            twice: None,
         }
     }
 }

@@ -543,8 +543,11 @@ impl<'a> Inputs<'a> {
 
 /// Every page of a listing: `list` of a page token (lance's "start after") and a limit
 /// gives the page's names and the next token, if there are more pages; one request without
-/// a page size. Returns every name listed.
-async fn every_page<F, Fut>(page_size: Option<u32>, mut list: F) -> lance_core::Result<Vec<String>>
+/// a page size. Returns every name listed; a token that comes back is an error, not a loop.
+pub async fn every_page<F, Fut>(
+    page_size: Option<u32>,
+    mut list: F,
+) -> lance_core::Result<Vec<String>>
 where
     F: FnMut(Option<String>, Option<i32>) -> Fut,
     Fut: std::future::Future<Output = lance_core::Result<(Vec<String>, Option<String>)>>,
@@ -552,6 +555,8 @@ where
     let limit = page_size.map(|n| i32::try_from(n).unwrap_or(i32::MAX));
     let mut token = None;
     let mut names = Vec::new();
+    // A token given before would list those pages again, and the listing never end.
+    let mut given = std::collections::HashSet::new();
     loop {
         let (page, next) = list(token.take(), limit).await?;
         match names.is_empty() {
@@ -559,6 +564,14 @@ where
             false => names.extend(page),
         }
         match next.filter(|t| !t.is_empty() && limit.is_some()) {
+            Some(t) if !given.insert(t.clone()) => {
+                return Err(lance_core::Error::invalid_input(format!(
+                    "the listing's page token `{t}` came back after {}: the catalog does not \
+                     advance its pages (a listing in pages of {} would never end)",
+                    crate::plan::count(given.len() as u64, "page", "pages"),
+                    page_size.unwrap_or_default()
+                )));
+            }
             Some(t) => token = Some(t),
             None => return Ok(names),
         }

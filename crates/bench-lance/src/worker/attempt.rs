@@ -233,11 +233,7 @@ impl Session {
         };
         // Into the history: the operation on the wall clock, and what it showed.
         let at_us = history.then(|| [self.wall_us(start), self.wall_us(end)]);
-        let (seen, gone, version) = match history {
-            true => self.observed(op, observed, target.as_deref()),
-            false => (None, None, None),
-        };
-        let report = protocol::OpReport {
+        let mut report = protocol::OpReport {
             read,
             class,
             err,
@@ -249,11 +245,11 @@ impl Session {
             target,
             property,
             at_us,
-            seen,
-            gone,
-            version,
             ..protocol::OpReport::new(i, ms, class.is_none())
         };
+        if history {
+            self.observe(op, observed, &mut report);
+        }
         emit(self.args.worker_id, Event::Op(Box::new(report)));
         if let Some(n) = self.exit_after
             && next.k >= n

@@ -4,39 +4,41 @@
 
 use std::time::Instant;
 
-use super::Session;
+use super::{Session, protocol};
 use crate::catalog::{self, counting::Timed};
 use crate::plan::{Entry, Names, Operation};
 use crate::trace::{TracedOp, TracedRequest};
 
 impl Session {
-    /// What an operation showed, as the history keeps it: of a listing of `namespace`, what
-    /// it saw of each writer's creations and (a role's listing of tables, where tables are
-    /// removed) the golden's tables there it did not; of the shared table, its version.
-    pub(super) fn observed(
+    /// What an operation showed, as the history keeps it, into its report: of a listing of
+    /// its namespace (`report.target`), what it saw of each writer's creations of this run,
+    /// the names it listed more than once, and (a role's listing of tables, where tables are
+    /// removed) the golden's tables there it did not see; of the shared table, its version.
+    pub(super) fn observe(
         &self,
         op: Operation,
         observed: catalog::Observed,
-        namespace: Option<&str>,
-    ) -> (
-        Option<Vec<bench_core::consistency::Seen>>,
-        Option<Vec<String>>,
-        Option<u64>,
+        report: &mut protocol::OpReport,
     ) {
         match observed {
             catalog::Observed::Names(names) => {
                 let tables = op.describe().names == Names::Lists(Entry::Table);
-                let gone = match (&self.role, namespace) {
+                report.gone = match (&self.role, report.target.as_deref()) {
                     (Some(client), Some(namespace)) if tables => {
                         (client.lock().expect("role client").targets).gone(namespace, &names)
                     }
                     _ => None,
                 };
-                let seen = bench_core::oplog::seen(&names, &self.args.names);
-                (Some(seen), gone, None)
+                report.seen = Some(bench_core::oplog::seen(&names, &self.args.names));
+                let mut once = std::collections::HashSet::new();
+                let twice: Vec<String> = (names.iter())
+                    .filter(|n| !once.insert(*n))
+                    .cloned()
+                    .collect();
+                report.twice = (!twice.is_empty()).then_some(twice);
             }
-            catalog::Observed::Version(v) => (None, None, Some(v)),
-            catalog::Observed::Nothing => (None, None, None),
+            catalog::Observed::Version(v) => report.version = Some(v),
+            catalog::Observed::Nothing => {}
         }
     }
 
