@@ -287,6 +287,38 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
         }
         s.push('\n');
     }
+    let stopped: Vec<String> = (records.iter())
+        .filter_map(|r| {
+            let why = r.stopped_early.as_deref()?;
+            let arm = r.arm.as_deref().map_or(String::new(), |a| format!(" [{a}]"));
+            Some(format!("- `{}`{arm} (repetition {}): {why}\n", r.bench_tag, r.repetition))
+        })
+        .collect();
+    if !stopped.is_empty() {
+        s.push_str(
+            "**Cells that stopped early** (a worker stopped before the cell's end; its figures \
+             cover less than the plan asked):\n\n",
+        );
+        s.extend(stopped);
+        s.push('\n');
+    }
+    let applied: Vec<String> = (crate::export::cells(records).iter())
+        .filter_map(|c| {
+            let of = |r: &&Record| r.outcomes.as_ref().map_or(0, |o| o.failed_but_applied);
+            let n: u64 = c.reps.iter().map(of).sum();
+            let first = (c.reps.iter())
+                .find_map(|r| r.outcomes.as_ref()?.first_failed_but_applied.clone())?;
+            (n > 0).then(|| format!("- `{}`: {n} (the first: {first})\n", c.first().bench_tag))
+        })
+        .collect();
+    if !applied.is_empty() {
+        s.push_str(
+            "**Writes failed but applied** (answered with an error, yet their effect is in the \
+             catalog: a finding about the catalog; each cell verified as they landed):\n\n",
+        );
+        s.extend(applied);
+        s.push('\n');
+    }
     let empty = crate::export::without_operations(records);
     if !empty.is_empty() {
         s.push_str(
@@ -480,5 +512,30 @@ mod tests {
         );
         let text = failures(&all, &[]);
         assert!(text.contains("**Cells with failed operations**"), "{text}");
+    }
+
+    /// A cell whose worker stopped early, and one with writes failed but applied, are listed
+    /// as such.
+    #[test]
+    fn stopped_cells_and_writes_failed_but_applied_are_listed() {
+        let mut stopped = record(ModeKind::Concurrent, Variant::NoIndex, 100, 2, "conc_a");
+        stopped.stopped_early = Some("worker 0: killed mid-commit (planted)".into());
+        let mut applied = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, "cont_b");
+        applied.outcomes = Some(crate::audit::Outcomes {
+            failed_but_applied: 2,
+            first_failed_but_applied: Some("worker 0's write-drop-table #0: 403".into()),
+            ..Default::default()
+        });
+        let text = failures(&[stopped, applied], &[]);
+        assert!(
+            text.contains("**Cells that stopped early**")
+                && text.contains("- `conc_a` (repetition 1): worker 0: killed mid-commit"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Writes failed but applied**")
+                && text.contains("- `cont_b`: 2 (the first: worker 0's write-drop-table #0: 403)"),
+            "{text}"
+        );
     }
 }
