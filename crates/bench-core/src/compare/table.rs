@@ -6,6 +6,9 @@ use super::{Change, Comparison, Figures, MIN_REPETITIONS, Row};
 
 /// A ratio with its confidence interval, when tested: `0.800 [0.742–0.862]`.
 fn fmt_ratio(r: &Row, i: usize) -> String {
+    if !measured(&r.a, i) || !measured(&r.b, i) {
+        return "—".into();
+    }
     let Some(ratio) = r.ratios[i] else {
         return "n/a".into();
     };
@@ -15,8 +18,18 @@ fn fmt_ratio(r: &Row, i: usize) -> String {
     }
 }
 
-/// A median with its coefficient of variation over the repetitions: `163.295 ±4%`.
+/// Whether figure `i` exists: a latency (`i` ≥ 1) needs a successful operation in some
+/// repetition; a rate is always one (0 is a rate).
+fn measured(f: &Figures, i: usize) -> bool {
+    i == 0 || f.ops.iter().any(|&n| n > 0)
+}
+
+/// A median with its coefficient of variation over the repetitions: `163.295 ±4%`; "—" for a
+/// latency of no operation.
 fn fmt_value(f: &Figures, i: usize, decimals: usize) -> String {
+    if !measured(f, i) {
+        return "—".into();
+    }
     let s = &f.spread[i];
     match s.cv {
         Some(cv) => format!("{:.decimals$} ±{:.0}%", s.median, cv * 100.0),
@@ -521,4 +534,34 @@ fn table_md(rows: &[Row], base: &[&str; 11], paired: bool) -> String {
 /// Warnings for stderr.
 pub fn warnings(c: &Comparison, a: &str, b: &str) -> Vec<String> {
     notes(c, a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::Record;
+    use crate::export::record::tests::{record, role};
+    use crate::plan::{ModeKind, Operation, Variant};
+
+    /// An operation that never succeeded on a side has no latency there: "—", not 0.00, and
+    /// no ratio of it.
+    #[test]
+    fn a_latency_of_no_operation_is_a_dash() {
+        let cell = |writes: u64| {
+            let mut r = record(ModeKind::Roles, Variant::NoIndex, 54, 2, "roles_x_c_2");
+            let mut w = role("writers", Operation::DropTable, 5.0);
+            if writes == 0 {
+                (w.total_operations, w.throughput_ops_per_sec) = (0, 0.0);
+                (w.p50_latency_ms, w.p99_latency_ms) = (0.0, 0.0);
+            }
+            r.roles = Some(vec![w]);
+            r
+        };
+        let (a, b) = (cell(2000), cell(0));
+        let (ra, rb): (Vec<&Record>, Vec<&Record>) = (vec![&a], vec![&b]);
+        let rows = super::super::roles::rows((&ra, &rb), false, (0.05, 0.0));
+        let shown = cells(&rows[0], false);
+        assert_eq!(shown[2], "0.000", "a rate of none is 0: {shown:?}");
+        assert_eq!(&shown[4..10], ["200.00", "—", "—", "400.00", "—", "—"], "{shown:?}");
+    }
 }

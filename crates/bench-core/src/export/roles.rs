@@ -40,6 +40,11 @@ pub fn table(records: &[Record]) -> Vec<[String; COLUMNS.len()]> {
         for f in r.roles.iter().flatten() {
             let class = |c: &str| f.errors.get(c).copied().unwrap_or(0).to_string();
             let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.2}"));
+            // A latency of no successful operation does not exist: empty.
+            let ms = |v: f64| match f.total_operations {
+                0 => String::new(),
+                _ => format!("{v:.2}"),
+            };
             rows.push([
                 r.bench_tag.clone(),
                 r.repetition.to_string(),
@@ -53,10 +58,10 @@ pub fn table(records: &[Record]) -> Vec<[String; COLUMNS.len()]> {
                 f.attempts.to_string(),
                 f.total_operations.to_string(),
                 format!("{:.3}", f.throughput_ops_per_sec),
-                format!("{:.2}", f.p50_latency_ms),
-                format!("{:.2}", f.p90_latency_ms),
-                format!("{:.2}", f.p99_latency_ms),
-                format!("{:.2}", f.max_latency_ms),
+                ms(f.p50_latency_ms),
+                ms(f.p90_latency_ms),
+                ms(f.p99_latency_ms),
+                ms(f.max_latency_ms),
                 class("conflict"),
                 class("not_found"),
                 class("other"),

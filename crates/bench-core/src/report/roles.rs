@@ -144,15 +144,20 @@ pub fn section(cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
         ));
         for f in first.roles.iter().flatten() {
             let errors: Vec<String> = f.errors.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            // A latency of no successful operation does not exist.
+            let ms = |v: f64| match f.total_operations {
+                0 => "—".to_string(),
+                _ => format!("{v:.2}"),
+            };
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {:.1} | {:.2} | {:.2} | {} | {} |\n",
+                "| {} | {} | {} | {} | {:.1} | {} | {} | {} | {} |\n",
                 f.role,
                 f.operation,
                 f.targets,
                 f.total_operations,
                 f.throughput_ops_per_sec,
-                f.p50_latency_ms,
-                f.p99_latency_ms,
+                ms(f.p50_latency_ms),
+                ms(f.p99_latency_ms),
                 if errors.is_empty() {
                     "0".into()
                 } else {
