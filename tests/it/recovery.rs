@@ -498,7 +498,7 @@ fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
             &["--storage-option", "novalue"],
             none,
             2,
-            "is not KEY=VALUE",
+            "takes KEY=VALUE",
         ),
         case(good, &[], state("corrupt"), 4, "--fresh"),
         case(good, &[], state("version"), 4, "format version Some(7)"),

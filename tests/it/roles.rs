@@ -86,6 +86,12 @@ fn a_drop_heavy_mix_leaves_exactly_the_entries_its_clients_did_not_remove() {
                 "{f}"
             );
         }
+        // The cell's own count of entries not found is the roles' together, a class of its
+        // own beside the others.
+        let not_found: u64 = (r["roles"].as_array().unwrap().iter())
+            .filter_map(|f| f["errors"]["not_found"].as_u64())
+            .sum();
+        assert_eq!(r["not_found_errors"].as_u64(), Some(not_found), "{r}");
         // Apart from bench's verification: the copy holds every namespace, every table
         // but exactly as many as were removed (only tables, none twice), and each table
         // declared, once.

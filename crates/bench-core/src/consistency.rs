@@ -982,7 +982,13 @@ mod tests {
                 gone: None,
                 twice: twice.iter().map(|n| n.to_string()).collect(),
             },
-            ..sample(2, Operation::ListTables { cold: false }, 0, "ns_0", Logged::Ok)
+            ..sample(
+                2,
+                Operation::ListTables { cold: false },
+                0,
+                "ns_0",
+                Logged::Ok,
+            )
         };
         let mut c = Consistency::default();
         c.listed_twice(&[listing(&[]), listing(&["bench_d0_3"])], 1_000);

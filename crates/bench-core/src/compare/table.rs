@@ -562,6 +562,10 @@ mod tests {
         let rows = super::super::roles::rows((&ra, &rb), false, (0.05, 0.0));
         let shown = cells(&rows[0], false);
         assert_eq!(shown[2], "0.000", "a rate of none is 0: {shown:?}");
-        assert_eq!(&shown[4..10], ["200.00", "—", "—", "400.00", "—", "—"], "{shown:?}");
+        assert_eq!(
+            &shown[4..10],
+            ["200.00", "—", "—", "400.00", "—", "—"],
+            "{shown:?}"
+        );
     }
 }

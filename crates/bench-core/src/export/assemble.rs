@@ -208,7 +208,12 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         p99_latency_ms: l.p99,
         min_latency_ms: l.min,
         max_latency_ms: l.max,
-        errors: m.conflicts + m.other_errors + m.throttled + m.network_errors + m.timeouts,
+        errors: m.conflicts
+            + m.other_errors
+            + m.throttled
+            + m.network_errors
+            + m.timeouts
+            + m.not_found,
         manifest_shard_count: 0,
         bench_tag: cell.id(),
         mode: cell.mode.kind(),
@@ -225,6 +230,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         commit_retries: cell.commit_retries,
         p999_latency_ms: l.p999,
         conflict_errors: m.conflicts,
+        not_found_errors: (!cell.roles.is_empty()).then_some(m.not_found),
         other_errors: m.other_errors,
         first_conflict_error: m.first_conflict.clone(),
         first_other_error: m.first_other_error.clone(),

@@ -49,6 +49,10 @@ pub struct Record {
     pub p999_latency_ms: f64,
     #[serde(default)]
     pub conflict_errors: u64,
+    /// A cell of roles: failed operations whose entry was not there (another client removed
+    /// it). Absent elsewhere, where such a failure is one of `other_errors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found_errors: Option<u64>,
     #[serde(default)]
     pub other_errors: u64,
     #[serde(default)]
@@ -500,6 +504,7 @@ pub(crate) mod tests {
             commit_retries: 20,
             p999_latency_ms: 3.5,
             conflict_errors: 0,
+            not_found_errors: None,
             other_errors: 0,
             first_conflict_error: None,
             first_other_error: None,

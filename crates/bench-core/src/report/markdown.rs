@@ -290,8 +290,14 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
     let stopped: Vec<String> = (records.iter())
         .filter_map(|r| {
             let why = r.stopped_early.as_deref()?;
-            let arm = r.arm.as_deref().map_or(String::new(), |a| format!(" [{a}]"));
-            Some(format!("- `{}`{arm} (repetition {}): {why}\n", r.bench_tag, r.repetition))
+            let arm = r
+                .arm
+                .as_deref()
+                .map_or(String::new(), |a| format!(" [{a}]"));
+            Some(format!(
+                "- `{}`{arm} (repetition {}): {why}\n",
+                r.bench_tag, r.repetition
+            ))
         })
         .collect();
     if !stopped.is_empty() {
@@ -351,6 +357,7 @@ fn with_failed_operations(records: &[Record]) -> Vec<String> {
                 ("conflicts", sum(|r| r.conflict_errors)),
                 ("throttled", sum(|r| r.throttled_errors)),
                 ("network", sum(|r| r.network_errors)),
+                ("not found", sum(|r| r.not_found_errors.unwrap_or(0))),
                 ("other", sum(|r| r.other_errors)),
                 ("timeouts", sum(|r| r.timeout_errors.unwrap_or(0))),
                 ("reads", sum(reads)),

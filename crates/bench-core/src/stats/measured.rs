@@ -26,6 +26,9 @@ pub struct Measured {
     pub network_errors: u64,
     /// Attempts abandoned at `run.attempt_timeout_secs` (each may or may not have committed).
     pub timeouts: u64,
+    /// Failed operations of a cell of roles whose entry was not there (another client
+    /// removed it; elsewhere such a failure is one of `other_errors`).
+    pub not_found: u64,
     pub first_conflict: Option<String>,
     pub first_other_error: Option<String>,
     pub first_throttled: Option<String>,
@@ -243,6 +246,11 @@ impl Measured {
 
     /// A failed operation (not a mixed cell's read), counted by its class.
     fn failed(&mut self, class: ErrorClass, err: Option<String>) {
+        // An entry another client removed: counted, its message in the role's figures.
+        if class == ErrorClass::NotFound {
+            self.not_found += 1;
+            return;
+        }
         let (count, first) = match class {
             ErrorClass::Conflict => (&mut self.conflicts, &mut self.first_conflict),
             ErrorClass::Throttled => (&mut self.throttled, &mut self.first_throttled),
