@@ -1102,3 +1102,45 @@ fn only_and_set_select_cells_and_set_keys() {
         );
     }
 }
+
+/// A run with a test hook set (here a planted slowdown) is never taken for a measurement:
+/// its record, the summary, the report, `bench status` and `bench compare` name the hook.
+#[test]
+fn a_run_with_a_planted_hook_says_so_everywhere() {
+    let (_dir, plan, out) = plan_dir(
+        "name = 'planted'\n[matrix]\nsizes = [100]\ninline = [false]\n[continuous]\noperations = 3\n",
+    );
+    let mut cmd = bench();
+    cmd.env("BENCH_OP_DELAY_MS", "1");
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(
+        r["planted"],
+        serde_json::json!(["BENCH_OP_DELAY_MS=1"]),
+        "{r}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let (head, row) = summary.split_once('\n').unwrap();
+    assert!(
+        head.ends_with(",planted") && row.trim_end().ends_with(",BENCH_OP_DELAY_MS=1"),
+        "{summary}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("**PLANTED: cells run with test hooks set**"),
+        "{report}"
+    );
+    let status = bench_on("status", &plan, &out);
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        said.contains("PLANTED: cells run with test hooks set"),
+        "{said}"
+    );
+    let compared = bench_cmd(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
+    let said = stdout(&compared);
+    assert!(
+        said.contains("PLANTED: test hooks were set in the runs of A (BENCH_OP_DELAY_MS=1) and B"),
+        "{said}"
+    );
+}

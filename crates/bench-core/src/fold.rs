@@ -164,7 +164,9 @@ impl Fold {
                 versions,
                 host,
                 open_ms,
+                planted,
             } => {
+                self.m.planted.extend(planted);
                 if std::mem::replace(&mut self.ready_seen[idx], true) {
                     self.failures.push(format!(
                         "worker {idx} reported ready twice: does the launcher give every task \
@@ -345,6 +347,7 @@ mod tests {
             versions: None,
             host: None,
             open_ms: None,
+            planted: Vec::new(),
         }
     }
 
@@ -353,6 +356,7 @@ mod tests {
             versions: None,
             host: Some(host.into()),
             open_ms: None,
+            planted: Vec::new(),
         }
     }
 
@@ -593,6 +597,7 @@ mod tests {
                 versions: None,
                 host: None,
                 open_ms: Some(ms),
+                planted: Vec::new(),
             };
             f.event(idx, ready);
         }
@@ -733,6 +738,7 @@ mod tests {
             versions: Some(own.clone()),
             host: None,
             open_ms: None,
+            planted: Vec::new(),
         };
         assert_eq!(f.event(0, ok), Action::Continue);
         let other = Versions {
@@ -743,6 +749,7 @@ mod tests {
             versions: Some(other),
             host: None,
             open_ms: None,
+            planted: Vec::new(),
         };
         assert_eq!(f.event(1, stranger), Action::Abort);
         let err = f.finish().unwrap_err();

@@ -20,6 +20,27 @@ pub const PROPERTY_PREFIX: &str = "namespace.";
 /// `env.<NAME>`: they are set in the workers' environment, not passed in [`STORAGE_ENV`].
 pub const ENV_PREFIX: &str = "env.";
 
+/// The test hooks that change what a run measures (a slowdown, requests more, none
+/// counted, a cache, a killed worker, a late start, a coordinator's planted fault): a run
+/// with any of them set is a test, never a measurement, and its record names them
+/// (`planted`).
+pub const PLANTED: [&str; 7] = [
+    "BENCH_OP_DELAY_MS",
+    "BENCH_EXTRA_HEADS",
+    "BENCH_UNCOUNTED",
+    "BENCH_SERVE_CACHE_MS",
+    "BENCH_WORKER_KILL_MID_COMMIT",
+    "BENCH_WORKER_START_DELAY_MS",
+    "BENCH_FAULT",
+];
+
+/// The hooks of [`PLANTED`] set in an environment (`env`), as `NAME=value`.
+pub fn planted(env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    (PLANTED.iter())
+        .filter_map(|name| env(name).map(|v| format!("{name}={v}")))
+        .collect()
+}
+
 /// Exit code of a worker whose coordinator went away.
 pub const EXIT_ORPHANED: i32 = 75;
 
@@ -140,6 +161,9 @@ pub enum Event {
         /// namespace opening, before any warm-up.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         open_ms: Option<f64>,
+        /// The test hooks set in its environment ([`planted`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        planted: Vec<String>,
     },
     /// One operation finished. A worker the coordinator paces or ends at a count of
     /// commits writes each at once; others write theirs together a few times a second (every
@@ -611,6 +635,7 @@ mod tests {
                 versions: Some(Versions::own()),
                 host: Some("n1".into()),
                 open_ms: Some(104.5),
+                planted: vec!["BENCH_OP_DELAY_MS=20".into()],
             },
             Event::Op(Box::new(OpReport {
                 class: Some(ErrorClass::Conflict),

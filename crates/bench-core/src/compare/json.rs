@@ -131,6 +131,7 @@ pub fn json(c: &Comparison, na: &str, nb: &str) -> String {
         "regressions": c.regressions(),
         "improvements": c.improvements(),
         "count_regressions": c.count_regressions(),
+        "planted": {"a": c.planted[0], "b": c.planted[1]},
         "count_improvements": c.count_improvements(),
         "reader_regressions": c.reader_regressions(super::Gate::Both),
     });

@@ -437,6 +437,15 @@ pub struct Comparison {
     pub counts: Vec<counts::CountRow>,
     /// What each cell's readers saw (cells of roles with `consistency` on both sides).
     pub readers: Vec<readers::ReaderRow>,
+    /// The test hooks set in A's runs and in B's (`planted`): a test, not a measurement.
+    pub planted: [BTreeSet<String>; 2],
+}
+
+/// The test hooks set in any of these runs.
+fn planted<'r>(runs: impl IntoIterator<Item = &'r Record>) -> BTreeSet<String> {
+    runs.into_iter()
+        .flat_map(|r| r.planted.iter().cloned())
+        .collect()
 }
 
 /// One cell's requests and bytes per operation (medians over repetitions) on both sides.
@@ -725,6 +734,7 @@ pub fn compare(
     let mut c = Comparison {
         threshold_pct,
         between_runs_pct,
+        planted: [planted(a), planted(b)],
         ..Comparison::default()
     };
     // In A's summary order, then B's cells that A lacks.
@@ -775,9 +785,11 @@ pub fn compare(
 /// means (see `stats::paired`).
 pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
     let t = threshold_pct / 100.0;
+    let arm_of = |name: &str| planted(records.iter().filter(|r| r.arm.as_deref() == Some(name)));
     let mut c = Comparison {
         threshold_pct,
         paired: true,
+        planted: [arm_of(ARM_A), arm_of(ARM_B)],
         ..Comparison::default()
     };
     let all = cells(records);

@@ -286,7 +286,28 @@ pub fn text(c: &Comparison) -> String {
     if !c.readers.is_empty() {
         s.push_str(&readers_line(c));
     }
+    s.push_str(&planted_line(c));
     s
+}
+
+/// Which side ran with test hooks set, and which: its runs are tests, not measurements.
+fn planted_line(c: &Comparison) -> String {
+    let said: Vec<String> = (["A", "B"].iter().zip(&c.planted))
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(side, p)| {
+            format!(
+                "{side} ({})",
+                p.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    match said.is_empty() {
+        true => String::new(),
+        false => format!(
+            "PLANTED: test hooks were set in the runs of {}: they are tests, not measurements\n",
+            said.join(" and ")
+        ),
+    }
 }
 
 /// The line of totals of the readers' verdicts, and their rule.

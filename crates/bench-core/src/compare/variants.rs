@@ -302,11 +302,18 @@ fn comparison(
 ) -> Comparison {
     let paired = !pairs.is_empty() && pairs.iter().all(|(a, b)| side_by_side(&a.reps, &b.reps));
     let t = threshold_pct / 100.0;
+    let side = |b: bool| {
+        (pairs.iter())
+            .flat_map(|(a, x)| if b { &x.reps } else { &a.reps })
+            .flat_map(|r| r.planted.iter().cloned())
+            .collect()
+    };
     let mut c = Comparison {
         threshold_pct,
         between_runs_pct: if paired { 0.0 } else { between_runs_pct },
         paired,
         only_a,
+        planted: [side(false), side(true)],
         ..Comparison::default()
     };
     for (xa, xb) in pairs {

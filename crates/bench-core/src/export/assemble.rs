@@ -288,6 +288,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         fixture: cell.golden.fixture,
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms)),
         consistency: consistency(m),
+        planted: m.planted.iter().cloned().collect(),
         outcomes: crate::audit::Outcomes::of(&m.log),
     }
 }

@@ -8,7 +8,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 94;
+pub const WIDTH: usize = 95;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -28,7 +28,8 @@ pub const NOISY_CV: f64 = 0.10;
 /// then attempt timeouts, the workers' variables, and the transport with a rest cell's
 /// split of an operation's time; what readers saw; last how the writes whose outcome was
 /// unknown resolved, the writes failed but applied, the listings that listed an entry
-/// twice, and the repetitions in which a worker stopped early.
+/// twice, the repetitions in which a worker stopped early, and the test hooks set in any of
+/// its runs (`planted`: a test, not a measurement).
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -124,6 +125,7 @@ pub const COLUMNS: [&str; WIDTH] = [
     "failed_but_applied",
     "listed_twice",
     "stopped_early",
+    "planted",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -163,6 +165,10 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     row.extend(outcomes(cell));
     row.push(listed_twice(cell));
     row.push(summed(cell, |r| u64::from(r.stopped_early.is_some())));
+    let planted: std::collections::BTreeSet<&str> = (cell.reps.iter())
+        .flat_map(|r| r.planted.iter().map(String::as_str))
+        .collect();
+    row.push(planted.into_iter().collect::<Vec<_>>().join(";"));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -466,7 +472,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,"
         );
     }
 

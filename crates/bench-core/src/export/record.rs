@@ -238,6 +238,10 @@ pub struct Record {
     /// what its writers committed (`consistency::check`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<crate::consistency::Consistency>,
+    /// The test hooks set where the run's workers or coordinator ran (`BENCH_OP_DELAY_MS=20`,
+    /// …): a test, never a measurement. Absent without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub planted: Vec<String>,
     /// A cell that writes: how its writes ended (`ok`, `failed`, `unknown`), how the unknown
     /// ones resolved in the copy, and those answered with an error whose effect is there
     /// (failed but applied). Absent for a cell of reads.
@@ -560,6 +564,7 @@ pub(crate) mod tests {
             fixture: None,
             roles: None,
             consistency: None,
+            planted: Vec::new(),
             outcomes: None,
         }
     }

@@ -287,6 +287,18 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
         }
         s.push('\n');
     }
+    let planted: std::collections::BTreeSet<String> = (records.iter())
+        .filter(|r| !r.planted.is_empty())
+        .map(|r| format!("- `{}`: {}\n", r.bench_tag, r.planted.join(", ")))
+        .collect();
+    if !planted.is_empty() {
+        s.push_str(
+            "**PLANTED: cells run with test hooks set** (a slowdown, requests more, a cache, a \
+             killed worker…: tests of bench, not measurements of the catalog):\n\n",
+        );
+        s.extend(planted);
+        s.push('\n');
+    }
     let stopped: Vec<String> = (records.iter())
         .filter_map(|r| {
             let why = r.stopped_early.as_deref()?;

@@ -429,6 +429,7 @@ fn metadata(first: &Record, runs: &[&Record], what: &str) -> serde_json::Value {
                 "p99_latency_ms": r.p99_latency_ms,
                 "reads_ops_per_sec": r.reads.as_ref().map(|x| x.throughput_ops_per_sec),
                 "verified": r.verified,
+                "planted": r.planted,
             })
         })
         .collect();

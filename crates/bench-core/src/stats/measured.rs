@@ -49,6 +49,8 @@ pub struct Measured {
     /// Each worker's clock against the coordinator's (by worker id): the bounds of its
     /// offset in µs (worker minus coordinator), from when `go` was sent and its reply came.
     pub clocks: std::collections::BTreeMap<u32, (i64, i64)>,
+    /// The test hooks set where the run's workers (and its coordinator) ran.
+    pub planted: std::collections::BTreeSet<String>,
     /// Each worker's time from its start to an open catalog, in ms (workers that report it).
     pub open_ms: Vec<f64>,
     /// Each worker's peak resident memory, in KiB (workers that report it).

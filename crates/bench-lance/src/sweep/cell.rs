@@ -285,6 +285,13 @@ impl Run<'_> {
                 storage_scheme: self.scheme,
             };
             let mut r = assemble::assemble(cell, m, v, p);
+            // The coordinator's own hooks too (a planted fault of its own, the cache of the
+            // servers it starts).
+            r.planted.extend(bench_core::protocol::planted(&|k: &str| {
+                std::env::var(k).ok()
+            }));
+            r.planted.sort();
+            r.planted.dedup();
             r.copy = self.copies.get(k).copied();
             if !m.traces.is_empty() {
                 let (id, rep) = (cell.id(), self.job.repetition);

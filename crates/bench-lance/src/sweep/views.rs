@@ -237,6 +237,14 @@ pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         s.push_str("stale because a build changed (their runs of the new build are to run):\n");
         s.extend(rebuilt);
     }
+    let planted: std::collections::BTreeSet<String> = (records.iter())
+        .filter(|r| !r.planted.is_empty())
+        .map(|r| format!("  {}: {}\n", r.bench_tag, r.planted.join(", ")))
+        .collect();
+    if !planted.is_empty() {
+        s.push_str("PLANTED: cells run with test hooks set (tests of bench, not measurements):\n");
+        s.extend(planted);
+    }
     s.push_str(&store_note(sweep, &state));
     if live.is_some()
         && let Ok(now) = std::fs::read_to_string(sweep.out.join(super::workers::RUNNING_FILE))

@@ -148,6 +148,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             versions: Some(Versions::own()),
             host: Some(protocol::host_name(&env)),
             open_ms: Some(open_ms),
+            planted: protocol::planted(&env),
         },
     );
     released(&mut commands).await?;
