@@ -465,3 +465,19 @@ fn abandoned_commits_of_roles_are_each_resolved_against_the_copy() {
     assert!(abandoned > 0 && r["total_operations"] == 0, "{r}");
     assert_eq!(r["abandoned_landed"].as_u64(), Some(abandoned), "{r}");
 }
+
+/// `bench plan` names a plan of roles by its roles and their mixes, not by an operation none
+/// of them runs.
+#[test]
+fn a_plan_of_roles_is_named_by_its_roles() {
+    let (_d, plan, out) = plan_dir(&freshness("'direct'", "1").replace("servers = [1]\n", ""));
+    let o = bench_on("plan", &plan, &out);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.contains("roles writer (write-declare-table); readers (warm-read-list-tables)")
+            && !head.contains("operation "),
+        "{head}"
+    );
+}

@@ -74,14 +74,26 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         None => String::new(),
     };
     let reps = plan.run.repetitions;
+    // A plan of roles runs its roles' mixes, not one operation.
+    let what = match &plan.roles {
+        Some(r) => {
+            let roles: Vec<String> = (r.roles.iter())
+                .map(|role| {
+                    let ops: Vec<String> = role.mix.iter().map(|(op, _)| op.to_string()).collect();
+                    format!("{} ({})", role.name, ops.join(", "))
+                })
+                .collect();
+            format!("roles {}", roles.join("; "))
+        }
+        None => format!("operation {}", plan.operation),
+    };
     let mut s = format!(
-        "plan `{}` ({}): {} cells{}, {}, operation {}{mixed}\n  results: {}\n  store:   {}\n\n",
+        "plan `{}` ({}): {} cells{}, {}, {what}{mixed}\n  results: {}\n  store:   {}\n\n",
         plan.name,
         sweep.plan_path.display(),
         sweep.cells().len(),
         shard_note(sweep),
         crate::plan::count(reps as u64, "repetition", "repetitions") + " each",
-        plan.operation,
         sweep.out.display(),
         sweep.store.root_uri(),
     );
