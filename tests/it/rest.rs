@@ -281,6 +281,12 @@ fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
         "{}",
         stderr(&o)
     );
+    // The command it suggests is one `bench serve` takes.
+    assert!(
+        stderr(&o).contains("`bench serve --root ROOT --bind HOST --port PORT`"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!out.exists());
     // Not without saying so: nothing run, nothing written.
     let (_d, refused, out) = plan_dir(&plan(&catalog, ""));

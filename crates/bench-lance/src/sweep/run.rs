@@ -189,7 +189,9 @@ async fn probe_external(sweep: &Sweep) -> Result<(), BenchError> {
         .await
         .map_err(|e| {
             BenchError::store(format!(
-                "the external REST server at {uri} (rest.uri) does not answer: {e}; start it                  first (e.g. `bench serve --root ROOT --bind HOST:PORT`, see docs/plan.md,                  \"An external server\") or fix rest.uri"
+                "the external REST server at {uri} (rest.uri) does not answer: {e}; start it \
+                 first (e.g. `bench serve --root ROOT --bind HOST --port PORT`, see docs/plan.md, \
+                 \"An external server\") or fix rest.uri"
             ))
         })
 }
