@@ -59,8 +59,41 @@ pub fn unclosed(text: &str, span: Option<std::ops::Range<usize>>) -> String {
 }
 
 /// The line (1-based) where `key` (e.g. `concurrent.duration_secs`, or a table such as
-/// `mixed`) is set in the plan text, if it is there.
+/// `mixed`; `roles[1].name`, a key of the second `[[roles]]`) is set in the plan text, if it
+/// is there.
 pub(super) fn locate(text: &str, key: &str) -> Option<usize> {
+    if let Some((array, rest)) = key.split_once('[')
+        && let Some((index, rest)) = rest.split_once(']')
+        && let Ok(index) = index.parse::<usize>()
+        && !array.contains('.')
+    {
+        return in_array(text, array, index, rest.trim_start_matches('.'));
+    }
+    located(text, key)
+}
+
+/// The line of `rest` (a key, or nothing: the table itself) in the `index`-th (from 0)
+/// `[[array]]` table of the text.
+fn in_array(text: &str, array: &str, index: usize, rest: &str) -> Option<usize> {
+    let header = format!("[[{array}]]");
+    let starts: Vec<usize> = (text.lines().enumerate())
+        .filter(|(_, l)| l.trim().replace(' ', "") == header)
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&start) = starts.get(index) else {
+        return located(text, &format!("{array}.{rest}"));
+    };
+    let end = starts.get(index + 1).copied().unwrap_or(usize::MAX);
+    let table: String = (text.lines().enumerate())
+        .skip(start)
+        .take_while(|(i, _)| *i < end)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let inside = (!rest.is_empty()).then(|| located(&table, &format!("{array}.{rest}")));
+    Some(start + inside.flatten().unwrap_or(1))
+}
+
+fn located(text: &str, key: &str) -> Option<usize> {
     let key = strip_indices(key);
     if key.is_empty() || key == "." {
         return None;
@@ -197,6 +230,23 @@ pub(super) fn plain(key: &str, message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key of the n-th table of an array is found in that table, not the first.
+    #[test]
+    fn a_key_of_an_array_s_table_is_found_in_its_own_table() {
+        let text = "name = 'x'\n[[roles]]\nname = 'w'\nclients = 1\n[roles.mix]\n'a' = 1\n\
+                    [[roles]]\nname = 'w'\n[roles.mix]\n'b' = 1\n";
+        assert_eq!(locate(text, "roles[0].name"), Some(3));
+        assert_eq!(locate(text, "roles[1].name"), Some(8));
+        assert_eq!(locate(text, "roles[1].mix"), Some(9));
+        assert_eq!(locate(text, "roles[1]"), Some(7));
+        assert_eq!(
+            locate(text, "roles[1].clients"),
+            Some(7),
+            "not there: its table"
+        );
+        assert_eq!(locate(text, "name"), Some(1));
+    }
 
     #[test]
     fn transports_and_rates_say_what_they_take() {
