@@ -70,6 +70,13 @@ pub struct Provenance<'a> {
     pub storage_scheme: &'a str,
 }
 
+impl Provenance<'_> {
+    /// The start of the workers' digest, as records show it.
+    fn digest_shown(&self) -> Option<String> {
+        (self.digest).map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string())
+    }
+}
+
 /// What the verification of a cell's `__manifest` found.
 pub struct Verification {
     pub rows_before: u64,
@@ -184,15 +191,30 @@ fn own_ms(cell: &Cell, m: &Measured, l: &LatencySummary) -> f64 {
     }
 }
 
+/// The requests of a run's operations: a rest cell's are its servers' (and the workers' own,
+/// e.g. a table append's).
+fn requests(m: &Measured) -> crate::stats::IoCounts {
+    (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io)
+}
+
+/// A mixed cell's interleaved reads, measured apart.
+fn reads(cell: &Cell, m: &Measured, window_ms: f64) -> Option<ReadFigures> {
+    (cell.mode.mixed_reads())
+        .map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, m.io_known))
+}
+
+/// The variant as a name, where a build or the plan's properties vary it.
+fn variant_name(cell: &Cell) -> Option<String> {
+    (cell.build.is_some() || !cell.varied.is_empty()).then(|| cell.variant_name())
+}
+
 /// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let l: LatencySummary = m.latencies.summary();
     let count = l.count;
     let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
-    let abandoned_landed = abandoned_landed(cell, m, &v);
-    // A rest cell's requests are its servers' (and the workers' own, e.g. a table append's).
-    let io = (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io);
-    let path = critical_path(m, count);
+    let (abandoned_landed, digest) = (abandoned_landed(cell, m, &v), p.digest_shown());
+    let (io, path) = (requests(m), critical_path(m, count));
     Record {
         variant: cell.variant(),
         operation: cell.operation,
@@ -208,12 +230,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         p99_latency_ms: l.p99,
         min_latency_ms: l.min,
         max_latency_ms: l.max,
-        errors: m.conflicts
-            + m.other_errors
-            + m.throttled
-            + m.network_errors
-            + m.timeouts
-            + m.not_found,
+        errors: m.errors(),
         manifest_shard_count: 0,
         bench_tag: cell.id(),
         mode: cell.mode.kind(),
@@ -241,8 +258,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         manifest_rows_after: v.rows_after,
         verified: v.error.is_none(),
         verify_error: v.error,
-        reads: (cell.mode.mixed_reads())
-            .map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, m.io_known)),
+        reads: reads(cell, m, window_ms),
         throttled_errors: m.throttled,
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
@@ -262,8 +278,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
         arm: p.arm.map(str::to_string),
         paired: None,
-        variant_name: (cell.build.is_some() || !cell.varied.is_empty())
-            .then(|| cell.variant_name()),
+        variant_name: variant_name(cell),
         build: cell.build.as_ref().map(|b| b.name.clone()),
         properties: cell.properties.clone(),
         env: cell.env.clone(),
@@ -276,7 +291,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
         trace: None,
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
-        build_digest: (p.digest).map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string()),
+        build_digest: digest,
         lance_revision: p.versions.lance_revision.clone(),
         wall_ms: None,
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),

@@ -187,6 +187,16 @@ impl Measured {
         self.log = log;
     }
 
+    /// Failed operations (not a mixed cell's reads), of every class.
+    pub fn errors(&self) -> u64 {
+        self.conflicts
+            + self.other_errors
+            + self.throttled
+            + self.network_errors
+            + self.timeouts
+            + self.not_found
+    }
+
     /// One measured operation.
     fn add(&mut self, op: &Op) {
         let ok = op.outcome == Outcome::Ok;

@@ -61,6 +61,35 @@ fn shard_note(sweep: &Sweep) -> String {
     }
 }
 
+/// What a plan runs: its operation, or a plan of roles its roles' mixes.
+fn runs_what(plan: &crate::plan::Plan) -> String {
+    let Some(r) = &plan.roles else {
+        return format!("operation {}", plan.operation);
+    };
+    let roles: Vec<String> = (r.roles.iter())
+        .map(|role| {
+            let ops: Vec<String> = role.mix.iter().map(|(op, _)| op.to_string()).collect();
+            format!("{} ({})", role.name, ops.join(", "))
+        })
+        .collect();
+    format!("roles {}", roles.join("; "))
+}
+
+/// The cells whose runs had test hooks set, a line each (none: nothing).
+fn planted_note(records: &[crate::export::Record]) -> String {
+    let planted: std::collections::BTreeSet<String> = (records.iter())
+        .filter(|r| !r.planted.is_empty())
+        .map(|r| format!("  {}: {}\n", r.bench_tag, r.planted.join(", ")))
+        .collect();
+    match planted.is_empty() {
+        true => String::new(),
+        false => format!(
+            "PLANTED: cells run with test hooks set (tests of bench, not measurements):\n{}",
+            planted.into_iter().collect::<String>()
+        ),
+    }
+}
+
 /// `bench plan`: print the cells in order with their status. Runs and writes nothing.
 pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
@@ -74,19 +103,7 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         None => String::new(),
     };
     let reps = plan.run.repetitions;
-    // A plan of roles runs its roles' mixes, not one operation.
-    let what = match &plan.roles {
-        Some(r) => {
-            let roles: Vec<String> = (r.roles.iter())
-                .map(|role| {
-                    let ops: Vec<String> = role.mix.iter().map(|(op, _)| op.to_string()).collect();
-                    format!("{} ({})", role.name, ops.join(", "))
-                })
-                .collect();
-            format!("roles {}", roles.join("; "))
-        }
-        None => format!("operation {}", plan.operation),
-    };
+    let what = runs_what(plan);
     let mut s = format!(
         "plan `{}` ({}): {} cells{}, {}, {what}{mixed}\n  results: {}\n  store:   {}\n\n",
         plan.name,
@@ -249,14 +266,7 @@ pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         s.push_str("stale because a build changed (their runs of the new build are to run):\n");
         s.extend(rebuilt);
     }
-    let planted: std::collections::BTreeSet<String> = (records.iter())
-        .filter(|r| !r.planted.is_empty())
-        .map(|r| format!("  {}: {}\n", r.bench_tag, r.planted.join(", ")))
-        .collect();
-    if !planted.is_empty() {
-        s.push_str("PLANTED: cells run with test hooks set (tests of bench, not measurements):\n");
-        s.extend(planted);
-    }
+    s.push_str(&planted_note(&records));
     s.push_str(&store_note(sweep, &state));
     if live.is_some()
         && let Ok(now) = std::fs::read_to_string(sweep.out.join(super::workers::RUNNING_FILE))
