@@ -193,27 +193,26 @@ pub fn no_anomaly(c: &serde_json::Value) {
     assert!(c["first_violation"].is_null(), "{c}");
 }
 
-/// The record's consistency findings (with reads checked), with the readers' listing
-/// latency p99.
-pub fn consistency_of(r: &serde_json::Value) -> (&serde_json::Value, f64) {
+/// The record's consistency findings (with reads checked).
+pub fn consistency_of(r: &serde_json::Value) -> &serde_json::Value {
     let c = &r["consistency"];
     assert!(c.is_object(), "{r}");
     assert!(c["reads"].as_u64().unwrap() > 0, "{c}");
-    let list = role_op(r, "warm-read-list-tables");
-    (c, list["p99_latency_ms"].as_f64().unwrap())
+    c
 }
 
 /// The same, of a cell with acknowledged creations.
-pub fn consistency(r: &serde_json::Value) -> (&serde_json::Value, f64) {
-    let (c, p99) = consistency_of(r);
+pub fn consistency(r: &serde_json::Value) -> &serde_json::Value {
+    let c = consistency_of(r);
     assert!(c["creations"].as_u64().unwrap() > 0, "{c}");
-    (c, p99)
+    c
 }
 
 /// Directly and through one and three REST servers, on lance 14.0.2 (which reloads on
 /// every read): every listing begun after a creation's acknowledgement sees it, no reader
-/// goes backwards or sees what no one created, and a creation is first seen within about one
-/// listing of its acknowledgement (at the median).
+/// goes backwards or sees what no one created, so the lag's lower bound is 0 (no listing
+/// begun after an acknowledgement missed it) and its upper bound the wait for a reader's next
+/// listing.
 #[test]
 fn readers_see_every_acknowledged_creation_directly_and_through_rest() {
     let (_d, plan, out) = plan_dir(&freshness("'direct', 'rest'", "1, 3"));
@@ -223,23 +222,20 @@ fn readers_see_every_acknowledged_creation_directly_and_through_rest() {
     assert_eq!(records.len(), 3, "direct, rest × 1, rest × 3");
     for r in &records {
         assert_eq!(r["verified"], true, "{r}");
-        let (c, list_p99) = consistency(r);
+        let c = consistency(r);
         no_anomaly(c);
-        // A creation is first seen by the listing after the one in flight at its
-        // acknowledgement: at the median, within a listing's time (its max also holds any
-        // pause of the reader between two listings, which a loaded machine makes).
-        let lag = c["lag_p50_ms"].as_f64().unwrap();
-        assert!(
-            lag <= list_p99,
-            "lag p50 {lag} ms, listings' p99 {list_p99} ms: {c}"
-        );
+        assert_eq!(c["lag_low_max_ms"], 0.0, "{c}");
+        let (upper, period) = (c["lag_p50_ms"].as_f64(), c["read_period_ms"].as_f64());
+        assert!(upper.unwrap() > 0.0 && period.unwrap() > 0.0, "{c}");
     }
 }
 
 /// The planted cache of `bench serve` (`BENCH_SERVE_CACHE_MS`, a test fixture): listings
 /// answered from a view refreshed every 200 ms miss what was acknowledged since, and the
-/// checker counts those stale reads, names one, and measures the lag the cache makes
-/// (creations at evenly spaced times: half the period at the median, the period at most).
+/// checker counts those stale reads, names one, and bounds the lag the cache makes: a view
+/// misses only what landed after its stamp and is served under 200 ms after it, so a
+/// listing that missed an acknowledged creation began under 200 ms after it, on any machine
+/// (the lag's lower bound), and its upper bound lies above its lower.
 #[test]
 fn a_planted_cache_shows_as_lag_and_stale_reads() {
     let (_d, plan, out) = plan_dir(&freshness("'rest'", "1"));
@@ -249,7 +245,7 @@ fn a_planted_cache_shows_as_lag_and_stale_reads() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &lines(&out.join("results.jsonl"))[0];
     assert_eq!(r["verified"], true, "{r}");
-    let (c, list_p99) = consistency(r);
+    let c = consistency(r);
     assert!(c["stale_reads"].as_u64().unwrap() > 0, "{c}");
     let named = c["first_violation"].as_str().unwrap();
     assert!(
@@ -263,14 +259,10 @@ fn a_planted_cache_shows_as_lag_and_stale_reads() {
         c["monotonic_violations"], 0,
         "one server's view never goes back: {c}"
     );
-    let (p50, max) = (
-        c["lag_p50_ms"].as_f64().unwrap(),
-        c["lag_max_ms"].as_f64().unwrap(),
-    );
-    assert!((60.0..=140.0 + list_p99).contains(&p50), "p50 {p50}: {c}");
-    // At most the period and the listing then in flight; a reader's pause on a loaded
-    // machine adds to it, never a second period.
-    assert!((150.0..400.0).contains(&max), "max {max}: {c}");
+    let f = |k: &str| c[k].as_f64().unwrap_or_else(|| panic!("{k}: {c}"));
+    let (low, low_max) = (f("lag_low_p50_ms"), f("lag_low_max_ms"));
+    assert!(low_max > 0.0 && low_max < 200.0, "{c}");
+    assert!(low <= f("lag_p50_ms") && low_max <= f("lag_max_ms"), "{c}");
 }
 
 /// `bench compare` of the same cell without and with the planted cache: its readers'

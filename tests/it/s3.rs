@@ -983,7 +983,7 @@ fn readers_see_no_invented_anomaly_on_a_slow_store_that_throttles_and_resets() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &records[0];
     assert_eq!(r["verified"], true, "{r}");
-    let (c, _) = crate::roles::consistency_of(r);
+    let c = crate::roles::consistency_of(r);
     let indeterminate = c["indeterminate"].as_u64().unwrap();
     assert!(indeterminate > 0, "{c}");
     // Every commit that may have landed resolved: those of unknown outcome (the abandoned

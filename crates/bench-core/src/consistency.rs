@@ -200,6 +200,19 @@ pub struct Consistency {
     pub lag_p50_ms: Option<f64>,
     pub lag_p99_ms: Option<f64>,
     pub lag_max_ms: Option<f64>,
+    /// The lag's lower bound over the same pairs: from the acknowledgement to the start of
+    /// the reader's last read begun after it that still missed the commit, 0 where every
+    /// read begun after it showed it (the upper bound above runs to the first that showed
+    /// it, so with no lag at all it is about uniform over the reader's cadence).
+    #[serde(default)]
+    pub lag_low_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub lag_low_p99_ms: Option<f64>,
+    #[serde(default)]
+    pub lag_low_max_ms: Option<f64>,
+    /// The readers' cadence: the median time between two consecutive reads of one reader.
+    #[serde(default)]
+    pub read_period_ms: Option<f64>,
     /// A reader that saw a commit and later did not.
     pub monotonic_violations: u64,
     /// Reads of a client that missed one of its own acknowledged commits or more (stale reads
@@ -351,6 +364,12 @@ struct Checker {
     /// the clocks' uncertainty across hosts, 0 on one host.
     margin_us: u64,
     lags: Vec<f64>,
+    /// Each lag's lower bound: from the acknowledgement to the start of the reader's last
+    /// read begun after it that still missed the commit (0 where none did).
+    lows: Vec<f64>,
+    /// (reader, commit) → the start of its latest read begun after the acknowledgement that
+    /// missed it.
+    missed: HashMap<(u32, usize), u64>,
     /// (reader, commit) → whether its last read showed it, and whether its lag is counted.
     last: HashMap<(u32, usize), bool>,
     lagged: HashSet<(u32, usize)>,
@@ -416,13 +435,11 @@ impl Checker {
         }
         // Lag from listings only: each shows every entry of its namespace, while the time to
         // a look-up of one drawn entry is the draw's, not the catalog's.
-        if shows
-            && matches!(read, Read::Listing { .. })
+        if matches!(read, Read::Listing { .. })
             && f.outcome == Outcome::Acknowledged
             && f.op.end_us < op.start_us
-            && self.lagged.insert((who, k))
         {
-            self.lags.push(ms(op.start_us - f.op.end_us));
+            self.lag((who, k), f.op.end_us, op.start_us, shows);
         }
         (
             stale,
@@ -508,10 +525,25 @@ impl Checker {
             last.insert(who, seen.max(was.unwrap_or(0)));
             for (k, (w, v)) in before.iter().enumerate() {
                 // Keyed apart from the entries' commits (places counted from the end).
-                if *v <= seen && self.lagged.insert((who, usize::MAX - k)) {
-                    self.lags.push(ms(r.start_us - w.end_us));
-                }
+                self.lag((who, usize::MAX - k), w.end_us, r.start_us, *v <= seen);
             }
+        }
+    }
+
+    /// A read begun at `start_us` by a reader of a commit acknowledged at `ack_us` (the pair
+    /// `key`), which showed it or not: the pair's lag, bounded below by the reader's last read
+    /// begun after the acknowledgement that missed it (0 where none did) and above by the
+    /// start of its first that showed it.
+    fn lag(&mut self, key: (u32, usize), ack_us: u64, start_us: u64, shows: bool) {
+        if !shows {
+            let latest = self.missed.entry(key).or_insert(start_us);
+            *latest = (*latest).max(start_us);
+            return;
+        }
+        if self.lagged.insert(key) {
+            self.lags.push(ms(start_us - ack_us));
+            let low = self.missed.get(&key).map_or(0, |&t| t - ack_us);
+            self.lows.push(ms(low));
         }
     }
 
@@ -681,6 +713,8 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
         t0_us,
         margin_us,
         lags: Vec::new(),
+        lows: Vec::new(),
+        missed: HashMap::new(),
         last: HashMap::new(),
         lagged: HashSet::new(),
     };
@@ -707,12 +741,35 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
         0 => 0.0,
         n => c.stale_reads as f64 / n as f64,
     };
-    let mut lags = k.lags;
-    lags.sort_by(f64::total_cmp);
+    let sorted = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (lags, lows) = (sorted(k.lags), sorted(k.lows));
     c.lag_pairs = lags.len() as u64;
-    let pct = |p| crate::stats::percentile(&lags, p);
-    (c.lag_p50_ms, c.lag_p99_ms, c.lag_max_ms) = (pct(0.5), pct(0.99), lags.last().copied());
+    let pct = |v: &[f64], p| crate::stats::percentile(v, p);
+    (c.lag_p50_ms, c.lag_p99_ms, c.lag_max_ms) =
+        (pct(&lags, 0.5), pct(&lags, 0.99), lags.last().copied());
+    (c.lag_low_p50_ms, c.lag_low_p99_ms, c.lag_low_max_ms) =
+        (pct(&lows, 0.5), pct(&lows, 0.99), lows.last().copied());
+    c.read_period_ms = read_period(history);
     c
+}
+
+/// The median time between two consecutive reads of one reader, over every reader: the
+/// cadence that bounds how finely a lag is seen.
+fn read_period(history: &[Op]) -> Option<f64> {
+    let mut starts: HashMap<u32, Vec<u64>> = HashMap::new();
+    for o in history.iter().filter(|o| o.what.is_read()) {
+        starts.entry(o.client).or_default().push(o.start_us);
+    }
+    let mut gaps: Vec<f64> = Vec::new();
+    for mut s in starts.into_values() {
+        s.sort_unstable();
+        gaps.extend(s.windows(2).map(|w| ms(w[1] - w[0])));
+    }
+    gaps.sort_by(f64::total_cmp);
+    crate::stats::percentile(&gaps, 0.5)
 }
 
 #[cfg(test)]
@@ -939,6 +996,10 @@ mod tests {
         // gives no lag: when it reads an entry is the draw's).
         assert_eq!(c.lag_p50_ms, Some(2.0));
         assert_eq!(c.lag_max_ms, Some(4.0));
+        // No read begun after an acknowledgement missed it: the lag's lower bound is 0, and
+        // its upper bound the time to the reader's next listing, every 4 ms.
+        assert_eq!(c.lag_low_max_ms, Some(0.0));
+        assert_eq!(c.read_period_ms, Some(4.0));
         assert!(c.first_violation.is_none());
     }
 
@@ -968,6 +1029,23 @@ mod tests {
             "client 1 listed ns_0 at +12.0 ms and did not see writer 0's #0, acknowledged at \
              +10.0 ms"
         );
+    }
+
+    /// A reader that keeps missing a commit it began after: the lag's lower bound is the
+    /// start of its last read that missed it, the upper the first that showed it.
+    #[test]
+    fn a_lag_is_bounded_below_by_the_last_read_that_missed_it() {
+        let mut h = vec![created(0, 0, 10)];
+        for (t, seen) in [(12, 0), (16, 0), (20, 1), (24, 1)] {
+            h.push(listed(1, t, &[(0, seen)], &[]));
+        }
+        let c = check(&h, 0, 0);
+        assert_eq!(
+            (c.lag_low_p50_ms, c.lag_p50_ms),
+            (Some(6.0), Some(10.0)),
+            "{c:?}"
+        );
+        assert_eq!(c.stale_reads, 2);
     }
 
     /// A listing that lists an entry twice is an anomaly of its own, named.

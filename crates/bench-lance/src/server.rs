@@ -85,8 +85,11 @@ impl Timed {
         {
             return Ok(r.clone());
         }
+        // Stamped before the listing begins, so that a view shows every commit that landed
+        // before its stamp and is served at most `period` after it.
+        let at = Instant::now();
         let r = self.inner.list_tables(request).await?;
-        let fetched = (Instant::now(), r.clone());
+        let fetched = (at, r.clone());
         views.lock().expect("views").insert(key, fetched);
         Ok(r)
     }

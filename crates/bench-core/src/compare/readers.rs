@@ -8,7 +8,10 @@
 //! change, not noise), or B's anomaly rate (anomalies per read) exceeds A's in every run by
 //! more than [`RATE_TOLERANCE`]. Lag, a time: every run of B's median lag beyond every run
 //! of A's by more than [`LAG_TOLERANCE`] of A's (or, for separate runs, the spread between
-//! runs `--between-runs` allows, if larger) and [`LAG_FLOOR_MS`], with 2 runs a side.
+//! runs `--between-runs` allows, if larger) and [`LAG_FLOOR_MS`], with 2 runs a side. The
+//! lag judged is its lower bound (to the reader's last read that still missed a commit),
+//! where both sides have it: its upper bound (to the first read that showed it) is mostly
+//! the readers' cadence, which slower reads or another mix move with nothing seen later.
 
 use super::counts::Moved;
 use crate::consistency::Consistency;
@@ -30,6 +33,8 @@ pub struct ReaderRow {
     pub anomalies: Moved,
     /// `None`: no lag verdict (fewer than 2 runs a side, or a run without a lag).
     pub lag: Option<Moved>,
+    /// Whether the lag judged is its lower bound (every run of both sides has it).
+    pub lower: bool,
 }
 
 fn rate(c: &Consistency) -> f64 {
@@ -69,8 +74,20 @@ impl ReaderRow {
             (_, _, true, true) => Moved::Fewer,
             _ => separated(&rates(&a), &rates(&b), |_| RATE_TOLERANCE),
         };
-        let lags =
-            |v: &[Consistency]| -> Option<Vec<f64>> { v.iter().map(|c| c.lag_p50_ms).collect() };
+        // The lower bound where every run has it (older records have the upper alone).
+        let low = |v: &[Consistency]| v.iter().all(|c| c.lag_low_p50_ms.is_some());
+        let lower = low(&a) && low(&b);
+        let lags = |v: &[Consistency]| -> Option<Vec<f64>> {
+            (v.iter())
+                .map(|c| {
+                    if lower {
+                        c.lag_low_p50_ms
+                    } else {
+                        c.lag_p50_ms
+                    }
+                })
+                .collect()
+        };
         let lag = match (lags(&a), lags(&b)) {
             (Some(la), Some(lb)) if la.len() >= 2 && lb.len() >= 2 => {
                 Some(separated(&la, &lb, |x| {
@@ -85,6 +102,7 @@ impl ReaderRow {
             b,
             anomalies,
             lag,
+            lower,
         })
     }
 
@@ -96,20 +114,27 @@ impl ReaderRow {
         !self.regressed() && (self.anomalies == Moved::Fewer || self.lag == Some(Moved::Fewer))
     }
 
-    /// Medians over a side's runs: anomalies per read, lag p50 and p99 (ms).
-    pub fn medians(side: &[Consistency]) -> [Option<f64>; 3] {
+    /// Medians over a side's runs: anomalies per read, lag p50 and p99 (ms), and the lag's
+    /// lower bound's p50.
+    pub fn medians(side: &[Consistency]) -> [Option<f64>; 4] {
         let m = |v: Option<Vec<f64>>| v.filter(|v| !v.is_empty()).map(median);
         [
             m(Some(side.iter().map(rate).collect())),
             m(side.iter().map(|c| c.lag_p50_ms).collect()),
             m(side.iter().map(|c| c.lag_p99_ms).collect()),
+            m(side.iter().map(|c| c.lag_low_p50_ms).collect()),
         ]
     }
 
     /// "REGRESSION (B: anomalies in every run, 0.870 a read, A none)", "improved (…)",
     /// "same", with why the lag has no verdict where it has none.
     pub fn verdict(&self) -> String {
-        let ([ra, la, _], [rb, lb, _]) = (Self::medians(&self.a), Self::medians(&self.b));
+        let ([ra, up_a, _, low_a], [rb, up_b, _, low_b]) =
+            (Self::medians(&self.a), Self::medians(&self.b));
+        let (la, lb, which) = match self.lower {
+            true => (low_a, low_b, "lag's lower bound p50"),
+            false => (up_a, up_b, "lag p50"),
+        };
         let mut said = Vec::new();
         if self.anomalies != Moved::Same {
             let f = |x: Option<f64>| x.unwrap_or(0.0);
@@ -121,7 +146,7 @@ impl ReaderRow {
         }
         if self.lag.is_some_and(|m| m != Moved::Same) {
             let ms = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.1}"));
-            said.push(format!("lag p50 {} → {} ms in every run", ms(la), ms(lb)));
+            said.push(format!("{which} {} → {} ms in every run", ms(la), ms(lb)));
         }
         let unjudged = match self.lag {
             None => "; the lag needs 2 runs a side with a lag",
@@ -202,5 +227,33 @@ mod tests {
         // Anomalies in only some runs of B, at rates within the tolerance: the same.
         let some = runs(&[0, 1, 0], &[1.0, 1.2, 1.1]);
         assert_eq!(row(&a, &some).anomalies, Moved::Same);
+    }
+
+    /// Where the runs tell the lag's lower bound, it is what is judged: slower reads move
+    /// the upper bound (the time to the next read) with nothing seen later, no verdict; a
+    /// cache that hides commits moves the lower bound too, a regression.
+    #[test]
+    fn the_lag_s_lower_bound_is_judged_not_the_readers_cadence() {
+        let with = |upper: &[f64], lower: &[f64]| {
+            let mut rs = runs(&[0, 0, 0], upper);
+            for (r, &l) in rs.iter_mut().zip(lower) {
+                r.consistency.as_mut().unwrap().lag_low_p50_ms = Some(l);
+            }
+            rs
+        };
+        let a = with(&[2.2, 2.0, 2.4], &[0.0, 0.0, 0.0]);
+        let slower_reads = with(&[8.4, 8.1, 8.9], &[0.0, 0.0, 0.0]);
+        let r = row(&a, &slower_reads);
+        assert_eq!(r.lag, Some(Moved::Same), "{}", r.verdict());
+        assert!(r.lower && !r.regressed());
+        let cached = with(&[101.0, 99.0, 103.0], &[60.0, 58.0, 63.0]);
+        let r = row(&a, &cached);
+        assert_eq!(r.lag, Some(Moved::More));
+        assert!(
+            r.verdict()
+                .contains("lag's lower bound p50 0.0 → 60.0 ms in every run"),
+            "{}",
+            r.verdict()
+        );
     }
 }

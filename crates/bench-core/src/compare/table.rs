@@ -198,12 +198,17 @@ const READER_HEADER: [&str; 8] = [
 fn reader_cells(r: &ReaderRow) -> Vec<String> {
     let (a, b) = (ReaderRow::medians(&r.a), ReaderRow::medians(&r.b));
     let f = |x: Option<f64>, d: usize| x.map_or("n/a".to_string(), |x| format!("{x:.d$}"));
+    // The lag as an interval, lower–upper bound, where the runs tell its lower bound.
+    let lag = |m: &[Option<f64>; 4]| match m[3] {
+        Some(low) => format!("{low:.1}–{}", f(m[1], 1)),
+        None => f(m[1], 1),
+    };
     vec![
         r.cell.clone(),
         f(a[0], 3),
         f(b[0], 3),
-        f(a[1], 1),
-        f(b[1], 1),
+        lag(&a),
+        lag(&b),
         f(a[2], 1),
         f(b[2], 1),
         r.verdict(),
@@ -215,7 +220,7 @@ fn readers_text(c: &Comparison) -> String {
     let mut rows = vec![READER_HEADER.map(String::from).to_vec()];
     rows.extend(c.readers.iter().map(reader_cells));
     format!(
-        "\nwhat readers see (anomalies per read, lag in ms; medians of the runs):\n{}",
+        "\nwhat readers see (anomalies per read, lag in ms, lower–upper bound; medians of the runs):\n{}",
         aligned(&rows, true)
     )
 }
@@ -494,7 +499,7 @@ pub fn tables_markdown(c: &Comparison) -> String {
         s.push_str(&counts_md(&c.counts));
     }
     if !c.readers.is_empty() {
-        s.push_str("\nWhat readers see (anomalies per read, lag in ms; medians of the runs):\n\n");
+        s.push_str("\nWhat readers see (anomalies per read, lag in ms, lower–upper bound; medians of the runs):\n\n");
         s.push_str(&readers_md(&c.readers.iter().collect::<Vec<_>>()));
     }
     s.push('\n');

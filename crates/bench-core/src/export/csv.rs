@@ -3,12 +3,13 @@
 use std::path::Path;
 
 use super::{CellRecords, ReadFigures, Record, cells};
+use crate::consistency::Consistency;
 use crate::stats::{Spread, extremes, spread};
 
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 95;
+pub const WIDTH: usize = 97;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -126,6 +127,8 @@ pub const COLUMNS: [&str; WIDTH] = [
     "listed_twice",
     "stopped_early",
     "planted",
+    "lag_low_p50_ms",
+    "read_period_ms",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -169,6 +172,12 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         .flat_map(|r| r.planted.iter().map(String::as_str))
         .collect();
     row.push(planted.into_iter().collect::<Vec<_>>().join(";"));
+    for f in [
+        |c: &Consistency| c.lag_low_p50_ms,
+        |c: &Consistency| c.read_period_ms,
+    ] {
+        row.push(median_of(cell, &|r| r.consistency.as_ref().and_then(f), 3));
+    }
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -358,7 +367,6 @@ fn open_loop(cell: &CellRecords<'_>) -> Vec<String> {
 /// indeterminate commits summed over the repetitions, the stale rate and the lag's medians;
 /// empty where the cell has no such findings.
 fn consistency(cell: &CellRecords<'_>) -> Vec<String> {
-    use crate::consistency::Consistency;
     if cell.first().consistency.is_none() {
         return vec![String::new(); 11];
     }
@@ -472,7 +480,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,"
         );
     }
 
