@@ -297,6 +297,11 @@ fn compare_judges_what_readers_see() {
         "{r}"
     );
     assert_eq!(doc["reader_regressions"], 1);
+    // Each side's lag as an interval: B's lower bound above 0 (the cache hid commits from
+    // reads begun after them), A's 0, and the lower bound is what a lag verdict judges.
+    let low = |side: &str| r[side][0]["lag_low_p50_ms"].as_f64().unwrap();
+    assert!(low("a") == 0.0 && low("b") > 0.0, "{r}");
+    assert_eq!(r["lag_judged"], "lower bound", "{r}");
     // The same run against itself: no change.
     let o = bench_cmd(&["compare", a, a, "--fail-on-regression"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));

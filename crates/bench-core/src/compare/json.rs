@@ -87,6 +87,7 @@ fn readers(r: &super::readers::ReaderRow) -> Value {
                 json!({
                     "reads": c.reads, "anomalies": c.anomalies(), "stale_reads": c.stale_reads,
                     "lag_p50_ms": c.lag_p50_ms, "lag_p99_ms": c.lag_p99_ms,
+                    "lag_low_p50_ms": c.lag_low_p50_ms, "read_period_ms": c.read_period_ms,
                 })
             })
             .collect()
@@ -97,6 +98,7 @@ fn readers(r: &super::readers::ReaderRow) -> Value {
         "b": side(&r.b),
         "anomalies": moved(r.anomalies),
         "lag": r.lag.map(moved),
+        "lag_judged": if r.lower { "lower bound" } else { "upper bound" },
         "regressed": r.regressed(),
         "improved": r.improved(),
         "verdict": r.verdict(),
