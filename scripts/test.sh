@@ -14,10 +14,12 @@
 #   radosgw, ceph-mon, ceph-osd and ceph-common, installed with apt-get where missing, as
 #   root; each such test starts its own cluster (scripts/rgw-up.sh) and stops it by its pid
 #   files (scripts/rgw-down.sh).
+# - libfaketime (a worker started with its wall clock stepped, to show the history of what
+#   readers see keeps to the monotonic clock): installed with apt-get where missing, as root.
 # - Slurm and munge (the multi-machine tests): installed with apt-get where missing, as
 #   root; a 3-node cluster is started on 127.0.0.1 (scripts/slurm-up.sh) and stopped by its
 #   pid files when this script ends.
-# Where moto, Ceph or Slurm cannot be installed (no python3-venv without root, not root, no
+# Where moto, Ceph, libfaketime or Slurm cannot be installed (no python3-venv without root, not root, no
 # apt-get, an apt-get that fails), their tests are left out and the script says so at its
 # end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that is a failure instead.
 #
@@ -114,7 +116,9 @@ fi
 # --- Debian packages: Slurm and munge, Ceph's gateway ------------------------------------
 has() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || return 1; done; }
 missing=()
+has_faketime() { compgen -G '/usr/lib/*/faketime/libfaketimeMT.so.1' >/dev/null; }
 has slurmctld slurmd munged sinfo || missing+=(slurm-wlm munge)
+has_faketime || missing+=(libfaketime)
 has radosgw ceph-mon ceph-osd ceph uuidgen curl \
   || missing+=(radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)
 if [ ${#missing[@]} -gt 0 ] && can_apt; then
@@ -129,6 +133,10 @@ fi
 if ! has radosgw ceph-mon ceph-osd ceph uuidgen curl; then
   skip+=(--skip ceph_s_gateway)
   left_out+=("the tests on Ceph's gateway (tests/it, named *ceph_s_gateway*): Ceph is not installed and cannot be here (it needs root and apt-get: apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)")
+fi
+if ! has_faketime; then
+  skip+=(--skip wall_clock_step)
+  left_out+=("the test of a worker whose wall clock is stepped (tests/it, named *wall_clock_step*): libfaketime is not installed and cannot be here (apt-get install -y libfaketime)")
 fi
 if [ "$slurm" = yes ] && [ "$(id -u)" != 0 ]; then
   slurm=no

@@ -230,6 +230,28 @@ fn readers_see_every_acknowledged_creation_directly_and_through_rest() {
     }
 }
 
+/// A reader whose wall clock is 3 s ahead (`BENCH_WORKER_WALL_STEP`: worker 1 started
+/// under libfaketime, as if the host's clock had been stepped just before it started): the
+/// history is on the clock every process of the host shares, so its reads are held to what
+/// was acknowledged before them, not 3 s after — no anomaly — and the run says it was planted.
+#[test]
+fn a_wall_clock_step_in_one_worker_is_no_anomaly() {
+    let direct = freshness("'direct'", "1").replace("servers = [1]\n", "");
+    let (_d, plan, out) = plan_dir(&direct);
+    let mut cmd = bench();
+    cmd.env(bench_lance::host_clock::WALL_STEP_ENV, "1:+3");
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    no_anomaly(consistency(r));
+    assert_eq!(
+        r["planted"],
+        serde_json::json!(["BENCH_WORKER_WALL_STEP=1:+3"]),
+        "{r}"
+    );
+}
+
 /// The planted cache of `bench serve` (`BENCH_SERVE_CACHE_MS`, a test fixture): listings
 /// answered from a view refreshed every 200 ms miss what was acknowledged since, and the
 /// checker counts those stale reads, names one, and bounds the lag the cache makes: a view

@@ -197,15 +197,21 @@ impl Fold {
                 }
             }
             Event::Op(op) => self.op(idx, *op),
-            Event::Paused | Event::Clock { .. } => {}
+            Event::Paused | Event::Clock { .. } | Event::Ask { .. } => {}
             Event::Trace { ops } => self.m.traces.push((self.runs[idx].id, ops)),
             Event::Done {
                 elapsed_ms,
                 io,
                 rss_peak_kib,
                 stopped,
+                clock,
             } => {
                 self.done[idx] = true;
+                let id = self.runs[idx].id;
+                if let (Some(c), Some(o)) = (clock, self.m.clocks.get_mut(&id)) {
+                    let (lo, hi, at_us) = c.bounds();
+                    o.done = Some(crate::offsets::Bound { lo, hi, at_us });
+                }
                 if let Some(why) = stopped {
                     let w = self.runs[idx].id;
                     self.m.stopped.get_or_insert(format!("worker {w}: {why}"));
@@ -302,12 +308,20 @@ impl Fold {
         }
     }
 
-    /// Worker `idx`'s clock when `go` reached it (`wall_us`), which the coordinator sent at
-    /// `sent_us` and heard back of at `heard_us` (its own clock): the bounds of the worker's
-    /// offset.
-    pub fn clock(&mut self, idx: usize, wall_us: u64, (sent_us, heard_us): (u64, u64)) {
-        let (w, s, h) = (wall_us as i64, sent_us as i64, heard_us as i64);
-        (self.m.clocks).insert(self.runs[idx].id, (w - h, w - s));
+    /// Worker `idx`'s clock when `go` reached it (`clock_us`), which the coordinator sent at
+    /// `sent_us` and heard back of at `heard_us` (its own clock): the first bounds of the
+    /// worker's offset (the second come with its `done`).
+    pub fn clock(&mut self, idx: usize, clock_us: u64, (sent_us, heard_us): (u64, u64)) {
+        let (w, s, h) = (clock_us as i64, sent_us as i64, heard_us as i64);
+        let go = crate::offsets::Bound {
+            lo: w - h,
+            hi: w - s,
+            at_us: clock_us,
+        };
+        (self.m.clocks).insert(
+            self.runs[idx].id,
+            crate::offsets::Offsets { go, done: None },
+        );
     }
 
     /// Successful operations (commits) folded so far.
@@ -526,6 +540,7 @@ mod tests {
                     io: None,
                     rss_peak_kib: None,
                     stopped: None,
+                    clock: None,
                 },
             );
         }
@@ -585,6 +600,7 @@ mod tests {
             }),
             rss_peak_kib: Some(40_000 + elapsed_ms as u64),
             stopped: None,
+            clock: None,
         }
     }
 

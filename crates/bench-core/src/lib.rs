@@ -23,6 +23,7 @@ pub mod fold;
 pub mod glob;
 pub mod lock;
 pub mod observer;
+pub mod offsets;
 pub mod oplog;
 pub mod pace;
 pub mod plan;

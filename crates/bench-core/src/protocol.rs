@@ -24,7 +24,7 @@ pub const ENV_PREFIX: &str = "env.";
 /// counted, a cache, a killed worker, a late start, a coordinator's planted fault): a run
 /// with any of them set is a test, never a measurement, and its record names them
 /// (`planted`).
-pub const PLANTED: [&str; 7] = [
+pub const PLANTED: [&str; 8] = [
     "BENCH_OP_DELAY_MS",
     "BENCH_EXTRA_HEADS",
     "BENCH_UNCOUNTED",
@@ -32,6 +32,7 @@ pub const PLANTED: [&str; 7] = [
     "BENCH_WORKER_KILL_MID_COMMIT",
     "BENCH_WORKER_START_DELAY_MS",
     "BENCH_FAULT",
+    "BENCH_WORKER_WALL_STEP",
 ];
 
 /// The hooks of [`PLANTED`] set in an environment (`env`), as `NAME=value`.
@@ -46,7 +47,7 @@ pub const EXIT_ORPHANED: i32 = 75;
 
 /// The version of this protocol: arguments, events and environment. A coordinator runs
 /// only workers that speak its protocol (`bench ab` may run another build's workers).
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The environment variables a launcher (`run.launcher`) sets to each task's rank, in the
 /// order a worker started with `--rank-from-env` looks for them.
@@ -171,10 +172,13 @@ pub enum Event {
     Op(Box<OpReport>),
     /// A paced worker stopped after `pause` (its operation in flight finished first).
     Paused,
-    /// The worker's wall clock (µs since the epoch) when `go` reached it, written at once:
-    /// with when the coordinator sent `go` and got this, it bounds the worker's clock's
-    /// offset from the coordinator's.
-    Clock { wall_us: u64 },
+    /// The worker's clock (its host's `CLOCK_MONOTONIC`, in µs, the clock of its operations'
+    /// times) when `go` reached it, written at once: with when the coordinator sent `go`
+    /// and got this, it bounds the worker's clock's offset from the coordinator's.
+    Clock { clock_us: u64 },
+    /// After its last operation, the worker asks the coordinator's clock (answered by
+    /// [`Command::Time`], addressed to `worker`): the second bound of its offset, in `done`.
+    Ask { worker: u32 },
     /// The first operations of the worker with their requests (`--trace`), sent before
     /// `done`.
     Trace { ops: Vec<crate::trace::TracedOp> },
@@ -193,15 +197,38 @@ pub enum Event {
         /// operations, or a cell bounded by its commits whose every attempt failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stopped: Option<String>,
+        /// The coordinator's answer to `ask`, where it came.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clock: Option<ClockSample>,
     },
+}
+
+/// A worker's clock read against the coordinator's after its last operation: it asked at
+/// `asked_us` and heard the answer at `heard_us` (its clock), the coordinator read its own,
+/// `answered_us`, in between. So the worker's clock's offset from the coordinator's lies in
+/// `[asked_us − answered_us, heard_us − answered_us]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockSample {
+    pub asked_us: u64,
+    pub answered_us: u64,
+    pub heard_us: u64,
+}
+
+impl ClockSample {
+    /// The bounds of the offset (worker − coordinator, µs) and the worker's time they hold at.
+    pub fn bounds(&self) -> (i64, i64, u64) {
+        let c = self.answered_us as i64;
+        let at = self.asked_us / 2 + self.heard_us / 2;
+        (self.asked_us as i64 - c, self.heard_us as i64 - c, at)
+    }
 }
 
 /// What the coordinator writes to a worker's stdin, one per line. `go` releases every
 /// worker; a paced worker (`--paced`) then runs only when told: `step` runs one operation,
 /// `resume` runs operations until `pause` (the one in flight finishes, then `paused` is
 /// reported), `end` ends it (it reports `done` and exits). An unpaced worker ignores all
-/// but `go`, and `end` when it runs `--until-end`. A closed stdin means the coordinator is
-/// gone.
+/// but `go`, and `end` when it runs `--until-end`. `time` answers a worker's `ask`. A closed
+/// stdin means the coordinator is gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     Go,
@@ -209,10 +236,18 @@ pub enum Command {
     Resume,
     Pause,
     End,
+    /// The coordinator's clock (`clock_us`), answering worker `worker`'s `ask` (a launcher's
+    /// tasks all read it; the others leave it). `heard_us` is not sent: the worker's reader
+    /// sets it to the worker's clock when the line came.
+    Time {
+        worker: u32,
+        clock_us: u64,
+        heard_us: u64,
+    },
 }
 
 impl Command {
-    const ALL: [Command; 5] = [
+    const WORDS: [Command; 5] = [
         Command::Go,
         Command::Step,
         Command::Resume,
@@ -221,19 +256,30 @@ impl Command {
     ];
 
     /// The line that carries it (without the newline).
-    pub fn word(self) -> &'static str {
+    pub fn line(self) -> String {
         match self {
-            Command::Go => "go",
-            Command::Step => "step",
-            Command::Resume => "resume",
-            Command::Pause => "pause",
-            Command::End => "end",
+            Command::Go => "go".into(),
+            Command::Step => "step".into(),
+            Command::Resume => "resume".into(),
+            Command::Pause => "pause".into(),
+            Command::End => "end".into(),
+            Command::Time {
+                worker, clock_us, ..
+            } => format!("time {worker} {clock_us}"),
         }
     }
 
     pub fn parse(line: &str) -> Option<Command> {
         let line = line.trim();
-        Command::ALL.into_iter().find(|c| c.word() == line)
+        if let Some(rest) = line.strip_prefix("time ") {
+            let (worker, clock_us) = rest.split_once(' ')?;
+            return Some(Command::Time {
+                worker: worker.parse().ok()?,
+                clock_us: clock_us.trim().parse().ok()?,
+                heard_us: 0,
+            });
+        }
+        Command::WORDS.into_iter().find(|c| c.line() == line)
     }
 }
 
@@ -686,7 +732,14 @@ mod tests {
                 io: Some(IoCounts::default()),
                 rss_peak_kib: Some(45_056),
                 stopped: Some("nothing left".into()),
+                clock: Some(ClockSample {
+                    asked_us: 5,
+                    answered_us: 3,
+                    heard_us: 9,
+                }),
             },
+            Event::Clock { clock_us: 7 },
+            Event::Ask { worker: 2 },
         ];
         for (w, event) in events.into_iter().enumerate() {
             let line = Line {
@@ -711,11 +764,31 @@ mod tests {
     }
 
     #[test]
-    fn commands_are_single_words() {
-        for c in Command::ALL {
-            assert_eq!(Command::parse(&format!(" {}\n", c.word())), Some(c));
+    fn commands_are_single_words_but_the_time() {
+        for c in Command::WORDS {
+            assert_eq!(Command::parse(&format!(" {}\n", c.line())), Some(c));
         }
-        assert_eq!(Command::parse("stop"), None);
+        let time = Command::Time {
+            worker: 3,
+            clock_us: 1_234_567,
+            heard_us: 0,
+        };
+        assert_eq!(time.line(), "time 3 1234567");
+        assert_eq!(Command::parse("time 3 1234567\n"), Some(time));
+        for garbage in ["stop", "time", "time 3", "time x 5", "time 3 -1"] {
+            assert_eq!(Command::parse(garbage), None, "{garbage}");
+        }
+    }
+
+    /// The answer to `ask` bounds the offset by when it was asked and heard.
+    #[test]
+    fn a_clock_sample_bounds_the_offset_between_asking_and_hearing() {
+        let s = ClockSample {
+            asked_us: 10_000,
+            answered_us: 4_000,
+            heard_us: 10_600,
+        };
+        assert_eq!(s.bounds(), (6_000, 6_600, 10_300));
     }
 
     #[test]

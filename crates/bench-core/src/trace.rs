@@ -7,7 +7,8 @@
 //! with one slice per operation, and rows `requests 1`, `requests 2`, … with its requests,
 //! each on the first row free at its start (requests in flight together sit on rows of
 //! their own, so that no two slices on a row overlap). Times are microseconds from the
-//! earliest event of the cell, on the workers' wall clocks.
+//! earliest event of the cell, on the workers' hosts' monotonic clocks (one clock for every
+//! worker of a host).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -24,7 +25,7 @@ pub struct TracedRequest {
     pub path: String,
     /// Bytes sent or received (a GET: its range; 0 where none or unknown).
     pub bytes: u64,
-    /// Start and end in microseconds since the Unix epoch, on the worker's clock.
+    /// Start and end in microseconds on the worker's host's monotonic clock.
     pub start_us: u64,
     pub end_us: u64,
 }

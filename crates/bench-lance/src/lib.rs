@@ -16,6 +16,7 @@ pub mod failure;
 mod fault;
 pub mod golden;
 pub mod harness;
+pub mod host_clock;
 pub mod out;
 mod progress;
 pub mod results_table;

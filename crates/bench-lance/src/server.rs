@@ -34,10 +34,11 @@ struct Timed {
     served: AtomicU64,
     exit_after: Option<u64>,
     /// [`CACHE_ENV`]: listings of tables answered from a view at most this old, each
-    /// request's own (its namespace, page and limit), refreshed when older.
+    /// request's own (its namespace, page and limit), refreshed when older. Held across a
+    /// refresh, so views are fetched one after another and never go back.
     cache: Option<(
         std::time::Duration,
-        Mutex<std::collections::HashMap<String, Cached>>,
+        tokio::sync::Mutex<std::collections::HashMap<String, Cached>>,
     )>,
 }
 
@@ -80,7 +81,8 @@ impl Timed {
             "{:?}|{:?}|{:?}",
             request.id, request.page_token, request.limit
         );
-        if let Some((at, r)) = views.lock().expect("views").get(&key)
+        let mut views = views.lock().await;
+        if let Some((at, r)) = views.get(&key)
             && at.elapsed() < *period
         {
             return Ok(r.clone());
@@ -89,8 +91,7 @@ impl Timed {
         // before its stamp and is served at most `period` after it.
         let at = Instant::now();
         let r = self.inner.list_tables(request).await?;
-        let fetched = (at, r.clone());
-        views.lock().expect("views").insert(key, fetched);
+        views.insert(key, (at, r.clone()));
         Ok(r)
     }
 
@@ -260,7 +261,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .map(|ms| {
                 (
                     std::time::Duration::from_millis(ms),
-                    Mutex::new(Default::default()),
+                    tokio::sync::Mutex::new(Default::default()),
                 )
             }),
     });

@@ -310,10 +310,12 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
 
 /// A cell whose history has both commits and reads that observe them: the checker's
 /// findings, each commit that did not succeed as the copy showed it (as verification marked
-/// it in the log), times told from the first operation. Where its clients ran on more than
-/// one host, each one's times are moved onto the coordinator's clock by its offset (the
-/// middle of the bounds `go` and its reply gave), and what remains uncertain widens every
-/// comparison across clients; none where a client's clock was not bounded.
+/// it in the log), times told from the first operation. On one host every client's times
+/// are on the clock they share (`CLOCK_MONOTONIC`), compared as they are. Where its clients
+/// ran on more than one host, each one's times are moved onto the coordinator's clock by its
+/// offset ([`crate::offsets`]: bounded at `go` and after its last operation), and what
+/// remains uncertain widens every comparison across clients; none where a client's clock was
+/// not bounded twice.
 fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
     let mut h = crate::consistency::history(&m.log);
     let reads = h.iter().any(|o| o.what.is_read());
@@ -325,11 +327,13 @@ fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
     if m.hosts.len() > 1 {
         let mut half = 0;
         for op in &mut h {
-            let &(lo, hi) = m.clocks.get(&op.client)?;
-            let mid = (lo + hi) / 2;
-            let moved = |t: u64| (t as i64 - mid).max(0) as u64;
-            (op.start_us, op.end_us) = (moved(op.start_us), moved(op.end_us));
-            half = half.max((hi - lo).max(0) as u64 / 2);
+            let offsets = m.clocks.get(&op.client)?;
+            let mut moved = |t: u64| -> Option<u64> {
+                let (mid, h) = offsets.at(t)?;
+                half = half.max(h);
+                Some((t as i64 - mid).max(0) as u64)
+            };
+            (op.start_us, op.end_us) = (moved(op.start_us)?, moved(op.end_us)?);
         }
         uncertainty_us = Some(half);
     }
@@ -434,6 +438,7 @@ mod tests {
     /// a creation on a clock 50 ms ahead (±1 ms) is held to it; within the margin it is not.
     #[test]
     fn across_hosts_clocks_are_moved_by_their_offset_and_widened_by_its_uncertainty() {
+        use crate::offsets::{Bound, Offsets};
         use crate::oplog::{Observed, Outcome, Seen, sample};
         use crate::plan::Operation;
         let created = crate::oplog::Op {
@@ -460,14 +465,32 @@ mod tests {
             ..Measured::default()
         };
         m.hosts = ["n1", "n2"].map(String::from).into();
-        // Offsets (worker − coordinator) within ±1 ms.
-        m.clocks = [(0, (-1_000, 1_000)), (1, (49_000, 51_000))].into();
+        // Offsets (worker − coordinator) within ±1 ms at `go` and after the last operation.
+        let offsets = |lo: i64, hi: i64| {
+            let b = |at_us| Bound { lo, hi, at_us };
+            let (go, done) = (b(0), Some(b(100_000)));
+            Offsets { go, done }
+        };
+        m.clocks = [(0, offsets(-1_000, 1_000)), (1, offsets(49_000, 51_000))].into();
         let c = consistency(&m).unwrap();
         assert_eq!(c.clock_uncertainty_ms, Some(1.0));
         // At +1 ms: within the margin of 2 ms, not held to it; at +3 ms: stale.
         assert_eq!(c.stale_reads, 1, "{c:?}");
         assert_eq!(c.lag_max_ms, Some(6.0));
-        // A client whose clock was not bounded: no findings across hosts.
+        // Its offset 2 ms larger after its last operation: the uncertainty grows by the
+        // change (3 ms, a margin of 6), and the listing at +3 ms is no longer held to it.
+        m.clocks.get_mut(&1).unwrap().done = Some(Bound {
+            lo: 51_000,
+            hi: 53_000,
+            at_us: 100_000,
+        });
+        let c = consistency(&m).unwrap();
+        assert_eq!(c.clock_uncertainty_ms, Some(3.0));
+        assert_eq!(c.stale_reads, 0, "{c:?}");
+        // A client whose clock was bounded only once (its answer after the last operation
+        // never came), or not at all: no findings across hosts.
+        m.clocks.get_mut(&1).unwrap().done = None;
+        assert_eq!(consistency(&m), None);
         m.clocks.remove(&1);
         assert_eq!(consistency(&m), None);
     }

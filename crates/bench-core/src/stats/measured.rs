@@ -47,8 +47,9 @@ pub struct Measured {
     /// The hosts the workers ran on (Slurm's node name where a launcher sets one).
     pub hosts: std::collections::BTreeSet<String>,
     /// Each worker's clock against the coordinator's (by worker id): the bounds of its
-    /// offset in µs (worker minus coordinator), from when `go` was sent and its reply came.
-    pub clocks: std::collections::BTreeMap<u32, (i64, i64)>,
+    /// offset, from when `go` was sent and its reply came, and from its `ask` after its last
+    /// operation.
+    pub clocks: std::collections::BTreeMap<u32, crate::offsets::Offsets>,
     /// The test hooks set where the run's workers (and its coordinator) ran.
     pub planted: std::collections::BTreeSet<String>,
     /// Each worker's time from its start to an open catalog, in ms (workers that report it).

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::fold::{Action, Fold};
+use crate::host_clock::monotonic_us;
 pub use crate::observer::Observer;
 use crate::pace;
 pub use crate::pace::{ArmUnits, Pace, PairingKind};
@@ -299,14 +300,8 @@ struct Driver<'o> {
     spawned_at: Instant,
     /// Until release, what a launcher last said of its tasks (a queue, an allocation).
     waiting: Option<String>,
-    /// When `go` was sent, on this host's wall clock (µs since the epoch).
+    /// When `go` was sent, on this host's monotonic clock (µs).
     go_sent_us: Option<u64>,
-}
-
-/// This host's wall clock, in µs since the epoch.
-fn wall_us() -> u64 {
-    (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
-        .map_or(0, |d| d.as_micros() as u64)
 }
 
 impl<'o> Driver<'o> {
@@ -424,9 +419,19 @@ impl<'o> Driver<'o> {
                 self.observer.worker_done();
                 None
             }
-            (Event::Clock { wall_us: w }, _) => {
+            (Event::Clock { clock_us }, _) => {
                 let sent = self.go_sent_us.unwrap_or_default();
-                self.arms.folds[arm].clock(local, *w, (sent, wall_us()));
+                self.arms.folds[arm].clock(local, *clock_us, (sent, monotonic_us()));
+                return (arm, Action::Continue);
+            }
+            (Event::Ask { worker }, _) => {
+                let time = Command::Time {
+                    worker: *worker,
+                    clock_us: monotonic_us(),
+                    heard_us: 0,
+                };
+                let p = self.w.proc_of(idx);
+                self.w.send(p..p + 1, time).await;
                 return (arm, Action::Continue);
             }
             (Event::Ready { .. } | Event::Trace { .. }, _) => None,
@@ -472,7 +477,7 @@ impl<'o> Driver<'o> {
             Action::Release => {
                 self.arms.ready[arm] = true;
                 if self.released() {
-                    self.go_sent_us = Some(wall_us());
+                    self.go_sent_us = Some(monotonic_us());
                     self.w.send(0..self.w.proc_count(), Command::Go).await;
                     let setup_ms = self.spawned_at.elapsed().as_secs_f64() * 1000.0;
                     for f in &mut self.arms.folds {

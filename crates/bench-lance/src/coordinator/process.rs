@@ -72,6 +72,7 @@ impl Workers {
         let idx = self.worker_count();
         let mut cmd = Command::new(exe);
         cmd.args(args.to_args());
+        cmd.envs(crate::host_clock::wall_step(args.worker_id)?);
         self.start(cmd, storage, vec![idx], Lines::Worker(idx))
     }
 
@@ -147,6 +148,13 @@ impl Workers {
         self.procs.iter().map(|p| p.workers.len()).sum()
     }
 
+    /// The process that runs worker `idx`.
+    pub(super) fn proc_of(&self, idx: usize) -> usize {
+        (self.procs.iter())
+            .position(|p| p.workers.contains(&idx))
+            .unwrap_or(0)
+    }
+
     /// Processes started so far.
     pub(super) fn proc_count(&self) -> usize {
         self.procs.len()
@@ -155,7 +163,7 @@ impl Workers {
     /// Send a command to processes `procs` (a launcher passes it on to all its tasks); a
     /// process that died meanwhile shows up as exited.
     pub(super) async fn send(&mut self, procs: std::ops::Range<usize>, cmd: Order) {
-        let line = format!("{}\n", cmd.word());
+        let line = format!("{}\n", cmd.line());
         for stdin in self.children[procs]
             .iter_mut()
             .filter_map(|c| c.stdin.as_mut())

@@ -232,7 +232,7 @@ impl Session {
             Err((class, err)) => (Some(class), Some(err), catalog::Observed::Nothing),
         };
         // Into the history: the operation on the wall clock, and what it showed.
-        let at_us = history.then(|| [self.wall_us(start), self.wall_us(end)]);
+        let at_us = history.then(|| [self.clock_us(start), self.clock_us(end)]);
         let mut report = protocol::OpReport {
             read,
             class,
@@ -271,7 +271,7 @@ impl Session {
         (i, mix, (target, property)): (u64, Option<u32>, Named),
         (start, release): (Instant, Option<Instant>),
     ) {
-        let at = self.wall_us(start);
+        let at = self.clock_us(start);
         let report = protocol::OpReport {
             class: Some(ErrorClass::Killed),
             err: Some(format!(

@@ -83,10 +83,10 @@ struct Session {
     exit_after: Option<u64>,
     /// Planted fault: killed in the middle of this measured commit ([`KILL_MID_COMMIT_ENV`]).
     kill_at: Option<u64>,
-    /// The traced operations so far (`--trace`), and a moment on both clocks to put
-    /// requests on the wall clock.
+    /// The traced operations so far (`--trace`).
     traced: std::sync::Mutex<Vec<TracedOp>>,
-    anchor: (Instant, std::time::SystemTime),
+    /// A moment on both clocks, to put operations and requests on the host's monotonic one.
+    anchor: crate::host_clock::Anchor,
     /// A client of a role.
     role: Option<std::sync::Mutex<RoleClient>>,
 }
@@ -136,7 +136,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             .and_then(|v| v.trim().parse().ok()),
         kill_at: kill_at(args.worker_id),
         traced: std::sync::Mutex::new(Vec::new()),
-        anchor: (Instant::now(), std::time::SystemTime::now()),
+        anchor: crate::host_clock::Anchor::now(),
         role: role_client(&args),
         args,
     };
@@ -152,8 +152,8 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         },
     );
     released(&mut commands).await?;
-    let wall_us = session.wall_us(Instant::now());
-    emit(w, Event::Clock { wall_us });
+    let clock_us = session.clock_us(Instant::now());
+    emit(w, Event::Clock { clock_us });
     if session.args.trace > 0 {
         counters
             .tracing
@@ -170,6 +170,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     if !ops.is_empty() {
         emit(w, Event::Trace { ops });
     }
+    let clock = pacing::ask_time(w, &mut commands).await;
     emit(
         w,
         Event::Done {
@@ -177,6 +178,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
             io: Some(counters.snapshot()),
             rss_peak_kib: peak_rss_kib(),
             stopped,
+            clock,
         },
     );
     Ok(())

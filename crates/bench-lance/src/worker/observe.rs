@@ -42,17 +42,10 @@ impl Session {
         }
     }
 
-    /// A moment on the wall clock, in µs since the epoch (from the worker's anchor on both
-    /// clocks).
-    pub(super) fn wall_us(&self, t: Instant) -> u64 {
-        let (i0, w0) = self.anchor;
-        let wall = if t >= i0 {
-            w0 + (t - i0)
-        } else {
-            w0 - (i0 - t)
-        };
-        wall.duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros() as u64)
+    /// A moment on the host's monotonic clock, in µs ([`crate::host_clock`]): the clock of
+    /// the operations' and requests' times.
+    pub(super) fn clock_us(&self, t: Instant) -> u64 {
+        self.anchor.us(t)
     }
 
     /// Keep traced operation `i` of kind `op` with its requests; after the last one, keys
@@ -65,7 +58,7 @@ impl Session {
         (start, end): (Instant, Instant),
         requests: Vec<Timed>,
     ) {
-        let us = |t: Instant| self.wall_us(t);
+        let us = |t: Instant| self.clock_us(t);
         let requests = requests
             .into_iter()
             .filter(|r| r.end >= start && r.start <= end)

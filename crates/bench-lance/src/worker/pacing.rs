@@ -64,7 +64,18 @@ pub(super) fn read_commands() -> Commands {
         loop {
             match lines.next_line().await {
                 Ok(Some(l)) => {
-                    if let Some(c) = Command::parse(&l) {
+                    let heard = crate::host_clock::monotonic_us();
+                    let c = match Command::parse(&l) {
+                        Some(Command::Time {
+                            worker, clock_us, ..
+                        }) => Some(Command::Time {
+                            worker,
+                            clock_us,
+                            heard_us: heard,
+                        }),
+                        c => c,
+                    };
+                    if let Some(c) = c {
                         let _ = tx.send(c);
                     }
                 }
@@ -76,6 +87,40 @@ pub(super) fn read_commands() -> Commands {
         }
     });
     rx
+}
+
+/// How long a worker waits for the coordinator's answer to its `ask`.
+const ASK_WAIT: Duration = Duration::from_secs(5);
+
+/// After the last operation: ask the coordinator's clock, and bound this worker's offset
+/// from it by when the answer came (`None` where none came in [`ASK_WAIT`]). Other commands
+/// that come meanwhile (a late `end`, a launcher's other tasks' answers) are left.
+pub(super) async fn ask_time(
+    w: u32,
+    commands: &mut Commands,
+) -> Option<bench_core::protocol::ClockSample> {
+    let asked_us = crate::host_clock::monotonic_us();
+    emit(w, Event::Ask { worker: w });
+    let answer = async {
+        while let Some(c) = commands.recv().await {
+            if let Command::Time {
+                worker,
+                clock_us,
+                heard_us,
+            } = c
+                && worker == w
+            {
+                return Some((clock_us, heard_us));
+            }
+        }
+        None
+    };
+    let (answered_us, heard_us) = tokio::time::timeout(ASK_WAIT, answer).await.ok()??;
+    Some(bench_core::protocol::ClockSample {
+        asked_us,
+        answered_us,
+        heard_us,
+    })
 }
 
 /// Wait for `go`: the release.
@@ -201,7 +246,7 @@ impl Session {
                 }
                 Command::Pause => emit(self.args.worker_id, Event::Paused),
                 Command::End => break,
-                Command::Go => {}
+                Command::Go | Command::Time { .. } => {}
             }
         }
         (active, next.stopped)
