@@ -22,17 +22,17 @@ fn slow_build(dir: &Path, name: &str, delay_ms: u32) -> PathBuf {
     path
 }
 
-fn variants_plan(dir: &Path, slow20: &Path) -> String {
+fn variants_plan(dir: &Path, slow60: &Path) -> String {
     let slow5 = slow_build(dir, "slow5.sh", 5);
     format!(
         "name = 'variants'\n\
-         [matrix]\nsizes = [100]\ninline = [true, false]\nbuilds = ['main', 'slow5', 'slow20']\n\
+         [matrix]\nsizes = [100]\ninline = [true, false]\nbuilds = ['main', 'slow5', 'slow60']\n\
          [matrix.properties]\ncommit_retries = [0, 20]\n\
-         [builds]\nmain = 'bench'\nslow5 = '{}'\nslow20 = '{}'\n\
+         [builds]\nmain = 'bench'\nslow5 = '{}'\nslow60 = '{}'\n\
          [continuous]\noperations = 8\n\
          [run]\nrepetitions = 3\ncopy_parallelism = 2\n",
         slow5.display(),
-        slow20.display()
+        slow60.display()
     )
 }
 
@@ -43,9 +43,9 @@ fn compare(out: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let slow20 = slow_build(dir.path(), "slow20.sh", 20);
+    let slow60 = slow_build(dir.path(), "slow60.sh", 60);
     let plan = dir.path().join("variants.toml");
-    std::fs::write(&plan, variants_plan(dir.path(), &slow20)).unwrap();
+    std::fs::write(&plan, variants_plan(dir.path(), &slow60)).unwrap();
     let out = dir.path().join("out");
     let o = run(&plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -61,7 +61,7 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
         .collect();
     assert_eq!(names.len(), 12, "{names:?}");
     assert!(
-        names.contains("slow20/no_index/commit_retries=0"),
+        names.contains("slow60/no_index/commit_retries=0"),
         "{names:?}"
     );
     for r in &records {
@@ -111,11 +111,11 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     let ranking = text.split("best first:").nth(1).expect("a ranking");
-    let (p5, p20) = (
+    let (p5, p60) = (
         ranking.find("slow5:").unwrap(),
-        ranking.find("slow20:").unwrap(),
+        ranking.find("slow60:").unwrap(),
     );
-    assert!(p5 < p20, "slow5 ahead of slow20:\n{text}");
+    assert!(p5 < p60, "slow5 ahead of slow60:\n{text}");
     assert!(
         text.contains("pair by pair") || text.contains("paired"),
         "{text}"
@@ -124,7 +124,7 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
         &out,
         &[
             "--variant",
-            "slow20",
+            "slow60",
             "--against",
             "main",
             "--fail-on-regression",
@@ -145,7 +145,7 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
     );
     let o = compare(&out, &["--against", "cow"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("main, slow20, slow5"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("main, slow5, slow60"), "{}", stderr(&o));
 
     // A rebuilt build (the same path, other bytes) runs its own cells again, and only those.
     let digest = |name: &str| {
@@ -154,16 +154,16 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
             .unwrap()
             .to_string()
     };
-    let was = digest("slow20");
-    slow_build(dir.path(), "slow20.sh", 21);
+    let was = digest("slow60");
+    slow_build(dir.path(), "slow60.sh", 61);
     let o = bench_on("plan", &plan, &out);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let listing = String::from_utf8_lossy(&o.stdout).to_string();
     let cells: Vec<&str> = listing.lines().filter(|l| l.contains("cont_")).collect();
     assert_eq!(cells.len(), 12, "{listing}");
     for l in cells {
-        let stale = l.contains("stale (build slow20 rebuilt: ");
-        assert_eq!(stale, l.contains("_slow20_"), "{l}");
+        let stale = l.contains("stale (build slow60 rebuilt: ");
+        assert_eq!(stale, l.contains("_slow60_"), "{l}");
         assert!(stale || l.contains("done"), "{l}");
     }
     assert!(
@@ -179,8 +179,8 @@ fn three_builds_by_index_by_a_property_run_once_each_and_compare_in_order() {
     );
     let after = lines(&out.join("results.jsonl"));
     let new: Vec<&serde_json::Value> = after[records.len()..].iter().collect();
-    assert_eq!(new.len(), 4 * 3, "slow20's cells, three repetitions each");
-    assert!(new.iter().all(|r| r["build"] == "slow20"));
+    assert_eq!(new.len(), 4 * 3, "slow60's cells, three repetitions each");
+    assert!(new.iter().all(|r| r["build"] == "slow60"));
     let now = new[0]["build_digest"].as_str().unwrap();
     assert!(now != was && new.iter().all(|r| r["build_digest"] == now));
 }
