@@ -135,6 +135,47 @@ fn a_drop_heavy_mix_leaves_exactly_the_entries_its_clients_did_not_remove() {
     );
 }
 
+/// A client that drops tables and namespaces of a flat golden at 20 operations a second,
+/// after a warm-up of reads only: each kind's removals are a share of their own, taken from the last entry, and the
+/// warm-up takes none — the copy lacks exactly the last tables and the last namespaces, as
+/// many as were removed, with no entry skipped.
+#[test]
+fn each_kind_of_removal_has_its_own_share_and_the_warm_up_takes_none() {
+    let plan_text = "name = 'shares'\n[matrix]\nsizes = [60]\ninline = [false]\n\
+                     [workload]\nduration_secs = 1\nseed = 3\n\
+                     [[roles]]\nname = 'removers'\nclients = 1\nrate = 20\n\
+                     [roles.mix]\n'write-drop-table' = 1\n'write-drop-namespace' = 1\n\
+                     'warm-read-list-tables' = 1\n\
+                     [run]\nwarmup_operations = 4\nkeep_runs = true\n";
+    let (_d, plan, out) = plan_dir(plan_text);
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let root = (out.join("store/runs")).join(r["bench_tag"].as_str().unwrap());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ids = rt
+        .block_on(bench_lance::catalog::object_ids(
+            root.to_str().unwrap(),
+            &Default::default(),
+        ))
+        .unwrap();
+    let held: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
+    // 60 rows: 20 namespaces and 40 tables.
+    for (op, prefix, count) in [
+        ("write-drop-table", "table_", 40),
+        ("write-drop-namespace", "ns_", 20),
+    ] {
+        let removed = role_op(r, op)["total_operations"].as_u64().unwrap();
+        assert!(removed > 0, "{op}: {r}");
+        let gone: Vec<u64> = (0..count)
+            .filter(|k| !held.contains(format!("{prefix}{k}").as_str()))
+            .collect();
+        let last: Vec<u64> = (count - removed.min(count)..count).collect();
+        assert_eq!(gone, last, "{op}: {ids:?}");
+    }
+}
+
 /// Property updates of the tree's tables by three clients: drawn from a zipf hot set
 /// (exponent 3: the first table takes 83 % of them) they conflict more often than drawn
 /// uniformly over the 40 tables.

@@ -5,10 +5,11 @@
 use crate::plan::{Cell, Entry};
 use crate::protocol::WorkerArgs;
 
-/// The arguments of the cell's workers, running on the copy at `root` (through the REST
-/// servers at `rest`, where the cell has them).
+/// The arguments of the cell's workers in its repetition `repetition` (from 1), running on
+/// the copy at `root` (through the REST servers at `rest`, where the cell has them).
 pub fn worker_args(
     cell: &Cell,
+    repetition: u32,
     root: &str,
     trace: u32,
     rest: Vec<String>,
@@ -53,13 +54,13 @@ pub fn worker_args(
             fixture: cell.golden.fixture,
             role: None,
         })
-        .map(|args| with_role(cell, args))
+        .map(|args| with_role(cell, repetition, args))
         .collect()
 }
 
 /// A client of a cell of roles: its role (clients numbered role after role), whose rate it
 /// shares with the role's other clients, and its own seed.
-fn with_role(cell: &Cell, mut args: WorkerArgs) -> WorkerArgs {
+fn with_role(cell: &Cell, repetition: u32, mut args: WorkerArgs) -> WorkerArgs {
     let removes = |r: &crate::plan::Role| r.mix.iter().any(|(op, _)| op.removes());
     let removers: u32 = (cell.roles.iter().filter(|r| removes(r)))
         .map(|r| r.clients)
@@ -75,7 +76,16 @@ fn with_role(cell: &Cell, mut args: WorkerArgs) -> WorkerArgs {
                 role: role.clone(),
                 remover: first_remover + (args.worker_id - first),
                 removers,
-                seed: crate::plan::client_seed(cell.seed, index, args.worker_id),
+                seed: crate::plan::client_seed(
+                    cell.seed,
+                    if cell.seed_per_repetition {
+                        repetition
+                    } else {
+                        0
+                    },
+                    index,
+                    args.worker_id,
+                ),
             });
             return args;
         }
@@ -122,7 +132,7 @@ mod tests {
             ],
             ..crate::plan::sample(1)
         };
-        let args = worker_args(&cell, "/copy", 0, vec![], "");
+        let args = worker_args(&cell, 1, "/copy", 0, vec![], "");
         let got: Vec<_> = (args.iter())
             .map(|a| {
                 let r = a.role.as_ref().unwrap();
@@ -151,13 +161,30 @@ mod tests {
             Some(4.0),
             "the role's rate, shared by its clients"
         );
-        let seeds: std::collections::BTreeSet<_> =
-            args.iter().map(|a| a.role.as_ref().unwrap().seed).collect();
-        assert_eq!(seeds.len(), 5);
+        let seeds = |args: &[WorkerArgs]| -> Vec<u64> {
+            args.iter().map(|a| a.role.as_ref().unwrap().seed).collect()
+        };
+        let set: std::collections::BTreeSet<_> = seeds(&args).into_iter().collect();
+        assert_eq!(set.len(), 5);
         assert!(
             args.iter()
                 .all(|a| a.duration_secs == Some(2) && a.root == "/copy")
         );
+        // Every repetition replays the same draws; with `seed_per_repetition` each draws
+        // its own, the same again when the repetition runs again.
+        let again = worker_args(&cell, 2, "/copy", 0, vec![], "");
+        assert_eq!(seeds(&again), seeds(&args));
+        let varied = Cell {
+            seed_per_repetition: true,
+            ..cell.clone()
+        };
+        let (one, two) = (
+            seeds(&worker_args(&varied, 1, "/copy", 0, vec![], "")),
+            seeds(&worker_args(&varied, 2, "/copy", 0, vec![], "")),
+        );
+        assert!(one.iter().zip(&two).all(|(a, b)| a != b), "{one:?} {two:?}");
+        assert_eq!(seeds(&worker_args(&varied, 2, "/copy", 0, vec![], "")), two);
+        assert_ne!(varied.key(), cell.key(), "another measurement: another key");
     }
 
     /// A mixed cell's workers interleave its reads, and an open-loop one schedules every
@@ -178,7 +205,7 @@ mod tests {
             },
             ..crate::plan::sample(1)
         };
-        let args = worker_args(&mixed, "/c", 2, vec!["http://s:1".into()], "_r1");
+        let args = worker_args(&mixed, 1, "/c", 2, vec!["http://s:1".into()], "_r1");
         assert_eq!(args.len(), 2);
         let a = &args[1];
         assert_eq!(a.mix(), Some((Operation::DescribeTable { cold: false }, 3)));
@@ -197,12 +224,12 @@ mod tests {
             },
             ..crate::plan::sample(1)
         };
-        let args = worker_args(&bounded, "/c", 0, vec![], "");
+        let args = worker_args(&bounded, 1, "/c", 0, vec![], "");
         assert!(
             args.iter()
                 .all(|a| a.until_end && a.duration_secs.is_none())
         );
-        let cont = worker_args(&crate::plan::sample(7), "/c", 0, vec![], "");
+        let cont = worker_args(&crate::plan::sample(7), 1, "/c", 0, vec![], "");
         assert_eq!(cont.len(), 1);
         assert_eq!((cont[0].operations, cont[0].tables), (Some(7), 67));
     }

@@ -338,6 +338,8 @@ pub struct Cell {
     /// empty otherwise.
     pub roles: Vec<super::Role>,
     pub seed: u64,
+    /// `workload.seed_per_repetition`: each repetition draws from a seed of its own.
+    pub seed_per_repetition: bool,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
@@ -499,6 +501,9 @@ impl Cell {
         if !self.roles.is_empty() {
             h.update(format!("seed={}\n", self.seed));
         }
+        if self.seed_per_repetition {
+            h.update("seed_per_repetition=true\n");
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -533,6 +538,7 @@ pub fn sample(operations: u64) -> Cell {
         rest_uri: None,
         roles: Vec::new(),
         seed: 0,
+        seed_per_repetition: false,
     }
 }
 

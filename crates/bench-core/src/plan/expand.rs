@@ -120,6 +120,8 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                             .flatten(),
                         roles: roles.clone(),
                         seed: plan.roles.as_ref().map_or(0, |r| r.workload.seed),
+                        seed_per_repetition: (plan.roles.as_ref())
+                            .is_some_and(|r| r.workload.seed_per_repetition),
                     }));
                 }
             }

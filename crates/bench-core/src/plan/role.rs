@@ -171,16 +171,20 @@ impl Role {
     }
 }
 
-/// `[workload]`: how long a cell of roles runs, and the seed of its clients' draws.
+/// `[workload]`: how long a cell of roles runs, and the seed of its clients' draws (the
+/// same in every repetition, unless `seed_per_repetition`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Workload {
     pub duration_secs: u64,
     pub seed: u64,
+    pub seed_per_repetition: bool,
 }
 
-/// A client's seed: the workload's, its role's place and its own.
-pub fn client_seed(seed: u64, role: usize, client: u32) -> u64 {
-    let mut r = Rng::new(seed ^ ((role as u64) << 32) ^ u64::from(client));
+/// A client's seed: the workload's, its role's place and its own; with
+/// `seed_per_repetition`, its repetition's too (0: the same in every repetition).
+pub fn client_seed(seed: u64, repetition: u32, role: usize, client: u32) -> u64 {
+    let rep = u64::from(repetition).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut r = Rng::new(seed ^ rep ^ ((role as u64) << 32) ^ u64::from(client));
     r.next_u64()
 }
 
@@ -189,6 +193,7 @@ pub fn client_seed(seed: u64, role: usize, client: u32) -> u64 {
 pub(super) struct RawWorkload {
     pub duration_secs: u64,
     pub seed: Option<u64>,
+    pub seed_per_repetition: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -286,6 +291,7 @@ pub(super) fn roles(
     let workload = Workload {
         duration_secs,
         seed: w.seed.unwrap_or(1),
+        seed_per_repetition: w.seed_per_repetition.unwrap_or(false),
     };
     let targets = matrix_targets(targets, &own_targets)?;
     Ok(Some(super::Roles {
@@ -507,6 +513,14 @@ mod plan_tests {
                 .unwrap();
         let one = |p: &Plan| cells(&expand(p, "/r"))[0].key();
         assert_ne!(one(&seeded), one(&plan(&roles("")).unwrap()));
+        let varied = (roles("").replace(
+            "duration_secs = 5\n",
+            "duration_secs = 5\nseed_per_repetition = true\n",
+        ))
+        .to_string();
+        let varied = cells(&expand(&plan(&varied).unwrap(), "/r"))[0].clone();
+        assert!(varied.seed_per_repetition);
+        assert_ne!(varied.key(), one(&plan(&roles("")).unwrap()));
         let heavier = plan(&roles("").replace("table' = 50", "table' = 60")).unwrap();
         assert_ne!(one(&heavier), one(&plan(&roles("")).unwrap()));
     }

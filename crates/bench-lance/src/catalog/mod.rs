@@ -346,8 +346,9 @@ pub struct RoleTargets {
     /// operation.
     pickers: std::collections::HashMap<(u8, u64), crate::plan::Picker>,
     distribution: crate::plan::Distribution,
-    /// Removals and creations this client has made (a creation's name carries its index).
-    removals: u64,
+    /// Removals this client has made of each kind of entry (namespaces, tables: each kind's
+    /// share its own), and creations (a creation's name carries its index).
+    removals: [u64; 2],
     creations: u64,
     /// The golden's tables by namespace, (name, id), once a listing asks.
     tables_by_parent: Option<std::collections::HashMap<String, Vec<(String, String)>>>,
@@ -368,7 +369,7 @@ impl RoleTargets {
             names,
             pickers: Default::default(),
             distribution: d,
-            removals: 0,
+            removals: [0; 2],
             creations: 0,
             tables_by_parent: None,
         }
@@ -426,8 +427,9 @@ impl RoleTargets {
             }
             Names::RemovesGolden(entry) => {
                 let (r, of) = self.remover;
-                let n = self.removals * u64::from(of.max(1)) + u64::from(r);
-                self.removals += 1;
+                let done = &mut self.removals[usize::from(entry == Entry::Table)];
+                let n = *done * u64::from(of.max(1)) + u64::from(r);
+                *done += 1;
                 Aim::entry(g.removed(op, entry, n)?)
             }
             Names::Lists(kind) => Aim::entry(g.listed_id(kind, self.draw(3, g.listed(kind), rng))),

@@ -191,6 +191,7 @@ pub(super) async fn watch_workers(
             exe: &arm.exe,
             workers: bench_core::workers::worker_args(
                 cell,
+                job.repetition,
                 root,
                 sweep.plan.run.trace_operations,
                 // Where each worker's client goes, by the transport: the store itself, or

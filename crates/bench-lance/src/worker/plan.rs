@@ -17,6 +17,9 @@ pub(super) struct RoleClient {
 /// What an operation names, as its report says: its entry and the property it sets.
 pub(super) type Named = (Option<String>, Option<(String, String)>);
 
+/// Why a write a role's client drew in its warm-up names nothing (the warm-up skips it).
+const WARM_WRITE: &str = "a write drawn in the warm-up, which runs reads only";
+
 /// Draws a role's client makes for an operation with something left to name before it
 /// stops.
 pub(super) const EXHAUSTED_DRAWS: u32 = 10_000;
@@ -70,9 +73,18 @@ impl Session {
             let (at, op, aim) = (0..EXHAUSTED_DRAWS)
                 .map(|_| {
                     let (at, op) = c.role.draw(&mut c.rng);
+                    // The warm-up runs reads only: a write drawn there names nothing, so it
+                    // takes no removal of the client's share and no creation's index.
+                    if warm && op.is_write() {
+                        return (at, op, Err(WARM_WRITE.to_string()));
+                    }
                     (at, op, c.targets.of(op, k, &mut c.rng))
                 })
-                .find(|(_, op, aim)| aim.is_ok() || c.exhausted.insert(*op))
+                .find(|(_, op, aim)| {
+                    aim.is_ok()
+                        || aim.as_ref().is_err_and(|e| e == WARM_WRITE)
+                        || c.exhausted.insert(*op)
+                })
                 .map(|(at, op, aim)| {
                     let more = "its client draws its role's other operations from now on";
                     (at, op, aim.map_err(|e| (format!("{e}; {more}"), false)))
