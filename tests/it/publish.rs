@@ -92,6 +92,44 @@ fn times(out: &Path) -> std::collections::BTreeMap<String, Vec<f64>> {
     by
 }
 
+/// A cell published after one run, then extended to two and published again: its rows are
+/// replaced by rows of both runs, so no run is in the table twice.
+#[test]
+fn a_cell_extended_after_it_was_published_replaces_its_rows() {
+    let one = PLAN
+        .replace("inline = [true, false]", "inline = [false]")
+        .replace("repetitions = 2", "repetitions = 1");
+    let (dir, plan, out) = plan_dir(&one);
+    let uri = dir.path().join("db");
+    let o = run(&plan, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = publish(&out, &uri);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(&plan, one.replace("repetitions = 1", "repetitions = 2")).unwrap();
+    let o = run(&plan, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 2, "one more run");
+    let o = publish(&out, &uri);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        said.contains("published 5 rows") && said.contains("5 rows of fewer runs"),
+        "{said}"
+    );
+    let (_, rows) = read_back(&uri);
+    assert_eq!(rows.len(), 5, "the time and 4 counts, once: {rows:?}");
+    assert!(
+        (rows.iter()).all(|r| r["values"].as_array().unwrap().len() == 2),
+        "{rows:?}"
+    );
+    let o = publish(&out, &uri);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("published 0 rows"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
 #[test]
 fn results_are_published_once_in_lance_bench_s_schema_even_by_two_publishers_at_once() {
     let (dir, plan, _) = plan_dir(PLAN);

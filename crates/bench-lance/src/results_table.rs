@@ -410,17 +410,50 @@ pub async fn publish(a: &PublishArgs) -> Result<Answer, BenchError> {
         }
     }
     let new: Vec<&Row> = made.rows.iter().filter(|r| !have.contains(&r.id)).collect();
+    // Rows of cells published before they were extended: the new rows hold their runs.
+    let stale: BTreeSet<&str> = (new.iter().flat_map(|r| &r.supersedes))
+        .map(String::as_str)
+        .filter(|id| have.contains(*id))
+        .collect();
     if !new.is_empty() {
         append(&store, &a.storage, existing, &new)
             .await
             .map_err(|e| BenchError::store_source(format!("cannot append to {table}"), e))?;
     }
+    if !stale.is_empty() {
+        remove_rows(&store, &a.storage, &stale)
+            .await
+            .map_err(|e| BenchError::store_source(format!("cannot update {table}"), e))?;
+    }
+    let replaced = match stale.len() {
+        0 => String::new(),
+        n => format!(
+            "; {} of fewer runs of the same cells replaced",
+            bench_core::plan::count(n as u64, "row", "rows")
+        ),
+    };
     answer.line(format!(
-        "published {} to {table} ({} already there)",
+        "published {} to {table} ({} already there{replaced})",
         bench_core::plan::count(new.len() as u64, "row", "rows"),
         made.rows.len() - new.len()
     ));
     Ok(answer)
+}
+
+/// Remove the rows of `ids` (after the rows that replace them are in: a publisher stopped
+/// between the two leaves both, and its next run removes the old ones).
+async fn remove_rows(
+    store: &Store,
+    storage: &BTreeMap<String, String>,
+    ids: &BTreeSet<&str>,
+) -> lance_core::Result<()> {
+    let uri = store.uri(&format!("{}.lance", publish::TABLE));
+    let mut dataset = crate::catalog::load(&uri, storage).await?;
+    let quoted: Vec<String> = ids.iter().map(|id| format!("'{id}'")).collect();
+    dataset
+        .delete(&format!("id IN ({})", quoted.join(", ")))
+        .await
+        .map(|_| ())
 }
 
 /// This machine, as lance-bench's test bed has it.

@@ -76,6 +76,9 @@ pub struct Row {
     pub metadata: String,
     /// When the cell's last run ended, seconds since the epoch.
     pub timestamp: i64,
+    /// The ids this row would have had with fewer of its runs (each first `k` of them): a
+    /// row published before the cell was extended, which this one replaces. Not a column.
+    pub supersedes: Vec<String>,
 }
 
 /// The machine `bench publish` runs on.
@@ -317,6 +320,7 @@ fn row(cell: &CellRecords<'_>, runs: &[&Record], name: String, ctx: &Context, m:
     };
     Row {
         id: id(&name, runs),
+        supersedes: (1..runs.len()).map(|k| id(&name, &runs[..k])).collect(),
         dut: Dut {
             name: ctx.dut_name.clone(),
             version: ctx
@@ -670,6 +674,23 @@ mod tests {
         assert_eq!(a.rows[0].test_bed.memory_gb, 0);
         assert_eq!(a.rows[0].test_bed.name, recs[0].hostname);
         assert!(a.notes.iter().any(|n| n.contains("left unknown")));
+    }
+
+    /// A cell extended after it was published (one run, then three) gives a row that names
+    /// the earlier row's id among those it replaces, for each of its rows.
+    #[test]
+    fn an_extended_cell_s_rows_replace_those_of_its_first_runs() {
+        let three = runs(&[100.0, 110.0, 105.0]);
+        let one = rows(&three[..1], &ctx("elsewhere"));
+        let all = rows(&three, &ctx("elsewhere"));
+        assert_eq!(one.rows.len(), all.rows.len());
+        for (before, after) in one.rows.iter().zip(&all.rows) {
+            assert_eq!(before.benchmark_name, after.benchmark_name);
+            assert_ne!(before.id, after.id);
+            assert!(before.supersedes.is_empty());
+            assert_eq!(after.supersedes.len(), 2, "the first run, the first two");
+            assert_eq!(after.supersedes[0], before.id);
+        }
     }
 
     #[test]
