@@ -223,8 +223,8 @@ fn a_rest_cell_on_s3_counts_its_servers_requests_and_verifies() {
         .map(|k| io[k].as_f64().unwrap())
         .sum();
     assert!(served >= 2.0, "{r}");
-    // The workers made none of them (no errors: per success is per attempt).
-    assert_eq!(r["errors"], 0, "{r}");
+    // The workers made none of them, and both divide by the operations the servers served
+    // (every one attempted, failed ones too).
     assert!((all - served).abs() < 1e-6, "{r}");
 }
 

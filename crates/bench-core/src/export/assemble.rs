@@ -197,10 +197,27 @@ fn requests(m: &Measured) -> crate::stats::IoCounts {
     (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io)
 }
 
+/// The operations a cell's requests are divided by: its successful operations, whose
+/// requests the workers count; through REST servers, which count every request of the
+/// window and cannot tell whose it was, every operation attempted in it (commits and a
+/// mixed cell's reads, failed ones too), as the servers served them.
+fn requests_over(cell: &Cell, m: &Measured, count: u64) -> u64 {
+    match through_servers(cell, m) {
+        false => count,
+        true => m.attempts + m.reads.attempts,
+    }
+}
+
+/// Whether a cell's catalog requests are its REST servers' (counted over the window).
+fn through_servers(cell: &Cell, m: &Measured) -> bool {
+    !m.servers.is_empty() && cell.transport.client() != crate::plan::Client::Directory
+}
+
 /// A mixed cell's interleaved reads, measured apart.
 fn reads(cell: &Cell, m: &Measured, window_ms: f64) -> Option<ReadFigures> {
-    (cell.mode.mixed_reads())
-        .map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, m.io_known))
+    // Through REST servers the reads' requests are among the commits' (`io_per_op`).
+    let apart = m.io_known && !through_servers(cell, m);
+    (cell.mode.mixed_reads()).map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, apart))
 }
 
 /// The variant as a name, where a build or the plan's properties vary it.
@@ -271,7 +288,9 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         window_overrun_ms: overrun(cell, m),
         stopped_early: m.stopped.clone(),
         operations_bound: cell.mode.bound(),
-        io_per_op: m.io_known.then(|| io.per_op(count)).flatten(),
+        io_per_op: (m.io_known)
+            .then(|| io.per_op(requests_over(cell, m, count)))
+            .flatten(),
         io_total: m.io_known.then_some(io),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
@@ -493,5 +512,26 @@ mod tests {
         assert_eq!(consistency(&m), None);
         m.clocks.remove(&1);
         assert_eq!(consistency(&m), None);
+    }
+
+    /// Directly, requests are the successful operations' own; through REST servers, which
+    /// count every request of the window, they are divided by every operation attempted
+    /// (failed ones and a mixed cell's reads too), the operations the servers served.
+    #[test]
+    fn requests_are_divided_by_the_operations_that_made_them() {
+        let mut m = Measured {
+            attempts: 10,
+            ..Measured::default()
+        };
+        m.reads.attempts = 30;
+        m.servers = vec![("n1".into(), crate::stats::ServerReport::default())];
+        let direct = crate::plan::sample(1);
+        let rest = Cell {
+            transport: Transport::Rest { servers: 1 },
+            ..direct.clone()
+        };
+        assert_eq!(requests_over(&direct, &m, 8), 8);
+        assert_eq!(requests_over(&rest, &m, 8), 40);
+        assert!(through_servers(&rest, &m) && !through_servers(&direct, &m));
     }
 }
