@@ -13,6 +13,7 @@
 //! side's spread is seen; one run a side gets no count verdict, and says so.
 
 use crate::export::Record;
+use crate::export::record::RoleFigures;
 use crate::plan::ModeKind;
 use crate::stats::median;
 
@@ -101,10 +102,13 @@ impl CountRow {
         !self.regressed() && self.counts.iter().any(|c| c.moved == Moved::Fewer)
     }
 
-    /// The medians of a total (requests, round trips), or of bytes, on both sides.
+    /// The medians of a total (requests, round trips), or of bytes, on both sides: of the
+    /// metric named, or (`None`) of the request kinds (conditional PUTs counted once, in
+    /// the PUTs).
     pub fn total(&self, unit: Unit, name: Option<&str>) -> Option<(f64, f64)> {
-        let of =
-            (self.counts.iter()).filter(|c| c.unit == unit && name.is_none_or(|n| c.name == n));
+        let kind = |n: &str| n != CONDITIONAL_PUT && KINDS.iter().any(|(k, _)| *k == n);
+        let of = (self.counts.iter())
+            .filter(|c| c.unit == unit && name.map_or(kind(&c.name), |n| c.name == n));
         let mut found = false;
         let (mut a, mut b) = (0.0, 0.0);
         for c in of {
@@ -199,6 +203,34 @@ fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64
     out
 }
 
+/// One figure of a role's operation.
+type RoleFigure = fn(&RoleFigures) -> Option<f64>;
+
+/// A cell of roles' exact metrics per role and operation of its mix, the ones judged there:
+/// the cell's own blend the operations in the proportions that fitted in its window.
+fn role_metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64>)> {
+    fn of<'r>(r: &'r Record, role: &str, op: crate::plan::Operation) -> Option<&'r RoleFigures> {
+        (r.roles.iter().flatten()).find(|f| f.role == role && f.operation == op)
+    }
+    let mut out = Vec::new();
+    for f in a[0].roles.iter().flatten() {
+        let (role, op) = (f.role.as_str(), f.operation);
+        let figures: [(&str, Unit, RoleFigure); 2] = [
+            ("requests", Unit::Requests, |f| f.requests_per_op),
+            ("critical-path round trips", Unit::RoundTrips, |f| {
+                f.round_trips_per_op
+            }),
+        ];
+        for (name, unit, get) in figures {
+            let side = |runs: &[&Record]| per_run(runs, |r| of(r, role, op).and_then(get));
+            if let (Some(va), Some(vb)) = (side(a), side(b)) {
+                out.push((format!("{name} of {role}/{op}"), unit, va, vb));
+            }
+        }
+    }
+    out
+}
+
 /// How `b`'s runs stand against `a`'s: beyond every one of them by more than `tolerance`.
 fn moved(a: &[f64], b: &[f64], tolerance: f64) -> Moved {
     let lo = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -242,11 +274,21 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
     let by_time = bounded_by_time(a[0]);
     let mut found = metrics(a, b);
     found.retain(|(_, unit, ..)| !(by_time && *unit == Unit::Bytes));
-    if found.is_empty() {
+    // A cell of roles is judged per role and operation; its blend is shown, not judged.
+    let roles = a[0].mode == ModeKind::Roles;
+    let blend = match roles {
+        true => std::mem::replace(&mut found, role_metrics(a, b)),
+        false => Vec::new(),
+    };
+    if found.is_empty() && blend.is_empty() {
         return None;
     }
     let one_run = a.len() < 2 || b.len() < 2;
     let unjudged = match (contended(a[0]), by_time) {
+        _ if roles && found.is_empty() => Some(
+            "a cell of roles is judged per role and operation, and through REST servers its \
+             requests are not split by role",
+        ),
         (true, _) if one_run => Some(
             "several writers' counts vary from run to run: a count verdict needs 2 runs a side",
         ),
@@ -258,6 +300,13 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
     }
     .map(str::to_string);
     let bytes_left_out = by_time.then(|| BYTES_BY_TIME.to_string());
+    let shown = blend.into_iter().map(|(name, unit, a, b)| Count {
+        name,
+        unit,
+        a,
+        b,
+        moved: Moved::Same,
+    });
     let counts = found
         .into_iter()
         .map(|(name, unit, va, vb)| {
@@ -277,6 +326,7 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
                 moved,
             }
         })
+        .chain(shown)
         .collect();
     Some(CountRow {
         cell: cell.to_string(),
@@ -422,6 +472,53 @@ mod tests {
             "{}",
             bounded.verdict()
         );
+    }
+
+    /// A cell of roles is judged per role and operation: its blend moves with how many of
+    /// each fitted (here B's readers did twice as many listings, of fewer requests each) and
+    /// is no verdict; one request more in a role's operation, in every run, is.
+    #[test]
+    fn a_cell_of_roles_is_judged_per_role_and_operation() {
+        use crate::export::record::tests::role;
+        use crate::plan::Operation;
+        let cell = |blend_head: f64, list: f64, declare: f64| {
+            let mut r = run(ModeKind::Roles, 3, blend_head, 7.0);
+            let mut readers = role("readers", Operation::ListTables { cold: false }, 500.0);
+            readers.requests_per_op = Some(list);
+            readers.round_trips_per_op = Some(list);
+            let mut writers = role("writers", Operation::DeclareTable, 50.0);
+            writers.requests_per_op = Some(declare);
+            writers.round_trips_per_op = Some(declare - 2.0);
+            r.roles = Some(vec![readers, writers]);
+            r
+        };
+        let a = [cell(4.0, 3.0, 10.0), cell(4.1, 3.0, 10.0)];
+        let b = [cell(2.0, 3.0, 10.0), cell(2.2, 3.0, 10.0)];
+        let same = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]]).unwrap();
+        assert_eq!(same.verdict(), "same counts");
+        assert!(
+            same.total(Unit::Requests, None).is_some(),
+            "the blend shown"
+        );
+        let more = [cell(4.0, 4.0, 10.0), cell(4.0, 4.0, 10.0)];
+        let v = count_row("c", &[&a[0], &a[1]], &[&more[0], &more[1]])
+            .unwrap()
+            .verdict();
+        assert!(
+            v.starts_with("REGRESSION (B: +1.0 requests of readers/warm-read-list-tables per op"),
+            "{v}"
+        );
+        assert!(!v.contains("writers"), "{v}");
+        // Through REST servers no role has counts of its own: no verdict, and why.
+        let rest = |r: &Record| {
+            let mut r = r.clone();
+            (r.roles.iter_mut().flatten()).for_each(|f| f.requests_per_op = None);
+            (r.roles.iter_mut().flatten()).for_each(|f| f.round_trips_per_op = None);
+            r
+        };
+        let (ra, rb) = (rest(&a[0]), rest(&more[0]));
+        let v = count_row("c", &[&ra, &ra], &[&rb, &rb]).unwrap().verdict();
+        assert!(v.contains("not split by role"), "{v}");
     }
 
     /// Records without counts (an older build's) give no row.
