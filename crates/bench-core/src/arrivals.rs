@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 use crate::protocol::WorkerArgs;
 use crate::rng::Rng;
 
+/// The seed of writer 0's Poisson arrivals; writer `w`'s is this plus `w`.
+pub const POISSON_SEED: u64 = 0x0a11_0000;
+
 /// The intended starts of one worker's operations.
 pub struct Schedule {
     at: Instant,
@@ -20,7 +23,7 @@ impl Schedule {
     pub fn new(args: &WorkerArgs, rate: f64, release: Instant) -> Schedule {
         let writers = args.writers.max(1);
         let interval = Duration::from_secs_f64(f64::from(writers) / rate);
-        let rng = (args.poisson).then(|| Rng::new(0x0a11_0000 + u64::from(args.worker_id)));
+        let rng = (args.poisson).then(|| Rng::new(POISSON_SEED + u64::from(args.worker_id)));
         let mut s = Schedule {
             at: release,
             interval,

@@ -323,6 +323,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms)),
         consistency: consistency(m),
         planted: m.planted.iter().cloned().collect(),
+        draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),
     }
 }
@@ -407,6 +408,21 @@ fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFi
         }
     }
     out
+}
+
+/// Where a cell's draws come from, if it draws.
+fn draws(cell: &Cell) -> Option<super::record::Draws> {
+    let poisson = (cell.mode.load()).is_some_and(|l| l.arrivals == crate::plan::Arrivals::Poisson);
+    let seed = match (cell.roles.is_empty(), poisson) {
+        (false, _) => cell.seed,
+        (true, true) => crate::arrivals::POISSON_SEED,
+        (true, false) => return None,
+    };
+    Some(super::record::Draws {
+        generator: crate::rng::GENERATOR.to_string(),
+        seed,
+        seed_per_repetition: cell.seed_per_repetition && !cell.roles.is_empty(),
+    })
 }
 
 /// A concurrent or mixed cell's window second by second (none for a continuous cell).

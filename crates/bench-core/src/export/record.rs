@@ -242,11 +242,27 @@ pub struct Record {
     /// …): a test, never a measurement. Absent without any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub planted: Vec<String>,
+    /// A cell that draws (a cell of roles: operations and targets; Poisson arrivals): the
+    /// generator and the seed its draws come from. Absent for a cell that draws nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draws: Option<Draws>,
     /// A cell that writes: how its writes ended (`ok`, `failed`, `unknown`), how the unknown
     /// ones resolved in the copy, and those answered with an error whose effect is there
     /// (failed but applied). Absent for a cell of reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcomes: Option<crate::audit::Outcomes>,
+}
+
+/// Where a cell's draws come from: `generator` (`SplitMix64`), `seed` (a cell of roles:
+/// the plan's `workload.seed`, each client's own derived from it; Poisson arrivals: writer
+/// 0's, each writer's the next) and `seed_per_repetition` (each repetition drew from a seed
+/// of its own, derived from this one and its number).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Draws {
+    pub generator: String,
+    pub seed: u64,
+    #[serde(default)]
+    pub seed_per_repetition: bool,
 }
 
 /// What one operation of one role of a cell measured.
@@ -565,6 +581,7 @@ pub(crate) mod tests {
             roles: None,
             consistency: None,
             planted: Vec::new(),
+            draws: None,
             outcomes: None,
         }
     }
