@@ -29,7 +29,7 @@ fn count_verdict(text: &str) -> String {
         .nth(1)
         .unwrap_or_else(|| panic!("no table of exact counts in\n{text}"));
     let line = (table.lines())
-        .find(|l| l.starts_with("cont_inline_true_rows_100"))
+        .find(|l| l.starts_with("cont_inline_true_rows_100") || l.starts_with("conc_"))
         .unwrap_or_else(|| panic!("no count row in\n{text}"));
     line.split("  ").last().unwrap().trim().to_string()
 }
@@ -116,6 +116,17 @@ fn several_writers_need_two_runs_a_side_for_a_count_verdict() {
         .rfind(|l| l.starts_with("conc_inline_true_rows_100_c_2"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("no count verdict (several writers' counts vary from run to run: a count verdict needs 2 runs a side)"), "{line}");
+    // With 2 runs a side, the typical operation's counts: the planted HEAD, exactly.
+    let two = plan_text.to_string() + "[run]\nrepetitions = 2\n";
+    std::fs::write(&plan, two).unwrap();
+    let o = ab(&plan, &dir.path().join("two"), &head, &[]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}{}", stderr(&o));
+    let v = count_verdict(&text);
+    assert!(
+        v.starts_with("REGRESSION (B: +1.0 HEAD (median op) per op, "),
+        "{v}"
+    );
 }
 
 /// One writer for a time: it does as much as fits, so one run a side is no count verdict,

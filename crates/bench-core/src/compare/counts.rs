@@ -8,9 +8,12 @@
 //! the tolerance — ±0.5 a request or a round trip per operation (half the smallest change
 //! a build can make: one request more in every operation), ±5 % of the bytes (a request's
 //! body grows with the catalog's rows and the names in it, a few bytes run to run). Where
-//! several writers contend, counts vary from run to run (a commit that lost to another
-//! retries and repeats its requests): there the same rule needs 2 runs a side, so that each
-//! side's spread is seen; one run a side gets no count verdict, and says so.
+//! several writers contend, the mean per operation varies from run to run (a commit that
+//! lost to another retries and repeats its requests), and where a cell runs for a time, what
+//! it did depends on how much fitted: there the requests and round trips judged are the
+//! typical operation's (the medians over a run's successful operations: one that committed
+//! at its first attempt while fewer than half retry), a cell of roles' per role and
+//! operation, with 2 runs a side; one run a side gets no count verdict, and says so.
 
 use crate::export::Record;
 use crate::export::record::RoleFigures;
@@ -106,7 +109,10 @@ impl CountRow {
     /// metric named, or (`None`) of the request kinds (conditional PUTs counted once, in
     /// the PUTs).
     pub fn total(&self, unit: Unit, name: Option<&str>) -> Option<(f64, f64)> {
-        let kind = |n: &str| n != CONDITIONAL_PUT && KINDS.iter().any(|(k, _)| *k == n);
+        let kind = |n: &str| {
+            let n = n.strip_suffix(MEDIAN).unwrap_or(n);
+            n != CONDITIONAL_PUT && KINDS.iter().any(|(k, _)| *k == n)
+        };
         let of = (self.counts.iter())
             .filter(|c| c.unit == unit && name.map_or(kind(&c.name), |n| c.name == n));
         let mut found = false;
@@ -168,6 +174,31 @@ fn per_run(runs: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<Vec<f
     runs.iter().map(|r| f(r)).collect()
 }
 
+/// The typical operation's counts by kind (its medians), as [`KINDS`] names them.
+const TYPICAL_KINDS: [(&str, TypicalKind); 7] = [
+    ("GET", |t| t.get),
+    ("PUT", |t| t.put),
+    (CONDITIONAL_PUT, |t| t.conditional_put),
+    ("LIST", |t| t.list),
+    ("HEAD", |t| t.head),
+    ("DELETE", |t| t.delete),
+    ("COPY", |t| t.copy),
+];
+
+/// One kind's count of the typical operation.
+type TypicalKind = fn(&crate::stats::TypicalOp) -> f64;
+
+/// What a metric of the typical operation is named after: `HEAD (median op)`.
+pub const MEDIAN: &str = " (median op)";
+
+/// Whether a cell's requests and round trips are judged on the typical operation: where the
+/// work depends on contention or on the time (every cell but one writer's bounded by its
+/// commits), if every run on both sides has it.
+fn on_typical(a: &[&Record], b: &[&Record]) -> bool {
+    (contended(a[0]) || bounded_by_time(a[0]))
+        && (a.iter().chain(b)).all(|r| r.io_median_per_op.is_some())
+}
+
 /// The exact metrics both sides measured in every run: (name, unit, A's runs, B's runs).
 fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64>)> {
     let mut out = Vec::new();
@@ -176,6 +207,20 @@ fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64
             out.push((name, unit, va, vb));
         }
     };
+    if on_typical(a, b) {
+        for (name, kind) in TYPICAL_KINDS {
+            add(format!("{name}{MEDIAN}"), Unit::Requests, &|r| {
+                r.io_median_per_op.map(|t| kind(&t))
+            });
+        }
+        add(
+            format!("critical-path round trips{MEDIAN}"),
+            Unit::RoundTrips,
+            &|r| r.io_median_per_op.and_then(|t| t.round_trips),
+        );
+        add_bytes(&mut add);
+        return out;
+    }
     for (name, kind) in KINDS {
         add(name.to_string(), Unit::Requests, &|r| {
             r.io_per_op.map(|p| kind(&p))
@@ -194,13 +239,18 @@ fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64
             &|r| (r.round_trips_by_kind.as_ref()).map(|m| m.get(&k).copied().unwrap_or(0.0)),
         );
     }
+    add_bytes(&mut add);
+    out
+}
+
+/// The bytes read and written per operation (means).
+fn add_bytes(add: &mut impl FnMut(String, Unit, &dyn Fn(&Record) -> Option<f64>)) {
     add("read bytes".into(), Unit::Bytes, &|r| {
         r.io_per_op.map(|p| p.read_bytes)
     });
     add("written bytes".into(), Unit::Bytes, &|r| {
         r.io_per_op.map(|p| p.written_bytes)
     });
-    out
 }
 
 /// One figure of a role's operation.
@@ -215,15 +265,27 @@ fn role_metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Ve
     let mut out = Vec::new();
     for f in a[0].roles.iter().flatten() {
         let (role, op) = (f.role.as_str(), f.operation);
-        let figures: [(&str, Unit, RoleFigure); 2] = [
+        let side =
+            |runs: &[&Record], get: RoleFigure| per_run(runs, |r| of(r, role, op).and_then(get));
+        // The typical operation's, where every run has it; else the means.
+        let typical: [(&str, Unit, RoleFigure); 2] = [
+            ("requests", Unit::Requests, |f| f.requests_median_per_op),
+            ("critical-path round trips", Unit::RoundTrips, |f| {
+                f.round_trips_median_per_op
+            }),
+        ];
+        let means: [(&str, Unit, RoleFigure); 2] = [
             ("requests", Unit::Requests, |f| f.requests_per_op),
             ("critical-path round trips", Unit::RoundTrips, |f| {
                 f.round_trips_per_op
             }),
         ];
-        for (name, unit, get) in figures {
-            let side = |runs: &[&Record]| per_run(runs, |r| of(r, role, op).and_then(get));
-            if let (Some(va), Some(vb)) = (side(a), side(b)) {
+        for ((name, unit, median), (_, _, mean)) in typical.into_iter().zip(means) {
+            let found = match (side(a, median), side(b, median)) {
+                (Some(va), Some(vb)) => Some((format!("{name}{MEDIAN}"), va, vb)),
+                _ => (side(a, mean).zip(side(b, mean))).map(|(va, vb)| (name.to_string(), va, vb)),
+            };
+            if let Some((name, va, vb)) = found {
                 out.push((format!("{name} of {role}/{op}"), unit, va, vb));
             }
         }
@@ -430,6 +492,50 @@ mod tests {
         let b4 = run(ModeKind::Concurrent, 4, 7.5, 10.5);
         let beyond = count_row("c", &[&a, &a2], &[&b3, &b4]).unwrap();
         assert!(beyond.regressed(), "{}", beyond.verdict());
+    }
+
+    /// Contended runs whose means move with their retries (here by 2 HEAD an operation) but
+    /// whose typical operation is the same: same counts; a HEAD more in the typical
+    /// operation of every run of B: a regression named by it.
+    #[test]
+    fn contended_cells_are_judged_on_their_typical_operation() {
+        use crate::stats::TypicalOp;
+        let with = |mean_head: f64, head: f64| {
+            let mut r = run(ModeKind::Concurrent, 4, mean_head, 7.0 + mean_head);
+            r.io_median_per_op = Some(TypicalOp {
+                get: 2.0,
+                put: 1.0,
+                conditional_put: 1.0,
+                head,
+                requests: 3.0 + head,
+                round_trips: Some(3.0 + head),
+                ..TypicalOp::default()
+            });
+            r
+        };
+        let a = [with(6.0, 4.0), with(8.5, 4.0)];
+        let b = [with(9.0, 4.0), with(10.5, 4.0)];
+        let same = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]]).unwrap();
+        assert_eq!(same.verdict(), "same counts");
+        // Its table shows the typical operation's requests and round trips.
+        assert_eq!(same.total(Unit::Requests, None), Some((7.0, 7.0)));
+        let planted = [with(6.5, 5.0), with(7.0, 5.0)];
+        let v = count_row("c", &[&a[0], &a[1]], &[&planted[0], &planted[1]])
+            .unwrap()
+            .verdict();
+        assert!(
+            v.starts_with("REGRESSION (B: +1.0 HEAD (median op) per op, 4.0 → 5.0"),
+            "{v}"
+        );
+        assert!(v.contains("critical-path round trips (median op)"), "{v}");
+        // A side without it (an older build's records): the means, as before.
+        let mut old = b[1].clone();
+        old.io_median_per_op = None;
+        let newer = with(9.5, 4.0);
+        let v = count_row("c", &[&a[0], &a[1]], &[&newer, &old])
+            .unwrap()
+            .verdict();
+        assert!(v.contains("HEAD per op") && !v.contains(MEDIAN), "{v}");
     }
 
     /// A cell bounded by time does as much as fits: one run a side is no verdict, and its

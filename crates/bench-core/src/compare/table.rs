@@ -139,8 +139,10 @@ fn count_cells(r: &CountRow) -> Vec<String> {
     };
     let mut v = vec![r.cell.clone()];
     v.extend(pair(r.total(Unit::Requests, None), 1.0));
+    let trips = |name: &str| r.total(Unit::RoundTrips, Some(name));
+    let median = format!("critical-path round trips{}", super::counts::MEDIAN);
     v.extend(pair(
-        r.total(Unit::RoundTrips, Some("critical-path round trips")),
+        trips("critical-path round trips").or_else(|| trips(&median)),
         1.0,
     ));
     v.extend(pair(r.total(Unit::Bytes, Some("read bytes")), 1024.0));

@@ -292,6 +292,9 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
             .then(|| io.per_op(requests_over(cell, m, count)))
             .flatten(),
         io_total: m.io_known.then_some(io),
+        io_median_per_op: (m.io_known && !through_servers(cell, m))
+            .then(|| m.typical.medians())
+            .flatten(),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
@@ -378,6 +381,9 @@ fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFi
             let mo = measured.unwrap_or_default();
             let l = mo.latencies.summary();
             let requests = mo.io.requests();
+            let typical = (m.io_known && direct)
+                .then(|| mo.typical.medians())
+                .flatten();
             out.push(super::record::RoleFigures {
                 role: role.name.clone(),
                 operation,
@@ -403,6 +409,8 @@ fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFi
                     .then(|| requests as f64 / l.count as f64),
                 round_trips_per_op: (mo.path_ops > 0 && direct)
                     .then(|| mo.round_trips as f64 / mo.path_ops as f64),
+                requests_median_per_op: typical.map(|t| t.requests),
+                round_trips_median_per_op: typical.and_then(|t| t.round_trips),
                 series: mo.timeline.series(),
             });
         }

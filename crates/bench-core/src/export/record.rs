@@ -124,6 +124,12 @@ pub struct Record {
     pub io_per_op: Option<IoPerOp>,
     #[serde(default)]
     pub io_total: Option<IoCounts>,
+    /// The typical operation's counts: per kind, in all and in round trips, the median over
+    /// the successful operations (what contended cells' count verdicts judge). Absent
+    /// through REST servers (whose requests are not split by operation) and in records
+    /// written before bench kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_median_per_op: Option<crate::stats::TypicalOp>,
     /// The hosts the cell's writers ran on, sorted (one unless a launcher spread them).
     #[serde(default)]
     pub hosts: Vec<String>,
@@ -292,6 +298,11 @@ pub struct RoleFigures {
     /// Store requests and critical-path round trips per successful operation.
     pub requests_per_op: Option<f64>,
     pub round_trips_per_op: Option<f64>,
+    /// The same of the typical operation: the medians over the successful ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_median_per_op: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips_median_per_op: Option<f64>,
     /// Its successful operations second by second, their p50 and p99.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::stats::TimeSeries>,
@@ -486,6 +497,8 @@ pub(crate) mod tests {
             first_error: None,
             requests_per_op: None,
             round_trips_per_op: None,
+            requests_median_per_op: None,
+            round_trips_median_per_op: None,
             series: None,
         }
     }
@@ -550,6 +563,7 @@ pub(crate) mod tests {
             operations_bound: None,
             io_per_op: None,
             io_total: None,
+            io_median_per_op: None,
             hosts: vec!["h".into()],
             open_ms: None,
             worker_rss_peak_kib: None,

@@ -36,6 +36,8 @@ pub struct Measured {
     pub first_timeout: Option<String>,
     /// Requests and bytes of the successful operations (the commits of a mixed cell).
     pub io: IoCounts,
+    /// The same operations' counts, for their medians (the typical operation).
+    pub typical: super::Typical,
     /// Requests and bytes of the workers' whole lives (opening, warm-up, every operation).
     pub io_workers: IoCounts,
     /// Whether every worker reported its requests (workers of an older protocol do not).
@@ -98,6 +100,8 @@ pub struct RoleOp {
     pub first_error: Option<String>,
     /// Requests and bytes of the successful ones, and their critical paths' round trips.
     pub io: IoCounts,
+    /// The same operations' counts, for their medians (the typical operation).
+    pub typical: super::Typical,
     pub round_trips: u64,
     pub path_ops: u64,
     /// Second by second.
@@ -241,6 +245,10 @@ impl Measured {
         }
         self.latencies.record(latency);
         self.io += io;
+        if op.io.is_some() {
+            self.typical
+                .add(&io, op.path.as_ref().map(|p| p.round_trips));
+        }
         if let Some(p) = &op.path {
             self.path_round_trips += u64::from(p.round_trips);
             self.path_wait_ms += p.wait_ms;
@@ -298,6 +306,10 @@ impl RoleOp {
         }
         self.latencies.record(latency);
         self.io += op.io.unwrap_or_default();
+        if let Some(io) = &op.io {
+            self.typical
+                .add(io, op.path.as_ref().map(|p| p.round_trips));
+        }
         if let Some(p) = &op.path {
             self.round_trips += u64::from(p.round_trips);
             self.path_ops += 1;

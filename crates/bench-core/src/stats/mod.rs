@@ -10,7 +10,9 @@ pub mod paired;
 mod summary;
 mod timeline;
 
-pub use crate::counts::{CriticalPath, IoCounts, IoPerOp, Request, critical_path};
+pub use crate::counts::{
+    CriticalPath, IoCounts, IoPerOp, Request, Typical, TypicalOp, critical_path,
+};
 pub use inference::{
     ALPHA, RatioTest, Spread, mean_var, paired_log, spread, t_critical, t_two_sided_p, welch_log,
 };
