@@ -407,6 +407,39 @@ fn compare_judges_what_readers_see() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
+/// `bench ab` runs a cell of roles in time slices, each arm paused while the other runs:
+/// its readers' lag counts only the time they ran (each record says how long its clients
+/// were paused), so a commit acknowledged just before a pause is not half a second late.
+#[test]
+fn under_bench_ab_s_slices_the_lag_leaves_out_the_pauses() {
+    let plan_text = "name = 'sliced'\n[fixture]\nwidth = 1\ndepth = 1\ntables_per_namespace = 10\n\
+                     [matrix]\ninline = [false]\n[workload]\nduration_secs = 2\n\
+                     [[roles]]\nname = 'writer'\nclients = 1\n[roles.mix]\n'write-declare-table' = 1\n\
+                     [[roles]]\nname = 'readers'\nclients = 2\n[roles.mix]\n'warm-read-list-tables' = 1\n";
+    let (dir, plan, out) = plan_dir(plan_text);
+    let same = candidate(dir.path(), "same.sh", "BENCH_EXTRA_HEADS=0");
+    let args = [
+        "--candidate",
+        same.to_str().unwrap(),
+        "--no-extend",
+        "--slice-ms",
+        "500",
+    ];
+    let o = sweep_with(bench(), "ab", &plan, &out, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    assert_eq!(records.len(), 2, "one run of each arm");
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        let c = &r["consistency"];
+        no_anomaly(c);
+        // Four slices of 500 ms an arm, the other arm's between them: paused 1 s or more.
+        assert!(c["paused_ms"].as_f64().unwrap() >= 900.0, "{c}");
+        // What a reader's next listing takes, far below a slice of the other arm.
+        assert!(c["lag_max_ms"].as_f64().unwrap() < 250.0, "{c}");
+    }
+}
+
 /// Mixed cells are checked too: writers that declare tables (or create namespaces) at the
 /// root and list its tables (or namespaces), and writers that append to the shared table
 /// and read its latest version. On lance 14.0.2

@@ -232,6 +232,10 @@ pub struct Consistency {
     /// acknowledgement to be required to see it. Absent on one host (one clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_uncertainty_ms: Option<f64>,
+    /// The time the clients were paused while another arm ran (`bench ab`'s slices), in ms,
+    /// which no lag counts. Absent where they never were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_ms: Option<f64>,
 }
 
 impl Consistency {
@@ -363,6 +367,8 @@ struct Checker {
     /// see it (and how much earlier than a commit's start a read must end to be a phantom):
     /// the clocks' uncertainty across hosts, 0 on one host.
     margin_us: u64,
+    /// When the clients were paused (`bench ab`'s slices): left out of every lag.
+    paused: Vec<[u64; 2]>,
     lags: Vec<f64>,
     /// Each lag's lower bound: from the acknowledgement to the start of the reader's last
     /// read begun after it that still missed the commit (0 where none did).
@@ -541,10 +547,18 @@ impl Checker {
             return;
         }
         if self.lagged.insert(key) {
-            self.lags.push(ms(start_us - ack_us));
-            let low = self.missed.get(&key).map_or(0, |&t| t - ack_us);
+            self.lags.push(ms(self.ran_us(ack_us, start_us)));
+            let low = self.missed.get(&key).map_or(0, |&t| self.ran_us(ack_us, t));
             self.lows.push(ms(low));
         }
+    }
+
+    /// The time from `from_us` to `to_us` the clients ran: less the pauses within it.
+    fn ran_us(&self, from_us: u64, to_us: u64) -> u64 {
+        let paused: u64 = (self.paused.iter())
+            .map(|&[a, b]| b.min(to_us).saturating_sub(a.max(from_us)))
+            .sum();
+        to_us.saturating_sub(from_us).saturating_sub(paused)
     }
 
     /// Entries a listing saw that no client attempted to create, and golden tables it did
@@ -677,6 +691,17 @@ fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
 /// (the release); `margin_us`: how uncertain the clocks the history's times come from are
 /// against one another (0: one clock).
 pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
+    check_paused(history, t0_us, margin_us, &[])
+}
+
+/// [`check`] of a history whose clients were paused at times (`bench ab`'s slices, while the
+/// other arm ran: `paused_us`, on the history's clock): a lag counts only the time they ran.
+pub fn check_paused(
+    history: &[Op],
+    t0_us: u64,
+    margin_us: u64,
+    paused_us: &[[u64; 2]],
+) -> Consistency {
     let mut c = Consistency::default();
     let mut facts = commits(history, &mut c);
     let reads = reads(history);
@@ -712,6 +737,7 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
         c,
         t0_us,
         margin_us,
+        paused: paused_us.to_vec(),
         lags: Vec::new(),
         lows: Vec::new(),
         missed: HashMap::new(),
@@ -753,6 +779,8 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
     (c.lag_low_p50_ms, c.lag_low_p99_ms, c.lag_low_max_ms) =
         (pct(&lows, 0.5), pct(&lows, 0.99), lows.last().copied());
     c.read_period_ms = read_period(history);
+    let paused: u64 = paused_us.iter().map(|&[a, b]| b.saturating_sub(a)).sum();
+    c.paused_ms = (!paused_us.is_empty()).then(|| ms(paused));
     c
 }
 
@@ -1046,6 +1074,15 @@ mod tests {
             "{c:?}"
         );
         assert_eq!(c.stale_reads, 2);
+        // Paused from 13 to 15 ms and from 17 to 19 (`bench ab`'s slices, the other arm
+        // running): each bound counts only the time the clients ran.
+        let paused = check_paused(&h, 0, 0, &[[13_000, 15_000], [17_000, 19_000]]);
+        assert_eq!(
+            (paused.lag_low_p50_ms, paused.lag_p50_ms),
+            (Some(4.0), Some(6.0)),
+            "{paused:?}"
+        );
+        assert_eq!((paused.paused_ms, c.paused_ms), (Some(4.0), None));
     }
 
     /// A listing that lists an entry twice is an anomaly of its own, named.

@@ -79,6 +79,7 @@ impl Pace {
             spent: [Duration::ZERO; 2],
             ended: [false; 2],
             units: Default::default(),
+            idle: Default::default(),
         })
     }
 
@@ -194,6 +195,18 @@ impl Pace {
         }
     }
 
+    /// Each arm's pauses between its slices that ended (the other arm ran then); none for
+    /// the other ways of pacing, whose arms wait only between single operations.
+    pub fn pauses(&self) -> [Vec<(Instant, Instant)>; 2] {
+        match self {
+            Pace::Slices(s) => s
+                .idle
+                .clone()
+                .map(|v| v.into_iter().filter_map(|(a, b)| Some((a, b?))).collect()),
+            _ => Default::default(),
+        }
+    }
+
     /// The units of both arms (pair `i` is unit `i` of each).
     pub fn units(self) -> [ArmUnits; 2] {
         match self {
@@ -270,6 +283,9 @@ pub struct Slices {
     /// Arms told to end (their bound reached): they run no more slices.
     ended: [bool; 2],
     units: [ArmUnits; 2],
+    /// Each arm's pauses between its slices: from its last worker's `paused` to its next
+    /// `resume` (none yet: still paused).
+    idle: [Vec<(Instant, Option<Instant>)>; 2],
 }
 
 impl Slices {
@@ -285,6 +301,9 @@ impl Slices {
             arm = 1 - arm;
         }
         self.turns += 1;
+        if let Some((_, end @ None)) = self.idle[arm].last_mut() {
+            *end = Some(now);
+        }
         self.active = Some(Active {
             arm,
             started: now,
@@ -364,6 +383,7 @@ impl Slices {
             return Ok(Vec::new());
         }
         let a = self.active.take().expect("a slice is under way");
+        self.idle[arm].push((now, None));
         let took = now.saturating_duration_since(a.started);
         let ms = took.as_secs_f64() * 1000.0;
         self.spent[arm] += took;
@@ -545,6 +565,15 @@ mod tests {
         }
         assert_eq!(arms, [0, 1, 1, 0], "A B, B A");
         assert_eq!(next, both(Command::End));
+        // Each arm's pauses between its slices: A's while B ran both of its own, B's none
+        // between them; a pause that never ended (the last) is none.
+        assert_eq!(
+            p.pauses(),
+            [
+                vec![(t0 + ms(140), t0 + ms(350))],
+                vec![(t0 + ms(245), t0 + ms(245))]
+            ]
+        );
         let [a, b] = p.units();
         assert_eq!(a.ops.len(), 2);
         assert_eq!(

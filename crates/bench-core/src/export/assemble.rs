@@ -362,7 +362,7 @@ fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
     }
     let t0 = h.iter().map(|o| o.start_us).min()?;
     let margin = uncertainty_us.map_or(0, |u| 2 * u);
-    let mut c = crate::consistency::check(&h, t0, margin);
+    let mut c = crate::consistency::check_paused(&h, t0, margin, &m.paused_us);
     c.listed_twice(&m.log, t0);
     c.clock_uncertainty_ms = uncertainty_us.map(|u| u as f64 / 1000.0);
     // No read observed a commit (e.g. look-ups of entries no commit touched): nothing was

@@ -78,6 +78,9 @@ pub struct Measured {
     pub timeline: super::Timeline,
     /// An open-loop cell's operations against their intended starts.
     pub open_loop: OpenLoop,
+    /// When this arm's clients were paused while the other arm ran (`bench ab`'s slices),
+    /// on the host's monotonic clock in µs: left out of the visibility lag.
+    pub paused_us: Vec<[u64; 2]>,
     /// A rest cell: each server's host and what it served over the window.
     pub servers: Vec<(String, ServerReport)>,
     /// The first worker that stopped before the cell's end, and why.

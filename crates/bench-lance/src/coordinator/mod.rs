@@ -498,12 +498,25 @@ impl<'o> Driver<'o> {
 
     /// What each arm measured, or why it failed.
     fn finish(self) -> Driven {
+        // The arms' pauses on the history's clock (the host's monotonic one, as `Instant`).
+        let (now, now_us) = (Instant::now(), monotonic_us());
+        let on_clock = |t: Instant| now_us.saturating_sub(now.duration_since(t).as_micros() as u64);
+        let pauses: Option<[Vec<[u64; 2]>; 2]> = (self.pace.as_ref()).map(|p| {
+            p.pauses().map(|v| {
+                v.into_iter()
+                    .map(|(a, b)| [on_clock(a), on_clock(b)])
+                    .collect()
+            })
+        });
         let units = self.pace.map(Pace::units);
         let mut measured = Vec::new();
         let mut failures = Vec::new();
         for (arm, fold) in self.arms.folds.into_iter().enumerate() {
             match fold.finish() {
                 Ok(mut m) => {
+                    if let Some(p) = &pauses {
+                        m.paused_us = p[arm].clone();
+                    }
                     if let (true, Some(u)) = (self.paced, &units) {
                         // Paced, an arm's window is the time it was let run: its units.
                         m.window_ms = u[arm].ops.iter().map(|x| x.ms).sum();
