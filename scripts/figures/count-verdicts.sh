@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Count verdicts beside a CPU neighbour: how often `bench ab` with one run a side calls a
-# planted request a change, and identical builds one, on this machine; then whether a time
-# verdict's explanation names where the time went.
+# Count verdicts beside a CPU neighbour: how often `bench ab` calls a planted request a
+# change, and identical builds one, on this machine; then whether a time verdict's
+# explanation names where the time went.
 #
 #   scripts/figures/count-verdicts.sh [PLANTED] [IDENTICAL] [ROWS]     (defaults: 10 20 1000)
-#   (about 10 minutes: the two time verdicts take up to 2 minutes each)
+#   (about 30 minutes: the two time verdicts take up to 2 minutes each)
 #
-# Each `bench ab` runs one continuous cell of 50 commits at ROWS rows (inline index) once a
-# side (`--no-extend`), beside a CPU neighbour (scripts/figures/neighbour.sh: one core busy
-# 2.5 s of every 5):
-#   PLANTED runs   the candidate makes one HEAD more per commit (BENCH_EXTRA_HEADS=1);
-#   IDENTICAL runs the candidate is the same build (a wrapper setting BENCH_EXTRA_HEADS=0).
-# Counted: the runs whose count verdict is a REGRESSION naming HEAD, and the runs with any
-# count verdict. Then, without the neighbour, a candidate about 8 % slower with no request
-# more (BENCH_OP_DELAY_MS: 8 % of the baseline's mean commit in a `bench ab` of identical
-# builds, measured first) and one with a HEAD more as well, each run until its time verdict
-# decides at ±5 %: their explanations.
+# Beside a CPU neighbour (scripts/figures/neighbour.sh: one core busy 2.5 s of every 5):
+# - one continuous cell of 50 commits at ROWS rows (inline index), one run a side
+#   (`--no-extend`): PLANTED runs against a candidate that makes one HEAD more per
+#   operation (BENCH_EXTRA_HEADS=1), IDENTICAL runs against the same build (a wrapper
+#   setting BENCH_EXTRA_HEADS=0);
+# - cells whose work depends on time or contention, 2 runs a side (`--no-extend`):
+#   one writer for 4 s (a concurrent cell of concurrency 1) against a candidate 15 ms slower
+#   a commit with the same requests (BENCH_OP_DELAY_MS=15), IDENTICAL runs; 4 writers for
+#   2 s, and a cell of roles for 2 s (2 clients declaring tables, 1 listing them, on a flat
+#   golden of ROWS rows), each PLANTED runs against the HEAD more and IDENTICAL runs
+#   against the same build.
+# Counted: the runs whose count verdict is a REGRESSION naming HEAD (the typical
+# operation's, in the cells bounded by time; in the cell of roles, a request more of each
+# role's operation), and the runs with any count verdict.
+# Then, without the neighbour, a candidate about 8 % slower with no request more
+# (BENCH_OP_DELAY_MS: 8 % of the baseline's mean commit in a `bench ab` of identical builds,
+# measured first) and one with a HEAD more as well, each run until its time verdict decides
+# at ±5 %: their explanations.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -29,33 +37,67 @@ trap '[ -n "$neighbour" ] && kill "$neighbour" 2>/dev/null; rm -rf "$work"' EXIT
 wrapper() { printf '#!/bin/sh\n%s exec %s "$@"\n' "$2" "$bench" >"$work/$1"; chmod +x "$work/$1"; }
 wrapper head.sh BENCH_EXTRA_HEADS=1
 wrapper same.sh BENCH_EXTRA_HEADS=0
+wrapper slow15.sh BENCH_OP_DELAY_MS=15
 printf 'name = "counts"\n[matrix]\nsizes = [%s]\ninline = [true]\n[continuous]\noperations = 50\n' \
   "$rows" >"$work/plan.toml"
-# The golden once, before the timed runs.
-"$bench" run "$work/plan.toml" --out "$work/warm" --root "$work/store" --progress lines >/dev/null 2>&1
+printf 'name = "one"\n[matrix]\nsizes = [%s]\ninline = [true]\n[concurrent]\nconcurrency = [1]\nduration_secs = 4\n[run]\nrepetitions = 2\n' \
+  "$rows" >"$work/one.toml"
+printf 'name = "four"\n[matrix]\nsizes = [%s]\ninline = [true]\n[concurrent]\nconcurrency = [4]\nduration_secs = 2\n[run]\nrepetitions = 2\n' \
+  "$rows" >"$work/four.toml"
+printf '%s\n' 'name = "roles"' '[matrix]' "sizes = [$rows]" 'inline = [false]' \
+  '[workload]' 'duration_secs = 2' '[[roles]]' 'name = "writers"' 'clients = 2' \
+  '[roles.mix]' '"write-declare-table" = 1' '[[roles]]' 'name = "readers"' 'clients = 1' \
+  '[roles.mix]' '"warm-read-list-tables" = 1' '[run]' 'repetitions = 2' >"$work/roles.toml"
+# The goldens once, before the timed runs.
+for p in plan one four roles; do
+  "$bench" run "$work/$p.toml" --out "$work/warm-$p" --root "$work/store" --progress lines >/dev/null 2>&1
+done
 
-# ab CANDIDATE N [ARGS...]: the count verdict of each of N runs, one a line.
+# ab PLAN CANDIDATE N: the count verdict of each of N runs, one a line.
 ab() {
-  local cand="$1" n="$2"; shift 2
+  local plan="$1" cand="$2" n="$3"
   for i in $(seq 1 "$n"); do
     rm -rf "$work/out"
-    "$bench" ab "$work/plan.toml" --candidate "$work/$cand" --out "$work/out" --root "$work/store" \
-      --progress lines --no-extend "$@" 2>/dev/null \
-      | awk '/^exact counts/ { t = 1; next } t && /^cont_/ { n = split($0, f, /   */); print f[n]; exit }'
+    "$bench" ab "$work/$plan.toml" --candidate "$work/$cand" --out "$work/out" --root "$work/store" \
+      --progress lines --no-extend 2>/dev/null \
+      | awk '/^exact counts/ { t = 1; next } t && /^(cont|conc|roles)_/ { n = split($0, f, /   */); print f[n]; exit }'
   done
 }
 
+# tally NAME FILE N PATTERN: how many of N runs' verdicts match PATTERN (a planted request
+# found), or with PATTERN empty how many have any count verdict (identical builds).
+tally() {
+  local name="$1" file="$2" n="$3" pattern="$4" k
+  if [ -n "$pattern" ]; then
+    k=$(grep -c "$pattern" "$file" || true)
+    echo "$name: the planted request found in $k of $n runs"
+  else
+    k=$(grep -vc '^same counts' "$file" || true)
+    echo "$name: a count verdict in $k of $n runs"
+  fi
+  sed 's/^/  /' "$file" | sort | uniq -c
+}
+
 "$here/neighbour.sh" & neighbour=$!
-echo "== one run a side, beside a CPU neighbour: $planted_n planted (a HEAD more), $identical_n identical =="
-ab head.sh "$planted_n" >"$work/planted.txt"
-ab same.sh "$identical_n" >"$work/identical.txt"
+echo "== continuous, 50 commits, one run a side, beside a CPU neighbour =="
+ab plan head.sh "$planted_n" >"$work/planted.txt"
+ab plan same.sh "$identical_n" >"$work/identical.txt"
+tally "planted (a HEAD more)" "$work/planted.txt" "$planted_n" '^REGRESSION (B: +1.0 HEAD per op'
+tally "identical" "$work/identical.txt" "$identical_n" ""
+echo
+echo "== bounded by time or contended, 2 runs a side, beside a CPU neighbour =="
+ab one slow15.sh "$identical_n" >"$work/one.txt"
+tally "one writer, 4 s, B 15 ms slower a commit, the same requests" "$work/one.txt" "$identical_n" ""
+ab four head.sh "$planted_n" >"$work/four-planted.txt"
+ab four same.sh "$identical_n" >"$work/four-identical.txt"
+tally "4 writers, 2 s, planted (a HEAD more)" "$work/four-planted.txt" "$planted_n" '^REGRESSION (B: +1.0 HEAD (median op) per op'
+tally "4 writers, 2 s, identical" "$work/four-identical.txt" "$identical_n" ""
+ab roles head.sh "$planted_n" >"$work/roles-planted.txt"
+ab roles same.sh "$identical_n" >"$work/roles-identical.txt"
 kill "$neighbour"; neighbour=""
-named=$(grep -c '^REGRESSION (B: +1.0 HEAD per op' "$work/planted.txt" || true)
-false_verdicts=$(grep -vc '^same counts' "$work/identical.txt" || true)
-echo "planted:   count verdict naming HEAD in $named of $planted_n runs"
-sed 's/^/  /' "$work/planted.txt" | sort | uniq -c
-echo "identical: a count verdict in $false_verdicts of $identical_n runs"
-sed 's/^/  /' "$work/identical.txt" | sort | uniq -c
+tally "roles, 2 s, planted (a HEAD more)" "$work/roles-planted.txt" "$planted_n" \
+  '^REGRESSION (B: +1.0 requests (median op) of writers/write-declare-table per op.*+1.0 requests (median op) of readers/warm-read-list-tables per op'
+tally "roles, 2 s, identical" "$work/roles-identical.txt" "$identical_n" ""
 
 echo
 echo "== time verdicts and what explains them (no neighbour; each until decided at ±5 %) =="

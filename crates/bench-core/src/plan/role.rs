@@ -80,6 +80,9 @@ impl Distribution {
 }
 
 /// Draws entries by a distribution over `n` of them: the same sequence for the same seed.
+/// Zipf by the inverse of its exact cumulative weights, one uniform a draw (rand_distr's
+/// `Zipf` samples by rejection: other entries from the same seed, so a plan's draws would
+/// not stay what its records say they were).
 pub struct Picker {
     d: Distribution,
     n: u64,
