@@ -274,6 +274,25 @@ fn check_record(r: &Value) {
         );
         assert_eq!(rev, bench_lance::plan::LANCE_REVISION);
     }
+    // Its typical operation (one writer: the median commit, every kind no more than the
+    // most any commit made) and what its operations cost on each store of bench's table.
+    let typical = &obj["io_median_per_op"];
+    assert!(typical["requests"].as_f64().unwrap() >= 1.0, "{r}");
+    assert!(typical["put"].as_f64().unwrap() >= 1.0, "{r}");
+    let usd = obj["cost"]["usd_per_million_ops"].as_object().unwrap();
+    let stores: Vec<&str> = usd.keys().map(String::as_str).collect();
+    assert_eq!(
+        stores,
+        [
+            "azure-hot",
+            "gcs-standard",
+            "r2",
+            "s3-express",
+            "s3-standard"
+        ],
+        "{r}"
+    );
+    assert!(usd.values().all(|v| v.as_f64().unwrap() > 0.0), "{r}");
     // How its writes ended: every commit one outcome, nothing unknown on local disk.
     let outcomes = &obj["outcomes"];
     let committed =
@@ -296,7 +315,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 19
+            + 21
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

@@ -4,6 +4,7 @@
 mod common;
 mod catalog_ops;
 mod coordinator;
+mod cost;
 mod counts;
 mod faults;
 mod local;

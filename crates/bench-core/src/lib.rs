@@ -28,6 +28,7 @@ pub mod oplog;
 pub mod pace;
 pub mod plan;
 pub mod predict;
+pub mod prices;
 pub mod protocol;
 pub mod report;
 pub mod results;

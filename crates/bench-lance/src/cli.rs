@@ -165,6 +165,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "5",
           value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub trace: Option<u32>,
+    /// Price the cells' requests with this table of object stores' prices instead of
+    /// bench's own (US East list prices, 2026; the shape is docs/cost.md's).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 }
 
 /// How `bench ab` pairs its arms, and how long each cell runs.
@@ -275,6 +279,7 @@ impl From<OverrideArgs> for crate::sweep::Overrides {
             shard: o.shard,
             launcher: o.launcher,
             trace: None,
+            prices: None,
             only: o.only.into_iter().map(bench_core::glob::Glob).collect(),
             set: o.set,
         }

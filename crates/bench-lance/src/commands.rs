@@ -140,6 +140,7 @@ async fn run_cmd(
     };
     let mut over: sweep::Overrides = args.over.into();
     over.trace = args.trace;
+    over.prices = args.prices;
     let own = std::env::current_exe()
         .map_err(|e| BenchError::Internal(format!("cannot locate the bench binary: {e}")))?;
     match ab {

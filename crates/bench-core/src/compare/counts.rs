@@ -92,6 +92,50 @@ pub struct CountRow {
     pub unjudged: Option<String>,
     /// Why its bytes are not among its counts, where they are not ([`BYTES_BY_TIME`]).
     pub bytes_left_out: Option<String>,
+    /// What an operation cost on each side, where every run of both was priced.
+    pub cost: Option<CostPair>,
+}
+
+/// Dollars per million operations on each store, each side's median over its runs (every
+/// request billed, failed ones' too): what a count verdict changes in money.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostPair {
+    pub usd_per_million_ops: std::collections::BTreeMap<String, (f64, f64)>,
+}
+
+impl CostPair {
+    /// Both sides' figures of the stores every run of both priced.
+    fn of(a: &[&Record], b: &[&Record]) -> Option<CostPair> {
+        let first = (a.iter().chain(b)).next()?.cost.as_ref()?;
+        let mut out = std::collections::BTreeMap::new();
+        for store in first.usd_per_million_ops.keys() {
+            let side = |runs: &[&Record]| {
+                per_run(runs, |r| {
+                    (r.cost.as_ref()).and_then(|c| c.usd_per_million_ops.get(store).copied())
+                })
+                .map(median)
+            };
+            if let (Some(x), Some(y)) = (side(a), side(b)) {
+                out.insert(store.clone(), (x, y));
+            }
+        }
+        (!out.is_empty()).then_some(CostPair {
+            usd_per_million_ops: out,
+        })
+    }
+
+    /// "$17.80 → $18.20 a million operations on s3-standard (r2: $16.02 → $16.38, …)".
+    pub fn said(&self) -> String {
+        let mut it = self.usd_per_million_ops.iter();
+        let first = crate::prices::BUILTIN_STORES
+            .iter()
+            .find_map(|s| self.usd_per_million_ops.get_key_value(*s))
+            .or_else(|| it.next());
+        let Some((store, (a, b))) = first else {
+            return String::new();
+        };
+        format!("${a:.2} → ${b:.2} a million operations on {store}")
+    }
 }
 
 impl CountRow {
@@ -125,6 +169,11 @@ impl CountRow {
         found.then_some((a, b))
     }
 
+    /// What the change costs, after a verdict: "; cost: $17.80 → $18.20 a million …".
+    fn costs(&self) -> String {
+        (self.cost.as_ref()).map_or(String::new(), |c| format!("; cost: {}", c.said()))
+    }
+
     /// "REGRESSION (B: +1.0 HEAD per op, 4.0 → 5.0; …)", "improved (…)", "same counts" or
     /// why there is none.
     pub fn verdict(&self) -> String {
@@ -144,9 +193,15 @@ impl CountRow {
                 } else {
                     format!("; improved (B: {fewer})")
                 };
-                format!("REGRESSION (B: {}){also}", said(Moved::More))
+                format!(
+                    "REGRESSION (B: {}){also}{}",
+                    said(Moved::More),
+                    self.costs()
+                )
             }
-            (None, false, true) => format!("improved (B: {})", said(Moved::Fewer)),
+            (None, false, true) => {
+                format!("improved (B: {}){}", said(Moved::Fewer), self.costs())
+            }
             (None, false, false) => "same counts".to_string(),
         }
     }
@@ -395,6 +450,7 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
         counts,
         unjudged,
         bytes_left_out,
+        cost: CostPair::of(a, b),
     })
 }
 
@@ -451,6 +507,28 @@ mod tests {
         // Fewer: an improvement.
         let back = count_row("c", &[&b], &[&a]).unwrap();
         assert!(back.improved() && back.verdict().starts_with("improved (B: -1.0 HEAD"));
+        // Priced, a verdict says what the HEAD more costs: $0.40 a million on S3 Standard.
+        let priced = |r: &Record, head: u64| {
+            let mut r = r.clone();
+            let io = crate::stats::IoCounts {
+                get: 4,
+                put: 3,
+                conditional_put: 1,
+                head,
+                ..Default::default()
+            };
+            r.cost = crate::prices::Priced::builtin().cost(&io, 1);
+            r
+        };
+        let (pa, pb) = (priced(&a, 4), priced(&b, 5));
+        let v = count_row("c", &[&pa], &[&pb]).unwrap().verdict();
+        assert!(
+            v.ends_with("; cost: $18.20 → $18.60 a million operations on s3-standard"),
+            "{v}"
+        );
+        let same = count_row("c", &[&pa], &[&pa.clone()]).unwrap();
+        assert_eq!(same.verdict(), "same counts");
+        assert!(same.cost.unwrap().usd_per_million_ops.contains_key("r2"));
     }
 
     /// Half a request per operation, or 4 % more bytes, is within the tolerance.

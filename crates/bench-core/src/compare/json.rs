@@ -76,6 +76,11 @@ fn counts(r: &CountRow) -> Value {
         "improved": r.improved(),
         "unjudged": r.unjudged,
         "bytes_left_out": r.bytes_left_out,
+        "usd_per_million_ops": r.cost.as_ref().map(|c| {
+            (c.usd_per_million_ops.iter())
+                .map(|(store, (a, b))| (store.clone(), json!({"a": a, "b": b})))
+                .collect::<serde_json::Map<String, Value>>()
+        }),
         "verdict": r.verdict(),
     })
 }

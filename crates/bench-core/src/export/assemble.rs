@@ -68,6 +68,8 @@ pub struct Provenance<'a> {
     pub started_at: String,
     pub finished_at: String,
     pub storage_scheme: &'a str,
+    /// The price table the record's cost is figured with.
+    pub prices: &'a crate::prices::Priced,
 }
 
 impl Provenance<'_> {
@@ -197,6 +199,33 @@ fn requests(m: &Measured) -> crate::stats::IoCounts {
     (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io)
 }
 
+/// The requests and bytes per operation, over the operations that made them.
+fn io_per_op(
+    cell: &Cell,
+    m: &Measured,
+    io: &crate::stats::IoCounts,
+    count: u64,
+) -> Option<crate::stats::IoPerOp> {
+    m.io_known
+        .then(|| io.per_op(requests_over(cell, m, count)))?
+}
+
+/// The typical operation's counts, where the workers' requests are the catalog's.
+fn typical(cell: &Cell, m: &Measured) -> Option<crate::stats::TypicalOp> {
+    (m.io_known && !through_servers(cell, m)).then(|| m.typical.medians())?
+}
+
+/// What a cell's `count` successful operations cost, every request of theirs billed.
+fn cost(m: &Measured, count: u64, prices: &crate::prices::Priced) -> Option<crate::prices::Cost> {
+    m.io_known.then(|| prices.cost(&billed(m), count))?
+}
+
+/// Every request a cell's operations made, failed ones' too: the workers' own, and through
+/// REST servers the servers' in the window (the catalog's requests are theirs).
+fn billed(m: &Measured) -> crate::stats::IoCounts {
+    (m.servers.iter()).fold(m.io_billed, |a, (_, s)| a + s.io)
+}
+
 /// The operations a cell's requests are divided by: its successful operations, whose
 /// requests the workers count; through REST servers, which count every request of the
 /// window and cannot tell whose it was, every operation attempted in it (commits and a
@@ -228,8 +257,7 @@ fn variant_name(cell: &Cell) -> Option<String> {
 /// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let l: LatencySummary = m.latencies.summary();
-    let count = l.count;
-    let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
+    let (count, window_ms, own_ms) = (l.count, rate_window_ms(cell, m), own_ms(cell, m, &l));
     let (abandoned_landed, digest) = (abandoned_landed(cell, m, &v), p.digest_shown());
     let (io, path) = (requests(m), critical_path(m, count));
     Record {
@@ -288,13 +316,10 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         window_overrun_ms: overrun(cell, m),
         stopped_early: m.stopped.clone(),
         operations_bound: cell.mode.bound(),
-        io_per_op: (m.io_known)
-            .then(|| io.per_op(requests_over(cell, m, count)))
-            .flatten(),
+        io_per_op: io_per_op(cell, m, &io, count),
         io_total: m.io_known.then_some(io),
-        io_median_per_op: (m.io_known && !through_servers(cell, m))
-            .then(|| m.typical.medians())
-            .flatten(),
+        io_median_per_op: typical(cell, m),
+        cost: cost(m, count, p.prices),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
@@ -323,7 +348,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         series: series(cell, m),
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
-        roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms)),
+        roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms, p.prices)),
         consistency: consistency(m),
         planted: m.planted.iter().cloned().collect(),
         draws: draws(cell),
@@ -372,7 +397,12 @@ fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
 
 /// A cell of roles: every (role, operation of its mix), in the plan's order, with what it
 /// measured (nothing, where it never ran).
-fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFigures> {
+fn roles(
+    cell: &Cell,
+    m: &Measured,
+    window_ms: f64,
+    prices: &crate::prices::Priced,
+) -> Vec<super::record::RoleFigures> {
     let direct = cell.transport.client() == crate::plan::Client::Directory;
     let mut out = Vec::new();
     for (r, role) in cell.roles.iter().enumerate() {
@@ -383,6 +413,9 @@ fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFi
             let requests = mo.io.requests();
             let typical = (m.io_known && direct)
                 .then(|| mo.typical.medians())
+                .flatten();
+            let cost = (m.io_known && direct)
+                .then(|| prices.cost(&mo.io_billed, l.count))
                 .flatten();
             out.push(super::record::RoleFigures {
                 role: role.name.clone(),
@@ -411,6 +444,7 @@ fn roles(cell: &Cell, m: &Measured, window_ms: f64) -> Vec<super::record::RoleFi
                     .then(|| mo.round_trips as f64 / mo.path_ops as f64),
                 requests_median_per_op: typical.map(|t| t.requests),
                 round_trips_median_per_op: typical.and_then(|t| t.round_trips),
+                usd_per_million_ops: cost.map(|c| c.usd_per_million_ops),
                 series: mo.timeline.series(),
             });
         }

@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 97;
+pub const WIDTH: usize = 102;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -30,7 +30,8 @@ pub const NOISY_CV: f64 = 0.10;
 /// split of an operation's time; what readers saw; last how the writes whose outcome was
 /// unknown resolved, the writes failed but applied, the listings that listed an entry
 /// twice, the repetitions in which a worker stopped early, and the test hooks set in any of
-/// its runs (`planted`: a test, not a measurement).
+/// its runs (`planted`: a test, not a measurement); the lag's lower bound and the readers'
+/// cadence; and dollars per million operations on each store of bench's own price table.
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -129,6 +130,11 @@ pub const COLUMNS: [&str; WIDTH] = [
     "planted",
     "lag_low_p50_ms",
     "read_period_ms",
+    "usd_per_million_ops_s3_standard",
+    "usd_per_million_ops_s3_express",
+    "usd_per_million_ops_gcs_standard",
+    "usd_per_million_ops_azure_hot",
+    "usd_per_million_ops_r2",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -177,6 +183,13 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         |c: &Consistency| c.read_period_ms,
     ] {
         row.push(median_of(cell, &|r| r.consistency.as_ref().and_then(f), 3));
+    }
+    // What an operation costs on each store of bench's own price table (another table's
+    // stores are in the records alone).
+    for store in crate::prices::BUILTIN_STORES {
+        let usd =
+            |r: &Record| (r.cost.as_ref()).and_then(|c| c.usd_per_million_ops.get(store).copied());
+        row.push(median_of(cell, &usd, 2));
     }
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
@@ -480,8 +493,27 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,"
         );
+    }
+
+    /// A record priced with bench's table: each store's dollars per million operations in
+    /// its column, the median over the repetitions.
+    #[test]
+    fn each_store_s_dollars_have_a_column() {
+        let mut r = record(Continuous, InlineIndex, 1000, 1, "cont_a");
+        let io = crate::stats::IoCounts {
+            put: 30,
+            conditional_put: 10,
+            get: 70,
+            ..Default::default()
+        };
+        r.cost = crate::prices::Priced::builtin().cost(&io, 10);
+        let row = first_row(&[r]);
+        let at = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+        assert_eq!(row[at("usd_per_million_ops_s3_standard")], "17.80");
+        assert_eq!(row[at("usd_per_million_ops_r2")], "16.02");
+        assert_eq!(row[at("usd_per_million_ops_s3_express")], "3.60");
     }
 
     /// Write a summary of these records and read back its first row.

@@ -130,6 +130,12 @@ pub struct Record {
     /// written before bench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_median_per_op: Option<crate::stats::TypicalOp>,
+    /// What the operations cost on each store of the price table: every request they made
+    /// (failed ones' too; through REST servers, the servers' in the window) per successful
+    /// operation, in dollars per million. Absent without a successful operation, and in
+    /// records written before bench priced them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::prices::Cost>,
     /// The hosts the cell's writers ran on, sorted (one unless a launcher spread them).
     #[serde(default)]
     pub hosts: Vec<String>,
@@ -303,6 +309,10 @@ pub struct RoleFigures {
     pub requests_median_per_op: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_trips_median_per_op: Option<f64>,
+    /// Dollars per million successful ones on each store of the price table, every request
+    /// of the operation billed (failed ones' too); absent through REST servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd_per_million_ops: Option<std::collections::BTreeMap<String, f64>>,
     /// Its successful operations second by second, their p50 and p99.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::stats::TimeSeries>,
@@ -499,6 +509,7 @@ pub(crate) mod tests {
             round_trips_per_op: None,
             requests_median_per_op: None,
             round_trips_median_per_op: None,
+            usd_per_million_ops: None,
             series: None,
         }
     }
@@ -564,6 +575,7 @@ pub(crate) mod tests {
             io_per_op: None,
             io_total: None,
             io_median_per_op: None,
+            cost: None,
             hosts: vec!["h".into()],
             open_ms: None,
             worker_rss_peak_kib: None,

@@ -410,6 +410,37 @@ fn mixed_readers(cells: &[CellRecords<'_>]) -> String {
     said.collect()
 }
 
+/// What each cell's operations cost on the stores of bench's price table, from the summary's
+/// columns; nothing where no record was priced.
+fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
+    let first = (COLUMNS.iter())
+        .position(|c| *c == "usd_per_million_ops_s3_standard")
+        .expect("a column");
+    let priced: Vec<&[String; csv::WIDTH]> = rows.iter().filter(|r| !r[first].is_empty()).collect();
+    if priced.is_empty() {
+        return String::new();
+    }
+    let tables = set(records, |r| {
+        (r.cost.as_ref()).map_or(String::new(), |c| c.prices.clone())
+    });
+    let cols = [
+        ("bench_tag", "cell"),
+        ("usd_per_million_ops_s3_standard", "S3 Standard"),
+        ("usd_per_million_ops_s3_express", "S3 Express One Zone"),
+        ("usd_per_million_ops_gcs_standard", "GCS Standard"),
+        ("usd_per_million_ops_azure_hot", "Azure Blob Hot"),
+        ("usd_per_million_ops_r2", "R2"),
+    ];
+    format!(
+        "## What it costs\n\nDollars per million successful operations of each cell on \
+         each store (priced with {tables}; docs/cost.md): every request the operations \
+         made, failed ones' too, billed at the store's list price for its class (PUT, COPY \
+         and LIST as writes, GET and HEAD as reads, DELETE free; on S3 Express One Zone also \
+         the bytes beyond 512 KiB of a request). Storage is not in these.\n\n{}\n",
+        table(&priced, &cols)
+    )
+}
+
 pub fn markdown(
     records: &[Record],
     cells: &[CellRecords<'_>],
@@ -490,6 +521,7 @@ pub fn markdown(
             s.push_str(&mixed_readers(cells));
         }
     }
+    s.push_str(&cost(records, &all));
     s.push_str(&super::roles::section(cells, charts));
     let over: Vec<&Chart> = (charts.iter())
         .filter(|c| c.file.starts_with(super::charts::OVER_TIME))

@@ -38,6 +38,9 @@ pub struct Measured {
     pub io: IoCounts,
     /// The same operations' counts, for their medians (the typical operation).
     pub typical: super::Typical,
+    /// Requests and bytes of every measured operation, failed ones too (a mixed cell's
+    /// commits): what a store bills.
+    pub io_billed: IoCounts,
     /// Requests and bytes of the workers' whole lives (opening, warm-up, every operation).
     pub io_workers: IoCounts,
     /// Whether every worker reported its requests (workers of an older protocol do not).
@@ -105,6 +108,8 @@ pub struct RoleOp {
     pub io: IoCounts,
     /// The same operations' counts, for their medians (the typical operation).
     pub typical: super::Typical,
+    /// Requests and bytes of all of them, failed ones too: what a store bills.
+    pub io_billed: IoCounts,
     pub round_trips: u64,
     pub path_ops: u64,
     /// Second by second.
@@ -242,6 +247,7 @@ impl Measured {
             return;
         }
         self.attempts += 1;
+        self.io_billed += io;
         if !ok {
             self.failed(class, op.err.clone());
             return;
@@ -294,6 +300,7 @@ impl RoleOp {
     fn add(&mut self, op: &Op, latency: f64, class: ErrorClass) {
         let ok = op.outcome == Outcome::Ok;
         self.attempts += 1;
+        self.io_billed += op.io.unwrap_or_default();
         if let Some(end) = op.end_ms {
             match ok {
                 true => self.timeline.success(end, latency, false),

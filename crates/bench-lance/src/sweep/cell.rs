@@ -283,6 +283,7 @@ impl Run<'_> {
                 started_at: self.started_at.clone(),
                 finished_at: now_utc_ms(),
                 storage_scheme: self.scheme,
+                prices: &self.sweep.prices,
             };
             let mut r = assemble::assemble(cell, m, v, p);
             // The coordinator's own hooks too (a planted fault of its own, the cache of the

@@ -44,6 +44,8 @@ pub struct Overrides {
     pub launcher: Option<String>,
     /// `--trace`: replaces the plan's `run.trace_operations`.
     pub trace: Option<u32>,
+    /// `--prices`: the price table records are priced with, instead of bench's own.
+    pub prices: Option<PathBuf>,
     /// `--only`: run only the cells whose id one of these matches.
     pub only: Vec<bench_core::glob::Glob>,
     /// `--set KEY=VALUE`: plan keys as if the plan said them.
@@ -71,6 +73,8 @@ pub struct Sweep {
     pub ab: Option<[PathBuf; 2]>,
     /// `--only` selected some of the cells: the others are neither run nor cleaned up for.
     pub only: bool,
+    /// The price table the records' costs are figured with.
+    pub prices: bench_core::prices::Priced,
 }
 
 /// Check every build of the plan before anything is written: resolve its path (`"bench"`
@@ -221,29 +225,11 @@ impl Sweep {
     pub async fn prepare(plan_path: &Path, over: &Overrides) -> Result<Sweep, BenchError> {
         let mut plan = Plan::load_with(plan_path, &over.set)?;
         plan.override_with(over.root.as_deref(), &over.storage);
-        if over.ab.is_some() && !plan.builds.is_empty() {
-            return Err(BenchError::Usage(format!(
-                "{} names its builds in [builds]; bench ab takes its two builds from its \
-                 command line: run the plan with `bench run {}` and compare its builds with \
-                 `bench compare <results> --variant <build> --against <build>`, or remove \
-                 [builds] from the plan",
-                plan_path.display(),
-                plan_path.display()
-            )));
+        if over.ab.is_some() {
+            refused_by_ab(&plan, plan_path)?;
         }
-        let open = plan
-            .concurrent
-            .as_ref()
-            .is_some_and(|c| !c.loads.is_empty())
-            || plan.mixed.as_ref().is_some_and(|m| !m.loads.is_empty());
-        if over.ab.is_some() && open {
-            return Err(BenchError::Usage(format!(
-                "{} offers its cells a load (concurrent.rate or mixed.rate): bench ab pairs \
-                 closed-loop cells only; run the plan with `bench run` for each build and \
-                 compare the results with `bench compare`",
-                plan_path.display()
-            )));
-        }
+        let prices = bench_core::prices::Priced::from_arg(over.prices.as_deref())
+            .map_err(BenchError::Usage)?;
         let builds = check_builds(&mut plan).await?;
         if let Some(l) = &over.launcher {
             if plan.roles.is_some() {
@@ -311,6 +297,7 @@ impl Sweep {
             root,
             builds,
             only: !over.only.is_empty(),
+            prices,
             ab: over
                 .ab
                 .as_ref()
@@ -551,4 +538,33 @@ fn shard_steps(steps: &[Step], repetitions: u32, s: shard::Shard) -> Vec<Step> {
         .map(|(c, _)| *c)
         .collect();
     keep_steps(steps, &mine)
+}
+
+/// What `bench ab` cannot run: a plan with `[builds]` (its builds come from its command
+/// line) or an offered load (it pairs closed-loop cells only).
+fn refused_by_ab(plan: &Plan, plan_path: &Path) -> Result<(), BenchError> {
+    if !plan.builds.is_empty() {
+        return Err(BenchError::Usage(format!(
+            "{} names its builds in [builds]; bench ab takes its two builds from its \
+             command line: run the plan with `bench run {}` and compare its builds with \
+             `bench compare <results> --variant <build> --against <build>`, or remove \
+             [builds] from the plan",
+            plan_path.display(),
+            plan_path.display()
+        )));
+    }
+    let open = plan
+        .concurrent
+        .as_ref()
+        .is_some_and(|c| !c.loads.is_empty())
+        || plan.mixed.as_ref().is_some_and(|m| !m.loads.is_empty());
+    if open {
+        return Err(BenchError::Usage(format!(
+            "{} offers its cells a load (concurrent.rate or mixed.rate): bench ab pairs \
+             closed-loop cells only; run the plan with `bench run` for each build and \
+             compare the results with `bench compare`",
+            plan_path.display()
+        )));
+    }
+    Ok(())
 }

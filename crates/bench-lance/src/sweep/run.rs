@@ -1112,6 +1112,12 @@ fn done_line(record: &Record) -> String {
             r.errors
         ));
     }
+    if let Some(c) = &record.cost {
+        let each: Vec<String> = (c.usd_per_million_ops.iter())
+            .map(|(store, usd)| format!("{store} ${usd:.2}"))
+            .collect();
+        s.push_str(&format!("; a million cost {}", each.join(", ")));
+    }
     if let Some(offered) = record.open_loop.offered_ops_per_sec {
         let late = record.open_loop.late_operations.unwrap_or(0);
         let all = record.attempts.max(record.total_operations);

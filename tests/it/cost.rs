@@ -1,0 +1,96 @@
+//! What a catalog costs: every record priced on each store of bench's table (or one's own,
+//! `--prices`), the figures the counts times the table by hand, in the summary and the
+//! report too.
+
+use crate::common::*;
+
+const PLAN: &str = "name = 'cost'\n[matrix]\nsizes = [100]\ninline = [false]\n\
+                    [continuous]\noperations = 5\n";
+
+/// By hand: the billed requests per operation times the store's price for their class.
+fn by_hand(billed: &serde_json::Value, write: f64, read: f64) -> f64 {
+    let n = |k: &str| billed[k].as_f64().unwrap();
+    ((n("put") + n("copy") + n("list")) * write + (n("get") + n("head")) * read) * 1000.0
+}
+
+#[test]
+fn every_record_says_what_its_operations_cost_on_each_store() {
+    let (_d, plan, out) = plan_dir(PLAN);
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    let cost = &r["cost"];
+    let usd = &cost["usd_per_million_ops"];
+    let billed = &cost["billed_per_op"];
+    // No operation failed: what is billed is what the successful ones made.
+    assert_eq!(r["errors"], 0, "{r}");
+    assert_eq!(billed["put"], r["io_per_op"]["put"], "{r}");
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.max(1.0);
+    for (store, write, read) in [
+        ("s3-standard", 0.005, 0.0004),
+        ("gcs-standard", 0.005, 0.0004),
+        ("azure-hot", 0.005, 0.0004),
+        ("r2", 0.0045, 0.00036),
+    ] {
+        let got = usd[store].as_f64().unwrap();
+        assert!(close(got, by_hand(billed, write, read)), "{store}: {cost}");
+    }
+    assert!(usd["s3-standard"].as_f64().unwrap() > usd["s3-express"].as_f64().unwrap());
+    // The summary's columns and the report's section.
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let (head, row) = summary.split_once('\n').unwrap();
+    let at = head
+        .split(',')
+        .position(|c| c == "usd_per_million_ops_s3_standard")
+        .unwrap();
+    let cell: f64 = row.trim_end().split(',').nth(at).unwrap().parse().unwrap();
+    assert!(
+        (cell - usd["s3-standard"].as_f64().unwrap()).abs() < 0.006,
+        "{summary}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## What it costs"), "{report}");
+    assert!(
+        report.contains("bench's us-east 2026 list prices"),
+        "{report}"
+    );
+}
+
+#[test]
+fn one_s_own_price_table_is_used_and_a_bad_one_is_refused_before_any_cell() {
+    let (dir, plan, out) = plan_dir(PLAN);
+    let table = dir.path().join("mine.toml");
+    std::fs::write(
+        &table,
+        "date = 'ours'\n[[store]]\nname = 'mine'\ntitle = 'ours'\nsource = 'invoice'\n\
+         write_per_1000 = 1.0\nread_per_1000 = 0.5\ndelete_per_1000 = 0\n\
+         storage_gb_month = 0.02\n",
+    )
+    .unwrap();
+    let o = run(&plan, &out, &["--prices", table.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    let cost = &r["cost"];
+    assert_eq!(cost["prices"], table.to_str().unwrap(), "{cost}");
+    let mine = cost["usd_per_million_ops"]["mine"].as_f64().unwrap();
+    let want = by_hand(&cost["billed_per_op"], 1.0, 0.5);
+    assert!((mine - want).abs() < 1e-6 * want, "{cost}");
+    assert!(cost["usd_per_million_ops"].get("s3-standard").is_none());
+    // A table with a negative price: exit 2 naming it, nothing run or written.
+    std::fs::write(
+        &table,
+        std::fs::read_to_string(&table)
+            .unwrap()
+            .replace("= 1.0", "= -1.0"),
+    )
+    .unwrap();
+    let fresh = dir.path().join("out2");
+    let o = run(&plan, &fresh, &["--prices", table.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("mine.toml") && stderr(&o).contains("negative"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!fresh.join("results.jsonl").exists());
+}
