@@ -54,6 +54,28 @@ fn every_record_says_what_its_operations_cost_on_each_store() {
         report.contains("bench's us-east 2026 list prices"),
         "{report}"
     );
+    // The distance to the floor: a namespace's creation needs 2 PUTs in 2 round trips;
+    // what the typical one made beyond them, by kind, adds up.
+    let floor = &r["floor"];
+    assert_eq!(floor["floor_requests"], 2, "{r}");
+    assert_eq!(floor["floor_round_trips"], 2, "{r}");
+    assert_eq!(floor["of"], "median op", "{r}");
+    let typical = r["io_median_per_op"]["requests"].as_f64().unwrap();
+    let over = floor["requests_over"].as_f64().unwrap();
+    assert!((typical - 2.0 - over).abs() < 1e-9, "{r}");
+    let by_kind: f64 = (floor["over_by_kind"].as_object().unwrap().values())
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((by_kind - over).abs() < 1e-9, "{r}");
+    let efficiency = floor["efficiency"].as_f64().unwrap();
+    assert!((efficiency - 2.0 / typical).abs() < 1e-9, "{r}");
+    // The log says both, cell by cell.
+    let said = stderr(&o);
+    assert!(
+        said.contains("; a million cost azure-hot $")
+            && said.contains("requests over the floor of 2"),
+        "{said}"
+    );
 }
 
 #[test]

@@ -293,6 +293,8 @@ fn check_record(r: &Value) {
         "{r}"
     );
     assert!(usd.values().all(|v| v.as_f64().unwrap() > 0.0), "{r}");
+    // How far it is above its floor (a namespace's creation: 2 PUTs).
+    assert_eq!(obj["floor"]["floor_requests"], 2, "{r}");
     // How its writes ended: every commit one outcome, nothing unknown on local disk.
     let outcomes = &obj["outcomes"];
     let committed =
@@ -315,7 +317,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 21
+            + 22
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

@@ -19,6 +19,7 @@ pub mod display;
 pub mod error;
 pub mod export;
 pub mod files;
+pub mod floor;
 pub mod fold;
 pub mod glob;
 pub mod lock;

@@ -210,6 +210,25 @@ fn io_per_op(
         .then(|| io.per_op(requests_over(cell, m, count)))?
 }
 
+/// How far the operation is above its floor: the typical one, else the mean; none for a
+/// cell of roles, whose operations are many.
+fn floor(
+    cell: &Cell,
+    m: &Measured,
+    io: &crate::stats::IoCounts,
+    count: u64,
+    trips: Option<f64>,
+) -> Option<crate::floor::Distance> {
+    if !cell.roles.is_empty() {
+        return None;
+    }
+    match typical(cell, m) {
+        Some(t) => Some(crate::floor::of_typical(cell.operation, &t)),
+        None => (io_per_op(cell, m, io, count))
+            .map(|p| crate::floor::of_mean(cell.operation, &p, trips)),
+    }
+}
+
 /// The typical operation's counts, where the workers' requests are the catalog's.
 fn typical(cell: &Cell, m: &Measured) -> Option<crate::stats::TypicalOp> {
     (m.io_known && !through_servers(cell, m)).then(|| m.typical.medians())?
@@ -258,8 +277,8 @@ fn variant_name(cell: &Cell) -> Option<String> {
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let l: LatencySummary = m.latencies.summary();
     let (count, window_ms, own_ms) = (l.count, rate_window_ms(cell, m), own_ms(cell, m, &l));
-    let (abandoned_landed, digest) = (abandoned_landed(cell, m, &v), p.digest_shown());
-    let (io, path) = (requests(m), critical_path(m, count));
+    let (landed, digest, io) = (abandoned_landed(cell, m, &v), p.digest_shown(), requests(m));
+    let path = critical_path(m, count);
     Record {
         variant: cell.variant(),
         operation: cell.operation,
@@ -311,7 +330,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         page_size: cell.page_size,
         attempt_timeout_ms: cell.attempt_timeout_ms,
         timeout_errors: cell.attempt_timeout_ms.map(|_| m.timeouts),
-        abandoned_landed,
+        abandoned_landed: landed,
         first_timeout_error: m.first_timeout.clone(),
         window_overrun_ms: overrun(cell, m),
         stopped_early: m.stopped.clone(),
@@ -320,6 +339,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_total: m.io_known.then_some(io),
         io_median_per_op: typical(cell, m),
         cost: cost(m, count, p.prices),
+        floor: floor(cell, m, &io, count, path.map(|p| p.0)),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),

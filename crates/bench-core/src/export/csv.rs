@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 102;
+pub const WIDTH: usize = 104;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -31,7 +31,8 @@ pub const NOISY_CV: f64 = 0.10;
 /// unknown resolved, the writes failed but applied, the listings that listed an entry
 /// twice, the repetitions in which a worker stopped early, and the test hooks set in any of
 /// its runs (`planted`: a test, not a measurement); the lag's lower bound and the readers'
-/// cadence; and dollars per million operations on each store of bench's own price table.
+/// cadence; dollars per million operations on each store of bench's own price table; and
+/// the requests an operation makes beyond its floor, and the floor's share of them.
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -135,6 +136,8 @@ pub const COLUMNS: [&str; WIDTH] = [
     "usd_per_million_ops_gcs_standard",
     "usd_per_million_ops_azure_hot",
     "usd_per_million_ops_r2",
+    "requests_over_floor",
+    "floor_efficiency",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -191,6 +194,16 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
             |r: &Record| (r.cost.as_ref()).and_then(|c| c.usd_per_million_ops.get(store).copied());
         row.push(median_of(cell, &usd, 2));
     }
+    row.push(median_of(
+        cell,
+        &|r| r.floor.as_ref().map(|f| f.requests_over),
+        1,
+    ));
+    row.push(median_of(
+        cell,
+        &|r| r.floor.as_ref().map(|f| f.efficiency),
+        3,
+    ));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -493,7 +506,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,"
         );
     }
 

@@ -136,6 +136,11 @@ pub struct Record {
     /// records written before bench priced them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::prices::Cost>,
+    /// How far the operation is above the least it needs (its floor, `crate::floor`): the
+    /// typical operation's requests and round trips beyond it, by kind, and the floor's share
+    /// of its requests. Absent for a cell of roles (a blend of operations) and without counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<crate::floor::Distance>,
     /// The hosts the cell's writers ran on, sorted (one unless a launcher spread them).
     #[serde(default)]
     pub hosts: Vec<String>,
@@ -576,6 +581,7 @@ pub(crate) mod tests {
             io_total: None,
             io_median_per_op: None,
             cost: None,
+            floor: None,
             hosts: vec!["h".into()],
             open_ms: None,
             worker_rss_peak_kib: None,

@@ -430,13 +430,18 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
         ("usd_per_million_ops_gcs_standard", "GCS Standard"),
         ("usd_per_million_ops_azure_hot", "Azure Blob Hot"),
         ("usd_per_million_ops_r2", "R2"),
+        ("requests_over_floor", "requests over the floor"),
+        ("floor_efficiency", "floor ÷ requests"),
     ];
     format!(
         "## What it costs\n\nDollars per million successful operations of each cell on \
          each store (priced with {tables}; docs/cost.md): every request the operations \
          made, failed ones' too, billed at the store's list price for its class (PUT, COPY \
          and LIST as writes, GET and HEAD as reads, DELETE free; on S3 Express One Zone also \
-         the bytes beyond 512 KiB of a request). Storage is not in these.\n\n{}\n",
+         the bytes beyond 512 KiB of a request). Storage is not in these. Beside them, the \
+         requests an operation makes beyond the least it needs (its floor: a commit's data \
+         file and conditional PUT, a read's one HEAD; the typical operation's) and the \
+         floor's share of its requests.\n\n{}\n",
         table(&priced, &cols)
     )
 }

@@ -1118,6 +1118,14 @@ fn done_line(record: &Record) -> String {
             .collect();
         s.push_str(&format!("; a million cost {}", each.join(", ")));
     }
+    if let Some(f) = &record.floor {
+        s.push_str(&format!(
+            "; {:.1} requests over the floor of {} ({})",
+            f.requests_over,
+            f.floor_requests,
+            f.said()
+        ));
+    }
     if let Some(offered) = record.open_loop.offered_ops_per_sec {
         let late = record.open_loop.late_operations.unwrap_or(0);
         let all = record.attempts.max(record.total_operations);

@@ -1,0 +1,239 @@
+//! The floor: the fewest requests, by kind, and dependent round trips an operation needs on
+//! a copy-on-write catalog in an object store, and how far a measured operation is above
+//! it. The model (docs/cost.md, "The floor"): a client that holds the catalog's latest
+//! state (a warm view) commits by writing the new state's data file, then the new version
+//! with one conditional PUT (put-if-absent of the version's key: the commit point); a read
+//! that must see every commit acknowledged before it began asks once whether a newer
+//! version exists (a HEAD of the next version's key: 404, the view is current). A cold read
+//! (no view) finds the newest version (one LIST: versions are named newest first), then
+//! reads its manifest and its data file. An index on the catalog, retries and caches are
+//! not in the floor: they are what the distance to it shows.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::counts::{IoPerOp, TypicalOp};
+use crate::plan::Operation;
+
+/// An operation's least requests by kind and its dependent round trips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Floor {
+    pub put: u32,
+    pub get: u32,
+    pub head: u32,
+    pub list: u32,
+    pub delete: u32,
+    pub round_trips: u32,
+}
+
+impl Floor {
+    pub fn requests(&self) -> u32 {
+        self.put + self.get + self.head + self.list + self.delete
+    }
+}
+
+const fn floor(put: u32, get: u32, head: u32, list: u32, delete: u32, round_trips: u32) -> Floor {
+    Floor {
+        put,
+        get,
+        head,
+        list,
+        delete,
+        round_trips,
+    }
+}
+
+/// A catalog commit with a warm view: the data file, then the conditional PUT of the version.
+const COMMIT: Floor = floor(2, 0, 0, 0, 0, 2);
+/// A read with a warm view: is there a newer version?
+const WARM_READ: Floor = floor(0, 0, 1, 0, 0, 1);
+/// A read with none: the newest version, its manifest, its data file.
+const COLD_READ: Floor = floor(0, 2, 0, 1, 0, 3);
+
+/// The floor of `op`.
+pub fn of(op: Operation) -> Floor {
+    let read = |cold: bool| if cold { COLD_READ } else { WARM_READ };
+    match op {
+        Operation::CreateNamespace | Operation::DeclareTable => COMMIT,
+        Operation::DeregisterTable | Operation::DropNamespace => COMMIT,
+        // The table's data file and its manifest beside the catalog's data file, then the
+        // table's manifest, then the catalog's version: 4 PUTs, 3 round trips.
+        Operation::CreateTable => floor(4, 0, 0, 0, 0, 3),
+        // The entry's commit, then its files: a LIST of its directory and one batch DELETE.
+        Operation::DropTable => floor(2, 0, 0, 1, 1, 4),
+        Operation::ListNamespaces { cold }
+        | Operation::ListTables { cold }
+        | Operation::DescribeTable { cold }
+        | Operation::DescribeNamespace { cold }
+        | Operation::NamespaceExists { cold }
+        | Operation::TableExists { cold }
+        | Operation::ListTableVersions { cold }
+        | Operation::DescribeTableVersion { cold } => read(cold),
+        // A table's own commit: its data file, then its version.
+        Operation::TableAppend | Operation::InsertIntoTable | Operation::CreateTableVersion => {
+            COMMIT
+        }
+        // A new version of the table with no data: its manifest alone.
+        Operation::UpdateTableMetadata => floor(1, 0, 0, 0, 0, 1),
+    }
+}
+
+/// How far a measured operation is above its floor: its requests and round trips beyond it,
+/// by kind, and the floor's share of its requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distance {
+    /// The floor's requests and round trips.
+    pub floor_requests: u32,
+    pub floor_round_trips: u32,
+    /// The requests beyond the floor (all kinds), and by kind where any (`head`: 3.0).
+    pub requests_over: f64,
+    pub over_by_kind: BTreeMap<String, f64>,
+    /// The round trips beyond it, where the operation's were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips_over: Option<f64>,
+    /// The floor's requests over the operation's (1: at the floor).
+    pub efficiency: f64,
+    /// What was set against the floor: `median op` (the typical operation) or `mean`.
+    pub of: String,
+}
+
+impl Distance {
+    /// `+3 HEAD, +2 LIST` (kinds above the floor, most first), or `at the floor`.
+    pub fn said(&self) -> String {
+        let mut kinds: Vec<(&String, &f64)> = self
+            .over_by_kind
+            .iter()
+            .filter(|(_, n)| **n >= 0.05)
+            .collect();
+        kinds.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+        if kinds.is_empty() {
+            return "at the floor".to_string();
+        }
+        let each: Vec<String> = (kinds.iter())
+            .map(|(k, n)| format!("+{} {}", trim(**n), k.to_uppercase()))
+            .collect();
+        each.join(", ")
+    }
+}
+
+/// A count as short as it is exact: `3`, `2.5`.
+fn trim(x: f64) -> String {
+    if x.fract().abs() < 1e-9 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// The distance of an operation whose requests by kind were `kinds` (and whose round trips
+/// `trips`) from the floor of `op`; `of` names what `kinds` are.
+fn distance(op: Operation, kinds: [(&str, f64); 5], trips: Option<f64>, of: &str) -> Distance {
+    let f = self::of(op);
+    let floors = [f.put, f.get, f.head, f.list, f.delete];
+    let mut over_by_kind = BTreeMap::new();
+    let mut actual = 0.0;
+    for ((kind, n), least) in kinds.into_iter().zip(floors) {
+        actual += n;
+        let over = n - f64::from(least);
+        if over.abs() >= 1e-9 {
+            over_by_kind.insert(kind.to_string(), over);
+        }
+    }
+    let least = f64::from(f.requests());
+    Distance {
+        floor_requests: f.requests(),
+        floor_round_trips: f.round_trips,
+        requests_over: actual - least,
+        over_by_kind,
+        round_trips_over: trips.map(|t| t - f64::from(f.round_trips)),
+        efficiency: if actual > 0.0 {
+            (least / actual).min(1.0)
+        } else {
+            1.0
+        },
+        of: of.to_string(),
+    }
+}
+
+/// The typical operation's distance from the floor.
+pub fn of_typical(op: Operation, t: &TypicalOp) -> Distance {
+    let kinds = [
+        ("put", t.put + t.copy),
+        ("get", t.get),
+        ("head", t.head),
+        ("list", t.list),
+        ("delete", t.delete),
+    ];
+    distance(op, kinds, t.round_trips, "median op")
+}
+
+/// The mean operation's distance from the floor (where the typical one is not known).
+pub fn of_mean(op: Operation, io: &IoPerOp, trips: Option<f64>) -> Distance {
+    let kinds = [
+        ("put", io.put + io.copy),
+        ("get", io.get),
+        ("head", io.head),
+        ("list", io.list),
+        ("delete", io.delete),
+    ];
+    distance(op, kinds, trips, "mean")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A declaration that made 2 PUTs, 4 GETs and 3 HEADs and 7 round trips: 7 requests and
+    /// 5 round trips over its floor of 2 PUTs in 2, at 2/9 of its requests.
+    #[test]
+    fn the_distance_names_each_kind_above_the_floor() {
+        let t = TypicalOp {
+            put: 2.0,
+            conditional_put: 1.0,
+            get: 4.0,
+            head: 3.0,
+            requests: 9.0,
+            round_trips: Some(7.0),
+            ..TypicalOp::default()
+        };
+        let d = of_typical(Operation::DeclareTable, &t);
+        assert_eq!((d.floor_requests, d.floor_round_trips), (2, 2));
+        assert_eq!(d.requests_over, 7.0);
+        assert_eq!(d.round_trips_over, Some(5.0));
+        assert!((d.efficiency - 2.0 / 9.0).abs() < 1e-12);
+        assert_eq!(d.said(), "+4 GET, +3 HEAD");
+        // At the floor, and a warm read that made one HEAD.
+        let at = TypicalOp {
+            put: 2.0,
+            round_trips: Some(2.0),
+            ..TypicalOp::default()
+        };
+        assert_eq!(
+            of_typical(Operation::CreateNamespace, &at).said(),
+            "at the floor"
+        );
+        let read = IoPerOp {
+            head: 1.0,
+            get: 0.5,
+            ..IoPerOp::default()
+        };
+        let d = of_mean(Operation::ListTables { cold: false }, &read, None);
+        assert_eq!(
+            (d.said(), d.efficiency),
+            ("+0.5 GET".to_string(), 1.0 / 1.5)
+        );
+        assert_eq!(d.of, "mean");
+    }
+
+    /// Every operation has a floor, and every floor has at least one request and a round
+    /// trip per dependent step.
+    #[test]
+    fn every_operation_has_a_floor() {
+        for op in Operation::ALL {
+            let f = of(op);
+            assert!(f.requests() >= 1 && f.round_trips >= 1, "{op}");
+            assert!(f.round_trips <= f.requests(), "{op}");
+        }
+    }
+}
