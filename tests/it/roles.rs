@@ -435,8 +435,9 @@ fn under_bench_ab_s_slices_the_lag_leaves_out_the_pauses() {
         no_anomaly(c);
         // Four slices of 500 ms an arm, the other arm's between them: paused 1 s or more.
         assert!(c["paused_ms"].as_f64().unwrap() >= 900.0, "{c}");
-        // What a reader's next listing takes, far below a slice of the other arm.
-        assert!(c["lag_max_ms"].as_f64().unwrap() < 250.0, "{c}");
+        // No lag holds the other arm's slice (500 ms, which a lag through a pause would):
+        // at most what the readers' next listings took.
+        assert!(c["lag_max_ms"].as_f64().unwrap() < 500.0, "{c}");
     }
 }
 
