@@ -102,19 +102,38 @@ fn one_more_head_per_operation_is_a_count_verdict_from_one_run_and_the_gate_deci
     assert_eq!(count_verdict(&text), "same counts");
 }
 
-/// Several writers: one run a side is no count verdict, and says why.
-#[test]
-fn several_writers_need_two_runs_a_side_for_a_count_verdict() {
-    let plan_text = "name = 'counts'\n[matrix]\nsizes = [100]\ninline = [true]\n\
-                     [concurrent]\nconcurrency = [2]\nduration_secs = 1\n";
+/// `bench ab` of a plan against a candidate with one HEAD more per operation: the plan's
+/// directory and path, the candidate, and what bench ab printed.
+fn against_a_head_more(
+    plan_text: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
     let (dir, plan, out) = plan_dir(plan_text);
     let head = candidate(dir.path(), "head.sh", "BENCH_EXTRA_HEADS=1");
     let o = ab(&plan, &out, &head, &[]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{text}{}", stderr(&o));
-    let line = (text.lines())
-        .rfind(|l| l.starts_with("conc_inline_true_rows_100_c_2"))
-        .unwrap_or_else(|| panic!("{text}"));
+    (dir, plan, head, text)
+}
+
+/// The last line of `text` about the cell `id`.
+fn last_row<'a>(text: &'a str, id: &str) -> &'a str {
+    (text.lines())
+        .rfind(|l| l.starts_with(id))
+        .unwrap_or_else(|| panic!("{text}"))
+}
+
+/// Several writers: one run a side is no count verdict, and says why.
+#[test]
+fn several_writers_need_two_runs_a_side_for_a_count_verdict() {
+    let plan_text = "name = 'counts'\n[matrix]\nsizes = [100]\ninline = [true]\n\
+                     [concurrent]\nconcurrency = [2]\nduration_secs = 1\n";
+    let (dir, plan, head, text) = against_a_head_more(plan_text);
+    let line = last_row(&text, "conc_inline_true_rows_100_c_2");
     assert!(line.contains("no count verdict (several writers' counts vary from run to run: a count verdict needs 2 runs a side)"), "{line}");
     // With 2 runs a side, the typical operation's counts: the planted HEAD, exactly.
     let two = plan_text.to_string() + "[run]\nrepetitions = 2\n";
@@ -135,14 +154,8 @@ fn several_writers_need_two_runs_a_side_for_a_count_verdict() {
 fn a_cell_bounded_by_time_needs_two_runs_a_side_and_leaves_its_bytes_out() {
     let plan_text = "name = 'counts'\n[matrix]\nsizes = [100]\ninline = [true]\n\
                      [concurrent]\nconcurrency = [1]\nduration_secs = 1\n";
-    let (dir, plan, out) = plan_dir(plan_text);
-    let head = candidate(dir.path(), "head.sh", "BENCH_EXTRA_HEADS=1");
-    let o = ab(&plan, &out, &head, &[]);
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{text}{}", stderr(&o));
-    let line = (text.lines())
-        .rfind(|l| l.starts_with("conc_inline_true_rows_100_c_1"))
-        .unwrap_or_else(|| panic!("{text}"));
+    let (_dir, _plan, _head, text) = against_a_head_more(plan_text);
+    let line = last_row(&text, "conc_inline_true_rows_100_c_1");
     assert!(
         line.contains("no count verdict (a cell bounded by time does as much as fits"),
         "{line}"

@@ -126,14 +126,21 @@ fn trim(x: f64) -> String {
     }
 }
 
-/// The distance of an operation whose requests by kind were `kinds` (and whose round trips
-/// `trips`) from the floor of `op`; `of` names what `kinds` are.
-fn distance(op: Operation, kinds: [(&str, f64); 5], trips: Option<f64>, of: &str) -> Distance {
+/// The distance from the floor of `op` of an operation that made `io` (requests by kind)
+/// and `trips` round trips; `of` names what `io` is.
+fn distance(op: Operation, io: &IoPerOp, trips: Option<f64>, of: &str) -> Distance {
     let f = self::of(op);
-    let floors = [f.put, f.get, f.head, f.list, f.delete];
+    // A COPY is a PUT to the store; the floor has none.
+    let kinds = [
+        ("put", io.put + io.copy, f.put),
+        ("get", io.get, f.get),
+        ("head", io.head, f.head),
+        ("list", io.list, f.list),
+        ("delete", io.delete, f.delete),
+    ];
     let mut over_by_kind = BTreeMap::new();
     let mut actual = 0.0;
-    for ((kind, n), least) in kinds.into_iter().zip(floors) {
+    for (kind, n, least) in kinds {
         actual += n;
         let over = n - f64::from(least);
         if over.abs() >= 1e-9 {
@@ -158,26 +165,12 @@ fn distance(op: Operation, kinds: [(&str, f64); 5], trips: Option<f64>, of: &str
 
 /// The typical operation's distance from the floor.
 pub fn of_typical(op: Operation, t: &TypicalOp) -> Distance {
-    let kinds = [
-        ("put", t.put + t.copy),
-        ("get", t.get),
-        ("head", t.head),
-        ("list", t.list),
-        ("delete", t.delete),
-    ];
-    distance(op, kinds, t.round_trips, "median op")
+    distance(op, &t.kinds(), t.round_trips, "median op")
 }
 
 /// The mean operation's distance from the floor (where the typical one is not known).
 pub fn of_mean(op: Operation, io: &IoPerOp, trips: Option<f64>) -> Distance {
-    let kinds = [
-        ("put", io.put + io.copy),
-        ("get", io.get),
-        ("head", io.head),
-        ("list", io.list),
-        ("delete", io.delete),
-    ];
-    distance(op, kinds, trips, "mean")
+    distance(op, io, trips, "mean")
 }
 
 #[cfg(test)]

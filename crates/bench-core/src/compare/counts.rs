@@ -229,20 +229,6 @@ fn per_run(runs: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<Vec<f
     runs.iter().map(|r| f(r)).collect()
 }
 
-/// The typical operation's counts by kind (its medians), as [`KINDS`] names them.
-const TYPICAL_KINDS: [(&str, TypicalKind); 7] = [
-    ("GET", |t| t.get),
-    ("PUT", |t| t.put),
-    (CONDITIONAL_PUT, |t| t.conditional_put),
-    ("LIST", |t| t.list),
-    ("HEAD", |t| t.head),
-    ("DELETE", |t| t.delete),
-    ("COPY", |t| t.copy),
-];
-
-/// One kind's count of the typical operation.
-type TypicalKind = fn(&crate::stats::TypicalOp) -> f64;
-
 /// What a metric of the typical operation is named after: `HEAD (median op)`.
 pub const MEDIAN: &str = " (median op)";
 
@@ -263,9 +249,9 @@ fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64
         }
     };
     if on_typical(a, b) {
-        for (name, kind) in TYPICAL_KINDS {
+        for (name, kind) in KINDS {
             add(format!("{name}{MEDIAN}"), Unit::Requests, &|r| {
-                r.io_median_per_op.map(|t| kind(&t))
+                r.io_median_per_op.map(|t| kind(&t.kinds()))
             });
         }
         add(
@@ -323,19 +309,21 @@ fn role_metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Ve
         let side =
             |runs: &[&Record], get: RoleFigure| per_run(runs, |r| of(r, role, op).and_then(get));
         // The typical operation's, where every run has it; else the means.
-        let typical: [(&str, Unit, RoleFigure); 2] = [
-            ("requests", Unit::Requests, |f| f.requests_median_per_op),
-            ("critical-path round trips", Unit::RoundTrips, |f| {
-                f.round_trips_median_per_op
-            }),
+        let figures: [(&str, Unit, RoleFigure, RoleFigure); 2] = [
+            (
+                "requests",
+                Unit::Requests,
+                |f| f.requests_median_per_op,
+                |f| f.requests_per_op,
+            ),
+            (
+                "critical-path round trips",
+                Unit::RoundTrips,
+                |f| f.round_trips_median_per_op,
+                |f| f.round_trips_per_op,
+            ),
         ];
-        let means: [(&str, Unit, RoleFigure); 2] = [
-            ("requests", Unit::Requests, |f| f.requests_per_op),
-            ("critical-path round trips", Unit::RoundTrips, |f| {
-                f.round_trips_per_op
-            }),
-        ];
-        for ((name, unit, median), (_, _, mean)) in typical.into_iter().zip(means) {
+        for (name, unit, median, mean) in figures {
             let found = match (side(a, median), side(b, median)) {
                 (Some(va), Some(vb)) => Some((format!("{name}{MEDIAN}"), va, vb)),
                 _ => (side(a, mean).zip(side(b, mean))).map(|(va, vb)| (name.to_string(), va, vb)),

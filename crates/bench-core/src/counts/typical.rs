@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::IoCounts;
+use super::{IoCounts, IoPerOp};
 
 /// The medians ([`Typical::medians`]): per kind as in `IoPerOp`, `requests` of every kind
 /// (a conditional put once), and `round_trips` where the operations reported their paths.
@@ -27,6 +27,22 @@ pub struct TypicalOp {
     pub requests: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_trips: Option<f64>,
+}
+
+impl TypicalOp {
+    /// Its requests by kind as an [`IoPerOp`] (no bytes), for what judges `io_per_op`'s.
+    pub fn kinds(&self) -> IoPerOp {
+        IoPerOp {
+            get: self.get,
+            put: self.put,
+            conditional_put: self.conditional_put,
+            list: self.list,
+            head: self.head,
+            delete: self.delete,
+            copy: self.copy,
+            ..IoPerOp::default()
+        }
+    }
 }
 
 /// How many operations made each count, per kind (the order of [`TypicalOp`]'s fields).

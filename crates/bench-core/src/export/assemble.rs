@@ -273,10 +273,17 @@ fn variant_name(cell: &Cell) -> Option<String> {
     (cell.build.is_some() || !cell.varied.is_empty()).then(|| cell.variant_name())
 }
 
+/// A run's latencies, its successful operations, the window its rate is over and its
+/// operations' own time.
+fn timing(cell: &Cell, m: &Measured) -> (LatencySummary, u64, f64, f64) {
+    let l = m.latencies.summary();
+    let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
+    (l, l.count, window_ms, own_ms)
+}
+
 /// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
-    let l: LatencySummary = m.latencies.summary();
-    let (count, window_ms, own_ms) = (l.count, rate_window_ms(cell, m), own_ms(cell, m, &l));
+    let (l, count, window_ms, own_ms) = timing(cell, m);
     let (landed, digest, io) = (abandoned_landed(cell, m, &v), p.digest_shown(), requests(m));
     let path = critical_path(m, count);
     Record {
