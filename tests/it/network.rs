@@ -64,12 +64,21 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
     });
     let server_counts = server.counts();
     let mine = serde_json::to_value(counted.io_workers).unwrap();
-    for kind in IO_KEYS {
+    let billed_bytes = ["read_bytes_beyond_512k", "written_bytes_beyond_512k"];
+    for kind in IO_KEYS.iter().chain(&billed_bytes) {
         assert_eq!(
             mine[kind], server_counts[kind],
             "{kind}: workers {mine}, server {server_counts}"
         );
     }
+    // Priced on every store of bench's table, the server's own count costs what the
+    // workers' does.
+    let theirs: bench_lance::stats::IoCounts = serde_json::from_value(server_counts.clone())
+        .unwrap_or_else(|e| panic!("{e}: {server_counts}"));
+    let table = bench_lance::prices::Priced::builtin();
+    let priced = |io| table.cost(io, 1).unwrap().usd_per_million_ops;
+    assert_eq!(priced(&counted.io_workers), priced(&theirs));
+    assert_eq!(priced(&theirs).len(), 5);
     // The measured commits are a part of it: every one wrote and read something.
     let io = counted.io;
     assert!(io.put >= 16 && io.conditional_put >= 16, "{io:?}");
