@@ -34,7 +34,7 @@ pub use cell::{
 pub use expand::{Step, cells, expand};
 pub use fixture::{DELIMITER, Fixture, NameShape, TablesAt};
 pub use operation::{Cost, Descriptor, Effect, Entry, Names, Operation, Target};
-pub use role::{Distribution, HOT_SHARE, Picker, Role, Workload, client_seed};
+pub use role::{Distribution, HOT_SHARE, Picker, Retention, Role, Workload, client_seed};
 pub use table::DEFAULT_ROWS_PER_COMMIT;
 pub use transport::{Catalog, Client, RestSettings, Transport};
 
@@ -72,13 +72,33 @@ fn with_sets(text: &str, sets: &[(String, String)]) -> Result<Option<String>, Pl
         }
         let (last, tables) = parts.split_last().expect("a key has a part");
         let mut at = &mut doc;
-        for (i, part) in tables.iter().enumerate() {
+        let mut i = 0;
+        while i < tables.len() {
+            let part = tables[i];
+            // A list of tables (`[[roles]]`): the next part names one of them by its `name`.
+            let listed = (at.get(part).and_then(toml::Value::as_array))
+                .is_some_and(|a| !a.is_empty() && a.iter().all(toml::Value::is_table));
+            if listed {
+                let Some(&name) = tables.get(i + 1) else {
+                    return Err(bad(format!(
+                        "`{part}` is a list; name one of its entries: {part}.<name>.<key>"
+                    )));
+                };
+                let items = at.get_mut(part).and_then(toml::Value::as_array_mut);
+                at = (items.into_iter().flatten())
+                    .filter_map(toml::Value::as_table_mut)
+                    .find(|t| t.get("name").and_then(toml::Value::as_str) == Some(name))
+                    .ok_or_else(|| bad(format!("no entry of `{part}` is named `{name}`")))?;
+                i += 2;
+                continue;
+            }
             let entry = at
                 .entry(part.to_string())
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()));
             at = entry
                 .as_table_mut()
                 .ok_or_else(|| bad(format!("`{}` is not a table", parts[..=i].join("."))))?;
+            i += 1;
         }
         at.insert(last.to_string(), parsed);
     }
