@@ -19,5 +19,6 @@ mod roles;
 mod s3;
 mod shards;
 mod slurm;
+mod soak;
 mod units;
 mod variants;

@@ -139,7 +139,10 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
                 seen: seen.clone(),
                 gone: gone.clone(),
             },
-            Observed::Listed { .. } | Observed::Version(_) | Observed::Nothing => return None,
+            Observed::Listed { .. }
+            | Observed::Version(_)
+            | Observed::Cleaned(_)
+            | Observed::Nothing => return None,
         },
         Names::ReadsGolden(_) => {
             let not_found = o.class == Some(crate::oplog::ErrorClass::NotFound);

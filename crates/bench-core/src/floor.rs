@@ -76,6 +76,9 @@ pub fn of(op: Operation) -> Floor {
         }
         // A new version of the table with no data: its manifest alone.
         Operation::UpdateTableMetadata => floor(1, 0, 0, 0, 0, 1),
+        // A cleanup: one LIST of the versions, then one batch DELETE of the old versions'
+        // files (up to 1,000 keys a request on S3).
+        Operation::CleanupVersions => floor(0, 0, 0, 1, 1, 2),
     }
 }
 

@@ -92,7 +92,7 @@ pub fn logged(runs: &Runs, r: OpReport) -> Op {
             twice: r.twice.unwrap_or_default(),
         },
         (None, Some(v)) => Observed::Version(v),
-        (None, None) => Observed::Nothing,
+        (None, None) => r.cleaned.map_or(Observed::Nothing, Observed::Cleaned),
     };
     Op {
         client: runs.id,

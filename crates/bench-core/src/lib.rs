@@ -36,6 +36,7 @@ pub mod results;
 pub mod rng;
 pub mod serve;
 pub mod stats;
+pub mod stored;
 pub mod sweep;
 pub mod trace;
 pub mod workers;

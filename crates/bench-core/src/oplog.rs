@@ -219,6 +219,30 @@ pub enum Observed {
     },
     /// The shared table's version a commit made or a read returned.
     Version(u64),
+    /// What a cleanup removed.
+    Cleaned(Cleaned),
+}
+
+/// What one cleanup of `__manifest` removed, as lance counts it (`RemovalStats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cleaned {
+    /// Versions (manifests) removed.
+    pub versions: u64,
+    /// Bytes of every file removed.
+    pub bytes: u64,
+    /// Files removed: manifests, data, transaction, index and deletion files.
+    pub files: u64,
+    /// Files it could not delete (the next cleanup finds them again).
+    pub failed_deletes: u64,
+}
+
+impl std::ops::AddAssign for Cleaned {
+    fn add_assign(&mut self, o: Cleaned) {
+        self.versions += o.versions;
+        self.bytes += o.bytes;
+        self.files += o.files;
+        self.failed_deletes += o.failed_deletes;
+    }
 }
 
 /// One operation of a cell, as its worker reported it and the coordinator judged it.

@@ -344,6 +344,9 @@ pub struct OpReport {
     /// A role's or a mixed cell's listing: the names it listed more than once (none: absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub twice: Option<Vec<String>>,
+    /// A cleanup: what it removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleaned: Option<crate::oplog::Cleaned>,
 }
 
 impl OpReport {
@@ -369,6 +372,7 @@ impl OpReport {
             gone: None,
             version: None,
             twice: None,
+            cleaned: None,
         }
     }
 }
@@ -861,6 +865,7 @@ mod tests {
                     rate: Some(2.5),
                     mix: vec![(Operation::DescribeTable { cold: false }, 50)],
                     targets: crate::plan::Distribution::Zipf { exponent: 1.1 },
+                    retention: Some(crate::plan::Retention::KeepVersions(100)),
                 },
                 remover: 2,
                 removers: 5,

@@ -109,6 +109,7 @@ mod tests {
             rate: Some(f64::from(clients) * 2.0),
             mix: mix.iter().map(|&op| (op, 1)).collect(),
             targets: Distribution::Uniform,
+            retention: None,
         }
     }
 

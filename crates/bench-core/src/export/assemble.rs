@@ -380,6 +380,8 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         planted: m.planted.iter().cloned().collect(),
         draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),
+        storage: (cell.storage_sample_secs)
+            .and_then(|every| crate::stored::Stored::of(every, m.storage.clone(), &p.prices.table)),
     }
 }
 
@@ -473,6 +475,8 @@ fn roles(
                 round_trips_median_per_op: typical.and_then(|t| t.round_trips),
                 usd_per_million_ops: cost.map(|c| c.usd_per_million_ops),
                 series: mo.timeline.series(),
+                cleaned: crate::stored::cleaned(&m.log, r as u32, o as u32),
+                beside_cleanup: crate::stored::beside_cleanup(&m.log, r as u32, o as u32),
             });
         }
     }

@@ -268,6 +268,10 @@ pub struct Record {
     /// (failed but applied). Absent for a cell of reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcomes: Option<crate::audit::Outcomes>,
+    /// A cell that lists what `__manifest` stores (`workload.storage_sample_secs`): versions,
+    /// files and bytes over the window, their growth, and storage dollars a month.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<crate::stored::Stored>,
 }
 
 /// Where a cell's draws come from: `generator` (`SplitMix64`), `seed` (a cell of roles:
@@ -321,6 +325,13 @@ pub struct RoleFigures {
     /// Its successful operations second by second, their p50 and p99.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::stats::TimeSeries>,
+    /// A cleanup: what its measured runs removed in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleaned: Option<crate::oplog::Cleaned>,
+    /// Any other operation of a cell that cleans up: its latency while a cleanup ran and
+    /// while none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beside_cleanup: Option<crate::stored::BesideCleanup>,
 }
 
 /// An open-loop cell's own fields, absent from a closed-loop cell's record.
@@ -516,6 +527,8 @@ pub(crate) mod tests {
             round_trips_median_per_op: None,
             usd_per_million_ops: None,
             series: None,
+            cleaned: None,
+            beside_cleanup: None,
         }
     }
 
@@ -615,6 +628,7 @@ pub(crate) mod tests {
             planted: Vec::new(),
             draws: None,
             outcomes: None,
+            storage: None,
         }
     }
 

@@ -8,7 +8,7 @@ use super::Record;
 pub const ROLES_FILE: &str = "roles.csv";
 
 /// Its columns, in order (documented in docs/output-format.md).
-pub const COLUMNS: [&str; 22] = [
+pub const COLUMNS: [&str; 24] = [
     "bench_tag",
     "repetition",
     "arm",
@@ -31,6 +31,8 @@ pub const COLUMNS: [&str; 22] = [
     "errors",
     "requests_per_op",
     "round_trips_per_op",
+    "cleaned_versions",
+    "cleaned_bytes",
 ];
 
 /// The rows of every record of a cell of roles.
@@ -68,6 +70,8 @@ pub fn table(records: &[Record]) -> Vec<[String; COLUMNS.len()]> {
                 f.errors.values().sum::<u64>().to_string(),
                 opt(f.requests_per_op),
                 opt(f.round_trips_per_op),
+                f.cleaned.map_or(String::new(), |c| c.versions.to_string()),
+                f.cleaned.map_or(String::new(), |c| c.bytes.to_string()),
             ]);
         }
     }

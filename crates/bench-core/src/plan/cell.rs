@@ -340,6 +340,9 @@ pub struct Cell {
     pub seed: u64,
     /// `workload.seed_per_repetition`: each repetition draws from a seed of its own.
     pub seed_per_repetition: bool,
+    /// `workload.storage_sample_secs`: what `__manifest` stores, listed this often (not part
+    /// of the cell's key: it changes what is recorded, not what runs).
+    pub storage_sample_secs: Option<u64>,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
@@ -539,6 +542,7 @@ pub fn sample(operations: u64) -> Cell {
         roles: Vec::new(),
         seed: 0,
         seed_per_repetition: false,
+        storage_sample_secs: None,
     }
 }
 

@@ -122,6 +122,8 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
                         seed: plan.roles.as_ref().map_or(0, |r| r.workload.seed),
                         seed_per_repetition: (plan.roles.as_ref())
                             .is_some_and(|r| r.workload.seed_per_repetition),
+                        storage_sample_secs: (plan.roles.as_ref())
+                            .and_then(|r| r.workload.storage_sample_secs),
                     }));
                 }
             }

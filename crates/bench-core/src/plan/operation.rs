@@ -59,6 +59,10 @@ pub enum Operation {
     DescribeTableVersion {
         cold: bool,
     },
+    /// Maintenance: lance's cleanup of `__manifest`'s old versions (its role's retention:
+    /// keep the last N, or those younger than T), run on the catalog's store directly, as an
+    /// operator's scheduled job does. It changes no entry; it removes versions and files.
+    CleanupVersions,
 }
 
 /// What a successful operation leaves behind: what verification checks after a cell.
@@ -245,7 +249,7 @@ const fn history_read(cold: bool, names: [&'static str; 2]) -> Descriptor {
 impl Operation {
     /// Every operation, in the order plans list them (the names a plan's `operation` is
     /// read from).
-    pub const ALL: [Operation; 26] = [
+    pub const ALL: [Operation; 27] = [
         Operation::CreateNamespace,
         Operation::CreateTable,
         Operation::DeclareTable,
@@ -272,6 +276,7 @@ impl Operation {
         Operation::DescribeTableVersion { cold: false },
         Operation::ListTableVersions { cold: true },
         Operation::DescribeTableVersion { cold: true },
+        Operation::CleanupVersions,
     ];
 
     /// The operation's descriptor: the one place that says what it is.
@@ -352,6 +357,15 @@ impl Operation {
                     "cold-read-describe-table-version",
                 ],
             ),
+            Operation::CleanupVersions => Descriptor {
+                name: "maintain-cleanup-versions",
+                effect: Effect::Nothing,
+                target: Target::Catalog,
+                names: Names::Root,
+                cold: false,
+                cost: Cost::CatalogRead,
+                fails_after_effect: false,
+            },
         }
     }
 
@@ -394,6 +408,12 @@ impl Operation {
             | Names::Property
             | Names::Root => false,
         }
+    }
+
+    /// Whether it maintains the catalog (no entry named, no read of one): a role's only, and
+    /// never in a warm-up.
+    pub fn is_maintenance(self) -> bool {
+        self == Operation::CleanupVersions
     }
 
     /// Whether every operation opens a fresh namespace.

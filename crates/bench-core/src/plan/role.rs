@@ -144,6 +144,30 @@ pub struct Role {
     /// Its operations and their weights, in the order written.
     pub mix: Vec<(Operation, u32)>,
     pub targets: Distribution,
+    /// What its `maintain-cleanup-versions` keeps of `__manifest` (a role that runs it has
+    /// one; no other role has).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
+}
+
+/// What a cleanup keeps of `__manifest`'s versions (the newest always).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retention {
+    /// The last `n` versions (lance's `retain_n_versions`).
+    KeepVersions(u64),
+    /// Versions younger than this many seconds (lance's `before_timestamp`).
+    OlderThanSecs(u64),
+}
+
+impl Retention {
+    /// As records and cell keys say it: `keep-100`, `older-than-30s`.
+    pub fn label(self) -> String {
+        match self {
+            Retention::KeepVersions(n) => format!("keep-{n}"),
+            Retention::OlderThanSecs(s) => format!("older-than-{s}s"),
+        }
+    }
 }
 
 impl Role {
@@ -163,8 +187,10 @@ impl Role {
     /// The part of a cell's key it makes.
     pub(crate) fn key_line(&self) -> String {
         let mix: Vec<String> = self.mix.iter().map(|(op, w)| format!("{op}={w}")).collect();
+        let retention =
+            (self.retention).map_or(String::new(), |r| format!(";cleanup={}", r.label()));
         format!(
-            "role={};clients={};rate={};mix={};targets={}\n",
+            "role={};clients={};rate={};mix={};targets={}{retention}\n",
             self.name,
             self.clients,
             self.rate.map_or("closed".into(), |r| r.to_string()),
@@ -181,6 +207,9 @@ pub struct Workload {
     pub duration_secs: u64,
     pub seed: u64,
     pub seed_per_repetition: bool,
+    /// Every this many seconds of a cell, what `__manifest` stores (versions, files, bytes),
+    /// listed by the coordinator; `None`: not sampled.
+    pub storage_sample_secs: Option<u64>,
 }
 
 /// A client's seed: the workload's, its role's place and its own; with
@@ -197,6 +226,7 @@ pub(super) struct RawWorkload {
     pub duration_secs: u64,
     pub seed: Option<u64>,
     pub seed_per_repetition: Option<bool>,
+    pub storage_sample_secs: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -207,6 +237,8 @@ pub(super) struct RawRole {
     pub rate: Option<f64>,
     pub mix: toml::Table,
     pub targets: Option<String>,
+    pub keep_versions: Option<u64>,
+    pub older_than_secs: Option<u64>,
 }
 
 /// `[[roles]]`, `[workload]` and `matrix.targets` (the distributions of the roles that
@@ -276,12 +308,14 @@ pub(super) fn roles(
             None => Distribution::Uniform,
         };
         own_targets.push(r.targets.is_some());
+        let retention = retention(&key, (r.keep_versions, r.older_than_secs), &mix)?;
         out.push(Role {
             name: r.name,
             clients,
             rate: r.rate,
             mix,
             targets,
+            retention,
         });
     }
     let total: u64 = out.iter().map(|r| u64::from(r.clients)).sum();
@@ -291,10 +325,20 @@ pub(super) fn roles(
             format!("have {total} clients together, at most {}", limits::WORKERS),
         ));
     }
+    let storage_sample_secs = match w.storage_sample_secs {
+        Some(s) => Some(bounded(
+            "workload.storage_sample_secs",
+            s,
+            "must be at least 1",
+            limits::DURATION_SECS,
+        )?),
+        None => None,
+    };
     let workload = Workload {
         duration_secs,
         seed: w.seed.unwrap_or(1),
         seed_per_repetition: w.seed_per_repetition.unwrap_or(false),
+        storage_sample_secs,
     };
     let targets = matrix_targets(targets, &own_targets)?;
     Ok(Some(super::Roles {
@@ -303,6 +347,69 @@ pub(super) fn roles(
         targets,
         workload,
     }))
+}
+
+/// A role's retention (`keep_versions` or `older_than_secs`): one, where its mix cleans up,
+/// and none where it does not.
+fn retention(
+    key: &dyn Fn(&str) -> String,
+    (keep_versions, older_than_secs): (Option<u64>, Option<u64>),
+    mix: &[(Operation, u32)],
+) -> Result<Option<Retention>, PlanError> {
+    let cleans = mix.iter().any(|(op, _)| op.is_maintenance());
+    let cleanup = Operation::CleanupVersions;
+    match (keep_versions, older_than_secs, cleans) {
+        (Some(_), Some(_), _) => Err(invalid(
+            &key("keep_versions"),
+            "and `older_than_secs` both set what a cleanup keeps; give one",
+        )),
+        (None, None, true) => Err(invalid(
+            &key("mix"),
+            format!(
+                "runs `{cleanup}`, and the role does not say what it keeps: add \
+                 keep_versions = <N> (the last N versions) or older_than_secs = <T>"
+            ),
+        )),
+        (Some(_), None, false) | (None, Some(_), false) => Err(invalid(
+            &key(match keep_versions {
+                Some(_) => "keep_versions",
+                None => "older_than_secs",
+            }),
+            format!(
+                "says what `{cleanup}` keeps, and the role's mix does not run it; remove it or add the operation"
+            ),
+        )),
+        (Some(0), None, true) => Err(invalid(
+            &key("keep_versions"),
+            "must be at least 1 (lance always keeps the newest version)",
+        )),
+        (Some(n), None, true) => Ok(Some(Retention::KeepVersions(n))),
+        (None, Some(t), true) => Ok(Some(Retention::OlderThanSecs(t))),
+        (None, None, false) => Ok(None),
+    }
+}
+
+/// A cleanup runs on the catalog's store beside direct clients only: through REST its
+/// requests would be counted apart from the servers' (each cell's figures are the
+/// servers'), and an external server's catalog is its owner's.
+pub(super) fn check_maintenance(plan: &super::Plan) -> Result<(), PlanError> {
+    let cleans = (plan.roles.iter().flat_map(|r| &r.roles))
+        .any(|r| r.mix.iter().any(|(op, _)| op.is_maintenance()));
+    let direct = plan
+        .transports
+        .iter()
+        .all(|t| *t == super::Transport::Direct);
+    match cleans && !direct {
+        true => Err(invalid(
+            "matrix.transport",
+            format!(
+                "runs cells through REST, and a role runs `{}`, which runs on the store \
+                 directly; measure maintenance with transport = [\"direct\"]",
+                Operation::CleanupVersions
+            ),
+        )),
+        false => Ok(()),
+    }
 }
 
 /// `matrix.targets`: distributions, for a plan with a role that names none.
@@ -443,6 +550,7 @@ mod tests {
                 (Operation::CreateTable, 10),
             ],
             targets: Distribution::Uniform,
+            retention: None,
         };
         let mut rng = Rng::new(3);
         let creates = (0..10_000)
@@ -454,7 +562,7 @@ mod tests {
 
 #[cfg(test)]
 mod plan_tests {
-    use crate::plan::{Mode, Plan, Step, cells, expand};
+    use crate::plan::{Mode, Plan, Retention, Step, cells, expand};
 
     const TREE: &str = "[fixture]\nwidth = 2\ndepth = 3\ntables_per_namespace = 5\n";
 
@@ -615,5 +723,93 @@ mod plan_tests {
              [continuous]\noperations = 40\n"
         );
         assert!(plan(&drops).is_ok());
+    }
+
+    /// A cleanup runs in a role that says what it keeps, beside direct clients only; the
+    /// retention is part of the cell's key, the storage samples are not.
+    #[test]
+    fn a_cleanup_role_says_what_it_keeps_and_runs_beside_direct_clients() {
+        let clean = "[[roles]]\nname = 'maintenance'\nclients = 1\nrate = 0.1\nkeep_versions = 20\n\
+                     [roles.mix]\n'maintain-cleanup-versions' = 1\n";
+        let base = format!("{}{clean}", roles(""));
+        let sampled = base.replace(
+            "duration_secs = 5\n",
+            "duration_secs = 5\nstorage_sample_secs = 2\n",
+        );
+        let p = plan(&sampled).unwrap();
+        let cell = cells(&expand(&p, "/r"))[0].clone();
+        assert_eq!(cell.roles[2].retention, Some(Retention::KeepVersions(20)));
+        assert_eq!(cell.storage_sample_secs, Some(2));
+        let key = |text: &str| cells(&expand(&plan(text).unwrap(), "/r"))[0].key();
+        assert_eq!(key(&sampled), key(&base), "sampling changes no measurement");
+        let older = base.replace("keep_versions = 20", "older_than_secs = 30");
+        assert_ne!(key(&older), key(&base));
+        for (text, k, want) in [
+            (
+                base.replace("keep_versions = 20\n", ""),
+                "roles[2].mix",
+                "keep_versions = <N>",
+            ),
+            (
+                base.replace("keep_versions = 20", "keep_versions = 20\nolder_than_secs = 5"),
+                "roles[2].keep_versions",
+                "give one",
+            ),
+            (
+                base.replace("keep_versions = 20", "keep_versions = 0"),
+                "roles[2].keep_versions",
+                "at least 1",
+            ),
+            (
+                roles("").replace("rate = 50\n", "rate = 50\nolder_than_secs = 5\n"),
+                "roles[0].older_than_secs",
+                "does not run it",
+            ),
+            (
+                base.replace("inline = [true]", "inline = [true]\ntransport = ['rest']"),
+                "matrix.transport",
+                "transport = [\"direct\"]",
+            ),
+            (
+                base.replace("duration_secs = 5\n", "duration_secs = 5\nstorage_sample_secs = 0\n"),
+                "workload.storage_sample_secs",
+                "at least 1",
+            ),
+            (
+                "operation = 'maintain-cleanup-versions'\n[matrix]\nsizes = [10]\ninline = [true]\n\
+                 [continuous]\noperations = 1\n"
+                    .into(),
+                "operation",
+                "run it as a role's operation",
+            ),
+        ] {
+            let e = plan(&text).unwrap_err();
+            assert!(e.contains(k) && e.contains(want), "{k}: {e}\n{text}");
+        } // --set reaches a role by its name.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, format!("name = \"r\"\n{base}")).unwrap();
+        let set = |k: &str, v: &str| Plan::load_with(&path, &[(k.to_string(), v.to_string())]);
+        let p = set("roles.maintenance.keep_versions", "7").unwrap();
+        let set_cell = cells(&expand(&p, "/r"))[0].clone();
+        assert_eq!(
+            set_cell.roles[2].retention,
+            Some(Retention::KeepVersions(7))
+        );
+        assert_eq!(
+            set("roles.readers.rate", "4").unwrap().roles.unwrap().roles[0].rate,
+            Some(4.0)
+        );
+        for (k, want) in [
+            (
+                "roles.cleaner.rate",
+                "no entry of `roles` is named `cleaner`",
+            ),
+            ("roles.rate", "name one of its entries: roles.<name>.<key>"),
+            ("roles.readers.bogus", "bogus"),
+        ] {
+            let e = set(k, "1").unwrap_err().to_string();
+            assert!(e.contains(want), "{k}: {e}");
+        }
     }
 }

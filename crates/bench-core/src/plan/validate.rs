@@ -39,9 +39,22 @@ fn check_name(name: &str) -> Result<String, PlanError> {
 }
 
 fn operation(raw: Option<&str>, key: &str, default: Operation) -> Result<Operation, PlanError> {
-    match raw {
-        None => Ok(default),
-        Some(s) => s.parse().map_err(|m: String| invalid(key, m)),
+    let op = match raw {
+        None => return Ok(default),
+        Some(s) => s
+            .parse::<Operation>()
+            .map_err(|m: String| invalid(key, m))?,
+    };
+    match op.is_maintenance() {
+        true => Err(invalid(
+            key,
+            format!(
+                "`{op}` maintains the catalog while others use it: run it as a role's \
+                 operation ([[roles]] with keep_versions or older_than_secs), beside the \
+                 roles whose versions it removes"
+            ),
+        )),
+        false => Ok(op),
     }
 }
 
@@ -570,6 +583,7 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
     unique_ids(&plan)?;
     super::transport::check_external(&plan)?;
     super::removal::check(&plan)?;
+    super::role::check_maintenance(&plan)?;
     Ok(plan)
 }
 

@@ -527,6 +527,7 @@ pub fn markdown(
         }
     }
     s.push_str(&cost(records, &all));
+    s.push_str(&super::keeping::section(records));
     s.push_str(&super::roles::section(cells, charts));
     let over: Vec<&Chart> = (charts.iter())
         .filter(|c| c.file.starts_with(super::charts::OVER_TIME))

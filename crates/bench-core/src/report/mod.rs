@@ -3,6 +3,7 @@
 //! around them ([`markdown`]).
 
 mod charts;
+pub mod keeping;
 mod markdown;
 mod roles;
 pub mod svg;

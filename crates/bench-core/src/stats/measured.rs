@@ -84,6 +84,8 @@ pub struct Measured {
     /// When this arm's clients were paused while the other arm ran (`bench ab`'s slices),
     /// on the host's monotonic clock in µs: left out of the visibility lag.
     pub paused_us: Vec<[u64; 2]>,
+    /// What `__manifest` stored over the window (`workload.storage_sample_secs`).
+    pub storage: Vec<crate::stored::Sample>,
     /// A rest cell: each server's host and what it served over the window.
     pub servers: Vec<(String, ServerReport)>,
     /// The first worker that stopped before the cell's end, and why.

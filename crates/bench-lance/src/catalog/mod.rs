@@ -2,6 +2,7 @@
 //! benchmark measures, what class a failed one is, and the `__manifest` schema and row
 //! count. [`counting`] counts the requests a worker's namespace makes.
 
+pub mod cleanup;
 pub mod counting;
 pub mod table;
 
@@ -530,6 +531,8 @@ pub struct Inputs<'a> {
     pub table: Option<&'a table::TableIo>,
     /// Listings: entries a page (lance's `limit`), every page; `None`: one request.
     pub page_size: Option<u32>,
+    /// Cleanups: the catalog's store and what they keep (a maintenance role's client has it).
+    pub maintenance: Option<&'a cleanup::Maintenance>,
 }
 
 impl<'a> Inputs<'a> {
@@ -539,6 +542,7 @@ impl<'a> Inputs<'a> {
             table_data,
             table: None,
             page_size: None,
+            maintenance: None,
         }
     }
 }
@@ -625,6 +629,7 @@ pub enum Observed {
     Nothing,
     Names(Vec<String>),
     Version(u64),
+    Cleaned(bench_core::oplog::Cleaned),
 }
 
 /// Run one operation on the entry `aim` names ([`Targets::of`], [`RoleTargets::of`]), and
@@ -640,6 +645,7 @@ pub async fn execute(
         table_data,
         table,
         page_size,
+        maintenance,
     } = *inputs;
     let shared = || {
         table.ok_or_else(|| {
@@ -717,6 +723,14 @@ pub async fn execute(
         }
         Operation::DescribeTableVersion { .. } => {
             return Ok(Observed::Version(table::describe_version(ns).await?));
+        }
+        Operation::CleanupVersions => {
+            let m = maintenance.ok_or_else(|| {
+                lance_core::Error::invalid_input(format!(
+                    "{op} needs what its role keeps, which this worker was not given"
+                ))
+            })?;
+            return Ok(Observed::Cleaned(cleanup::run(m).await?));
         }
     }
     Ok(Observed::Nothing)

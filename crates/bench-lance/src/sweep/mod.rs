@@ -7,6 +7,7 @@ mod cell;
 mod pairing;
 mod run;
 mod servers;
+mod stored;
 mod views;
 mod workers;
 

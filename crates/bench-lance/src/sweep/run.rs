@@ -1126,6 +1126,22 @@ fn done_line(record: &Record) -> String {
             f.said()
         ));
     }
+    if let Some(st) = &record.storage {
+        s.push_str(&format!(
+            "; __manifest held {}",
+            bench_core::report::keeping::held(st)
+        ));
+    }
+    for f in record.roles.iter().flatten() {
+        if let Some(c) = f.cleaned {
+            s.push_str(&format!(
+                "; {} cleanups removed {} versions, {:.1} MB",
+                f.total_operations,
+                c.versions,
+                c.bytes as f64 / 1e6
+            ));
+        }
+    }
     if let Some(offered) = record.open_loop.offered_ops_per_sec {
         let late = record.open_loop.late_operations.unwrap_or(0);
         let all = record.attempts.max(record.total_operations);

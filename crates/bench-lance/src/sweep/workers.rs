@@ -40,6 +40,8 @@ pub(super) struct Watched<'a> {
     cell: String,
     /// A rest cell's servers, told that the window begins at release.
     servers: Vec<Starter>,
+    /// When the workers were released.
+    released: std::sync::OnceLock<std::time::Instant>,
 }
 
 impl Watched<'_> {
@@ -50,6 +52,7 @@ impl Watched<'_> {
 
 impl Observer for Watched<'_> {
     fn released(&self) {
+        let _ = self.released.set(std::time::Instant::now());
         self.servers.iter().for_each(Starter::start);
         self.clear();
         self.bar.released();
@@ -215,14 +218,39 @@ pub(super) async fn watch_workers(
         file: sweep.out.join(RUNNING_FILE),
         cell: label,
         servers: servers.iter().map(Servers::starter).collect(),
+        released: Default::default(),
     };
     let timeout = sweep.plan.run.cell_timeout;
-    let ran = if servers.is_empty() {
-        run_workers(runs, pace, timeout, &watched, interrupt).await
-    } else {
-        let (stop, mut stopped) = watch::channel(false);
-        let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
-        (with_servers(&mut servers, interrupt, &stop, workers).await).unwrap_or_else(Ran::Failed)
+    let workers = async {
+        match servers.is_empty() {
+            true => run_workers(runs, pace, timeout, &watched, interrupt).await,
+            false => {
+                let (stop, mut stopped) = watch::channel(false);
+                let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
+                (with_servers(&mut servers, interrupt, &stop, workers).await)
+                    .unwrap_or_else(Ran::Failed)
+            }
+        }
+    };
+    // What `__manifest` stores, listed while one copy's workers run.
+    let every = cell.storage_sample_secs.filter(|_| roots.len() == 1);
+    let ran = match every {
+        None => workers.await,
+        Some(every) => {
+            let (done, finished) = watch::channel(false);
+            let workers = async {
+                let ran = workers.await;
+                let _ = done.send(true);
+                ran
+            };
+            let sampled =
+                super::stored::sample(&roots[0], &cell.storage, every, &watched.released, finished);
+            let (mut ran, samples) = tokio::join!(workers, sampled);
+            if let Ran::Measured(m, _) = &mut ran {
+                m[0].storage = samples;
+            }
+            ran
+        }
     };
     watched.clear();
     bar.finish();

@@ -66,6 +66,7 @@ impl Session {
             table_data: &self.table_data,
             table: self.table.as_ref(),
             page_size: self.args.page_size,
+            maintenance: self.maintenance.as_ref(),
         };
         catalog::execute(ns, op, target, &inputs).await
     }
@@ -81,7 +82,7 @@ impl Session {
         while done < self.args.warmup && k < self.args.warmup.saturating_mul(100) {
             let p = self.plan(k, &mut counts, true);
             k += 1;
-            if reads_only && p.op.is_write() {
+            if reads_only && (p.op.is_write() || p.op.is_maintenance()) {
                 continue;
             }
             done += 1;
@@ -247,8 +248,10 @@ impl Session {
             at_us,
             ..protocol::OpReport::new(i, ms, class.is_none())
         };
-        if history {
-            self.observe(op, observed, &mut report);
+        match observed {
+            catalog::Observed::Cleaned(c) => report.cleaned = Some(c),
+            observed if history => self.observe(op, observed, &mut report),
+            _ => {}
         }
         emit(self.args.worker_id, Event::Op(Box::new(report)));
         if let Some(n) = self.exit_after

@@ -72,6 +72,8 @@ struct Session {
     ns: Arc<dyn LanceNamespace>,
     /// The shared table's rows and how its datasets open (table operations only).
     table: Option<catalog::table::TableIo>,
+    /// The catalog's store and what cleanups keep (a client of a role that cleans up).
+    maintenance: Option<catalog::cleanup::Maintenance>,
     /// Every request of this worker's namespaces, counted.
     counters: Arc<Counters>,
     table_data: bytes::Bytes,
@@ -115,6 +117,13 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         let session = crate::catalog::counting::session(&counters);
         catalog::table::TableIo::new(n, session, cfg.storage.clone())
     });
+    let retention = (args.role.as_ref()).and_then(|r| r.role.retention);
+    let maintenance = retention.map(|retention| catalog::cleanup::Maintenance {
+        root: cfg.root.clone(),
+        storage: cfg.storage.clone(),
+        session: crate::catalog::counting::session(&counters),
+        retention,
+    });
     let heads: u32 = (std::env::var(EXTRA_HEADS_ENV).ok())
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
@@ -126,6 +135,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     let session = Session {
         ns,
         table,
+        maintenance,
         counters: counters.clone(),
         cfg,
         table_data: catalog::table_ipc(),

@@ -38,6 +38,7 @@ impl Session {
                 report.twice = (!twice.is_empty()).then_some(twice);
             }
             catalog::Observed::Version(v) => report.version = Some(v),
+            catalog::Observed::Cleaned(c) => report.cleaned = Some(c),
             catalog::Observed::Nothing => {}
         }
     }
