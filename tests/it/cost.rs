@@ -69,11 +69,35 @@ fn every_record_says_what_its_operations_cost_on_each_store() {
     assert!((by_kind - over).abs() < 1e-9, "{r}");
     let efficiency = floor["efficiency"].as_f64().unwrap();
     assert!((efficiency - 2.0 / typical).abs() < 1e-9, "{r}");
+    // Its bytes: the floor writes the catalog's state once (its mean over the cell, read
+    // from the golden and the copy), and the mean commit wrote more than that.
+    let b = &floor["bytes"];
+    let (before, after) = (
+        b["state_before"].as_f64().unwrap(),
+        b["state_after"].as_f64().unwrap(),
+    );
+    assert!(before > 0.0 && after > before, "5 more entries: {b}");
+    assert_eq!(
+        b["floor_written"].as_f64().unwrap(),
+        (before + after) / 2.0,
+        "{b}"
+    );
+    let written = r["io_per_op"]["written_bytes"].as_f64().unwrap();
+    let over = b["written_over"].as_f64().unwrap();
+    assert!(
+        (written - (before + after) / 2.0 - over).abs() < 1e-6,
+        "{b}"
+    );
+    assert!(
+        over > 0.0,
+        "a manifest and a transaction file beside the state: {b}"
+    );
     // The log says both, cell by cell.
     let said = stderr(&o);
     assert!(
         said.contains("; a million cost azure-hot $")
-            && said.contains("requests over the floor of 2"),
+            && said.contains("requests over the floor of 2")
+            && said.contains("read over the floor (a state of "),
         "{said}"
     );
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::counts::{IoPerOp, TypicalOp};
-use crate::plan::Operation;
+use crate::plan::{Effect, Operation, Target};
 
 /// An operation's least requests by kind and its dependent round trips.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +99,24 @@ pub struct Distance {
     pub efficiency: f64,
     /// What was set against the floor: `median op` (the typical operation) or `mean`.
     pub of: String,
+    /// A catalog operation's bytes: the least it writes and reads (the catalog's state, its
+    /// mean over the cell, where a copy-on-write commit rewrites it and a cold read reads
+    /// it; nothing for a warm read) and the mean operation's bytes beyond them. Absent
+    /// where the state was not read (table operations, cells of roles, REST servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<BytesOver>,
+}
+
+/// The bytes of [`Distance::bytes`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BytesOver {
+    /// The catalog's state (`__manifest`'s data files) before and after the cell.
+    pub state_before: u64,
+    pub state_after: u64,
+    pub floor_written: f64,
+    pub floor_read: f64,
+    pub written_over: f64,
+    pub read_over: f64,
 }
 
 impl Distance {
@@ -117,6 +135,48 @@ impl Distance {
             .map(|(k, n)| format!("+{} {}", trim(**n), k.to_uppercase()))
             .collect();
         each.join(", ")
+    }
+}
+
+impl Distance {
+    /// With the bytes of `op`, whose mean operation moved `mean`'s bytes, on a catalog whose
+    /// state was `state` bytes before and after the cell: a catalog commit's floor writes the
+    /// state once (its mean over the cell), a cold read's reads it, a warm read's moves
+    /// nothing. Other operations are left without.
+    pub fn with_bytes(mut self, op: Operation, mean: &IoPerOp, state: [u64; 2]) -> Distance {
+        let d = op.describe();
+        let held = (state[0] as f64 + state[1] as f64) / 2.0;
+        let (written, read) = match (d.target, d.effect, d.cold) {
+            (Target::Catalog, Effect::CatalogRow | Effect::CatalogRowGone, _) => (held, 0.0),
+            _ if op.is_maintenance() => return self,
+            (Target::Catalog, Effect::Nothing, true) => (0.0, held),
+            (Target::Catalog, Effect::Nothing, false) => (0.0, 0.0),
+            _ => return self,
+        };
+        self.bytes = Some(BytesOver {
+            state_before: state[0],
+            state_after: state[1],
+            floor_written: written,
+            floor_read: read,
+            written_over: mean.written_bytes - written,
+            read_over: mean.read_bytes - read,
+        });
+        self
+    }
+
+    /// `+41.2 kB written, +3.1 kB read over the floor (a state of 20.0 kB)`; empty without
+    /// bytes.
+    pub fn bytes_said(&self) -> String {
+        let Some(b) = self.bytes else {
+            return String::new();
+        };
+        let kb = |x: f64| format!("{:+.1} kB", x / 1000.0);
+        format!(
+            "{} written, {} read over the floor (a state of {:.1} kB)",
+            kb(b.written_over),
+            kb(b.read_over),
+            (b.state_before as f64 + b.state_after as f64) / 2000.0
+        )
     }
 }
 
@@ -163,6 +223,7 @@ fn distance(op: Operation, io: &IoPerOp, trips: Option<f64>, of: &str) -> Distan
             1.0
         },
         of: of.to_string(),
+        bytes: None,
     }
 }
 
@@ -220,6 +281,42 @@ mod tests {
             ("+0.5 GET".to_string(), 1.0 / 1.5)
         );
         assert_eq!(d.of, "mean");
+    }
+
+    /// A commit's floor writes the catalog's state (its mean over the cell), a cold read's
+    /// reads it, a warm read's moves nothing; a table's operations have no bytes floor.
+    #[test]
+    fn the_bytes_over_the_floor_are_beyond_the_state() {
+        let mean = IoPerOp {
+            put: 3.0,
+            written_bytes: 50_000.0,
+            read_bytes: 4_000.0,
+            ..IoPerOp::default()
+        };
+        let state = [10_000, 30_000];
+        let d = of_mean(Operation::DeclareTable, &mean, None).with_bytes(
+            Operation::DeclareTable,
+            &mean,
+            state,
+        );
+        let b = d.bytes.unwrap();
+        assert_eq!((b.floor_written, b.floor_read), (20_000.0, 0.0));
+        assert_eq!((b.written_over, b.read_over), (30_000.0, 4_000.0));
+        assert_eq!(
+            d.bytes_said(),
+            "+30.0 kB written, +4.0 kB read over the floor (a state of 20.0 kB)"
+        );
+        let with = |op: Operation| of_mean(op, &mean, None).with_bytes(op, &mean, state).bytes;
+        let cold = with(Operation::ListTables { cold: true }).unwrap();
+        assert_eq!((cold.floor_written, cold.floor_read), (0.0, 20_000.0));
+        let warm = with(Operation::ListTables { cold: false }).unwrap();
+        assert_eq!((warm.floor_read, warm.read_over), (0.0, 4_000.0));
+        assert!(with(Operation::TableAppend).is_none());
+        assert!(with(Operation::CleanupVersions).is_none());
+        assert_eq!(
+            of_mean(Operation::TableAppend, &mean, None).bytes_said(),
+            ""
+        );
     }
 
     /// Every operation has a floor, and every floor has at least one request and a round

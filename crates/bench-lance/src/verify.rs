@@ -18,6 +18,29 @@ pub async fn ids(root: &str, storage: &BTreeMap<String, String>) -> lance_core::
     Ok(Ids::of(catalog::object_ids(root, storage).await?))
 }
 
+/// The bytes of the data files of `__manifest`'s latest version under `root`: the catalog's
+/// state, what a copy-on-write commit rewrites (the floor's bytes: docs/cost.md).
+pub async fn state_bytes(
+    root: &str,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<u64> {
+    let ds = catalog::load(&format!("{root}/{}", catalog::MANIFEST_DIR), storage).await?;
+    let store = ds.object_store(None).await?;
+    let mut bytes = 0;
+    for fragment in ds.fragments().iter() {
+        for file in &fragment.files {
+            bytes += match file.file_size_bytes.get() {
+                Some(n) => n.get(),
+                None => {
+                    let path = format!("{}/{}", ds.data_dir(), file.path);
+                    store.size(&path.as_str().into()).await?
+                }
+            };
+        }
+    }
+    Ok(bytes)
+}
+
 /// The shared table of a cell of table operations as it was before the cell, and the rows
 /// each append adds.
 #[derive(Debug, Clone, Copy)]

@@ -86,6 +86,9 @@ pub struct Verification {
     pub error: Option<String>,
     /// Cells of table operations: the shared table before and after.
     pub table: Option<TableState>,
+    /// A catalog operation's cell: the bytes of `__manifest`'s data files (its state) before
+    /// and after the cell.
+    pub state_bytes: Option<[u64; 2]>,
 }
 
 impl ReadFigures {
@@ -217,16 +220,20 @@ fn floor(
     m: &Measured,
     io: &crate::stats::IoCounts,
     count: u64,
-    trips: Option<f64>,
+    (trips, state_bytes): (Option<f64>, Option<[u64; 2]>),
 ) -> Option<crate::floor::Distance> {
     if !cell.roles.is_empty() {
         return None;
     }
-    match typical(cell, m) {
+    let mean = io_per_op(cell, m, io, count);
+    let d = match typical(cell, m) {
         Some(t) => Some(crate::floor::of_typical(cell.operation, &t)),
-        None => (io_per_op(cell, m, io, count))
-            .map(|p| crate::floor::of_mean(cell.operation, &p, trips)),
-    }
+        None => mean.map(|p| crate::floor::of_mean(cell.operation, &p, trips)),
+    };
+    d.map(|d| match (mean, state_bytes) {
+        (Some(p), Some(s)) => d.with_bytes(cell.operation, &p, s),
+        _ => d,
+    })
 }
 
 /// The typical operation's counts, where the workers' requests are the catalog's.
@@ -346,7 +353,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_total: m.io_known.then_some(io),
         io_median_per_op: typical(cell, m),
         cost: cost(m, count, p.prices),
-        floor: floor(cell, m, &io, count, path.map(|p| p.0)),
+        floor: floor(cell, m, &io, count, (path.map(|p| p.0), v.state_bytes)),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),

@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 107;
+pub const WIDTH: usize = 108;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -138,6 +138,7 @@ pub const COLUMNS: [&str; WIDTH] = [
     "usd_per_million_ops_r2",
     "requests_over_floor",
     "floor_efficiency",
+    "written_bytes_over_floor",
     "stored_versions",
     "stored_bytes",
     "stored_bytes_per_hour",
@@ -206,6 +207,16 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         cell,
         &|r| r.floor.as_ref().map(|f| f.efficiency),
         3,
+    ));
+    row.push(median_of(
+        cell,
+        &|r| {
+            r.floor
+                .as_ref()
+                .and_then(|f| f.bytes)
+                .map(|b| b.written_over)
+        },
+        0,
     ));
     // What `__manifest` held at the end of a run that listed it, and its growth an hour.
     let stored: [fn(&crate::stored::Stored) -> f64; 3] = [
@@ -518,7 +529,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,"
         );
     }
 

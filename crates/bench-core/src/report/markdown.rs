@@ -432,6 +432,7 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
         ("usd_per_million_ops_r2", "R2"),
         ("requests_over_floor", "requests over the floor"),
         ("floor_efficiency", "floor ÷ requests"),
+        ("written_bytes_over_floor", "bytes written over the floor"),
     ];
     format!(
         "## What it costs\n\nDollars per million successful operations of each cell on \
@@ -440,8 +441,9 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
          and LIST as writes, GET and HEAD as reads, DELETE free; on S3 Express One Zone also \
          the bytes beyond 512 KiB of a request). Storage is not in these. Beside them, the \
          requests an operation makes beyond the least it needs (its floor: a commit's data \
-         file and conditional PUT, a read's one HEAD; the typical operation's) and the \
-         floor's share of its requests.\n\n{}\n",
+         file and conditional PUT, a read's one HEAD; the typical operation's), the \
+         floor's share of its requests, and the bytes a catalog operation writes beyond the \
+         catalog's state (what a copy-on-write commit rewrites; the mean operation's).\n\n{}\n",
         table(&priced, &cols)
     )
 }

@@ -91,6 +91,7 @@ async fn verification(
                     rows_after: 0,
                     error: Some(format!("cannot read the golden's __manifest: {e}")),
                     table: None,
+                    state_bytes: None,
                 };
             }
         },
@@ -113,11 +114,25 @@ async fn verification(
              committing to it?)"
         ));
     }
+    // The catalog's state before and after, for the floor's bytes (a catalog operation on a
+    // copy; best effort: a floor without bytes where it cannot be read).
+    let catalog = !cell.operation.on_table() && cell.roles.is_empty() && cell.rest_uri.is_none();
+    let state_bytes = match catalog {
+        true => {
+            let (a, b) = futures::join!(
+                verify::state_bytes(golden_root, &cell.storage),
+                verify::state_bytes(root, &cell.storage)
+            );
+            a.ok().zip(b.ok()).map(|(a, b)| [a, b])
+        }
+        false => None,
+    };
     Verification {
         rows_before: before.rows(),
         rows_after: v.rows_after,
         error,
         table: v.table,
+        state_bytes,
     }
 }
 

@@ -1125,6 +1125,9 @@ fn done_line(record: &Record) -> String {
             f.floor_requests,
             f.said()
         ));
+        if f.bytes.is_some() {
+            s.push_str(&format!("; {}", f.bytes_said()));
+        }
     }
     if let Some(st) = &record.storage {
         s.push_str(&format!(
