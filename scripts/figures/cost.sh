@@ -3,7 +3,8 @@
 # named) on local disk with S3's requests (run.local_requests = "s3": the requests the same
 # commits make on S3), and prints per cell what a million of its operations cost on each
 # store of bench's price table (medians over the repetitions, min–max beside) and how far
-# its typical operation is above its floor; for a cell of roles, each (role, operation)'s
+# its typical operation is above its floor (and a commit, the bytes it wrote beyond the catalog's
+# state); for a cell of roles, each (role, operation)'s
 # dollars. Every figure is the record's: its billed requests times the table's prices.
 #
 #   scripts/figures/cost.sh [PLAN...]        (default: default catalog-mixed; about 20 min)
@@ -50,8 +51,11 @@ for plan in plans:
         over = ", ".join(f"+{v:g} {k.upper()}" for k, v in
                          sorted(f["over_by_kind"].items(), key=lambda kv: -kv[1]) if v > 0)
         eff = statistics.median(r["floor"]["efficiency"] for r in rs)
+        b = f.get("bytes")
+        moved = (f"; {b['written_over'] / 1000:+.1f} kB written over a state of "
+                 f"{b['floor_written'] / 1000:.1f} kB") if b and b["floor_written"] else ""
         print(f"{tag:<42}" + "".join(f"{x:>22}" for x in row) +
-              f"  {f['requests_over']:g} over {f['floor_requests']} ({over or 'none'}); floor/requests {eff:.2f}")
+              f"  {f['requests_over']:g} over {f['floor_requests']} ({over or 'none'}); floor/requests {eff:.2f}{moved}")
     for tag, rs in cs.items():
         if not rs[0].get("roles"):
             continue

@@ -66,6 +66,16 @@ pub struct Golden {
     pub before: Option<std::sync::Arc<bench_core::audit::Ids>>,
 }
 
+impl Golden {
+    /// A catalog that does not exist yet: no `__manifest`, nothing to copy.
+    pub fn is_empty(&self) -> bool {
+        self.before.is_none()
+            && self.marker.rows == 0
+            && self.marker.fixture.is_none()
+            && self.marker.table.is_none()
+    }
+}
+
 pub fn rel_path(spec: GoldenSpec) -> String {
     format!("golden/{}", spec.id())
 }
@@ -118,6 +128,11 @@ async fn build(
     store.remove_prefix(&rel).await?;
     let started = std::time::Instant::now();
     let root = store.uri(&rel);
+    if spec.is_empty() {
+        // A catalog that does not exist yet: no `__manifest`, only the marker. Each cell's
+        // clients open their catalogs on an empty copy, before the first commit.
+        return mark(store, spec, rel, (0, None), started).await;
+    }
 
     write_rows(&root, spec, cfg)
         .await
@@ -153,6 +168,17 @@ async fn build(
             spec.id()
         )));
     }
+    mark(store, spec, rel, (manifest_rows, table), started).await
+}
+
+/// Mark the golden at `rel` complete: its marker, written last.
+async fn mark(
+    store: &Store,
+    spec: GoldenSpec,
+    rel: String,
+    (manifest_rows, table): (u64, Option<GoldenTable>),
+    started: std::time::Instant,
+) -> Result<Golden, BenchError> {
     let marker = GoldenMarker {
         format: MARKER_FORMAT,
         rows: spec.rows,

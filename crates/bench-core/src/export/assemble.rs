@@ -280,19 +280,20 @@ fn variant_name(cell: &Cell) -> Option<String> {
     (cell.build.is_some() || !cell.varied.is_empty()).then(|| cell.variant_name())
 }
 
-/// A run's latencies, its successful operations, the window its rate is over and its
-/// operations' own time.
-fn timing(cell: &Cell, m: &Measured) -> (LatencySummary, u64, f64, f64) {
+/// A run's latencies, its successful operations, the window its rate is over, its
+/// operations' own time and their critical path (round trips, store wait).
+type Timing = (LatencySummary, u64, f64, f64, Option<(f64, f64)>);
+
+fn timing(cell: &Cell, m: &Measured) -> Timing {
     let l = m.latencies.summary();
     let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
-    (l, l.count, window_ms, own_ms)
+    (l, l.count, window_ms, own_ms, critical_path(m, l.count))
 }
 
 /// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
-    let (l, count, window_ms, own_ms) = timing(cell, m);
+    let (l, count, window_ms, own_ms, path) = timing(cell, m);
     let (landed, digest, io) = (abandoned_landed(cell, m, &v), p.digest_shown(), requests(m));
-    let path = critical_path(m, count);
     Record {
         variant: cell.variant(),
         operation: cell.operation,
@@ -387,9 +388,18 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         planted: m.planted.iter().cloned().collect(),
         draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),
-        storage: (cell.storage_sample_secs)
-            .and_then(|every| crate::stored::Stored::of(every, m.storage.clone(), &p.prices.table)),
+        storage: stored(cell, m, p.prices),
     }
+}
+
+/// What `__manifest` stored through the run, where the cell listed it.
+fn stored(
+    cell: &Cell,
+    m: &Measured,
+    prices: &crate::prices::Priced,
+) -> Option<crate::stored::Stored> {
+    let every = cell.storage_sample_secs?;
+    crate::stored::Stored::of(every, m.storage.clone(), &prices.table)
 }
 
 /// A cell whose history has both commits and reads that observe them: the checker's

@@ -268,6 +268,11 @@ pub struct GoldenSpec {
 }
 
 impl GoldenSpec {
+    /// A catalog that does not exist yet (`matrix.sizes = [0]`): no `__manifest`, no table.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0 && self.fixture.is_none() && self.table_versions.is_none()
+    }
+
     /// The golden of catalog operations (no shared table).
     pub fn catalog(rows: u64, inline: bool) -> GoldenSpec {
         GoldenSpec {

@@ -325,20 +325,11 @@ pub(super) fn roles(
             format!("have {total} clients together, at most {}", limits::WORKERS),
         ));
     }
-    let storage_sample_secs = match w.storage_sample_secs {
-        Some(s) => Some(bounded(
-            "workload.storage_sample_secs",
-            s,
-            "must be at least 1",
-            limits::DURATION_SECS,
-        )?),
-        None => None,
-    };
     let workload = Workload {
         duration_secs,
         seed: w.seed.unwrap_or(1),
         seed_per_repetition: w.seed_per_repetition.unwrap_or(false),
-        storage_sample_secs,
+        storage_sample_secs: storage_sample_secs(w.storage_sample_secs)?,
     };
     let targets = matrix_targets(targets, &own_targets)?;
     Ok(Some(super::Roles {
@@ -347,6 +338,13 @@ pub(super) fn roles(
         targets,
         workload,
     }))
+}
+
+/// `workload.storage_sample_secs`, where given: at least a second.
+fn storage_sample_secs(raw: Option<u64>) -> Result<Option<u64>, PlanError> {
+    let key = "workload.storage_sample_secs";
+    raw.map(|s| bounded(key, s, "must be at least 1", limits::DURATION_SECS))
+        .transpose()
 }
 
 /// A role's retention (`keep_versions` or `older_than_secs`): one, where its mix cleans up,

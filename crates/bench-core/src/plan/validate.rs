@@ -580,11 +580,17 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
         transports,
         rest,
     };
-    unique_ids(&plan)?;
-    super::transport::check_external(&plan)?;
-    super::removal::check(&plan)?;
-    super::role::check_maintenance(&plan)?;
+    whole(&plan)?;
     Ok(plan)
+}
+
+/// The checks of the plan as a whole, once each part is valid.
+fn whole(plan: &Plan) -> Result<(), PlanError> {
+    unique_ids(plan)?;
+    super::transport::check_external(plan)?;
+    check_empty(plan)?;
+    super::removal::check(plan)?;
+    super::role::check_maintenance(plan)
 }
 
 /// `page_size`: entries a page of a listing, for a plan that lists (its operation or its
@@ -668,14 +674,49 @@ fn sizes(
     }
 }
 
-/// `matrix.sizes`: each at least 1 row, except for an external server's catalog, which may
-/// be empty (its size is the least it holds).
-fn check_sizes(sizes: &[u64], rest: Option<&super::raw::RawRest>) -> Result<(), PlanError> {
-    let external = rest.is_some_and(|r| r.uri.is_some() || r.external.is_some());
-    let zero = "sizes must be at least 1 (rows already in __manifest)";
+/// `matrix.sizes`: each within the limit; 0 is a catalog that does not exist yet (no
+/// `__manifest`: [`check_empty`] says what may run on it), or for an external server's
+/// catalog the least it holds.
+fn check_sizes(sizes: &[u64], _rest: Option<&super::raw::RawRest>) -> Result<(), PlanError> {
     check_list("matrix.sizes", sizes)?;
-    for &s in sizes.iter().filter(|&&s| s > 0 || !external) {
-        bounded("matrix.sizes", s, zero, limits::SIZE)?;
+    for &s in sizes.iter().filter(|&&s| s > 0) {
+        bounded("matrix.sizes", s, "must be at least 0", limits::SIZE)?;
+    }
+    Ok(())
+}
+
+/// A size of 0 starts its cells on a root with no `__manifest`: every client opens its
+/// catalog there before the first commit. What runs on it must not need the golden's
+/// entries (reads of one, removals) or its shared table.
+fn check_empty(plan: &Plan) -> Result<(), PlanError> {
+    let external = plan.transports.contains(&super::Transport::External);
+    if external || !plan.sizes.contains(&0) {
+        return Ok(());
+    }
+    let mut ops: Vec<(String, Operation)> = Vec::new();
+    if plan.continuous.is_some() || plan.concurrent.is_some() || plan.mixed.is_some() {
+        ops.push(("operation".into(), plan.operation));
+    }
+    ops.extend((plan.mixed.as_ref()).map(|m| ("mixed.read_operation".into(), m.read_operation)));
+    for (i, r) in plan.roles.iter().flat_map(|r| r.roles.iter().enumerate()) {
+        ops.extend(r.mix.iter().map(|&(op, _)| (format!("roles[{i}].mix"), op)));
+    }
+    for (key, op) in ops {
+        let needs = match op.describe().names {
+            _ if op.on_table() => Some("the shared table"),
+            super::Names::ReadsGolden(_) => Some("one of the golden's entries to read"),
+            super::Names::RemovesGolden(_) => Some("one of the golden's entries to remove"),
+            _ => None,
+        };
+        if let Some(what) = needs {
+            return Err(invalid(
+                &key,
+                format!(
+                    "`{op}` needs {what}, and matrix.sizes = [0] starts on a root with no \
+                     __manifest; give it sizes of at least 1, or run it in a plan of its own"
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -753,7 +794,10 @@ mod tests {
             ("name = 'x'\n[matrix]\nsizes = [-1]\n".into(), "matrix.sizes[0]", "each value must be a whole number of rows"),
             ("name = 'x'\n[matrix]\nsizes = []\n[continuous]\noperations=1\n".into(), "matrix.sizes", "at least one"),
             ("name = 'x'\n[matrix]\nsizes = [5, 5]\n[continuous]\noperations=1\n".into(), "matrix.sizes", "twice"),
-            ("name = 'x'\n[matrix]\nsizes = [0]\n[continuous]\noperations=1\n".into(), "matrix.sizes", "at least 1"),
+            ("name = 'x'\noperation = 'warm-read-describe-table'\n[matrix]\nsizes = [0, 10]\n[continuous]\noperations=1\n".into(), "operation", "one of the golden's entries to read"),
+            ("name = 'x'\noperation = 'write-drop-table'\n[matrix]\nsizes = [0]\n[continuous]\noperations=1\n".into(), "operation", "starts on a root with no"),
+            ("name = 'x'\n[matrix]\nsizes = [0]\n[mixed]\nclients = [1]\nreads_per_write = 1\nduration_secs = 1\n".into(), "mixed.read_operation", "entries to read"),
+            ("name = 'x'\n[matrix]\nsizes = [0]\n[workload]\nduration_secs = 1\n[[roles]]\nname = 'w'\nclients = 1\n[roles.mix]\n'write-declare-table' = 1\n[[roles]]\nname = 'r'\nclients = 1\n[roles.mix]\n'warm-read-table-exists' = 1\n".into(), "roles[1].mix", "entries to read"),
             ("name = 'x'\n[matrix]\nsizes = [1]\ninline = []\n[continuous]\noperations=1\n".into(), "matrix.inline", "at least one"),
             ("name = 'x'\n[matrix]\nsizes = [1]\ninline = [true, true]\n[continuous]\noperations=1\n".into(), "matrix.inline", "twice"),
             ("name = 'x'\n[matrix]\nsizes = [1]\n[continuous]\noperations = 0\n".into(), "continuous.operations", "at least 1"),
@@ -1005,6 +1049,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("`matrix.sizes` (line 3)"), "{err}");
+    }
+
+    #[test]
+    fn a_catalog_that_does_not_exist_yet_takes_creations_and_listings() {
+        let text = "name = 'x'\n[matrix]\nsizes = [0]\ninline = [false]\n\
+                    [continuous]\noperations = 3\n\
+                    [workload]\nduration_secs = 1\n\
+                    [[roles]]\nname = 'w'\nclients = 1\n[roles.mix]\n'write-declare-table' = 1\n\
+                    [[roles]]\nname = 'r'\nclients = 2\n[roles.mix]\n'warm-read-list-tables' = 1\n";
+        let plan = Plan::parse(text).unwrap();
+        let steps = crate::plan::expand(&plan, "/r");
+        let cells = crate::plan::cells(&steps);
+        assert_eq!(cells.len(), 2);
+        assert!(cells.iter().all(|c| c.golden.is_empty()), "{cells:?}");
+        assert_eq!(cells[0].id(), "cont_inline_false_rows_0");
     }
 
     #[test]

@@ -20,11 +20,16 @@ pub struct Maintenance {
     pub retention: Retention,
 }
 
-/// One cleanup: `__manifest` opened at its latest version, then lance's
+/// One cleanup (`m`: what the worker was given for it): `__manifest` opened at its latest version, then lance's
 /// `cleanup_with_policy` keeping what the role says (files no manifest it keeps references,
 /// and only those: unreferenced files younger than lance's 7 days stay, as in-flight
 /// commits may own them).
-pub async fn run(m: &Maintenance) -> lance_core::Result<Cleaned> {
+pub async fn run(m: Option<&Maintenance>) -> lance_core::Result<Cleaned> {
+    let m = m.ok_or_else(|| {
+        lance_core::Error::invalid_input(
+            "a cleanup needs what its role keeps, which this worker was not given",
+        )
+    })?;
     let uri = format!("{}/{}", m.root, super::MANIFEST_DIR);
     let dataset = DatasetBuilder::from_uri(&uri)
         .with_session(m.session.clone())

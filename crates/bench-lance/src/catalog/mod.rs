@@ -725,12 +725,7 @@ pub async fn execute(
             return Ok(Observed::Version(table::describe_version(ns).await?));
         }
         Operation::CleanupVersions => {
-            let m = maintenance.ok_or_else(|| {
-                lance_core::Error::invalid_input(format!(
-                    "{op} needs what its role keeps, which this worker was not given"
-                ))
-            })?;
-            return Ok(Observed::Cleaned(cleanup::run(m).await?));
+            return Ok(Observed::Cleaned(cleanup::run(maintenance).await?));
         }
     }
     Ok(Observed::Nothing)

@@ -81,8 +81,11 @@ async fn verification(
     m: &mut Measured,
 ) -> Verification {
     let rows_before = golden.marker.manifest_rows;
+    let empty = cell.golden.is_empty();
     let before = match &golden.before {
         Some(ids) => ids.clone(),
+        // A catalog that did not exist: no entry before the cell.
+        None if empty => std::sync::Arc::new(bench_core::audit::Ids::default()),
         None => match verify::ids(golden_root, &cell.storage).await {
             Ok(ids) => std::sync::Arc::new(ids),
             Err(e) => {
@@ -123,6 +126,7 @@ async fn verification(
                 verify::state_bytes(golden_root, &cell.storage),
                 verify::state_bytes(root, &cell.storage)
             );
+            let a = if empty { Ok(0) } else { a };
             a.ok().zip(b.ok()).map(|(a, b)| [a, b])
         }
         false => None,
@@ -240,7 +244,12 @@ async fn copy_golden(
     let mut copies = Vec::new();
     for rel in rels {
         let began = std::time::Instant::now();
-        let objects = store.copy_prefix(&golden.rel, rel).await.map_err(|e| {
+        let copied = match golden.is_empty() {
+            // Nothing to copy: the copy is a root where nothing is yet.
+            true => store.remove_prefix(rel).await.map(|()| 0),
+            false => store.copy_prefix(&golden.rel, rel).await,
+        };
+        let objects = copied.map_err(|e| {
             format!(
                 "cannot copy golden {} to {rel}: {e}; make room or fix the store, then re-run \
                  with --retry-failed",

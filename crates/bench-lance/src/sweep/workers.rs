@@ -222,39 +222,42 @@ pub(super) async fn watch_workers(
     };
     let timeout = sweep.plan.run.cell_timeout;
     let workers = async {
-        match servers.is_empty() {
-            true => run_workers(runs, pace, timeout, &watched, interrupt).await,
-            false => {
-                let (stop, mut stopped) = watch::channel(false);
-                let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
-                (with_servers(&mut servers, interrupt, &stop, workers).await)
-                    .unwrap_or_else(Ran::Failed)
-            }
+        if servers.is_empty() {
+            return run_workers(runs, pace, timeout, &watched, interrupt).await;
         }
+        let (stop, mut stopped) = watch::channel(false);
+        let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
+        (with_servers(&mut servers, interrupt, &stop, workers).await).unwrap_or_else(Ran::Failed)
     };
-    // What `__manifest` stores, listed while one copy's workers run.
-    let every = cell.storage_sample_secs.filter(|_| roots.len() == 1);
-    let ran = match every {
-        None => workers.await,
-        Some(every) => {
-            let (done, finished) = watch::channel(false);
-            let workers = async {
-                let ran = workers.await;
-                let _ = done.send(true);
-                ran
-            };
-            let sampled =
-                super::stored::sample(&roots[0], &cell.storage, every, &watched.released, finished);
-            let (mut ran, samples) = tokio::join!(workers, sampled);
-            if let Ran::Measured(m, _) = &mut ran {
-                m[0].storage = samples;
-            }
-            ran
-        }
-    };
+    let ran = sampled(cell, roots, &watched.released, workers).await;
     watched.clear();
     bar.finish();
     served(&mut servers, ran).await
+}
+
+/// The run of `workers`, with what `__manifest` stored listed while one copy's workers ran
+/// (`workload.storage_sample_secs`), from `released`.
+async fn sampled(
+    cell: &Cell,
+    roots: &[String],
+    released: &std::sync::OnceLock<std::time::Instant>,
+    workers: impl std::future::Future<Output = Ran>,
+) -> Ran {
+    let Some(every) = cell.storage_sample_secs.filter(|_| roots.len() == 1) else {
+        return workers.await;
+    };
+    let (done, finished) = watch::channel(false);
+    let workers = async {
+        let ran = workers.await;
+        let _ = done.send(true);
+        ran
+    };
+    let samples = super::stored::sample(&roots[0], &cell.storage, every, released, finished);
+    let (mut ran, samples) = tokio::join!(workers, samples);
+    if let Ran::Measured(m, _) = &mut ran {
+        m[0].storage = samples;
+    }
+    ran
 }
 
 /// The run, with what each arm's servers served in its figures, once they are stopped; a
