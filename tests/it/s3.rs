@@ -952,6 +952,35 @@ fn roles_on_a_tree_on_s3_are_verified() {
     assert!(removed > 0, "{r}");
 }
 
+/// On S3, a catalog that does not exist yet: the clients open their namespaces on an empty
+/// prefix (the first creates `__manifest` with a conditional PUT, the others find it), the
+/// writer's declarations all land, and the readers see each one.
+#[test]
+fn on_s3_readers_opened_before_the_catalog_existed_see_every_creation() {
+    let server = S3Server::start(&[]);
+    let text = std::fs::read_to_string(repo_file("plans/empty-root.toml"))
+        .unwrap()
+        .replace("inline = [true, false]", "inline = [true]")
+        .replace("duration_secs = 10", "duration_secs = 3");
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/empty", &text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    assert_eq!(
+        (r["verified"].clone(), r["manifest_rows_before"].clone()),
+        (true.into(), 0.into()),
+        "{r}"
+    );
+    let commits = crate::roles::role_op(r, "write-declare-table")["total_operations"]
+        .as_u64()
+        .unwrap();
+    let c = crate::roles::consistency(r);
+    assert!(
+        commits > 0 && c["creations"].as_u64().unwrap() == commits,
+        "{c}"
+    );
+    crate::roles::no_anomaly(c);
+}
+
 /// What readers see on a store that is slow (20 ± 10 ms a request), answers 503 to 10 % of
 /// requests and resets 2 % of connections: writers' creations and removals abandoned at the
 /// attempt timeout (a commit makes many requests, a listing a few, so the latency alone
