@@ -11,6 +11,7 @@
 # consistency checker's findings. Every figure is the record's.
 #
 #   scripts/figures/soak.sh [MINUTES] [MOTO_MINUTES]     (defaults: 10 2; about 30 minutes)
+#   KEEP=DIR scripts/figures/soak.sh                      (the four runs' records kept in DIR)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MINUTES=${1:-10}
@@ -45,7 +46,8 @@ for run in ("local-cleanup", "local-kept", "moto-cleanup", "moto-kept"):
     r = json.loads(open(f"{work}/{run}/results.jsonl").readline())
     assert r["verified"], (run, r.get("verify_error"))
     s, c = r["storage"], r["consistency"]
-    print(f"\n{run}: {r['duration_secs']} s, {r['total_operations']} operations, verified")
+    offered = sum((f["rate"] or 0) * r["duration_secs"] for f in r["roles"])
+    print(f"\n{run}: {r['duration_secs']} s, {r['total_operations']} operations of {offered:.0f} offered, verified")
     minute = [x for x in s["samples"] if round(x["t_s"]) % 60 == 0 or x is s["samples"][-1]]
     print("  stored: " + ", ".join(f"{x['t_s'] / 60:.0f} min {x['versions']} versions {x['bytes'] / MB:.1f} MB"
                                    for x in minute))
@@ -58,7 +60,8 @@ for run in ("local-cleanup", "local-kept", "moto-cleanup", "moto-kept"):
             usd = f["usd_per_million_ops"]["s3-standard"] / 1e6 if f.get("usd_per_million_ops") else float("nan")
             print(f"  cleanup: {f['total_operations']} runs, p50 {f['p50_latency_ms']:.0f} ms, max {f['max_latency_ms']:.0f} ms; "
                   f"removed {k['versions']} versions, {k['files']} files, {k['bytes'] / MB:.1f} MB; "
-                  f"{f['requests_per_op']:.0f} requests a run, ${usd:.5f} a run on S3 Standard")
+                  f"{f['requests_per_op']:.0f} requests and {f['read_bytes_per_op'] / MB:.1f} MB read a run, "
+                  f"${usd:.5f} a run on S3 Standard")
         elif f.get("beside_cleanup"):
             b = f["beside_cleanup"]
             print(f"  {f['role']} {f['operation']}: p50/p99 {b['outside']['p50_ms']:.1f}/{b['outside']['p99_ms']:.1f} ms "
@@ -67,9 +70,15 @@ for run in ("local-cleanup", "local-kept", "moto-cleanup", "moto-kept"):
         else:
             print(f"  {f['role']} {f['operation']}: p50/p99 {f['p50_latency_ms']:.1f}/{f['p99_latency_ms']:.1f} ms "
                   f"({f['total_operations']} ops)")
+        if f["errors"] or f["attempts"] != f["total_operations"]:
+            print(f"    {f['attempts']} started, {f['total_operations']} succeeded; failed: {f['errors'] or 'none'}"
+                  + (f"; the first: {f['first_error'][:300]}" if f.get("first_error") else ""))
     anomalies = sum(c[k] for k in ("stale_reads", "resurrections", "monotonic_violations",
                                    "read_your_writes_violations", "phantoms", "duplicates"))
     print(f"  checker: {c['reads']} reads of {c['creations']} creations, {anomalies} anomalies; "
           f"lag p50 {c['lag_p50_ms']:.0f} ms, max {c['lag_max_ms']:.0f} ms")
 PY
 cat "$WORK/times"
+# The records, kept where KEEP names a folder.
+[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && for r in local-cleanup local-kept moto-cleanup moto-kept; do
+  cp "$WORK/$r/results.jsonl" "$KEEP/$r.jsonl"; done; }

@@ -416,7 +416,16 @@ fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
             "`matrix.size`",
         ),
         case(&good.replace("[10]", "[10, 10]"), &[], none, 2, "twice"),
-        case(&good.replace("[10]", "[0]"), &[], none, 2, "at least 1"),
+        case(
+            &format!(
+                "operation = 'warm-read-describe-table'\n{}",
+                good.replace("[10]", "[0]")
+            ),
+            &[],
+            none,
+            2,
+            "no __manifest",
+        ),
         case(&good.replace("[10]", "[]"), &[], none, 2, "at least one"),
         case(
             &good.replace("operations = 1", "operations = 'one'"),

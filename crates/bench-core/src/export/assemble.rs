@@ -463,6 +463,9 @@ fn roles(
             let cost = (m.io_known && direct)
                 .then(|| prices.cost(&mo.io_billed, l.count))
                 .flatten();
+            let per_op = (m.io_known && direct)
+                .then(|| mo.io.per_op(l.count))
+                .flatten();
             out.push(super::record::RoleFigures {
                 role: role.name.clone(),
                 operation,
@@ -488,6 +491,8 @@ fn roles(
                     .then(|| requests as f64 / l.count as f64),
                 round_trips_per_op: (mo.path_ops > 0 && direct)
                     .then(|| mo.round_trips as f64 / mo.path_ops as f64),
+                read_bytes_per_op: per_op.map(|p| p.read_bytes),
+                written_bytes_per_op: per_op.map(|p| p.written_bytes),
                 requests_median_per_op: typical.map(|t| t.requests),
                 round_trips_median_per_op: typical.and_then(|t| t.round_trips),
                 usd_per_million_ops: cost.map(|c| c.usd_per_million_ops),

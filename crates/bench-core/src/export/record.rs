@@ -313,6 +313,12 @@ pub struct RoleFigures {
     /// Store requests and critical-path round trips per successful operation.
     pub requests_per_op: Option<f64>,
     pub round_trips_per_op: Option<f64>,
+    /// Bytes read and written per successful operation (of the successful ones, as
+    /// `requests_per_op`); absent through REST servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_op: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_bytes_per_op: Option<f64>,
     /// The same of the typical operation: the medians over the successful ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_median_per_op: Option<f64>,
@@ -527,6 +533,8 @@ pub(crate) mod tests {
             round_trips_median_per_op: None,
             usd_per_million_ops: None,
             series: None,
+            read_bytes_per_op: None,
+            written_bytes_per_op: None,
             cleaned: None,
             beside_cleanup: None,
         }
