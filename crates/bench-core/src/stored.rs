@@ -14,7 +14,7 @@ use crate::prices::PriceTable;
 /// What `__manifest` held at one moment of a cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
-    /// Seconds after release (the first sample is taken at release).
+    /// Seconds after release when its listing began (the first is taken at release).
     pub t_s: f64,
     /// Versions: manifests under `_versions/`.
     pub versions: u64,

@@ -14,12 +14,14 @@ use bench_core::stored::Sample;
 
 /// What `__manifest` under `store`'s root holds now, `t0` being release.
 async fn listed(store: &Store, t0: Instant) -> Option<Sample> {
+    // Its time is when the listing began (a long one ends seconds later).
+    let t_s = t0.elapsed().as_secs_f64();
     let listing = store.list(MANIFEST_DIR).await.ok()?;
     let versions = (listing.keys())
         .filter(|k| k.starts_with("_versions/") && k.ends_with(".manifest"))
         .count() as u64;
     Some(Sample {
-        t_s: t0.elapsed().as_secs_f64(),
+        t_s,
         versions,
         files: listing.len() as u64,
         bytes: listing.values().sum(),
