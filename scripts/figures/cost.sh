@@ -7,7 +7,7 @@
 # state); for a cell of roles, each (role, operation)'s
 # dollars. Every figure is the record's: its billed requests times the table's prices.
 #
-#   scripts/figures/cost.sh [PLAN...]        (default: default catalog-mixed; about 20 min)
+#   scripts/figures/cost.sh [PLAN...]        (default: default catalog-mixed; about 10 min)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PLANS=("${@:-default catalog-mixed}")

@@ -90,17 +90,33 @@ fn versions_on_disk(store: &std::path::Path) -> Vec<u64> {
     v
 }
 
+/// The soak (with or without `cleanup`) run on local disk, its copy kept: its folder, its
+/// store, its results directory, the command's output and its record.
+fn soak_run(
+    cleanup: bool,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    std::process::Output,
+    serde_json::Value,
+) {
+    let (dir, plan, out) = plan_dir(&soak(cleanup));
+    let store = dir.path().join("store");
+    let o = run(&plan, &out, &["--root", store.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = lines(&out.join("results.jsonl")).remove(0);
+    (dir, store, out, o, r)
+}
+
 /// Without cleanup every commit's version stays and storage only grows; with it the oldest
 /// versions go, each one counted by the cleanup that removed it, the newest kept in one
 /// unbroken run, what readers see unharmed; every figure in the record, the summary,
 /// roles.csv, the report and the log.
 #[test]
 fn cleanup_removes_old_versions_each_accounted_for_and_readers_see_no_anomaly() {
-    let (dir, plan, out) = plan_dir(&soak(false));
-    let store = dir.path().join("store");
-    let o = run(&plan, &out, &["--root", store.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = &lines(&out.join("results.jsonl"))[0];
+    let (_dir, store, _, _, r) = soak_run(false);
+    let r = &r;
     let plain = kept(r);
     assert_eq!(plain.cleaned, 0);
     // The golden's own versions: what no commit of the cell made.
@@ -123,11 +139,8 @@ fn cleanup_removes_old_versions_each_accounted_for_and_readers_see_no_anomaly() 
     );
     no_anomaly(consistency(r));
 
-    let (dir, plan, out) = plan_dir(&soak(true));
-    let store = dir.path().join("store");
-    let o = run(&plan, &out, &["--root", store.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = &lines(&out.join("results.jsonl"))[0];
+    let (_dir, store, out, o, r) = soak_run(true);
+    let r = &r;
     let k = kept(r);
     assert!(
         k.cleaned > 0,
