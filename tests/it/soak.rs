@@ -225,7 +225,9 @@ fn on_s3_cleanup_accounts_for_every_version() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let plain = kept(&records[0]);
     let golden = plain.end_versions - plain.commits;
-    let (_d, o, records) = sweep_s3(&server, "s3://bench/soak", &soak(true));
+    // Keeping 3: a slow store's writer has made more than that in the cell's first seconds.
+    let text = soak(true).replace("keep_versions = 5", "keep_versions = 3");
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/soak", &text);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &records[0];
     let k = kept(r);
