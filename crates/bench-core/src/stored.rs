@@ -86,10 +86,7 @@ pub struct Spread {
 impl Spread {
     fn of(mut ms: Vec<f64>) -> Spread {
         ms.sort_by(f64::total_cmp);
-        let at = |q: f64| match ms.len() {
-            0 => 0.0,
-            n => ms[((q * n as f64).ceil() as usize).clamp(1, n) - 1],
-        };
+        let at = |q: f64| crate::stats::percentile(&ms, q).unwrap_or(0.0);
         Spread {
             ops: ms.len() as u64,
             p50_ms: at(0.5),

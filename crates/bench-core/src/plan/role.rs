@@ -156,7 +156,7 @@ pub struct Role {
 pub enum Retention {
     /// The last `n` versions (lance's `retain_n_versions`).
     KeepVersions(u64),
-    /// Versions younger than this many seconds (lance's `before_timestamp`).
+    /// Versions younger than this many seconds: older ones go (lance's `before_timestamp`).
     OlderThanSecs(u64),
 }
 

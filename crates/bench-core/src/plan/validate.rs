@@ -634,11 +634,7 @@ fn goldens(raw: &mut RawPlan) -> Result<Goldens, PlanError> {
         Some(f) => super::fixture::fixtures(f)?,
         None => Vec::new(),
     };
-    let sizes = sizes(
-        raw.matrix.sizes.take(),
-        !fixtures.is_empty(),
-        raw.rest.as_ref(),
-    )?;
+    let sizes = sizes(raw.matrix.sizes.take(), !fixtures.is_empty())?;
     let (roles, workload) = (std::mem::take(&mut raw.roles), raw.workload.take());
     if !roles.is_empty() && raw.run.launcher.is_some() {
         return Err(invalid("run.launcher", super::LAUNCHER_WITH_ROLES));
@@ -650,11 +646,7 @@ fn goldens(raw: &mut RawPlan) -> Result<Goldens, PlanError> {
 
 /// `matrix.sizes`: required without a `[fixture]` (whose tree says the goldens' rows), and
 /// refused with one.
-fn sizes(
-    raw: Option<Vec<u64>>,
-    fixture: bool,
-    rest: Option<&super::raw::RawRest>,
-) -> Result<Vec<u64>, PlanError> {
+fn sizes(raw: Option<Vec<u64>>, fixture: bool) -> Result<Vec<u64>, PlanError> {
     match (raw, fixture) {
         (Some(_), true) => Err(invalid(
             "matrix.sizes",
@@ -668,7 +660,7 @@ fn sizes(
              sizes = [1000, 10000], or describe a tree in [fixture]",
         )),
         (Some(sizes), false) => {
-            check_sizes(&sizes, rest)?;
+            check_sizes(&sizes)?;
             Ok(sizes)
         }
     }
@@ -677,7 +669,7 @@ fn sizes(
 /// `matrix.sizes`: each within the limit; 0 is a catalog that does not exist yet (no
 /// `__manifest`: [`check_empty`] says what may run on it), or for an external server's
 /// catalog the least it holds.
-fn check_sizes(sizes: &[u64], _rest: Option<&super::raw::RawRest>) -> Result<(), PlanError> {
+fn check_sizes(sizes: &[u64]) -> Result<(), PlanError> {
     check_list("matrix.sizes", sizes)?;
     for &s in sizes.iter().filter(|&&s| s > 0) {
         bounded("matrix.sizes", s, "must be at least 0", limits::SIZE)?;

@@ -248,10 +248,9 @@ impl Session {
             at_us,
             ..protocol::OpReport::new(i, ms, class.is_none())
         };
-        match observed {
-            catalog::Observed::Cleaned(c) => report.cleaned = Some(c),
-            observed if history => self.observe(op, observed, &mut report),
-            _ => {}
+        // A role's client (the only one that cleans up) keeps a history.
+        if history {
+            self.observe(op, observed, &mut report);
         }
         emit(self.args.worker_id, Event::Op(Box::new(report)));
         if let Some(n) = self.exit_after
