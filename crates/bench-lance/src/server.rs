@@ -130,13 +130,14 @@ macro_rules! timed {
     (@call $kind:ident $s:ident $name:ident $request:ident $(, $data:ident)?) => {
         $s.inner.$name($request $(, $data)?).await
     };
-    ($( $kind:ident $name:ident($req:ty $(, $data:ident)?) -> $resp:ty; )*) => {
+    ($( $(#[$attr:meta])* $kind:ident $name:ident($req:ty $(, $data:ident)?) -> $resp:ty; )*) => {
         #[async_trait]
         impl LanceNamespace for Timed {
             fn namespace_id(&self) -> String {
                 self.inner.namespace_id()
             }
             $(
+                $(#[$attr])*
                 async fn $name(&self, request: $req $(, $data: Bytes)?) -> Result<$resp> {
                     let entered = self.now_us();
                     let r = timed!(@call $kind self $name request $(, $data)?);
@@ -175,7 +176,9 @@ timed! {
     other create_table_version(CreateTableVersionRequest) -> CreateTableVersionResponse;
     other describe_table_version(DescribeTableVersionRequest) -> DescribeTableVersionResponse;
     other batch_delete_table_versions(BatchDeleteTableVersionsRequest) -> BatchDeleteTableVersionsResponse;
+    #[cfg(lance_batch_commits)]
     other batch_create_table_versions(BatchCreateTableVersionsRequest) -> BatchCreateTableVersionsResponse;
+    #[cfg(lance_batch_commits)]
     other batch_commit_tables(BatchCommitTablesRequest) -> BatchCommitTablesResponse;
     other get_table_stats(GetTableStatsRequest) -> GetTableStatsResponse;
     other describe_transaction(DescribeTransactionRequest) -> DescribeTransactionResponse;

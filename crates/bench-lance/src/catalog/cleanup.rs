@@ -54,6 +54,10 @@ pub async fn run(m: Option<&Maintenance>) -> lance_core::Result<Cleaned> {
             + s.transaction_files_removed
             + s.index_files_removed
             + s.deletion_files_removed,
+        #[cfg(lance_cleanup_counts_failed_deletes)]
         failed_deletes: s.failed_deletes,
+        // Releases before 13 do not count them (docs/track-record.md says so).
+        #[cfg(not(lance_cleanup_counts_failed_deletes))]
+        failed_deletes: 0,
     })
 }

@@ -102,7 +102,15 @@ pub(super) async fn insert_into(
         ..Default::default()
     };
     let r = ns.insert_into_table(req, io.ipc.clone()).await?;
-    Ok(r.version.map(|v| v as u64))
+    #[cfg(lance_insert_reports_version)]
+    let version = r.version.map(|v| v as u64);
+    // Releases before 11 do not say: it is looked up, as when a response omits it.
+    #[cfg(not(lance_insert_reports_version))]
+    let version = {
+        let _ = r;
+        None
+    };
+    Ok(version)
 }
 
 /// The shared table's latest version, as lance resolves it: newest first, one.

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# lance's own catalog bugs, reproduced on the releases that had them (docs/track-record.md).
+#
+#   scripts/track-record.sh build VERSION   bench built against lance VERSION (e.g. 10.0.0):
+#                                           a copy of this tree with lance's pins changed;
+#                                           prints the binary's path
+#   scripts/track-record.sh run BUG         the bug's plan, end to end, with bench built
+#                                           against the release that had the bug, the one
+#                                           that fixed it, and this tree's lance; a line
+#                                           per build and cell, RED or GREEN
+#   scripts/track-record.sh list            the bugs, their plans and releases
+#
+# A build takes 40 to 60 minutes on a 2-core machine (lance from cold, once per release;
+# later builds of the same release reuse it, and releases share the dependencies they have
+# in common). Builds live under $TRACK_RECORD_DIR (default ~/.cache/track-record):
+# src-VERSION (the copy), target (cargo's, shared) and bench-VERSION (the binary). The API
+# differences of
+# older releases are cfgs set by crates/bench-lance/build.rs from Cargo.lock, so the copy
+# differs from this tree only in its pins. BENCH names this tree's bench (default
+# ${CARGO_TARGET_DIR:-target}/release/bench).
+#
+# A run is RED when bench says the catalog broke its promise: a cell that failed or failed
+# verification, or any anomaly of the consistency checker (stale reads, resurrections,
+# monotonic or read-your-writes violations, phantoms, duplicates); GREEN otherwise. The
+# script exits 0 when every build is as the table says (the buggy release red, the others
+# green) and 1 when not.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HERE=$PWD
+DIR="${TRACK_RECORD_DIR:-$HOME/.cache/track-record}"
+BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
+
+# bug | plan | release with the bug | release with the fix | what it broke
+BUGS=(
+  "8233|empty-root|10.0.0|11.0.0|a namespace opened before the catalog existed listed nothing, forever"
+)
+
+bug() {
+  for b in "${BUGS[@]}"; do
+    [ "${b%%|*}" = "$1" ] && { echo "$b"; return; }
+  done
+  echo "unknown bug '$1': scripts/track-record.sh list names them" >&2
+  exit 2
+}
+
+build() {
+  local v=$1 src="$DIR/src-$1" target="$DIR/target"
+  [[ "$v" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+    || { echo "'$v' is not a lance release (e.g. 10.0.0)" >&2; exit 2; }
+  mkdir -p "$DIR"
+  rm -rf "$src" && mkdir -p "$src"
+  git -C "$HERE" ls-files -z | (cd "$HERE" && xargs -0 tar -c) | tar -x -C "$src"
+  # lance's crates at VERSION; object_store at the version that lance asks for, so the
+  # store bench wraps is the one lance calls.
+  sed -i -E "s/\"=[0-9]+\.[0-9]+\.[0-9]+\"/\"=$v\"/g" "$src/crates/bench-lance/Cargo.toml"
+  (cd "$src" && cargo fetch -q)
+  local reg os
+  reg=$(cd "$src" && cargo metadata --format-version 1 -q \
+    | python3 -c 'import json,sys; m=json.load(sys.stdin); print(next(p["manifest_path"] for p in m["packages"] if p["name"]=="lance"))')
+  os=$(grep -A1 '^\[dependencies.object_store\]' "$reg" | sed -n 's/^version = "\(.*\)"/\1/p')
+  sed -i -E "s/^object_store = \{ version = \"[^\"]+\"/object_store = { version = \"$os\"/" \
+    "$src/Cargo.toml" "$src/crates/bench-lance/Cargo.toml"
+  echo "building bench against lance $v (object_store $os) in $target" >&2
+  (cd "$src" && CARGO_TARGET_DIR="$target" cargo build --release -q --bin bench) >&2
+  local exe="$DIR/bench-$v"
+  cp "$target/release/bench" "$exe"
+  "$exe" --version >&2
+  echo "$exe"
+}
+
+# RED or GREEN, and why, for one results directory and the run's exit code.
+judge() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+out, code, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ANOMALIES = ["stale_reads", "resurrections", "monotonic_violations",
+             "read_your_writes_violations", "phantoms", "duplicates"]
+red = code != 0
+try:
+    records = [json.loads(l) for l in open(f"{out}/results.jsonl")]
+except FileNotFoundError:
+    records = []
+if not records:
+    print(f"  {name}: RED  bench exited {code} and recorded no cell")
+    sys.exit(1)
+for r in records:
+    c = r.get("consistency") or {}
+    found = {k: c[k] for k in ANOMALIES if c.get(k)}
+    bad = found or not r["verified"]
+    red = red or bad
+    what = ", ".join(f"{k} {v}" for k, v in found.items()) or "no anomaly"
+    verified = "verified" if r["verified"] else f"verification failed: {r['verify_error']}"
+    lag = (f"lag {c['lag_low_max_ms']:.0f}..{c['lag_max_ms']:.0f} ms max over {c['lag_pairs']} pairs"
+           if c.get("lag_pairs") else "no commit seen by a reader")
+    print(f"  {name} lance {r['lance_version']} {r['bench_tag']} {r['variant']}: "
+          f"{'RED' if bad else 'GREEN'}  {verified}; {c.get('reads', 0)} reads of "
+          f"{c.get('creations', 0)} creations: {what}; {lag}")
+    if c.get("first_violation"):
+        print(f"    first violation: {c['first_violation']}")
+print(f"  {name}: {'RED' if red else 'GREEN'} (bench exited {code})")
+sys.exit(1 if red else 0)
+PY
+}
+
+run() {
+  local line plan bad good what
+  line=$(bug "$1")
+  IFS='|' read -r _ plan bad good what <<< "$line"
+  [ -x "$BENCH" ] || { echo "build this tree's bench first: cargo build --release" >&2; exit 1; }
+  echo "lance #$1: $what (plans/$plan.toml)"
+  local work ok=0
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  for v in "$bad" "$good" this; do
+    local exe=$BENCH want=GREEN
+    [ "$v" = this ] || exe="$DIR/bench-$v"
+    [ "$v" = "$bad" ] && want=RED
+    [ -x "$exe" ] || { echo "  no build for lance $v: scripts/track-record.sh build $v" >&2; exit 1; }
+    local code=0
+    "$exe" run "plans/$plan.toml" --out "$work/$v" --root "$work/store-$v" --progress lines \
+      > /dev/null 2> "$work/$v.log" || code=$?
+    local got=GREEN
+    judge "$work/$v" "$code" "$v" || got=RED
+    if [ "$got" != "$want" ]; then
+      echo "  lance $v: expected $want, got $got (its log: $work/$v.log)"
+      ok=1
+      trap - RETURN
+    fi
+  done
+  return $ok
+}
+
+case "${1:-}" in
+  build) [ $# -eq 2 ] || { echo "usage: $0 build VERSION" >&2; exit 2; }; build "$2" ;;
+  run) [ $# -eq 2 ] || { echo "usage: $0 run BUG" >&2; exit 2; }; run "$2" ;;
+  list)
+    for b in "${BUGS[@]}"; do
+      IFS='|' read -r n plan bad good what <<< "$b"
+      echo "#$n  plans/$plan.toml  red on $bad, green on $good and this tree: $what"
+    done ;;
+  *) sed -n '2,24p' "$0" >&2; exit 2 ;;
+esac
