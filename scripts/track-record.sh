@@ -52,7 +52,7 @@ build() {
   git -C "$HERE" ls-files -z | (cd "$HERE" && xargs -0 tar -c) | tar -x -C "$src"
   # lance's crates at VERSION; object_store at the version that lance asks for, so the
   # store bench wraps is the one lance calls.
-  sed -i -E "s/\"=[0-9]+\.[0-9]+\.[0-9]+\"/\"=$v\"/g" "$src/crates/bench-lance/Cargo.toml"
+  sed -i -E "/^lance[a-z-]* = /s/\"=[0-9]+\.[0-9]+\.[0-9]+\"/\"=$v\"/" "$src/crates/bench-lance/Cargo.toml"
   (cd "$src" && cargo fetch -q)
   local reg os
   reg=$(cd "$src" && cargo metadata --format-version 1 -q \
