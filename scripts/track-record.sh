@@ -20,8 +20,10 @@
 # ${CARGO_TARGET_DIR:-target}/release/bench).
 #
 # A run is RED when bench says the catalog broke its promise: a cell that failed or failed
-# verification, or any anomaly of the consistency checker (stale reads, resurrections,
-# monotonic or read-your-writes violations, phantoms, duplicates); GREEN otherwise. The
+# verification, any anomaly of the consistency checker (stale reads, resurrections,
+# monotonic or read-your-writes violations, phantoms, duplicates), or a write answered with
+# an error (or none) whose effect landed (these plans kill no worker and abandon no
+# operation: only the catalog can end a write so); GREEN otherwise. The
 # script exits 0 when every build is as the table says (the buggy release red, the others
 # green) and 1 when not.
 set -euo pipefail
@@ -29,10 +31,14 @@ cd "$(dirname "$0")/.."
 HERE=$PWD
 DIR="${TRACK_RECORD_DIR:-$HOME/.cache/track-record}"
 BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
+SERVER=
+trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true' EXIT
 
-# bug | plan | release with the bug | release with the fix | what it broke
+# bug | plan | release with the bug | release with the fix | where (local, or the S3 test
+# server's options: moto behind scripts/s3-server.py) | what it broke
 BUGS=(
-  "8233|empty-root|10.0.0|11.0.0|a namespace opened before the catalog existed listed nothing, forever"
+  "8233|empty-root|10.0.0|11.0.0|local|a namespace opened before the catalog existed listed nothing, forever"
+  "7722|lost-reply|10.0.0|11.0.0|--lose-reply-every 4|a commit whose reply was lost: its own landed manifest taken for a conflict, its transaction file deleted, an error answered"
 )
 
 bug() {
@@ -85,7 +91,11 @@ if not records:
     sys.exit(1)
 for r in records:
     c = r.get("consistency") or {}
+    o = r.get("outcomes") or {}
     found = {k: c[k] for k in ANOMALIES if c.get(k)}
+    landed = o.get("failed_but_applied", 0) + o.get("unknown_landed", 0)
+    if landed:
+        found["writes answered with an error yet landed"] = landed
     bad = found or not r["verified"]
     red = red or bad
     what = ", ".join(f"{k} {v}" for k, v in found.items()) or "no anomaly"
@@ -95,17 +105,35 @@ for r in records:
     print(f"  {name} lance {r['lance_version']} {r['bench_tag']} {r['variant']}: "
           f"{'RED' if bad else 'GREEN'}  {verified}; {c.get('reads', 0)} reads of "
           f"{c.get('creations', 0)} creations: {what}; {lag}")
-    if c.get("first_violation"):
-        print(f"    first violation: {c['first_violation']}")
+    for first in (c.get("first_violation"), o.get("first_failed_but_applied"), o.get("first_unknown")):
+        if first:
+            print(f"    first: {first}")
 print(f"  {name}: {'RED' if red else 'GREEN'} (bench exited {code})")
 sys.exit(1 if red else 0)
 PY
 }
 
+# A fresh S3 test server with the options given, on a free port: sets PORT and SERVER.
+server() {
+  local py=python3 out=$1; shift
+  "$py" -c "import moto" 2>/dev/null || py="$HOME/.cache/bench-test/venv/bin/python3"
+  [ -x "$(command -v "$py")" ] || { echo "moto is not installed: run scripts/test.sh once, or pip install 'moto[server]' boto3" >&2; exit 1; }
+  PORT=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$py" scripts/s3-server.py --port "$PORT" --bucket bench "$@" > "$out" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 300); do
+    grep -q ready "$out" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  echo "the S3 test server did not start:" >&2
+  tail -5 "$out" >&2
+  exit 1
+}
+
 run() {
-  local line plan bad good what
+  local line plan bad good where what
   line=$(bug "$1")
-  IFS='|' read -r _ plan bad good what <<< "$line"
+  IFS='|' read -r _ plan bad good where what <<< "$line"
   [ -x "$BENCH" ] || { echo "build this tree's bench first: cargo build --release" >&2; exit 1; }
   echo "lance #$1: $what (plans/$plan.toml)"
   local work ok=0
@@ -116,9 +144,19 @@ run() {
     [ "$v" = this ] || exe="$DIR/bench-$v"
     [ "$v" = "$bad" ] && want=RED
     [ -x "$exe" ] || { echo "  no build for lance $v: scripts/track-record.sh build $v" >&2; exit 1; }
-    local code=0
-    "$exe" run "plans/$plan.toml" --out "$work/$v" --root "$work/store-$v" --progress lines \
-      > /dev/null 2> "$work/$v.log" || code=$?
+    local code=0 root="$work/store-$v" opts=()
+    if [ "$where" != local ]; then
+      read -r -a args <<< "$where"
+      server "$work/server-$v.out" "${args[@]}"
+      root="s3://bench/$v"
+      opts=(--storage-option "aws_endpoint=http://127.0.0.1:$PORT"
+            --storage-option aws_allow_http=true --storage-option aws_region=us-east-1)
+    fi
+    AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true \
+      "$exe" run "plans/$plan.toml" --out "$work/$v" --root "$root" ${opts[@]+"${opts[@]}"} \
+      --progress lines > /dev/null 2> "$work/$v.log" || code=$?
+    [ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true
+    SERVER=
     local got=GREEN
     judge "$work/$v" "$code" "$v" || got=RED
     if [ "$got" != "$want" ]; then
@@ -135,8 +173,8 @@ case "${1:-}" in
   run) [ $# -eq 2 ] || { echo "usage: $0 run BUG" >&2; exit 2; }; run "$2" ;;
   list)
     for b in "${BUGS[@]}"; do
-      IFS='|' read -r n plan bad good what <<< "$b"
-      echo "#$n  plans/$plan.toml  red on $bad, green on $good and this tree: $what"
+      IFS='|' read -r n plan bad good where what <<< "$b"
+      echo "#$n  plans/$plan.toml ($where)  red on $bad, green on $good and this tree: $what"
     done ;;
   *) sed -n '2,24p' "$0" >&2; exit 2 ;;
 esac
