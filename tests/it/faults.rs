@@ -103,6 +103,31 @@ fn lost_replies_leave_table_operations_and_roles_verified() {
     assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
 }
 
+/// plans/lost-reply.toml, the track record's plan for the lost acknowledgement (lance PR
+/// #7722, docs/track-record.md), on 14.0.2 as shipped but 3 s long: a writer declaring
+/// tables on a catalog that does not exist yet, every 4th conditional PUT's reply lost. lance
+/// recognizes each of its own landed commits: every write ends ok, none answered with an
+/// error yet landed, the cell verifies (no version's transaction file gone) and its reader
+/// sees every declaration.
+#[test]
+fn the_lost_reply_plan_is_green_on_this_lance() {
+    let server = S3Server::start(&["--lose-reply-every", "4"]);
+    let text = std::fs::read_to_string(repo_file("plans/lost-reply.toml"))
+        .unwrap()
+        .replace("duration_secs = 10", "duration_secs = 3");
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-reply", &text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records.len(), 2, "with and without the inline index");
+    verified_and_resolved(&records);
+    for r in &records {
+        let o = &r["outcomes"];
+        assert_eq!(o["failed_but_applied"], 0, "{r}");
+        assert_eq!(o["unknown_landed"], 0, "{r}");
+        assert_eq!(o["ok"], r["consistency"]["creations"], "{r}");
+    }
+    assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
+}
+
 /// The same faults in front of a real S3 server.
 #[test]
 fn lost_replies_in_front_of_ceph_s_gateway_leave_every_kind_of_cell_verified() {
