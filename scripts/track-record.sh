@@ -79,6 +79,7 @@ judge() {
   python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
 out, code, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+
 ANOMALIES = ["stale_reads", "resurrections", "monotonic_violations",
              "read_your_writes_violations", "phantoms", "duplicates"]
 red = code != 0
@@ -90,6 +91,10 @@ if not records:
     print(f"  {name}: RED  bench exited {code} and recorded no cell")
     sys.exit(1)
 for r in records:
+    if name != "this" and r["lance_version"] != name:
+        print(f"  {name}: its binary ran lance {r['lance_version']}: "
+              f"scripts/track-record.sh build {name}", file=sys.stderr)
+        sys.exit(2)
     c = r.get("consistency") or {}
     o = r.get("outcomes") or {}
     found = {k: c[k] for k in ANOMALIES if c.get(k)}
@@ -100,11 +105,16 @@ for r in records:
     red = red or bad
     what = ", ".join(f"{k} {v}" for k, v in found.items()) or "no anomaly"
     verified = "verified" if r["verified"] else f"verification failed: {r['verify_error']}"
-    lag = (f"lag {c['lag_low_max_ms']:.0f}..{c['lag_max_ms']:.0f} ms max over {c['lag_pairs']} pairs"
-           if c.get("lag_pairs") else "no commit seen by a reader")
+    writes = (f"writes ok {o.get('ok', 0)}, failed {o.get('failed', 0)}, unknown "
+              f"{o.get('unknown', 0)} (landed {o.get('unknown_landed', 0)})")
+    if c:
+        lag = (f"lag {c['lag_low_max_ms']:.0f}..{c['lag_max_ms']:.0f} ms at most over "
+               f"{c['lag_pairs']} pairs" if c.get("lag_pairs") else "no reader saw any commit")
+        seen = f"; {c['reads']} reads of {c['creations']} creations, {lag}"
+    else:
+        seen = ""
     print(f"  {name} lance {r['lance_version']} {r['bench_tag']} {r['variant']}: "
-          f"{'RED' if bad else 'GREEN'}  {verified}; {c.get('reads', 0)} reads of "
-          f"{c.get('creations', 0)} creations: {what}; {lag}")
+          f"{'RED' if bad else 'GREEN'}  {what}; {verified}; {writes}{seen}")
     for first in (c.get("first_violation"), o.get("first_failed_but_applied"), o.get("first_unknown")):
         if first:
             print(f"    first: {first}")
@@ -157,8 +167,10 @@ run() {
       --progress lines > /dev/null 2> "$work/$v.log" || code=$?
     [ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true
     SERVER=
-    local got=GREEN
-    judge "$work/$v" "$code" "$v" || got=RED
+    local got=GREEN judged=0
+    judge "$work/$v" "$code" "$v" || judged=$?
+    [ "$judged" -ne 2 ] || exit 2
+    [ "$judged" -eq 0 ] || got=RED
     if [ "$got" != "$want" ]; then
       echo "  lance $v: expected $want, got $got (its log: $work/$v.log)"
       ok=1
