@@ -110,6 +110,9 @@ for r in records:
     if c:
         lag = (f"lag {c['lag_low_max_ms']:.0f}..{c['lag_max_ms']:.0f} ms at most over "
                f"{c['lag_pairs']} pairs" if c.get("lag_pairs") else "no reader saw any commit")
+        if c.get("lag_unseen_pairs"):
+            lag += (f", {c['lag_unseen_pairs']} (commit, reader) pairs never seen: a lag of at "
+                    f"least {c['lag_unseen_low_max_ms']:.0f} ms, without bound")
         seen = f"; {c['reads']} reads of {c['creations']} creations, {lag}"
     else:
         seen = ""

@@ -213,6 +213,14 @@ pub struct Consistency {
     pub lag_low_p99_ms: Option<f64>,
     #[serde(default)]
     pub lag_low_max_ms: Option<f64>,
+    /// (commit, reader) pairs outside the above: the reader read after the acknowledgement
+    /// and never showed the commit by its last read, so the lag has no upper bound; and the
+    /// largest of their lower bounds (from the acknowledgement to the start of the reader's
+    /// last read, which missed it), in ms.
+    #[serde(default)]
+    pub lag_unseen_pairs: u64,
+    #[serde(default)]
+    pub lag_unseen_low_max_ms: Option<f64>,
     /// The readers' cadence: the median time between two consecutive reads of one reader.
     #[serde(default)]
     pub read_period_ms: Option<f64>,
@@ -376,9 +384,9 @@ struct Checker {
     /// Each lag's lower bound: from the acknowledgement to the start of the reader's last
     /// read begun after it that still missed the commit (0 where none did).
     lows: Vec<f64>,
-    /// (reader, commit) → the start of its latest read begun after the acknowledgement that
-    /// missed it.
-    missed: HashMap<(u32, usize), u64>,
+    /// (reader, commit) → the acknowledgement and the start of the reader's latest read
+    /// begun after it that missed it.
+    missed: HashMap<(u32, usize), (u64, u64)>,
     /// (reader, commit) → whether its last read showed it, and whether its lag is counted.
     last: HashMap<(u32, usize), bool>,
     lagged: HashSet<(u32, usize)>,
@@ -545,13 +553,13 @@ impl Checker {
     /// start of its first that showed it.
     fn lag(&mut self, key: (u32, usize), ack_us: u64, start_us: u64, shows: bool) {
         if !shows {
-            let latest = self.missed.entry(key).or_insert(start_us);
+            let (_, latest) = self.missed.entry(key).or_insert((ack_us, start_us));
             *latest = (*latest).max(start_us);
             return;
         }
         if self.lagged.insert(key) {
             self.lags.push(ms(self.ran_us(ack_us, start_us)));
-            let low = self.missed.get(&key).map_or(0, |&t| self.ran_us(ack_us, t));
+            let low = (self.missed.get(&key)).map_or(0, |&(_, t)| self.ran_us(ack_us, t));
             self.lows.push(ms(low));
         }
     }
@@ -765,6 +773,10 @@ pub fn check_paused(
         k.c.read_your_writes_violations += u64::from(own);
     }
     k.versions(history);
+    let unseen: Vec<u64> = (k.missed.iter())
+        .filter(|(key, _)| !k.lagged.contains(key))
+        .map(|(_, &(ack, t))| k.ran_us(ack, t))
+        .collect();
     let mut c = k.c;
     c.stale_rate = match c.reads {
         0 => 0.0,
@@ -781,6 +793,8 @@ pub fn check_paused(
         (pct(&lags, 0.5), pct(&lags, 0.99), lags.last().copied());
     (c.lag_low_p50_ms, c.lag_low_p99_ms, c.lag_low_max_ms) =
         (pct(&lows, 0.5), pct(&lows, 0.99), lows.last().copied());
+    c.lag_unseen_pairs = unseen.len() as u64;
+    c.lag_unseen_low_max_ms = unseen.iter().max().map(|&us| ms(us));
     c.read_period_ms = read_period(history);
     let paused: u64 = paused_us.iter().map(|&[a, b]| b.saturating_sub(a)).sum();
     c.paused_ms = (!paused_us.is_empty()).then(|| ms(paused));
@@ -1001,6 +1015,25 @@ mod tests {
                 found,
             },
         }
+    }
+
+    #[test]
+    fn a_commit_a_reader_never_shows_has_a_lag_bounded_below_only() {
+        // #0 acknowledged at 10 ms, #1 at 20 ms; reader 1 lists every 4 ms and shows #0 from
+        // 16 ms but never #1 (as a reader frozen on an old view would); reader 2 lists once,
+        // at 2 ms, before either.
+        let mut h = vec![created(0, 0, 10), created(0, 1, 20), listed(2, 2, &[(0, 0)], &[])];
+        for t in (0..40).step_by(4) {
+            h.push(listed(1, t, &[(0, u64::from(t > 14))], &[]));
+        }
+        let c = check(&h, 0, 0);
+        // (#0, reader 1): seen at 16, missed at 12: lag in [2, 6] ms.
+        assert_eq!((c.lag_pairs, c.lag_low_max_ms, c.lag_max_ms), (1, Some(2.0), Some(6.0)));
+        // (#1, reader 1): missed by every read from 24 to 36 ms: at least 16 ms, no upper
+        // bound. Reader 2 read before either acknowledgement: no pair.
+        assert_eq!((c.lag_unseen_pairs, c.lag_unseen_low_max_ms), (1, Some(16.0)));
+        // Stale: the read at 12 ms (#0) and the four from 24 ms (#1).
+        assert_eq!(c.stale_reads, 5, "{c:?}");
     }
 
     #[test]

@@ -188,12 +188,20 @@ pub fn section(cells: &[CellRecords<'_>], charts: &[Chart]) -> String {
 /// The lag's lower bound and the readers' cadence, where the record has them: " (at least
 /// 0.0 ms at p50, …; a reader reads every 4.1 ms)".
 fn lag_interval(c: &crate::consistency::Consistency) -> String {
-    match (c.lag_low_p50_ms, c.read_period_ms) {
+    let seen = match (c.lag_low_p50_ms, c.read_period_ms) {
         (Some(low), Some(period)) => format!(
             " (at least {low:.1} ms at p50, to the last read that still missed a commit; \
              a reader reads every {period:.1} ms)"
         ),
         _ => String::new(),
+    };
+    match c.lag_unseen_low_max_ms {
+        Some(low) => format!(
+            "{seen}, and {} (commit, reader) pairs never seen: a lag without bound, at least \
+             {low:.1} ms",
+            c.lag_unseen_pairs
+        ),
+        None => seen,
     }
 }
 
