@@ -1022,16 +1022,26 @@ mod tests {
         // #0 acknowledged at 10 ms, #1 at 20 ms; reader 1 lists every 4 ms and shows #0 from
         // 16 ms but never #1 (as a reader frozen on an old view would); reader 2 lists once,
         // at 2 ms, before either.
-        let mut h = vec![created(0, 0, 10), created(0, 1, 20), listed(2, 2, &[(0, 0)], &[])];
+        let mut h = vec![
+            created(0, 0, 10),
+            created(0, 1, 20),
+            listed(2, 2, &[(0, 0)], &[]),
+        ];
         for t in (0..40).step_by(4) {
             h.push(listed(1, t, &[(0, u64::from(t > 14))], &[]));
         }
         let c = check(&h, 0, 0);
         // (#0, reader 1): seen at 16, missed at 12: lag in [2, 6] ms.
-        assert_eq!((c.lag_pairs, c.lag_low_max_ms, c.lag_max_ms), (1, Some(2.0), Some(6.0)));
+        assert_eq!(
+            (c.lag_pairs, c.lag_low_max_ms, c.lag_max_ms),
+            (1, Some(2.0), Some(6.0))
+        );
         // (#1, reader 1): missed by every read from 24 to 36 ms: at least 16 ms, no upper
         // bound. Reader 2 read before either acknowledgement: no pair.
-        assert_eq!((c.lag_unseen_pairs, c.lag_unseen_low_max_ms), (1, Some(16.0)));
+        assert_eq!(
+            (c.lag_unseen_pairs, c.lag_unseen_low_max_ms),
+            (1, Some(16.0))
+        );
         // Stale: the read at 12 ms (#0) and the four from 24 ms (#1).
         assert_eq!(c.stale_reads, 5, "{c:?}");
     }

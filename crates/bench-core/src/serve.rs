@@ -171,6 +171,110 @@ pub fn waits(calls: &[Call]) -> Vec<u64> {
     out
 }
 
+/// What a server served since its window began, kept as running sums: a call is remembered
+/// only while it is inside or while a call that entered before it is, so a server's memory
+/// stays flat however long it runs. The sums are those [`waits`] gives over every call that
+/// left, in the same order (by entry, then by exit).
+#[derive(Debug, Default)]
+pub struct Served {
+    /// Entry times of the calls inside, with how many entered at each.
+    inside: std::collections::BTreeMap<u64, u32>,
+    /// Calls that left while one that entered before them was still inside, in exit order.
+    pending: Vec<Call>,
+    /// The latest exit of the mutations summed so far.
+    busy_until: u64,
+    totals: ServedTotals,
+}
+
+/// A window's sums: calls, of them mutations, their time in the server and the part of it
+/// mutations waited behind earlier ones, in µs.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ServedTotals {
+    pub calls: u64,
+    pub mutations: u64,
+    pub busy_us: u64,
+    pub wait_us: u64,
+}
+
+impl ServedTotals {
+    /// Add `calls` (each in order of entry), the mutations' wait counted from `busy_until`,
+    /// which it moves on.
+    fn add(&mut self, calls: &[Call], busy_until: &mut u64) {
+        for c in calls {
+            self.calls += 1;
+            self.busy_us += c.left_us - c.entered_us;
+            if c.mutation {
+                self.mutations += 1;
+                self.wait_us += (*busy_until).min(c.left_us).saturating_sub(c.entered_us);
+                *busy_until = (*busy_until).max(c.left_us);
+            }
+        }
+    }
+}
+
+impl Served {
+    /// A call entered at `at_us`.
+    pub fn enter(&mut self, at_us: u64) {
+        *self.inside.entry(at_us).or_default() += 1;
+    }
+
+    /// A call (that [`Served::enter`] saw enter) has left.
+    pub fn leave(&mut self, call: Call) {
+        self.pending.push(call);
+        self.out(call.entered_us);
+    }
+
+    /// A call that entered at `at_us` will not leave (its request was dropped): not counted.
+    pub fn abandon(&mut self, at_us: u64) {
+        self.out(at_us);
+    }
+
+    /// A call that entered at `at_us` is no longer inside: every call to come entered at or
+    /// after the earliest still inside, so those that entered before it are in their final
+    /// order and are summed.
+    fn out(&mut self, at_us: u64) {
+        if let Some(n) = self.inside.get_mut(&at_us) {
+            *n -= 1;
+            if *n == 0 {
+                self.inside.remove(&at_us);
+            }
+        }
+        let first_inside = self.inside.keys().next().copied().unwrap_or(u64::MAX);
+        let mut settled: Vec<Call> = Vec::new();
+        self.pending.retain(|c| {
+            let done = c.entered_us < first_inside;
+            if done {
+                settled.push(*c);
+            }
+            !done
+        });
+        settled.sort_by_key(|c| c.entered_us);
+        self.totals.add(&settled, &mut self.busy_until);
+    }
+
+    /// The window begins: what left before is forgotten (calls inside count when they
+    /// leave).
+    pub fn restart(&mut self) {
+        self.pending.clear();
+        self.busy_until = 0;
+        self.totals = ServedTotals::default();
+    }
+
+    /// The sums over every call that left since [`Served::restart`].
+    pub fn totals(&self) -> ServedTotals {
+        let mut totals = self.totals;
+        let mut pending = self.pending.clone();
+        pending.sort_by_key(|c| c.entered_us);
+        totals.add(&pending, &mut self.busy_until.clone());
+        totals
+    }
+
+    /// Calls remembered one by one: those inside and those waiting on one.
+    pub fn remembered(&self) -> usize {
+        self.inside.values().map(|&n| n as usize).sum::<usize>() + self.pending.len()
+    }
+}
+
 /// A rest cell's per-operation split of the client's time, from its servers' reports:
 /// transport (client time − server time), waiting in the server, the backend's own time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,6 +398,68 @@ mod tests {
         assert_eq!(waits(&[call(0, 5, true), call(6, 9, true)]), vec![0, 0]);
         // A wait never exceeds the call's own time (a call that left first).
         assert_eq!(waits(&[call(0, 50, true), call(10, 20, true)]), vec![0, 10]);
+    }
+
+    /// The running sums equal [`waits`] over every call that left, whatever the overlap
+    /// (random histories of up to 8 calls inside at once), however the window is cut by
+    /// `restart`, while remembering only the calls inside or waiting on one.
+    #[test]
+    fn the_running_sums_are_the_waits_of_every_call_and_memory_stays_flat() {
+        let mut rng = crate::rng::Rng::new(7);
+        for round in 0..200 {
+            // Calls entering every few µs, each inside for up to 40 µs.
+            let mut calls = Vec::new();
+            let mut t = 0;
+            for _ in 0..(50 + round) {
+                t += rng.next_u64() % 6;
+                let long = 1 + rng.next_u64() % 40;
+                calls.push(call(t, t + long, !rng.next_u64().is_multiple_of(3)));
+            }
+            // Events in time order: entries before exits at the same µs. One call in ten is
+            // abandoned (its request dropped): never counted, never remembered after.
+            let dropped = |i: usize| i % 10 == 9;
+            let mut events: Vec<(u64, bool, usize)> = (calls.iter().enumerate())
+                .flat_map(|(i, c)| [(c.entered_us, false, i), (c.left_us, true, i)])
+                .collect();
+            events.sort();
+            let cut = calls[calls.len() / 3].entered_us;
+            let mut served = Served::default();
+            let mut left = Vec::new();
+            let mut most = 0;
+            let mut restarted = false;
+            for (at, leaves, i) in events {
+                if !restarted && at >= cut {
+                    served.restart();
+                    left.clear();
+                    restarted = true;
+                }
+                if leaves && dropped(i) {
+                    served.abandon(calls[i].entered_us);
+                } else if leaves {
+                    served.leave(calls[i]);
+                    left.push(calls[i]);
+                } else {
+                    served.enter(at);
+                }
+                most = most.max(served.remembered());
+                let w: u64 = waits(&left).iter().sum();
+                let busy: u64 = left.iter().map(|c| c.left_us - c.entered_us).sum();
+                let mutations = left.iter().filter(|c| c.mutation).count() as u64;
+                let want = ServedTotals {
+                    calls: left.len() as u64,
+                    mutations,
+                    busy_us: busy,
+                    wait_us: w,
+                };
+                assert_eq!(served.totals(), want, "round {round} at {at}");
+            }
+            assert_eq!(served.remembered(), 0);
+            assert!(
+                most < calls.len() / 2,
+                "{most} of {} remembered",
+                calls.len()
+            );
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use lance_namespace_impls::{RestAdapter, RestAdapterConfig};
 use tokio::io::AsyncBufReadExt;
 
 use crate::catalog::counting::Counters;
-use bench_core::serve::{Call, REPORT, START, ServeArgs, ServerLine, ServerReport, waits};
+use bench_core::serve::{Call, REPORT, START, ServeArgs, Served, ServerLine, ServerReport};
 use bench_core::stats::IoCounts;
 
 /// Test hook: a server exits (code 3) after serving this many calls, as if it crashed.
@@ -28,7 +28,8 @@ pub const SERVER_EXIT_AFTER_ENV: &str = "BENCH_SERVER_EXIT_AFTER";
 struct Timed {
     inner: Arc<dyn LanceNamespace>,
     epoch: Instant,
-    calls: Mutex<Vec<Call>>,
+    /// What it served since the window began, as running sums.
+    calls: Mutex<Served>,
     failed: AtomicU64,
     /// Calls served in the process's life, and [`SERVER_EXIT_AFTER_ENV`].
     served: AtomicU64,
@@ -40,6 +41,24 @@ struct Timed {
         std::time::Duration,
         tokio::sync::Mutex<std::collections::HashMap<String, Cached>>,
     )>,
+}
+
+/// A call inside the backend; dropped before [`Timed::note`] (its request dropped), it
+/// is taken out uncounted.
+struct Inside<'a> {
+    timed: &'a Timed,
+    entered_us: u64,
+    left: bool,
+}
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        if !self.left
+            && let Ok(mut calls) = self.timed.calls.lock()
+        {
+            calls.abandon(self.entered_us);
+        }
+    }
 }
 
 /// A listing as the planted cache keeps it: when it was fetched, and what it said.
@@ -55,13 +74,27 @@ impl Timed {
         self.epoch.elapsed().as_micros() as u64
     }
 
-    /// Note a call that entered at `entered_us` and has just returned `ok` or not.
-    fn note(&self, entered_us: u64, mutation: bool, ok: bool) {
+    /// A call enters the backend now: it is inside until [`Timed::note`] says it left, or
+    /// its request is dropped (the guard then says so).
+    fn enter(&self) -> Inside<'_> {
+        let entered_us = self.now_us();
+        self.calls.lock().expect("calls").enter(entered_us);
+        Inside {
+            timed: self,
+            entered_us,
+            left: false,
+        }
+    }
+
+    /// Note a call that has just returned `ok` or not.
+    fn note(&self, mut inside: Inside<'_>, mutation: bool, ok: bool) {
+        inside.left = true;
+        let entered_us = inside.entered_us;
         let left_us = self.now_us();
         if !ok {
             self.failed.fetch_add(1, Ordering::Relaxed);
         }
-        self.calls.lock().expect("calls").push(Call {
+        self.calls.lock().expect("calls").leave(Call {
             entered_us,
             left_us,
             mutation,
@@ -97,25 +130,16 @@ impl Timed {
 
     /// Forget what was served so far (the cell's window begins).
     fn restart(&self) {
-        self.calls.lock().expect("calls").clear();
+        self.calls.lock().expect("calls").restart();
         self.failed.store(0, Ordering::Relaxed);
     }
 
     /// What was served since [`Timed::restart`] (calls still inside are not counted).
     fn served(&self) -> (u64, u64, f64, f64, u64) {
-        let calls = self.calls.lock().expect("calls").clone();
-        let wait_us: u64 = waits(&calls).iter().sum();
-        let busy_us: u64 = calls.iter().map(|c| c.left_us - c.entered_us).sum();
-        let mutations = calls.iter().filter(|c| c.mutation).count() as u64;
+        let t = self.calls.lock().expect("calls").totals();
         let failed = self.failed.load(Ordering::Relaxed);
         let ms = |us: u64| us as f64 / 1000.0;
-        (
-            calls.len() as u64,
-            mutations,
-            ms(busy_us),
-            ms(wait_us),
-            failed,
-        )
+        (t.calls, t.mutations, ms(t.busy_us), ms(t.wait_us), failed)
     }
 }
 
@@ -139,9 +163,9 @@ macro_rules! timed {
             $(
                 $(#[$attr])*
                 async fn $name(&self, request: $req $(, $data: Bytes)?) -> Result<$resp> {
-                    let entered = self.now_us();
+                    let inside = self.enter();
                     let r = timed!(@call $kind self $name request $(, $data)?);
-                    self.note(entered, timed!(@mutation $kind), r.is_ok());
+                    self.note(inside, timed!(@mutation $kind), r.is_ok());
                     r
                 }
             )*
@@ -255,7 +279,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let timed = Arc::new(Timed {
         inner: backend,
         epoch: Instant::now(),
-        calls: Mutex::new(Vec::new()),
+        calls: Mutex::new(Served::default()),
         failed: AtomicU64::new(0),
         served: AtomicU64::new(0),
         exit_after: (std::env::var(SERVER_EXIT_AFTER_ENV).ok()).and_then(|v| v.trim().parse().ok()),
