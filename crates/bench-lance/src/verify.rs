@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use bench_core::audit::{self, Ids, TableCounts};
-use bench_core::oplog::{Op, Outcome};
+use bench_core::oplog::Op;
 
 use crate::catalog;
 use crate::export::record::TableState;
@@ -87,11 +87,7 @@ pub async fn cell(
         state = s;
         error = error.or(e);
     }
-    if log
-        .iter()
-        .any(|op| !op.operation.on_table() && landed_after_error(op))
-        && let Some(dangling) = dangling_transactions(root, storage).await
-    {
+    if let Some(dangling) = dangling_transactions(root, storage).await {
         error = Some(match error {
             Some(e) => format!("{e}; {dangling}"),
             None => dangling,
@@ -109,33 +105,34 @@ pub async fn cell(
     }
 }
 
-/// A write answered with an error or none, that the copy showed landed.
-fn landed_after_error(op: &Op) -> bool {
-    op.is_write() && op.outcome != Outcome::Ok && op.landed == Some(true)
-}
-
 /// The `__manifest` versions whose manifest names a transaction file that is gone: a commit
 /// that landed, its transaction file deleted after it — what lance through 10.0.0 did to a
-/// commit whose reply was lost, taking its own landed manifest for a conflict
-/// (docs/track-record.md). lance reads a version's transaction from the manifest itself
-/// where it is inlined, so nothing else notices: the file is looked for. Only in a cell where
-/// some write landed after an error or an unknown end, the one way it happens; every version
-/// the copy keeps is read.
+/// commit whose reply was lost (it took the store's error for a failed commit and cleaned up,
+/// while the catalog, finding its row had landed, answered ok; docs/track-record.md). lance
+/// reads a version's transaction from the manifest itself where it is inlined, so nothing
+/// else notices: every version the copy keeps is read and its file looked for, 16 at a time.
 async fn dangling_transactions(root: &str, storage: &BTreeMap<String, String>) -> Option<String> {
+    use futures::{StreamExt, TryStreamExt};
     let uri = format!("{root}/{}", catalog::MANIFEST_DIR);
     let found = async {
         let ds = catalog::load(&uri, storage).await?;
         let store = ds.object_store(None).await?;
-        let mut gone = Vec::new();
-        for v in ds.versions().await? {
-            let at = ds.checkout_version(v.version).await?;
-            if let Some(file) = &at.manifest().transaction_file {
+        let (ds, store) = (&ds, &store);
+        let mut gone: Vec<(u64, String)> = futures::stream::iter(ds.versions().await?)
+            .map(|v| async move {
+                let at = ds.checkout_version(v.version).await?;
+                let Some(file) = at.manifest().transaction_file.clone() else {
+                    return lance_core::Result::Ok(None);
+                };
                 let path = format!("{}/{file}", ds.transactions_dir());
-                if !store.exists(&path.as_str().into()).await? {
-                    gone.push((v.version, file.clone()));
-                }
-            }
-        }
+                let there = store.exists(&path.as_str().into()).await?;
+                Ok((!there).then_some((v.version, file)))
+            })
+            .buffer_unordered(16)
+            .try_filter_map(|x| async move { Ok(x) })
+            .try_collect()
+            .await?;
+        gone.sort();
         lance_core::Result::Ok(gone)
     };
     let gone = match found.await {
@@ -145,8 +142,7 @@ async fn dangling_transactions(root: &str, storage: &BTreeMap<String, String>) -
     let (first, file) = gone.first()?;
     Some(format!(
         "{} version(s) of __manifest name a transaction file that is gone, the first version \
-         {first} (_transactions/{file}): a commit that landed and lost its transaction file \
-         (its reply lost, then its own manifest taken for a conflict)",
+         {first} (_transactions/{file}): a commit that landed and lost its transaction file",
         gone.len()
     ))
 }
