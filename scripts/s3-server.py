@@ -35,6 +35,8 @@ A network store, on demand (each a fraction of requests, or milliseconds):
   --lose-reply-every N  every N-th of those requests instead (the N-th, the 2N-th, ...)
   --lose-reply-of KIND  the requests that lose their reply: conditional_put (the default: the
                       commits of a manifest), put, delete, or any
+  --lose-reply-under TEXT  only requests whose key contains TEXT (e.g. /runs/: a sweep's
+                      cells, not its goldens) are counted and lose their reply
   --seed N            the faults' random sequence (default: random)
 
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
@@ -100,6 +102,9 @@ parser.add_argument("--lose-reply-of", default="conditional_put",
                     choices=["conditional_put", "put", "delete", "any"],
                     help="which requests lose their reply (default: conditional_put, the "
                     "commits of a manifest)")
+parser.add_argument("--lose-reply-under", metavar="TEXT", default=None,
+                    help="only requests whose key contains TEXT lose their reply (and count "
+                    "towards --lose-reply-every)")
 parser.add_argument("--seed", type=int, default=None,
                     help="seed of the faults' random sequence (default: random)")
 parser.add_argument("--upstream", metavar="URL", default=None,
@@ -277,10 +282,12 @@ ACCESS_DENIED = (
 _lose_seen = 0
 
 
-def loses_reply(kinds):
-    """Whether this request (of `kinds`) is applied and then loses its reply."""
+def loses_reply(kinds, path):
+    """Whether this request (of `kinds`, to `path`) is applied and then loses its reply."""
     global _lose_seen
     if args.lose_reply_of != "any" and args.lose_reply_of not in kinds:
+        return False
+    if args.lose_reply_under is not None and args.lose_reply_under not in path:
         return False
     if not (args.lose_reply_every or args.lose_reply_rate):
         return False
@@ -373,7 +380,7 @@ class NetworkStore:
                 count(precondition_failed=1)
             return start_response(status, headers, exc_info)
 
-        if kinds and loses_reply(kinds):
+        if kinds and loses_reply(kinds, environ.get("PATH_INFO", "")):
             # Applied at the store (the answer made to its end, never sent), then the
             # connection reset: the client never hears of it.
             def swallowed(status, headers, exc_info=None):

@@ -38,7 +38,7 @@ trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true' EXIT
 # server's options: moto behind scripts/s3-server.py) | what it broke
 BUGS=(
   "8233|empty-root|10.0.0|11.0.0|local|a namespace opened before the catalog existed listed nothing, forever"
-  "7722|lost-reply|10.0.0|11.0.0|--lose-reply-every 4|a commit whose reply was lost: its own landed manifest taken for a conflict, its transaction file deleted, an error answered"
+  "7722|lost-reply|10.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under /runs/|a commit whose reply was lost: its transaction file deleted, an error answered for a commit that landed"
 )
 
 bug() {

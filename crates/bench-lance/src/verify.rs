@@ -87,12 +87,11 @@ pub async fn cell(
         state = s;
         error = error.or(e);
     }
-    if let Some(dangling) = dangling_transactions(root, storage).await {
-        error = Some(match error {
-            Some(e) => format!("{e}; {dangling}"),
-            None => dangling,
-        });
-    }
+    let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
+    error = both(
+        error,
+        dangling_transactions(&manifest, storage, "__manifest", 0).await,
+    );
     let holds = properties(root, storage, log).await;
     let properties_error = match holds {
         Ok(holds) => audit::properties(log, &holds),
@@ -105,20 +104,38 @@ pub async fn cell(
     }
 }
 
-/// The `__manifest` versions whose manifest names a transaction file that is gone: a commit
-/// that landed, its transaction file deleted after it — what lance through 10.0.0 did to a
-/// commit whose reply was lost (it took the store's error for a failed commit and cleaned up,
-/// while the catalog, finding its row had landed, answered ok; docs/track-record.md). lance
-/// reads a version's transaction from the manifest itself where it is inlined, so nothing
-/// else notices: every version the copy keeps is read and its file looked for, 16 at a time.
-async fn dangling_transactions(root: &str, storage: &BTreeMap<String, String>) -> Option<String> {
+/// Two findings as one (either, or both said in turn).
+fn both(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The versions after `after` of the dataset at `uri` (`what`: `__manifest`, the shared
+/// table) whose manifest names a transaction file that is gone: a commit that landed, its
+/// transaction file deleted after it — what lance through 10.0.0 did to a commit whose reply
+/// was lost (it took the store's error for a failed commit and cleaned up;
+/// docs/track-record.md). lance reads a version's transaction from the manifest itself where
+/// it is inlined, so nothing else notices: each version is read and its file looked for, 16
+/// at a time.
+async fn dangling_transactions(
+    uri: &str,
+    storage: &BTreeMap<String, String>,
+    what: &str,
+    after: u64,
+) -> Option<String> {
     use futures::{StreamExt, TryStreamExt};
-    let uri = format!("{root}/{}", catalog::MANIFEST_DIR);
     let found = async {
-        let ds = catalog::load(&uri, storage).await?;
+        let ds = catalog::load(uri, storage).await?;
         let store = ds.object_store(None).await?;
         let (ds, store) = (&ds, &store);
-        let mut gone: Vec<(u64, String)> = futures::stream::iter(ds.versions().await?)
+        let versions = ds
+            .versions()
+            .await?
+            .into_iter()
+            .filter(|v| v.version > after);
+        let mut gone: Vec<(u64, String)> = futures::stream::iter(versions)
             .map(|v| async move {
                 let at = ds.checkout_version(v.version).await?;
                 let Some(file) = at.manifest().transaction_file.clone() else {
@@ -137,11 +154,11 @@ async fn dangling_transactions(root: &str, storage: &BTreeMap<String, String>) -
     };
     let gone = match found.await {
         Ok(gone) => gone,
-        Err(e) => return Some(format!("cannot read __manifest's versions: {e}")),
+        Err(e) => return Some(format!("cannot read the versions of {what}: {e}")),
     };
     let (first, file) = gone.first()?;
     Some(format!(
-        "{} version(s) of __manifest name a transaction file that is gone, the first version \
+        "{} version(s) of {what} name a transaction file that is gone, the first version \
          {first} (_transactions/{file}): a commit that landed and lost its transaction file",
         gone.len()
     ))
@@ -182,7 +199,9 @@ async fn shared_table(
         counts(now.rows, now.version),
         before.rows_per_commit,
     );
-    (Some(state), error)
+    let what = "the shared table";
+    let dangling = dangling_transactions(&location, storage, what, before.version).await;
+    (Some(state), both(error, dangling))
 }
 
 /// Where the catalog at `root` says its shared table is, and what that table holds.
