@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use bench_core::audit::{self, Ids, TableCounts};
-use bench_core::oplog::Op;
+use bench_core::oplog::{Op, Outcome};
 
 use crate::catalog;
 use crate::export::record::TableState;
@@ -87,11 +87,11 @@ pub async fn cell(
         state = s;
         error = error.or(e);
     }
-    let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
-    error = both(
-        error,
-        dangling_transactions(&manifest, storage, "__manifest", 0).await,
-    );
+    if uncertain(log) {
+        let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
+        let dangling = dangling_transactions(&manifest, storage, "__manifest", 0).await;
+        error = both(error, dangling);
+    }
     let holds = properties(root, storage, log).await;
     let properties_error = match holds {
         Ok(holds) => audit::properties(log, &holds),
@@ -102,6 +102,14 @@ pub async fn cell(
         error: error.or(properties_error),
         table: state,
     }
+}
+
+/// Whether some write of the log ended unknown or landed after an error: where a commit's
+/// transaction file may have been cleaned up after the commit landed, so where it is looked
+/// for (elsewhere nothing is read, and nothing claimed).
+fn uncertain(log: &[Op]) -> bool {
+    (log.iter())
+        .any(|op| op.is_write() && (op.outcome == Outcome::Unknown || op.landed == Some(true)))
 }
 
 /// Two findings as one (either, or both said in turn).
@@ -118,7 +126,7 @@ fn both(a: Option<String>, b: Option<String>) -> Option<String> {
 /// was lost (it took the store's error for a failed commit and cleaned up;
 /// docs/track-record.md). lance reads a version's transaction from the manifest itself where
 /// it is inlined, so nothing else notices: each version is read and its file looked for, 16
-/// at a time.
+/// at a time, in a cell where some write ended [`uncertain`].
 async fn dangling_transactions(
     uri: &str,
     storage: &BTreeMap<String, String>,
@@ -199,6 +207,9 @@ async fn shared_table(
         counts(now.rows, now.version),
         before.rows_per_commit,
     );
+    if !uncertain(log) {
+        return (Some(state), error);
+    }
     let what = "the shared table";
     let dangling = dangling_transactions(&location, storage, what, before.version).await;
     (Some(state), both(error, dangling))
