@@ -160,15 +160,19 @@ pub fn waits(calls: &[Call]) -> Vec<u64> {
     let mut order: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].mutation).collect();
     order.sort_by_key(|&i| (calls[i].entered_us, i));
     let mut out = vec![0; calls.len()];
-    // The latest exit of the mutations that entered before this one.
     let mut busy_until = 0u64;
     for i in order {
-        let c = calls[i];
-        let end = busy_until.min(c.left_us);
-        out[i] = end.saturating_sub(c.entered_us);
-        busy_until = busy_until.max(c.left_us);
+        out[i] = wait(calls[i], &mut busy_until);
     }
     out
+}
+
+/// A mutation's wait, `busy_until` being the latest exit of the mutations that entered
+/// before it (which it moves on): the rule of [`waits`] and of [`Served`].
+fn wait(c: Call, busy_until: &mut u64) -> u64 {
+    let waited = (*busy_until).min(c.left_us).saturating_sub(c.entered_us);
+    *busy_until = (*busy_until).max(c.left_us);
+    waited
 }
 
 /// What a server served since its window began, kept as running sums: a call is remembered
@@ -205,8 +209,7 @@ impl ServedTotals {
             self.busy_us += c.left_us - c.entered_us;
             if c.mutation {
                 self.mutations += 1;
-                self.wait_us += (*busy_until).min(c.left_us).saturating_sub(c.entered_us);
-                *busy_until = (*busy_until).max(c.left_us);
+                self.wait_us += wait(*c, busy_until);
             }
         }
     }

@@ -82,12 +82,13 @@ pub async fn cell(
     };
     let mut error = audit::catalog(before, &after, log);
     let mut state = None;
+    let uncertain = uncertain(log);
     if let Some(t) = table {
-        let (s, e) = shared_table(root, storage, log, t).await;
+        let (s, e) = shared_table(root, storage, log, t, uncertain).await;
         state = s;
         error = error.or(e);
     }
-    if uncertain(log) {
+    if uncertain {
         let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
         let dangling = dangling_transactions(&manifest, storage, "__manifest", 0).await;
         error = both(error, dangling);
@@ -173,12 +174,14 @@ async fn dangling_transactions(
 }
 
 /// The shared table of the copy at `root` (found through its catalog, which must place it
-/// inside the copy), held against its commits.
+/// inside the copy), held against its commits; and, where some write ended `uncertain`,
+/// its versions' transaction files looked for.
 async fn shared_table(
     root: &str,
     storage: &BTreeMap<String, String>,
     log: &mut [Op],
     before: TableBefore,
+    uncertain: bool,
 ) -> (Option<TableState>, Option<String>) {
     let (location, now) = match shared_table_now(root, storage).await {
         Ok(x) => x,
@@ -207,7 +210,7 @@ async fn shared_table(
         counts(now.rows, now.version),
         before.rows_per_commit,
     );
-    if !uncertain(log) {
+    if !uncertain {
         return (Some(state), error);
     }
     let what = "the shared table";
