@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::oplog::Observed;
 use crate::plan::{Entry, Names};
 
+pub mod order;
+
 pub use crate::oplog::{Seen, WARM_SUFFIX, created_index, parent, seen};
 
 /// One operation of the history.
@@ -27,6 +29,9 @@ pub struct Op {
     pub start_us: u64,
     pub end_us: u64,
     pub what: What,
+    /// The `__manifest` version its commit made or its read served, where its requests
+    /// named it ([`crate::versions`]).
+    pub version: Option<u64>,
 }
 
 /// How a commit of the history ended, as reads must see it.
@@ -111,6 +116,7 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
         client: o.client,
         start_us,
         end_us,
+        version: o.manifest.and_then(|m| m.made.or(m.served)),
         what,
     };
     // The shared table's version a commit made or a read returned.
@@ -248,12 +254,17 @@ pub struct Consistency {
     /// which no lag counts. Absent where they never were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_ms: Option<f64>,
+    /// The checks on the `__manifest` version order ([`order`]), where the cell's operations
+    /// carry their versions (absent where none does, e.g. through REST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<order::Order>,
 }
 
 impl Consistency {
     /// Whether anything that should not happen did.
     pub fn anomalies(&self) -> u64 {
-        self.stale_reads + self.monotonic_violations + self.phantoms + self.duplicates
+        let order = self.order.as_ref().map_or(0, order::Order::violations);
+        self.stale_reads + self.monotonic_violations + self.phantoms + self.duplicates + order
     }
 
     /// The listings of `log` that listed an entry more than once, counted, the first named
@@ -280,6 +291,35 @@ impl Consistency {
             }
         }
     }
+}
+
+/// Why the operations of `log`'s history whose version is not known have none, and how many
+/// of each (none: every one's is known).
+pub fn unknown_versions(
+    log: &[crate::oplog::Op],
+) -> Option<std::collections::BTreeMap<String, u64>> {
+    let mut why: std::collections::BTreeMap<String, u64> = Default::default();
+    for o in log.iter().filter(|o| !o.warm) {
+        let Some(e) = event(o) else { continue };
+        if e.version.is_some() || matches!(e.what, What::Versioned { .. }) {
+            continue;
+        }
+        let read = e.what.is_read();
+        let said = match o.manifest {
+            None => "no request of it named a version (a client through REST sees none)",
+            Some(m) if read && m.at_least.is_some() => {
+                "a read that loaded a newer version unseen (local disk), named by no later \
+                 operation of its client"
+            }
+            Some(_) if read => "a read whose requests named no version it served",
+            Some(_) if o.outcome == crate::oplog::Outcome::Unknown => {
+                "a commit whose outcome is unknown, no write of a version seen to succeed"
+            }
+            Some(_) => "a commit with no write of a version seen to succeed",
+        };
+        *why.entry(said.to_string()).or_default() += 1;
+    }
+    (!why.is_empty()).then_some(why)
 }
 
 /// One commit of the history, as reads observe it.
@@ -963,6 +1003,7 @@ mod tests {
             client,
             start_us: (end_ms - 5) * 1000,
             end_us: end_ms * 1000,
+            version: None,
             what: What::Created {
                 id: format!("ns_0$bench_d{client}_{n}"),
                 n,
@@ -977,6 +1018,7 @@ mod tests {
             client,
             start_us: (end_ms - 5) * 1000,
             end_us: end_ms * 1000,
+            version: None,
             what: What::Removed {
                 id: format!("ns_0$table_{table}"),
                 table: true,
@@ -992,6 +1034,7 @@ mod tests {
             client,
             start_us: start_ms * 1000,
             end_us: start_ms * 1000 + 1000,
+            version: None,
             what: What::Listed {
                 namespace: "ns_0".into(),
                 tables: true,
@@ -1012,6 +1055,7 @@ mod tests {
             client,
             start_us: start_ms * 1000,
             end_us: start_ms * 1000 + 1000,
+            version: None,
             what: What::Probed {
                 id: format!("ns_0$table_{table}"),
                 found,
@@ -1049,7 +1093,11 @@ mod tests {
         // With clocks 20 ms uncertain (clients on several hosts), the last miss of #1 (16 ms
         // after it) is within the margin: no stale read, so no pair never seen either.
         let c = check(&h, 0, 20_000);
-        assert_eq!((c.lag_unseen_pairs, c.lag_unseen_low_max_ms), (0, None), "{c:?}");
+        assert_eq!(
+            (c.lag_unseen_pairs, c.lag_unseen_low_max_ms),
+            (0, None),
+            "{c:?}"
+        );
     }
 
     #[test]
@@ -1271,6 +1319,7 @@ mod tests {
             client,
             start_us: (at_ms - 2) * 1000,
             end_us: at_ms * 1000,
+            version: None,
             what: What::Versioned { version, commit },
         }
     }

@@ -114,6 +114,7 @@ pub fn logged(runs: &Runs, r: OpReport) -> Op {
         err: r.err,
         observed,
         landed: None,
+        manifest: r.manifest,
     }
 }
 
@@ -338,6 +339,7 @@ impl Fold {
         if !self.failures.is_empty() {
             return Err(self.failures.join("\n"));
         }
+        crate::versions::settle(&mut self.m.log);
         self.m.tally();
         self.m.io_known = !self.io_unknown;
         Ok(self.m)

@@ -39,4 +39,5 @@ pub mod stats;
 pub mod stored;
 pub mod sweep;
 pub mod trace;
+pub mod versions;
 pub mod workers;

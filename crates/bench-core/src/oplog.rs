@@ -283,6 +283,9 @@ pub struct Op {
     /// effect is there (`None`: not looked up, or not knowable, e.g. one append among
     /// several of the shared table).
     pub landed: Option<bool>,
+    /// Its place in the `__manifest` version order: the version it made or served, as its
+    /// requests showed it (`None`: no request of it named one, e.g. through REST).
+    pub manifest: Option<crate::versions::At>,
 }
 
 impl Op {
@@ -372,6 +375,7 @@ pub fn sample(client: u32, operation: Operation, i: u64, entry: &str, outcome: O
         err: (outcome != Outcome::Ok).then(|| "an error".to_string()),
         observed: Observed::Nothing,
         landed: None,
+        manifest: None,
     }
 }
 

@@ -347,6 +347,9 @@ pub struct OpReport {
     /// A cleanup: what it removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cleaned: Option<crate::oplog::Cleaned>,
+    /// Its place in the `__manifest` version order, from its requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<crate::versions::At>,
 }
 
 impl OpReport {
@@ -373,6 +376,7 @@ impl OpReport {
             version: None,
             twice: None,
             cleaned: None,
+            manifest: None,
         }
     }
 }

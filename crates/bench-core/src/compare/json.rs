@@ -93,6 +93,7 @@ fn readers(r: &super::readers::ReaderRow) -> Value {
                     "reads": c.reads, "anomalies": c.anomalies(), "stale_reads": c.stale_reads,
                     "lag_p50_ms": c.lag_p50_ms, "lag_p99_ms": c.lag_p99_ms,
                     "lag_low_p50_ms": c.lag_low_p50_ms, "read_period_ms": c.read_period_ms,
+                    "version_order_violations": c.order.as_ref().map(|o| o.violations()),
                 })
             })
             .collect()

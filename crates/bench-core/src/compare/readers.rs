@@ -1,5 +1,6 @@
 //! `bench compare` and `bench ab` of what readers see (the records' `consistency`): each
-//! cell's anomalies (stale reads, monotonic-read violations, phantoms) and visibility lag, A's
+//! cell's anomalies (stale reads, monotonic-read violations, phantoms, listings of an entry
+//! twice, failures of the version order's checks) and visibility lag, A's
 //! runs against B's.
 //!
 //! The rule, as for the exact counts, is separation: a figure moved when every run of B lies

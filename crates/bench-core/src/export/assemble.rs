@@ -435,6 +435,11 @@ fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
     let margin = uncertainty_us.map_or(0, |u| 2 * u);
     let mut c = crate::consistency::check_paused(&h, t0, margin, &m.paused_us);
     c.listed_twice(&m.log, t0);
+    let mut order = crate::consistency::order::check(&h, t0, margin);
+    if order.commits_known + order.reads_known > 0 {
+        order.unknown = crate::consistency::unknown_versions(&m.log);
+        c.order = Some(order);
+    }
     c.clock_uncertainty_ms = uncertainty_us.map(|u| u as f64 / 1000.0);
     // No read observed a commit (e.g. look-ups of entries no commit touched): nothing was
     // checked, and no findings say otherwise.

@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 108;
+pub const WIDTH: usize = 110;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -142,6 +142,8 @@ pub const COLUMNS: [&str; WIDTH] = [
     "stored_versions",
     "stored_bytes",
     "stored_bytes_per_hour",
+    "version_order_violations",
+    "versions_unknown",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -227,6 +229,7 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     for f in stored {
         row.push(median_of(cell, &|r| r.storage.as_ref().map(f), 0));
     }
+    row.extend(order(cell));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -470,6 +473,23 @@ fn listed_twice(cell: &CellRecords<'_>) -> String {
     v.map(|n| n.to_string()).unwrap_or_default()
 }
 
+/// The checks on the `__manifest` version order (`consistency.order`): their failures and
+/// the operations of the history whose version is not known, summed over the repetitions;
+/// empty where no run of the cell has them.
+fn order(cell: &CellRecords<'_>) -> [String; 2] {
+    let orders: Vec<_> = (cell.reps.iter())
+        .filter_map(|r| r.consistency.as_ref()?.order.as_ref())
+        .collect();
+    if orders.is_empty() {
+        return [String::new(), String::new()];
+    }
+    let violations: u64 = orders.iter().map(|o| o.violations()).sum();
+    let unknown: u64 = (orders.iter())
+        .map(|o| (o.commits - o.commits_known) + (o.reads - o.reads_known))
+        .sum();
+    [violations.to_string(), unknown.to_string()]
+}
+
 /// Rewrite the summary from all records (atomically).
 pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
@@ -529,7 +549,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,"
         );
     }
 

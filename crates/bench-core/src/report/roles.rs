@@ -235,5 +235,29 @@ pub(super) fn readers_saw(c: &crate::consistency::Consistency) -> String {
         c.first_violation
             .as_ref()
             .map_or(String::new(), |v| format!("; first: {v}"))
+    ) + &version_order(c)
+}
+
+/// The checks on the `__manifest` version order, said in a paragraph (none where the
+/// cell's operations carry no version).
+fn version_order(c: &crate::consistency::Consistency) -> String {
+    let Some(o) = &c.order else {
+        return String::new();
+    };
+    let first = o.first().map_or(String::new(), |w| format!("; first: {w}"));
+    format!(
+        "The version order: {} of {} commits and {} of {} reads with their `__manifest` \
+         version known; {} reads not of the version they served, {} of no state the catalog \
+         had, {} clients whose version went back, {} commits of a lower version than one \
+         acknowledged before them, {} versions made twice{first}.\n\n",
+        o.commits_known,
+        o.commits,
+        o.reads_known,
+        o.reads,
+        o.not_its_version.count,
+        o.no_such_state.count,
+        o.versions_back.count,
+        o.write_order.count,
+        o.one_version_twice.count,
     )
 }

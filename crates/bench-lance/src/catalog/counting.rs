@@ -31,6 +31,7 @@ use url::Url;
 
 use crate::stats::IoCounts;
 use bench_core::counts::FREE_BYTES_PER_REQUEST;
+use bench_core::versions::Touch;
 
 /// S3 answers a list 1,000 keys a page and deletes 1,000 objects a request.
 const PAGE: u64 = 1_000;
@@ -76,6 +77,28 @@ pub struct Timed {
     pub end: Instant,
     pub bytes: u64,
     pub path: Option<String>,
+    /// What it said of a version of `__manifest`, where its key is one.
+    pub manifest: Option<Touch>,
+}
+
+/// What `requests` said of versions of `__manifest`, in the order they ended.
+pub fn touches(requests: &[Timed]) -> Vec<Touch> {
+    requests.iter().filter_map(|r| r.manifest).collect()
+}
+
+/// Whether a request found what it asked for: `Some(true)` it succeeded, `Some(false)` the
+/// key was not there (a HEAD or GET) or already was (a conditional PUT), `None` any other
+/// error.
+fn found<T>(r: &OSResult<T>) -> Option<bool> {
+    match r {
+        Ok(_) => Some(true),
+        Err(
+            object_store::Error::NotFound { .. }
+            | object_store::Error::AlreadyExists { .. }
+            | object_store::Error::Precondition { .. },
+        ) => Some(false),
+        Err(_) => None,
+    }
 }
 
 /// Lance's io trackers of the local stores this worker built.
@@ -142,9 +165,17 @@ impl Counters {
         }
     }
 
-    /// A request of `kind` on `location` that started at `t0` has ended, with `bytes`.
-    fn span(&self, t0: Instant, kind: &'static str, location: Option<&Path>, bytes: u64) {
+    /// A request of `kind` on `location` that started at `t0` has ended, with `bytes`, and
+    /// found what it asked for or not ([`found`]).
+    fn span(
+        &self,
+        t0: Instant,
+        (kind, location): (&'static str, Option<&Path>),
+        bytes: u64,
+        found: Option<bool>,
+    ) {
         let end = Instant::now();
+        let manifest = location.and_then(|l| Touch::of(kind, l.as_ref(), found));
         let path = if self.tracing.load(Ordering::Relaxed) {
             location.map(|l| l.to_string())
         } else {
@@ -156,6 +187,7 @@ impl Counters {
             end,
             bytes,
             path,
+            manifest,
         });
     }
 
@@ -374,7 +406,7 @@ impl ObjectStore for CountingStore {
         };
         let t0 = Instant::now();
         let r = self.inner.put_opts(location, payload, opts).await;
-        self.counters.span(t0, kind, Some(location), bytes);
+        (self.counters).span(t0, (kind, Some(location)), bytes, found(&r));
         r
     }
 
@@ -387,7 +419,7 @@ impl ObjectStore for CountingStore {
         add(&self.counters.put, 1);
         let t0 = Instant::now();
         let inner = self.inner.put_multipart_opts(location, opts).await;
-        self.counters.span(t0, "put", Some(location), 0);
+        (self.counters).span(t0, ("put", Some(location)), 0, None);
         let inner = inner?;
         Ok(Box::new(CountingUpload {
             inner,
@@ -416,7 +448,7 @@ impl ObjectStore for CountingStore {
         };
         // The round trip: until the answer's head (a body is read as the caller goes).
         let kind = if head { "head" } else { "get" };
-        self.counters.span(t0, kind, Some(location), bytes);
+        (self.counters).span(t0, (kind, Some(location)), bytes, found(&result));
         let result = result?;
         self.read(bytes);
         Ok(result)
@@ -440,7 +472,7 @@ impl ObjectStore for CountingStore {
             Ok(r) => r.iter().map(|b| b.len() as u64).sum(),
             Err(_) => 0,
         };
-        self.counters.span(t0, "get", Some(location), bytes);
+        (self.counters).span(t0, ("get", Some(location)), bytes, found(&result));
         let result = result?;
         self.read(bytes);
         Ok(result)
@@ -491,7 +523,7 @@ impl ObjectStore for CountingStore {
         }
         let t0 = Instant::now();
         let r = self.inner.list_with_delimiter(prefix).await;
-        self.counters.span(t0, "list", prefix, 0);
+        (self.counters).span(t0, ("list", prefix), 0, None);
         r
     }
 
@@ -500,7 +532,7 @@ impl ObjectStore for CountingStore {
         self.write(0);
         let t0 = Instant::now();
         let r = self.inner.copy_opts(from, to, options).await;
-        self.counters.span(t0, "copy", Some(to), 0);
+        (self.counters).span(t0, ("copy", Some(to)), 0, None);
         r
     }
 
@@ -513,7 +545,7 @@ impl ObjectStore for CountingStore {
         self.write(0);
         let t0 = Instant::now();
         let r = self.inner.rename_opts(from, to, options).await;
-        self.counters.span(t0, "copy", Some(to), 0);
+        (self.counters).span(t0, ("copy", Some(to)), 0, found(&r));
         r
     }
 }
@@ -545,8 +577,12 @@ impl Span {
 
 impl Drop for Span {
     fn drop(&mut self) {
-        self.counters
-            .span(self.t0, self.kind, self.location.as_ref(), self.bytes);
+        (self.counters).span(
+            self.t0,
+            (self.kind, self.location.as_ref()),
+            self.bytes,
+            None,
+        );
     }
 }
 

@@ -9,9 +9,10 @@ use super::pacing::Next;
 use super::plan::{Named, Planned};
 use super::report::{PENDING, emit, truncate, write_pending};
 use super::{EXIT_TEST_CRASH, KILL_MID_COMMIT_ENV, Session, open, protocol};
-use crate::catalog::counting::Counters;
+use crate::catalog::counting::{self, Counters};
 use crate::catalog::{self, CatalogConfig, ErrorClass};
 use crate::plan::Operation;
+use bench_core::versions::At;
 use protocol::Event;
 
 /// The planted requests of [`super::EXTRA_HEADS_ENV`]: `n` HEADs of `path` on `store`.
@@ -97,9 +98,11 @@ impl Session {
                 Err((e, _)) => Err((ErrorClass::Other, e)),
             };
             let (class, err) = result.err().unzip();
+            let touches = counting::touches(&self.counters.take());
             let report = protocol::OpReport {
                 read: p.read,
                 warm: true,
+                manifest: At::of(&touches, p.op.is_write()),
                 class,
                 err,
                 op: p.mix,
@@ -224,6 +227,7 @@ impl Session {
         let io = self.counters.snapshot() - io_before;
         let requests = self.counters.take();
         let path = crate::catalog::counting::critical_path(&requests, start, end);
+        let manifest = At::of(&counting::touches(&requests), op.is_write());
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
@@ -246,6 +250,7 @@ impl Session {
             target,
             property,
             at_us,
+            manifest,
             ..protocol::OpReport::new(i, ms, class.is_none())
         };
         // A role's client (the only one that cleans up) keeps a history.

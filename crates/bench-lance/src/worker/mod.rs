@@ -151,6 +151,8 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         args,
     };
     let mut commands = read_commands();
+    // The requests that opened the catalog belong to no operation.
+    counters.take();
     session.warm_up().await;
     emit(
         w,

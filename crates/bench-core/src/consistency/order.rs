@@ -1,0 +1,664 @@
+//! Checks on the `__manifest` version order, where each operation's version is known from
+//! its own requests ([`crate::versions`]) rather than inferred: the commits of a cell and the
+//! reads of its catalog, each tied to the version it made or served. Every version holds
+//! exactly the commits made at or before it, so
+//! - a read that served version `v` shows every commit made at or before `v` and none made
+//!   after it (`not_its_version`);
+//! - a read shows a prefix of the commits it observes, in version order, whatever version
+//!   it served: one that shows a commit while missing an earlier one is no state the catalog
+//!   ever had (`no_such_state`; two readers that see two commits in opposite orders — a long
+//!   fork — make one such read at least);
+//! - a client's versions never go back (`versions_back`);
+//! - a commit acknowledged before another began made the lower version (`write_order`);
+//! - no version is made twice (`one_version_twice`).
+//!
+//! Each check counts its failures and names the first with the operations, times and
+//! versions that prove it. It runs in O(n log n) of the history: the commits a listing
+//! observes are looked up by writer, as ranges of their indices, in a tree of versions.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Op, Outcome, Seen, What, parent};
+
+/// One check: how many operations failed it, and the first, named.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+}
+
+impl Check {
+    fn found(&mut self, witness: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(witness());
+        }
+    }
+}
+
+/// The checks on the version order, as the record keeps them (`consistency.order`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Order {
+    /// Creations and removals of the history, and of them those whose version is known.
+    pub commits: u64,
+    pub commits_known: u64,
+    /// Listings and look-ups of the history, and of them those whose version is known.
+    pub reads: u64,
+    pub reads_known: u64,
+    /// Why the others' are not, and how many of each (`Some` where any are not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<std::collections::BTreeMap<String, u64>>,
+    /// A read that served a version and does not show exactly the commits made at or
+    /// before it.
+    pub not_its_version: Check,
+    /// A read that shows a commit and misses one of a lower version.
+    pub no_such_state: Check,
+    /// A client whose version went back: an operation of a lower version than one before
+    /// it.
+    pub versions_back: Check,
+    /// A commit of a lower version than one acknowledged before it began.
+    pub write_order: Check,
+    /// A version two commits made.
+    pub one_version_twice: Check,
+}
+
+impl Order {
+    /// Every failure of every check.
+    pub fn violations(&self) -> u64 {
+        [
+            &self.not_its_version,
+            &self.no_such_state,
+            &self.versions_back,
+            &self.write_order,
+            &self.one_version_twice,
+        ]
+        .iter()
+        .map(|c| c.count)
+        .sum()
+    }
+
+    /// The first failure named, of the first check that has one.
+    pub fn first(&self) -> Option<&str> {
+        [
+            &self.not_its_version,
+            &self.no_such_state,
+            &self.versions_back,
+            &self.write_order,
+            &self.one_version_twice,
+        ]
+        .iter()
+        .find_map(|c| c.first.as_deref())
+    }
+}
+
+/// A commit of a known version.
+#[derive(Clone, Copy)]
+struct Made<'h> {
+    op: &'h Op,
+    v: u64,
+}
+
+impl Made<'_> {
+    fn said(&self) -> String {
+        match &self.op.what {
+            What::Created { n, .. } => format!("writer {}'s #{n} (v{})", self.op.client, self.v),
+            What::Removed { id, .. } => format!("the removal of {id} (v{})", self.v),
+            _ => format!("a commit (v{})", self.v),
+        }
+    }
+}
+
+/// Range minimum and maximum over one writer's creations' versions, in the order of their
+/// indices.
+struct Tree {
+    n: usize,
+    min: Vec<(u64, u32)>,
+    max: Vec<(u64, u32)>,
+}
+
+const NO_MIN: (u64, u32) = (u64::MAX, u32::MAX);
+const NO_MAX: (u64, u32) = (0, u32::MAX);
+
+impl Tree {
+    fn new(versions: &[u64]) -> Tree {
+        let n = versions.len();
+        let (mut min, mut max) = (vec![NO_MIN; 2 * n], vec![NO_MAX; 2 * n]);
+        for (i, &v) in versions.iter().enumerate() {
+            min[n + i] = (v, i as u32);
+            max[n + i] = (v, i as u32);
+        }
+        for i in (1..n).rev() {
+            min[i] = min[2 * i].min(min[2 * i + 1]);
+            max[i] = max[2 * i].max(max[2 * i + 1]);
+        }
+        Tree { n, min, max }
+    }
+
+    /// The least and the greatest version in `[l, r)`, with their places.
+    fn query(&self, l: usize, r: usize) -> ((u64, u32), (u64, u32)) {
+        let (mut lo, mut hi) = (NO_MIN, NO_MAX);
+        let (mut l, mut r) = (l + self.n, r + self.n);
+        while l < r {
+            if l & 1 == 1 {
+                (lo, hi) = (lo.min(self.min[l]), hi.max(self.max[l]));
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                (lo, hi) = (lo.min(self.min[r]), hi.max(self.max[r]));
+            }
+            (l, r) = (l / 2, r / 2);
+        }
+        (lo, hi)
+    }
+}
+
+/// One writer's creations of a kind in one namespace, by index.
+struct Writer<'h> {
+    indices: Vec<u64>,
+    made: Vec<Made<'h>>,
+    tree: Tree,
+}
+
+/// What a read saw of the commits it observes: the greatest version it shows and the least
+/// it misses.
+#[derive(Default)]
+struct Extremes<'h> {
+    shown: Option<Made<'h>>,
+    missed: Option<Made<'h>>,
+}
+
+impl<'h> Extremes<'h> {
+    fn add(&mut self, m: Made<'h>, shows: bool) {
+        if shows {
+            if self.shown.is_none_or(|s| m.v > s.v) {
+                self.shown = Some(m);
+            }
+        } else if self.missed.is_none_or(|s| m.v < s.v) {
+            self.missed = Some(m);
+        }
+    }
+}
+
+/// The commits of known versions, indexed as reads observe them.
+#[derive(Default)]
+struct Index<'h> {
+    /// (namespace, tables) → writer → its creations there.
+    created: HashMap<(&'h str, bool), HashMap<u32, Writer<'h>>>,
+    /// A namespace → the removals of its tables.
+    removed: HashMap<&'h str, Vec<(&'h str, Made<'h>)>>,
+    /// An entry → the commits on it (created: true).
+    on: HashMap<&'h str, Vec<(bool, Made<'h>)>>,
+}
+
+impl<'h> Index<'h> {
+    fn new(known: &[Made<'h>]) -> Index<'h> {
+        let mut ix = Index::default();
+        // (namespace, tables) → writer → (index, commit).
+        type ByWriter<'h> = HashMap<u32, Vec<(u64, Made<'h>)>>;
+        let mut by: HashMap<(&str, bool), ByWriter> = HashMap::new();
+        for &m in known {
+            match &m.op.what {
+                What::Created { id, n, table, .. } => {
+                    let writers = by.entry((parent(id), *table)).or_default();
+                    writers.entry(m.op.client).or_default().push((*n, m));
+                    ix.on.entry(id).or_default().push((true, m));
+                }
+                What::Removed { id, table, .. } => {
+                    if *table {
+                        ix.removed.entry(parent(id)).or_default().push((id, m));
+                    }
+                    ix.on.entry(id).or_default().push((false, m));
+                }
+                _ => {}
+            }
+        }
+        for (key, writers) in by {
+            let writers = (writers.into_iter())
+                .map(|(w, mut made)| {
+                    made.sort_by_key(|&(n, m)| (n, m.v));
+                    let versions: Vec<u64> = made.iter().map(|(_, m)| m.v).collect();
+                    let w2 = Writer {
+                        indices: made.iter().map(|&(n, _)| n).collect(),
+                        made: made.into_iter().map(|(_, m)| m).collect(),
+                        tree: Tree::new(&versions),
+                    };
+                    (w, w2)
+                })
+                .collect();
+            ix.created.insert(key, writers);
+        }
+        ix
+    }
+
+    /// What a listing of `namespace` saw of the commits it observes.
+    fn listing(
+        &self,
+        (namespace, tables): (&str, bool),
+        seen: &[Seen],
+        gone: Option<&[String]>,
+    ) -> Extremes<'h> {
+        let mut e = Extremes::default();
+        for (w, writer) in self.created.get(&(namespace, tables)).into_iter().flatten() {
+            let runs = seen
+                .iter()
+                .find(|s| s.writer == *w)
+                .map_or(&[][..], |s| &s.runs);
+            let mut from = 0;
+            let take = |l: usize, r: usize, shows: bool, e: &mut Extremes<'h>| {
+                if l < r {
+                    let (lo, hi) = writer.tree.query(l, r);
+                    let (_, i) = if shows { hi } else { lo };
+                    e.add(writer.made[i as usize], shows);
+                }
+            };
+            for run in runs {
+                let l = writer.indices.partition_point(|&n| n < run[0]);
+                let r = writer.indices.partition_point(|&n| n < run[1]);
+                take(from, l, false, &mut e);
+                take(l, r, true, &mut e);
+                from = r;
+            }
+            take(from, writer.indices.len(), false, &mut e);
+        }
+        if let (Some(gone), true) = (gone, tables) {
+            let gone: std::collections::HashSet<&str> = gone.iter().map(String::as_str).collect();
+            for &(id, m) in self.removed.get(namespace).into_iter().flatten() {
+                e.add(m, gone.contains(id));
+            }
+        }
+        e
+    }
+
+    /// What a look-up of `id` that found it or not saw of the commits on it.
+    fn probe(&self, id: &str, found: bool) -> Extremes<'h> {
+        let mut e = Extremes::default();
+        for &(created, m) in self.on.get(id).into_iter().flatten() {
+            e.add(m, found == created);
+        }
+        e
+    }
+}
+
+/// How a witness names a read.
+fn verb(op: &Op) -> String {
+    match &op.what {
+        What::Listed { namespace, .. } if namespace.is_empty() => "listed the root".into(),
+        What::Listed { namespace, .. } => format!("listed {namespace}"),
+        What::Probed { id, .. } => format!("looked up {id}"),
+        What::Created { id, .. } => format!("created {id}"),
+        What::Removed { id, .. } => format!("removed {id}"),
+        What::Versioned { .. } => "read the table's version".into(),
+    }
+}
+
+/// Check `history` against the version order its operations carry. `t0_us`: the time
+/// witnesses tell times from; `margin_us`: how uncertain the clocks are against one another
+/// (a commit must be acknowledged that much before another began to be ordered before it).
+pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
+    let mut o = Order::default();
+    let at = |us: u64| us.saturating_sub(t0_us) as f64 / 1000.0;
+    let mut known: Vec<Made> = Vec::new();
+    for op in history.iter().filter(|op| op.what.commit().is_some()) {
+        o.commits += 1;
+        if let Some(v) = op.version {
+            known.push(Made { op, v });
+        }
+    }
+    o.commits_known = known.len() as u64;
+
+    // No version made twice.
+    let mut by_version: HashMap<u64, Made> = HashMap::new();
+    for &m in &known {
+        if let Some(other) = by_version.insert(m.v, m) {
+            o.one_version_twice.found(|| {
+                format!(
+                    "v{} was made by worker {} ({} at +{:.1} ms) and by worker {} ({} at +{:.1} ms)",
+                    m.v,
+                    other.op.client,
+                    verb(other.op),
+                    at(other.op.start_us),
+                    m.op.client,
+                    verb(m.op),
+                    at(m.op.start_us)
+                )
+            });
+        }
+    }
+
+    // Acknowledged before another began: the lower version.
+    let mut acked: Vec<Made> = (known.iter().copied())
+        .filter(|m| {
+            m.op.what
+                .commit()
+                .is_some_and(|(_, o)| o == Outcome::Acknowledged)
+        })
+        .collect();
+    acked.sort_by_key(|m| m.op.end_us);
+    let mut begun = known.clone();
+    begun.sort_by_key(|m| m.op.start_us);
+    let (mut next, mut highest): (usize, Option<Made>) = (0, None);
+    for b in begun {
+        while next < acked.len() && acked[next].op.end_us + margin_us < b.op.start_us {
+            let a = acked[next];
+            if highest.is_none_or(|h| a.v > h.v) {
+                highest = Some(a);
+            }
+            next += 1;
+        }
+        if let Some(a) = highest.filter(|a| a.v > b.v) {
+            o.write_order.found(|| {
+                format!(
+                    "worker {} {} (v{}), acknowledged at +{:.1} ms; worker {} {} (v{}), begun \
+                     after it at +{:.1} ms, made the lower version",
+                    a.op.client,
+                    verb(a.op),
+                    a.v,
+                    at(a.op.end_us),
+                    b.op.client,
+                    verb(b.op),
+                    b.v,
+                    at(b.op.start_us)
+                )
+            });
+        }
+    }
+
+    // Each client's versions, in the order it ran its operations.
+    let mut clients: HashMap<u32, Vec<&Op>> = HashMap::new();
+    for op in history.iter().filter(|op| op.version.is_some()) {
+        if !matches!(op.what, What::Versioned { .. }) {
+            clients.entry(op.client).or_default().push(op);
+        }
+    }
+    let mut clients: Vec<_> = clients.into_iter().collect();
+    clients.sort_by_key(|(c, _)| *c);
+    for (client, mut ops) in clients {
+        ops.sort_by_key(|op| op.start_us);
+        let mut top: Option<&Op> = None;
+        for op in ops {
+            let (v, t) = (op.version.unwrap_or(0), top.and_then(|t| t.version));
+            if let (Some(t_op), Some(tv)) = (top, t)
+                && v < tv
+            {
+                o.versions_back.found(|| {
+                    format!(
+                        "client {client} went back from v{tv} ({} at +{:.1} ms) to v{v} ({} at \
+                         +{:.1} ms)",
+                        verb(t_op),
+                        at(t_op.start_us),
+                        verb(op),
+                        at(op.start_us)
+                    )
+                });
+            }
+            if t.is_none_or(|tv| v >= tv) {
+                top = Some(op);
+            }
+        }
+    }
+
+    // Each read against the commits it observes.
+    let index = Index::new(&known);
+    for op in history {
+        let e = match &op.what {
+            What::Listed {
+                namespace,
+                tables,
+                seen,
+                gone,
+            } => index.listing((namespace, *tables), seen, gone.as_deref()),
+            What::Probed { id, found } => index.probe(id, *found),
+            _ => continue,
+        };
+        o.reads += 1;
+        let who = || {
+            format!(
+                "client {} {} at +{:.1} ms",
+                op.client,
+                verb(op),
+                at(op.start_us)
+            )
+        };
+        if let (Some(s), Some(m)) = (e.shown, e.missed)
+            && s.v > m.v
+        {
+            o.no_such_state.found(|| {
+                format!(
+                    "{}: it saw {} and not {}; no version holds the one without the other",
+                    who(),
+                    s.said(),
+                    m.said()
+                )
+            });
+        }
+        let Some(v) = op.version else { continue };
+        o.reads_known += 1;
+        let wrong = match (e.shown, e.missed) {
+            (Some(s), _) if s.v > v => Some(format!("saw {}, made after it", s.said())),
+            (_, Some(m)) if m.v <= v => Some(format!("did not see {}", m.said())),
+            _ => None,
+        };
+        if let Some(wrong) = wrong {
+            o.not_its_version
+                .found(|| format!("{} served v{v} and {wrong}", who()));
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consistency::Outcome;
+
+    const ACK: Outcome = Outcome::Acknowledged;
+
+    fn created(client: u32, n: u64, ms: [u64; 2], v: u64) -> Op {
+        Op {
+            client,
+            start_us: ms[0] * 1000,
+            end_us: ms[1] * 1000,
+            version: Some(v),
+            what: What::Created {
+                id: format!("ns_0$bench_d{client}_{n}"),
+                n,
+                table: true,
+                outcome: ACK,
+            },
+        }
+    }
+
+    fn listed(client: u32, ms: u64, seen: &[(u32, &[[u64; 2]])], v: Option<u64>) -> Op {
+        Op {
+            client,
+            start_us: ms * 1000,
+            end_us: ms * 1000 + 500,
+            version: v,
+            what: What::Listed {
+                namespace: "ns_0".into(),
+                tables: true,
+                seen: (seen.iter())
+                    .map(|&(writer, runs)| Seen {
+                        writer,
+                        runs: runs.to_vec(),
+                    })
+                    .collect(),
+                gone: None,
+            },
+        }
+    }
+
+    /// Writer 0's #0, #1, #2 made v11, v12, v14; writer 1's #0 made v13.
+    fn commits() -> Vec<Op> {
+        vec![
+            created(0, 0, [1, 2], 11),
+            created(0, 1, [3, 4], 12),
+            created(1, 0, [3, 5], 13),
+            created(0, 2, [6, 7], 14),
+        ]
+    }
+
+    #[test]
+    fn reads_that_show_exactly_their_version_pass() {
+        let mut h = commits();
+        h.push(listed(2, 2, &[(0, &[[0, 1]])], Some(11)));
+        h.push(listed(2, 5, &[(0, &[[0, 2]]), (1, &[[0, 1]])], Some(13)));
+        // Its version unknown: only a prefix is asked of it.
+        h.push(listed(3, 8, &[(0, &[[0, 3]]), (1, &[[0, 1]])], None));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.violations(), 0, "{o:?}");
+        assert_eq!(
+            (o.commits, o.commits_known, o.reads, o.reads_known),
+            (4, 4, 3, 2)
+        );
+    }
+
+    /// A server that patched its own commit into an older view: it says v12 and shows
+    /// writer 1's #0 (v13) too — every entry of it was once true, the whole never was.
+    #[test]
+    fn a_read_that_is_no_state_the_catalog_had_is_named() {
+        let mut h = commits();
+        h.push(listed(2, 8, &[(0, &[[0, 1]]), (1, &[[0, 1]])], Some(12)));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.no_such_state.count, 1, "{o:?}");
+        assert_eq!(o.not_its_version.count, 1);
+        assert_eq!(
+            o.no_such_state.first.as_deref(),
+            Some(
+                "client 2 listed ns_0 at +8.0 ms: it saw writer 1's #0 (v13) and not writer \
+                 0's #1 (v12); no version holds the one without the other"
+            )
+        );
+        assert_eq!(
+            o.not_its_version.first.as_deref(),
+            Some(
+                "client 2 listed ns_0 at +8.0 ms served v12 and saw writer 1's #0 (v13), made after it"
+            )
+        );
+    }
+
+    /// Two readers see two commits in opposite orders (a long fork): the one against the
+    /// version order is no state the catalog had, whatever version it says.
+    #[test]
+    fn a_long_fork_makes_a_read_of_no_state() {
+        let mut h = commits();
+        h.push(listed(2, 5, &[(0, &[[0, 2]])], None));
+        h.push(listed(3, 5, &[(0, &[[0, 1]]), (1, &[[0, 1]])], None));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.no_such_state.count, 1, "{o:?}");
+        assert!(
+            o.no_such_state
+                .first
+                .unwrap()
+                .starts_with("client 3 listed ns_0")
+        );
+    }
+
+    #[test]
+    fn a_read_missing_a_commit_of_its_version_and_versions_going_back_are_named() {
+        let mut h = commits();
+        // Says v14, misses writer 0's #2 (v14).
+        h.push(listed(2, 8, &[(0, &[[0, 2]]), (1, &[[0, 1]])], Some(14)));
+        // Then v13: back.
+        h.push(listed(2, 9, &[(0, &[[0, 2]]), (1, &[[0, 1]])], Some(13)));
+        let o = check(&h, 0, 0);
+        assert_eq!((o.not_its_version.count, o.no_such_state.count), (1, 0));
+        assert!(
+            o.not_its_version
+                .first
+                .unwrap()
+                .ends_with("did not see writer 0's #2 (v14)")
+        );
+        assert_eq!(o.versions_back.count, 1);
+        assert_eq!(
+            o.versions_back.first.as_deref(),
+            Some(
+                "client 2 went back from v14 (listed ns_0 at +8.0 ms) to v13 (listed ns_0 at +9.0 ms)"
+            )
+        );
+    }
+
+    #[test]
+    fn a_commit_acknowledged_before_another_began_has_the_lower_version() {
+        let mut h = commits();
+        // Writer 1's #1 began at 8 ms, after v14 was acknowledged at 7 ms, yet made v10; and
+        // it made a version another commit made.
+        h.push(created(1, 1, [8, 9], 10));
+        h.push(created(1, 2, [10, 11], 14));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.write_order.count, 1, "{o:?}");
+        assert!(
+            o.write_order
+                .first
+                .unwrap()
+                .contains("(v10), begun after it at +8.0 ms")
+        );
+        assert_eq!(o.one_version_twice.count, 1);
+        // Within the clocks' uncertainty, not ordered: only the duplicate stays.
+        let o = check(&h, 0, 7_000);
+        assert_eq!((o.write_order.count, o.one_version_twice.count), (0, 1));
+    }
+
+    #[test]
+    fn look_ups_and_removals_are_read_against_their_versions() {
+        let removed = |client, ms: [u64; 2], v| Op {
+            client,
+            start_us: ms[0] * 1000,
+            end_us: ms[1] * 1000,
+            version: Some(v),
+            what: What::Removed {
+                id: "ns_0$table_1".into(),
+                table: true,
+                outcome: ACK,
+            },
+        };
+        let probe = |client, ms: u64, found, v| Op {
+            client,
+            start_us: ms * 1000,
+            end_us: ms * 1000 + 500,
+            version: Some(v),
+            what: What::Probed {
+                id: "ns_0$table_1".into(),
+                found,
+            },
+        };
+        let gone = |client, ms: u64, gone: bool, v| Op {
+            what: What::Listed {
+                namespace: "ns_0".into(),
+                tables: true,
+                seen: vec![],
+                gone: Some(if gone {
+                    vec!["ns_0$table_1".into()]
+                } else {
+                    vec![]
+                }),
+            },
+            ..probe(client, ms, true, v)
+        };
+        let h = vec![
+            removed(0, [1, 2], 7),
+            probe(1, 3, false, 7),
+            probe(2, 4, true, 6),
+            gone(3, 5, true, 7),
+            gone(4, 6, false, 6),
+        ];
+        let o = check(&h, 0, 0);
+        assert_eq!(o.violations(), 0, "{o:?}");
+        // Found at v7, after its removal made v7; listed at v8 with it there.
+        let h = vec![
+            removed(0, [1, 2], 7),
+            probe(1, 3, true, 7),
+            gone(2, 5, false, 8),
+        ];
+        let o = check(&h, 0, 0);
+        assert_eq!(o.not_its_version.count, 2, "{o:?}");
+        assert!(
+            (o.not_its_version.first.unwrap())
+                .ends_with("did not see the removal of ns_0$table_1 (v7)")
+        );
+    }
+}

@@ -1,0 +1,236 @@
+//! Which `__manifest` version each operation made or served, known from its own store
+//! requests rather than inferred from what reads return.
+//!
+//! Every version of `__manifest` stays in the store as `_versions/<u64::MAX − v>.manifest`
+//! (lance's V2 naming; `<v>.manifest` in V1). A commit is one conditional PUT of that key;
+//! before every operation lance's directory catalog asks whether the successor of the
+//! version it holds exists (a HEAD of that key: not found, it serves the version it holds),
+//! and where it does, loads the latest (on S3 a listing and a GET of that version's
+//! manifest; on local disk a directory read and a file read outside the object store, which
+//! name no key). A worker sees each of those requests through its counting store and
+//! reports, per operation, the version it held as it began, the version its commit made, and
+//! the version a read served — or, where local disk loaded one unseen, a lower bound, which
+//! the client's next operation settles: its first probe names the version its client held.
+
+use serde::{Deserialize, Serialize};
+
+/// What the store said to one request on a key of a `__manifest` version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    /// A conditional PUT (or a rename) of the version's manifest succeeded: a commit made it.
+    Committed(u64),
+    /// A HEAD found the version's manifest: a successor exists.
+    Found(u64),
+    /// A HEAD did not: the version before it is the latest the client knows of.
+    Missing(u64),
+    /// A GET read the version's manifest: the client loaded it.
+    Loaded(u64),
+}
+
+impl Touch {
+    /// The touch a request of `kind` (`conditional_put`, `copy` for a rename, `head`, `get`)
+    /// on `key` made, from whether it succeeded or found nothing (`found`: `Some(true)` it
+    /// succeeded, `Some(false)` not found, `None` any other error); `None` where `key` is no
+    /// version of `__manifest` or the request says nothing of it.
+    pub fn of(kind: &str, key: &str, found: Option<bool>) -> Option<Touch> {
+        let v = manifest_version(key)?;
+        match (kind, found?) {
+            ("conditional_put" | "copy", true) => Some(Touch::Committed(v)),
+            ("head", true) => Some(Touch::Found(v)),
+            ("head", false) => Some(Touch::Missing(v)),
+            ("get", true) => Some(Touch::Loaded(v)),
+            _ => None,
+        }
+    }
+}
+
+/// The version of `__manifest` whose manifest `key` is, if it is one:
+/// `…/__manifest/_versions/<20 digits>.manifest` (V2: `u64::MAX` minus the version) or
+/// `…/__manifest/_versions/<digits>.manifest` (V1).
+pub fn manifest_version(key: &str) -> Option<u64> {
+    let name = key.strip_suffix(".manifest")?;
+    let (dir, file) = name.rsplit_once('/')?;
+    if !(dir.ends_with("__manifest/_versions") || dir == "__manifest/_versions") {
+        return None;
+    }
+    if file.is_empty() || !file.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = file.parse().ok()?;
+    Some(if file.len() == 20 { u64::MAX - n } else { n })
+}
+
+/// One operation's place in the `__manifest` version order, as its requests showed it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct At {
+    /// The version its client held as it began: its first probe for a successor names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<u64>,
+    /// The version its commit made: the conditional PUT of that version's manifest
+    /// succeeded (the last one, where it made more than one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made: Option<u64>,
+    /// The version a read served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<u64>,
+    /// A read whose client found a successor and loaded the latest without a request that
+    /// names it (local disk): at least this version, until the client's next operation
+    /// names the one it held ([`settle`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<u64>,
+}
+
+impl At {
+    /// An operation's place, from its requests' touches in the order they ended; `None`
+    /// where none touched a version of `__manifest`. A read serves the version its client
+    /// held after its last touch; a commit's own version is the one it made.
+    pub fn of(touches: &[Touch], write: bool) -> Option<At> {
+        let first = touches.first()?;
+        let mut at = At::default();
+        if let Touch::Found(k) | Touch::Missing(k) = *first {
+            at.before = k.checked_sub(1);
+        }
+        for t in touches {
+            match *t {
+                Touch::Committed(v) => at.made = Some(v),
+                // Nothing newer: it serves the version it holds.
+                Touch::Missing(k) => (at.served, at.at_least) = (k.checked_sub(1), None),
+                // A newer one exists: it loads the latest.
+                Touch::Found(k) => (at.served, at.at_least) = (None, Some(k)),
+                // Where a version is loaded at or past what is known to exist, that one.
+                Touch::Loaded(v)
+                    if at.at_least.is_none_or(|k| v >= k) && at.served.is_none_or(|s| v >= s) =>
+                {
+                    (at.served, at.at_least) = (Some(v), None)
+                }
+                Touch::Loaded(_) => {}
+            }
+        }
+        if write {
+            // A commit's probes and loads are of the versions it committed over.
+            (at.served, at.at_least) = (None, None);
+        }
+        Some(at)
+    }
+}
+
+/// Settle each read of `log` that served at least a version, unseen, by the next operation
+/// of its client through the same namespace (not one opened for a cold read) that names the
+/// version it held as it began. Reports of one client arrive in the order it ran them.
+pub fn settle(log: &mut [crate::oplog::Op]) {
+    let mut open: std::collections::HashMap<u32, usize> = Default::default();
+    for i in 0..log.len() {
+        let (client, cold) = (log[i].client, log[i].operation.describe().cold);
+        let Some(at) = log[i].manifest else { continue };
+        if cold {
+            continue;
+        }
+        if let Some(before) = at.before
+            && let Some(j) = open.remove(&client)
+            && let Some(held) = log[j].manifest.as_mut()
+            && held.at_least.is_some_and(|k| before >= k)
+        {
+            (held.served, held.at_least) = (Some(before), None);
+        }
+        if at.at_least.is_some() {
+            open.insert(client, i);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oplog::{Outcome, sample};
+    use crate::plan::Operation;
+
+    fn key(v: u64) -> String {
+        format!("root/__manifest/_versions/{:020}.manifest", u64::MAX - v)
+    }
+
+    #[test]
+    fn a_manifest_key_names_its_version() {
+        assert_eq!(manifest_version(&key(7)), Some(7));
+        assert_eq!(
+            manifest_version("__manifest/_versions/12.manifest"),
+            Some(12)
+        );
+        // Another table's versions, the hint, a staging file: none.
+        let table = format!("root/t.lance/_versions/{:020}.manifest", u64::MAX - 3);
+        assert_eq!(manifest_version(&table), None);
+        assert_eq!(
+            manifest_version("__manifest/_versions/version_hint.json"),
+            None
+        );
+        assert_eq!(
+            manifest_version("__manifest/_versions/.tmp_7.manifest_9c10"),
+            None
+        );
+        assert_eq!(
+            Touch::of("conditional_put", &key(4), Some(true)),
+            Some(Touch::Committed(4))
+        );
+        assert_eq!(Touch::of("conditional_put", &key(4), Some(false)), None);
+        assert_eq!(
+            Touch::of("head", &key(4), Some(false)),
+            Some(Touch::Missing(4))
+        );
+        assert_eq!(Touch::of("head", &key(4), None), None);
+        assert_eq!(Touch::of("list", &key(4), Some(true)), None);
+    }
+
+    #[test]
+    fn a_read_serves_what_its_client_held_after_its_last_probe() {
+        use Touch::*;
+        // Nothing newer than 5.
+        let a = At::of(&[Missing(6)], false).unwrap();
+        assert_eq!((a.before, a.served, a.at_least), (Some(5), Some(5), None));
+        // S3: a successor, then the latest loaded by a GET of its manifest.
+        let a = At::of(&[Found(6), Loaded(9)], false).unwrap();
+        assert_eq!((a.before, a.served), (Some(5), Some(9)));
+        // Local disk: the latest loaded unseen.
+        let a = At::of(&[Found(6)], false).unwrap();
+        assert_eq!((a.served, a.at_least), (None, Some(6)));
+        // A namespace opened cold: its manifest loaded, then no successor.
+        let a = At::of(&[Loaded(9), Missing(10)], false).unwrap();
+        assert_eq!((a.before, a.served), (None, Some(9)));
+        // A commit: what it made, over what it held; it serves nothing.
+        let a = At::of(&[Found(6), Missing(8), Committed(8)], true).unwrap();
+        assert_eq!((a.before, a.made, a.served), (Some(5), Some(8), None));
+        assert_eq!(At::of(&[], false), None);
+    }
+
+    #[test]
+    fn the_next_probe_of_the_same_namespace_settles_a_version_loaded_unseen() {
+        let op = |client, operation, at| crate::oplog::Op {
+            manifest: Some(at),
+            ..sample(client, operation, 0, "", Outcome::Ok)
+        };
+        let list = Operation::ListTables { cold: false };
+        let cold = Operation::ListTables { cold: true };
+        let unseen = At {
+            before: Some(5),
+            at_least: Some(6),
+            ..At::default()
+        };
+        let next = |before| At {
+            before: Some(before),
+            served: Some(before),
+            ..At::default()
+        };
+        let mut log = vec![
+            op(0, list, unseen),
+            // Another client's, and a cold read's own namespace: neither settles it.
+            op(1, list, next(3)),
+            op(0, cold, next(12)),
+            op(0, list, next(9)),
+            // The last read of a client stays a lower bound.
+            op(1, list, unseen),
+        ];
+        settle(&mut log);
+        assert_eq!(log[0].manifest.unwrap().served, Some(9));
+        assert_eq!(log[0].manifest.unwrap().at_least, None);
+        assert_eq!(log[4].manifest.unwrap().served, None);
+        assert_eq!(log[4].manifest.unwrap().at_least, Some(6));
+    }
+}
