@@ -10,6 +10,7 @@ mod faults;
 mod local;
 mod network;
 mod numbers;
+mod order;
 mod publish;
 mod readme;
 mod recovery;

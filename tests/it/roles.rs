@@ -269,6 +269,38 @@ pub fn no_anomaly(c: &serde_json::Value) {
         assert_eq!(c[k], 0, "{k}: {c}");
     }
     assert!(c["first_violation"].is_null(), "{c}");
+    // Where operations carry their `__manifest` version, every check on its order passes.
+    if let Some(o) = c.get("order") {
+        for k in [
+            "not_its_version",
+            "no_such_state",
+            "versions_back",
+            "write_order",
+            "one_version_twice",
+        ] {
+            assert_eq!(o[k]["count"], 0, "{k}: {o}");
+            assert!(o[k]["first"].is_null(), "{k}: {o}");
+        }
+    }
+}
+
+/// A direct cell's `consistency.order`: every commit's version known, and every read's but
+/// at most one of each reader — on local disk its last, where it loaded a version unseen and
+/// no later operation of its client named it; on a catalog not yet created, its first —,
+/// said so.
+pub fn versions_known(c: &serde_json::Value, readers: u64) {
+    let o = &c["order"];
+    assert!(o.is_object(), "{c}");
+    let n = |k: &str| o[k].as_u64().unwrap();
+    assert!(n("commits") > 0 && n("reads") > 0, "{o}");
+    assert_eq!(n("commits_known"), n("commits"), "{o}");
+    let unknown = n("reads") - n("reads_known");
+    assert!(unknown <= readers, "{o}");
+    if unknown > 0 {
+        let why = o["unknown"].as_object().unwrap();
+        let said = |k: &String| k.contains("local disk") || k.contains("not yet created");
+        assert!(why.keys().all(said), "{o}");
+    }
 }
 
 /// The record's consistency findings (with reads checked).
@@ -302,6 +334,16 @@ fn readers_see_every_acknowledged_creation_directly_and_through_rest() {
         assert_eq!(r["verified"], true, "{r}");
         let c = consistency(r);
         no_anomaly(c);
+        // Directly, every operation's version is known from its requests; through REST the
+        // client sees none of them, and the copy's chain of versions gives the commits'.
+        match r["transport"].as_str() {
+            Some("rest") => {
+                let o = &c["order"];
+                assert_eq!(o["commits_known"], o["commits"], "{o}");
+                assert_eq!(o["reads_known"], 0, "{o}");
+            }
+            _ => versions_known(c, 3),
+        }
         assert_eq!(c["lag_low_max_ms"], 0.0, "{c}");
         let (upper, period) = (c["lag_p50_ms"].as_f64(), c["read_period_ms"].as_f64());
         assert!(upper.unwrap() > 0.0 && period.unwrap() > 0.0, "{c}");

@@ -306,7 +306,10 @@ pub fn unknown_versions(
         }
         let read = e.what.is_read();
         let said = match o.manifest {
-            None => "no request of it named a version (a client through REST sees none)",
+            None => {
+                "no store request of it named a version (through REST the client sees none; a \
+                 catalog not yet created has none)"
+            }
             Some(m) if read && m.at_least.is_some() => {
                 "a read that loaded a newer version unseen (local disk), named by no later \
                  operation of its client"

@@ -138,6 +138,71 @@ pub fn settle(log: &mut [crate::oplog::Op]) {
     }
 }
 
+/// One version of `__manifest` against the one before it, as the copy holds them after the
+/// cell: the entries (ids) it added and removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Change {
+    pub version: u64,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+/// The entry a commit of the catalog adds (`true`) or removes, if it is one.
+fn effect(op: &crate::oplog::Op) -> Option<(&str, bool)> {
+    use crate::plan::Effect;
+    let id = op.entry.as_deref()?;
+    match op.operation.describe().effect {
+        Effect::CatalogRow => Some((id, true)),
+        Effect::CatalogRowGone => Some((id, false)),
+        Effect::TableVersion | Effect::TableProperty | Effect::Nothing => None,
+    }
+}
+
+/// Whether some commit of a cell that keeps a history (its operations on the clock) has no
+/// version its requests named: where the copy's chain of versions is worth reading.
+pub fn chain_wanted(log: &[crate::oplog::Op]) -> bool {
+    (log.iter()).any(|o| {
+        o.at_us.is_some()
+            && effect(o).is_some()
+            && o.took_effect() != Some(false)
+            && o.manifest.is_none_or(|m| m.made.is_none())
+    })
+}
+
+/// Give each commit of the catalog in `log` whose requests named no version the version of
+/// `chain` (the copy's versions after the cell's first, each against the one before) that
+/// made its effect: the version that added its entry (a creation) or removed it (a removal)
+/// — a reply lost, a worker killed, a client through REST included. Returns how many were
+/// placed.
+pub fn place(log: &mut [crate::oplog::Op], chain: &[Change]) -> u64 {
+    use std::collections::HashMap;
+    let mut at: HashMap<(String, bool), Vec<u64>> = HashMap::new();
+    for c in chain {
+        for id in &c.added {
+            at.entry((id.clone(), true)).or_default().push(c.version);
+        }
+        for id in &c.removed {
+            at.entry((id.clone(), false)).or_default().push(c.version);
+        }
+    }
+    let mut placed = 0;
+    for op in log.iter_mut() {
+        if op.manifest.is_some_and(|m| m.made.is_some()) {
+            continue;
+        }
+        let key = effect(op).map(|(id, added)| (id.to_string(), added));
+        let Some(v) = key.and_then(|k| at.get_mut(&k)).and_then(|vs| {
+            // Each version is one commit's: the first not yet given to another.
+            (!vs.is_empty()).then(|| vs.remove(0))
+        }) else {
+            continue;
+        };
+        op.manifest.get_or_insert_with(At::default).made = Some(v);
+        placed += 1;
+    }
+    placed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,5 +297,50 @@ mod tests {
         assert_eq!(log[0].manifest.unwrap().at_least, None);
         assert_eq!(log[4].manifest.unwrap().served, None);
         assert_eq!(log[4].manifest.unwrap().at_least, Some(6));
+    }
+
+    /// Through REST, or with a reply lost, a commit's requests name no version: the copy's
+    /// chain gives it the version that added (or removed) its entry.
+    #[test]
+    fn the_copy_s_chain_places_commits_whose_requests_named_no_version() {
+        let op = |client, operation, entry: &str, made: Option<u64>| crate::oplog::Op {
+            at_us: Some([0, 1]),
+            manifest: made.map(|v| At {
+                made: Some(v),
+                ..At::default()
+            }),
+            ..sample(client, operation, 0, entry, Outcome::Ok)
+        };
+        let mut log = vec![
+            op(0, Operation::DeclareTable, "ns_0$bench_d0_0", None),
+            op(0, Operation::DropTable, "ns_0$table_3", None),
+            op(1, Operation::DeclareTable, "ns_0$bench_d1_0", Some(12)),
+            op(1, Operation::ListTables { cold: false }, "ns_0", None),
+        ];
+        assert!(chain_wanted(&log));
+        let chain = [
+            Change {
+                version: 11,
+                added: vec!["ns_0$bench_d0_0".into()],
+                removed: vec![],
+            },
+            Change {
+                version: 12,
+                added: vec!["ns_0$bench_d1_0".into()],
+                removed: vec![],
+            },
+            Change {
+                version: 13,
+                added: vec![],
+                removed: vec!["ns_0$table_3".into()],
+            },
+        ];
+        assert_eq!(place(&mut log, &chain), 2);
+        let made: Vec<Option<u64>> = log
+            .iter()
+            .map(|o| o.manifest.and_then(|m| m.made))
+            .collect();
+        assert_eq!(made, [Some(11), Some(13), Some(12), None]);
+        assert!(!chain_wanted(&log));
     }
 }

@@ -41,7 +41,43 @@ struct Timed {
         std::time::Duration,
         tokio::sync::Mutex<std::collections::HashMap<String, Cached>>,
     )>,
+    /// [`PATCH_OWN_ENV`]: the tables this server declared, created or dropped, each with
+    /// when it was acknowledged, patched into the cached views (`None`: no patching).
+    own: Option<Mutex<Vec<Own>>>,
+    /// [`ACK_EARLY_ENV`]: how long before its commit every second declaration is
+    /// acknowledged, the declarations so far, and the commits still to land.
+    ack_early: Option<AckEarly>,
 }
+
+/// [`ACK_EARLY_ENV`]'s delay, declarations so far, and commits still to land.
+type AckEarly = (
+    std::time::Duration,
+    AtomicU64,
+    Mutex<Vec<tokio::task::JoinHandle<()>>>,
+);
+
+/// A table this server declared, created (`true`) or dropped, in namespace `ns` (its id
+/// joined by `$`), acknowledged at `at`.
+#[derive(Debug)]
+struct Own {
+    at: Instant,
+    ns: String,
+    name: String,
+    created: bool,
+}
+
+/// Test fixture: with the planted cache's view (refreshed every this many ms), a server
+/// answers listings of tables with its own declarations, creations and drops since the view
+/// was stamped patched into it — a state no version of the catalog held where another server
+/// committed meanwhile (a mixed snapshot; over two servers, each with a writer and a reader, a
+/// long fork). Off unless set; never for a measurement.
+pub const PATCH_OWN_ENV: &str = "BENCH_SERVE_PATCH_OWN_MS";
+
+/// Test fixture: a server acknowledges every second declaration of a table at once and
+/// commits it this many ms later, so that the client's next commit, begun after that
+/// acknowledgement, lands first with the lower version. Before it reports, the server waits
+/// for every such commit to land. Off unless set; never for a measurement.
+pub const ACK_EARLY_ENV: &str = "BENCH_SERVE_ACK_EARLY_MS";
 
 /// A call inside the backend; dropped before [`Timed::note`] (its request dropped), it
 /// is taken out uncounted.
@@ -114,18 +150,87 @@ impl Timed {
             "{:?}|{:?}|{:?}",
             request.id, request.page_token, request.limit
         );
+        let ns = request.id.clone().unwrap_or_default().join("$");
         let mut views = views.lock().await;
         if let Some((at, r)) = views.get(&key)
             && at.elapsed() < *period
         {
-            return Ok(r.clone());
+            return Ok(self.patched(r.clone(), &ns, *at));
         }
         // Stamped before the listing begins, so that a view shows every commit that landed
         // before its stamp and is served at most `period` after it.
         let at = Instant::now();
         let r = self.inner.list_tables(request).await?;
         views.insert(key, (at, r.clone()));
-        Ok(r)
+        Ok(self.patched(r, &ns, at))
+    }
+
+    /// A cached view of namespace `ns` stamped `at`, with this server's own commits since
+    /// patched in ([`PATCH_OWN_ENV`]; the last page only).
+    fn patched(&self, mut r: ListTablesResponse, ns: &str, at: Instant) -> ListTablesResponse {
+        let Some(own) = &self.own else { return r };
+        if r.page_token.as_deref().is_some_and(|t| !t.is_empty()) {
+            return r;
+        }
+        for o in (own.lock().expect("own").iter()).filter(|o| o.at > at && o.ns == ns) {
+            let there = r.tables.iter().position(|t| *t == o.name);
+            match (o.created, there) {
+                (true, None) => r.tables.push(o.name.clone()),
+                (false, Some(i)) => {
+                    r.tables.remove(i);
+                }
+                _ => {}
+            }
+        }
+        r
+    }
+
+    /// Note a table of `id` this server declared, created or dropped just now.
+    fn note_own(&self, id: Option<Vec<String>>, created: bool) {
+        let (Some(own), Some(mut id)) = (&self.own, id) else {
+            return;
+        };
+        let Some(name) = id.pop() else { return };
+        own.lock().expect("own").push(Own {
+            at: Instant::now(),
+            ns: id.join("$"),
+            name,
+            created,
+        });
+    }
+
+    /// A declaration: every second one acknowledged before it is committed where
+    /// [`ACK_EARLY_ENV`] is set.
+    async fn declared(&self, request: DeclareTableRequest) -> Result<DeclareTableResponse> {
+        let id = request.id.clone();
+        let Some((delay, n, pending)) = &self.ack_early else {
+            let r = self.inner.declare_table(request).await;
+            if r.is_ok() {
+                self.note_own(id, true);
+            }
+            return r;
+        };
+        if n.fetch_add(1, Ordering::Relaxed) % 2 == 1 {
+            return self.inner.declare_table(request).await;
+        }
+        let (inner, delay) = (self.inner.clone(), *delay);
+        let commit = tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = inner.declare_table(request).await;
+        });
+        pending.lock().expect("pending").push(commit);
+        Ok(DeclareTableResponse::default())
+    }
+
+    /// Wait for the declarations acknowledged early to land ([`ACK_EARLY_ENV`]).
+    async fn landed(&self) {
+        let Some((_, _, pending)) = &self.ack_early else {
+            return;
+        };
+        let commits: Vec<_> = std::mem::take(&mut *pending.lock().expect("pending"));
+        for c in commits {
+            let _ = c.await;
+        }
     }
 
     /// Forget what was served so far (the cell's window begins).
@@ -150,7 +255,27 @@ macro_rules! timed {
     (@mutation manifest) => { true };
     (@mutation other) => { false };
     (@mutation cached) => { false };
+    (@mutation declared) => { true };
+    (@mutation own) => { true };
+    (@mutation dropped) => { true };
     (@call cached $s:ident $name:ident $request:ident) => { $s.cached_list_tables($request).await };
+    (@call declared $s:ident $name:ident $request:ident) => { $s.declared($request).await };
+    (@call own $s:ident $name:ident $request:ident $(, $data:ident)?) => {{
+        let id = $request.id.clone();
+        let r = $s.inner.$name($request $(, $data)?).await;
+        if r.is_ok() {
+            $s.note_own(id, true);
+        }
+        r
+    }};
+    (@call dropped $s:ident $name:ident $request:ident) => {{
+        let id = $request.id.clone();
+        let r = $s.inner.$name($request).await;
+        if r.is_ok() {
+            $s.note_own(id, false);
+        }
+        r
+    }};
     (@call $kind:ident $s:ident $name:ident $request:ident $(, $data:ident)?) => {
         $s.inner.$name($request $(, $data)?).await
     };
@@ -183,11 +308,11 @@ timed! {
     other describe_table(DescribeTableRequest) -> DescribeTableResponse;
     manifest register_table(RegisterTableRequest) -> RegisterTableResponse;
     other table_exists(TableExistsRequest) -> ();
-    manifest drop_table(DropTableRequest) -> DropTableResponse;
+    dropped drop_table(DropTableRequest) -> DropTableResponse;
     manifest deregister_table(DeregisterTableRequest) -> DeregisterTableResponse;
     other count_table_rows(CountTableRowsRequest) -> i64;
-    manifest create_table(CreateTableRequest, data) -> CreateTableResponse;
-    manifest declare_table(DeclareTableRequest) -> DeclareTableResponse;
+    own create_table(CreateTableRequest, data) -> CreateTableResponse;
+    declared declare_table(DeclareTableRequest) -> DeclareTableResponse;
     other insert_into_table(InsertIntoTableRequest, data) -> InsertIntoTableResponse;
     other merge_insert_into_table(MergeInsertIntoTableRequest, data) -> MergeInsertIntoTableResponse;
     other update_table(UpdateTableRequest) -> UpdateTableResponse;
@@ -276,6 +401,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     )?;
     let counters = Arc::new(Counters::default());
     let backend = Arc::new(crate::catalog::open_counted(&cfg, &counters).await?);
+    let patch_own = std::env::var(PATCH_OWN_ENV).ok();
     let timed = Arc::new(Timed {
         inner: backend,
         epoch: Instant::now(),
@@ -283,13 +409,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         failed: AtomicU64::new(0),
         served: AtomicU64::new(0),
         exit_after: (std::env::var(SERVER_EXIT_AFTER_ENV).ok()).and_then(|v| v.trim().parse().ok()),
-        cache: (std::env::var(CACHE_ENV).ok())
+        cache: (std::env::var(CACHE_ENV).ok().or(patch_own.clone()))
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(|ms| {
                 (
                     std::time::Duration::from_millis(ms),
                     tokio::sync::Mutex::new(Default::default()),
                 )
+            }),
+        own: patch_own.map(|_| Mutex::new(Vec::new())),
+        ack_early: (std::env::var(ACK_EARLY_ENV).ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|ms| {
+                let delay = std::time::Duration::from_millis(ms);
+                (delay, AtomicU64::new(0), Mutex::new(Vec::new()))
             }),
     });
     let config = RestAdapterConfig {
@@ -344,6 +477,7 @@ async fn supervised(timed: &Timed, counters: &Counters) {
                 base = (counters.snapshot(), cpu_secs());
             }
             REPORT => {
+                timed.landed().await;
                 let (calls, mutations, ms, wait_ms, failed) = timed.served();
                 say(&ServerLine::Served(ServerReport {
                     calls,

@@ -88,6 +88,13 @@ pub async fn cell(
         state = s;
         error = error.or(e);
     }
+    // Commits whose requests named no version (through REST, a reply lost, a worker
+    // killed): the copy's chain of versions says which made each.
+    if bench_core::versions::chain_wanted(log)
+        && let Ok(chain) = chain(root, storage).await
+    {
+        bench_core::versions::place(log, &chain);
+    }
     if uncertain {
         let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
         let dangling = dangling_transactions(&manifest, storage, "__manifest", 0).await;
@@ -111,6 +118,54 @@ pub async fn cell(
 fn uncertain(log: &[Op]) -> bool {
     (log.iter())
         .any(|op| op.is_write() && (op.outcome == Outcome::Unknown || op.landed == Some(true)))
+}
+
+/// The copy's `__manifest` versions, each against the one before it where both are there
+/// (cleanup removes old ones): the entries it added and removed. Each version is read, 8 at
+/// a time; only where some commit of a cell with a history named none
+/// ([`bench_core::versions::chain_wanted`]).
+async fn chain(
+    root: &str,
+    storage: &BTreeMap<String, String>,
+) -> lance_core::Result<Vec<bench_core::versions::Change>> {
+    use futures::{StreamExt, TryStreamExt};
+    use std::collections::HashMap;
+    let ds = catalog::load(&format!("{root}/{}", catalog::MANIFEST_DIR), storage).await?;
+    let ds = &ds;
+    let versions: Vec<u64> = ds.versions().await?.iter().map(|v| v.version).collect();
+    let held: Vec<(u64, HashMap<String, u32>)> = futures::stream::iter(versions)
+        .map(|v| async move {
+            let at = ds.checkout_version(v).await?;
+            let mut ids: HashMap<String, u32> = HashMap::new();
+            for id in catalog::ids_of(&at).await? {
+                *ids.entry(id).or_default() += 1;
+            }
+            lance_core::Result::Ok((v, ids))
+        })
+        .buffered(8)
+        .try_collect()
+        .await?;
+    let mut chain = Vec::new();
+    for w in held.windows(2) {
+        let ((was, before), (v, after)) = (&w[0], &w[1]);
+        if *v != was + 1 {
+            continue;
+        }
+        let mut change = bench_core::versions::Change {
+            version: *v,
+            ..Default::default()
+        };
+        for (id, &n) in after {
+            let m = before.get(id).copied().unwrap_or(0);
+            change.added.extend((m..n).map(|_| id.clone()));
+        }
+        for (id, &m) in before {
+            let n = after.get(id).copied().unwrap_or(0);
+            change.removed.extend((n..m).map(|_| id.clone()));
+        }
+        chain.push(change);
+    }
+    Ok(chain)
 }
 
 /// Two findings as one (either, or both said in turn).

@@ -825,6 +825,11 @@ pub async fn object_ids(
     storage: &BTreeMap<String, String>,
 ) -> lance_core::Result<Vec<String>> {
     let ds = load(&format!("{root_uri}/{MANIFEST_DIR}"), storage).await?;
+    ids_of(&ds).await
+}
+
+/// The object ids of `ds`'s rows (a `__manifest` at some version), one per row.
+pub async fn ids_of(ds: &lance::Dataset) -> lance_core::Result<Vec<String>> {
     let batch = ds.scan().project(&["object_id"])?.try_into_batch().await?;
     let ids = batch
         .column(0)

@@ -1,0 +1,109 @@
+//! How long the checks on the `__manifest` version order take, and how much memory, on a
+//! synthetic history of N operations: 8 writers creating tables in one namespace (a quarter
+//! of the operations, each commit the next version), 8 readers listing it (half) and looking
+//! one of its tables up (a quarter), each read showing exactly the version it served. Prints
+//! `ops build_ms check_ms peak_rss_kib violations`, and with `ALSO_PER_ENTRY` set the time
+//! of the per-entry checks (stale reads, lag) of the same history after it. Run by `scripts/figures/order-scale.sh`
+//! (docs/results.md has its figures).
+//!
+//!   order_scale N [WRITERS]
+
+use bench_core::consistency::order;
+use bench_core::consistency::{Op, Outcome, Seen, What};
+
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    (status.lines())
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn history(n: u64, writers: u32) -> Vec<Op> {
+    let mut made = vec![0u64; writers as usize];
+    let mut version = 100;
+    let mut h = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let t = i * 100;
+        let at = |client, what, version| Op {
+            client,
+            start_us: t,
+            end_us: t + 50,
+            what,
+            version: Some(version),
+        };
+        match i % 4 {
+            0 => {
+                let w = ((i / 4) % u64::from(writers)) as u32;
+                version += 1;
+                let k = made[w as usize];
+                made[w as usize] += 1;
+                h.push(at(
+                    w,
+                    What::Created {
+                        id: format!("ns_0$bench_t{w}_{k}"),
+                        n: k,
+                        table: true,
+                        outcome: Outcome::Acknowledged,
+                    },
+                    version,
+                ));
+            }
+            1 | 2 => {
+                let seen = (0..writers)
+                    .filter(|&w| made[w as usize] > 0)
+                    .map(|w| Seen {
+                        writer: w,
+                        runs: vec![[0, made[w as usize]]],
+                    })
+                    .collect();
+                let what = What::Listed {
+                    namespace: "ns_0".into(),
+                    tables: true,
+                    seen,
+                    gone: None,
+                };
+                h.push(at(writers + (i % 8) as u32, what, version));
+            }
+            _ => {
+                let w = (i % u64::from(writers)) as u32;
+                let k = i % 1000;
+                let what = What::Probed {
+                    id: format!("ns_0$bench_t{w}_{k}"),
+                    found: k < made[w as usize],
+                };
+                h.push(at(writers + (i % 8) as u32, what, version));
+            }
+        }
+    }
+    h
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    let writers: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(8);
+    let t = std::time::Instant::now();
+    let h = history(n, writers);
+    let build_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let t = std::time::Instant::now();
+    let o = order::check(&h, 0, 0);
+    let check_ms = t.elapsed().as_secs_f64() * 1000.0;
+    assert_eq!(o.commits + o.reads, n);
+    // Beside it, the per-entry checks (stale reads, lag) of the same history.
+    let per_entry_ms = std::env::var_os("ALSO_PER_ENTRY").map(|_| {
+        let t = std::time::Instant::now();
+        let c = bench_core::consistency::check(&h, 0, 0);
+        assert_eq!(c.anomalies(), 0);
+        t.elapsed().as_secs_f64() * 1000.0
+    });
+    let per_entry = per_entry_ms.map_or(String::new(), |ms| format!(" {ms:.0}"));
+    println!(
+        "{n} {build_ms:.0} {check_ms:.0} {} {}{per_entry}",
+        peak_rss_kib(),
+        o.violations()
+    );
+}
