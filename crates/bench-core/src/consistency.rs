@@ -18,6 +18,7 @@ use crate::oplog::Observed;
 use crate::plan::{Entry, Names};
 
 pub mod order;
+mod visits;
 
 pub use crate::oplog::{Seen, WARM_SUFFIX, created_index, parent, seen};
 
@@ -622,7 +623,7 @@ impl Checker {
         &mut self,
         op: &Op,
         read: &Read,
-        attempted: &HashSet<(u32, &str, u64)>,
+        attempted: &HashMap<(u32, &str), Vec<u64>>,
         removed: &HashSet<&str>,
     ) {
         let Read::Listing {
@@ -636,11 +637,22 @@ impl Checker {
         };
         let (who, at) = (op.client, self.at(op.start_us));
         for s in seen.iter() {
-            for n in s
-                .indices()
-                .filter(|&n| !attempted.contains(&(s.writer, *namespace, n)))
-            {
-                self.c.phantoms += 1;
+            let made = (attempted.get(&(s.writer, *namespace))).map_or(&[][..], Vec::as_slice);
+            for r in &s.runs {
+                let (a, b) = (
+                    made.partition_point(|&n| n < r[0]),
+                    made.partition_point(|&n| n < r[1]),
+                );
+                let missing = (r[1] - r[0]) - (b - a) as u64;
+                if missing == 0 {
+                    continue;
+                }
+                self.c.phantoms += missing;
+                // The first index of the run no creation attempted.
+                let mut made = made[a..b].iter().peekable();
+                let n = (r[0]..r[1])
+                    .find(|&n| made.next_if_eq(&&n).is_none())
+                    .unwrap_or(r[0]);
                 let said = format!(
                     "client {who} {} at +{at:.1} ms and saw writer {}'s #{n}, which it never \
                      created",
@@ -757,6 +769,24 @@ pub fn check_paused(
     margin_us: u64,
     paused_us: &[[u64; 2]],
 ) -> Consistency {
+    held(history, (t0_us, margin_us), paused_us, false)
+}
+
+/// [`check`] holding every read against every commit it observes: the reference the checker
+/// is held equal to (its tests, `scripts/figures/order-scale.sh`), in reads × commits.
+#[doc(hidden)]
+pub fn check_every_pair(history: &[Op], t0_us: u64, margin_us: u64) -> Consistency {
+    held(history, (t0_us, margin_us), &[], true)
+}
+
+/// [`check_paused`], every read held against every commit it observes where `all` (the
+/// reference), or against those that can change a finding ([`visits`]).
+fn held(
+    history: &[Op],
+    (t0_us, margin_us): (u64, u64),
+    paused_us: &[[u64; 2]],
+    all: bool,
+) -> Consistency {
     let mut c = Consistency::default();
     let mut facts = commits(history, &mut c);
     let reads = reads(history);
@@ -771,19 +801,35 @@ pub fn check_paused(
     }
     // An indeterminate commit that landed is known from the end of the first read that
     // showed it.
+    let mut landed: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, f) in facts.iter().enumerate() {
+        if f.outcome == (Outcome::Indeterminate { landed: Some(true) }) {
+            landed.entry(parent(f.id)).or_default().push(k);
+        }
+    }
     for (o, read) in &reads {
-        for &k in observed(read, &by_ns, &by_id) {
+        let ns = match read {
+            Read::Listing { namespace, .. } => *namespace,
+            Read::Probe { id, .. } => parent(id),
+        };
+        for &k in landed.get(ns).into_iter().flatten() {
             let f = &facts[k];
-            if f.outcome == (Outcome::Indeterminate { landed: Some(true) })
-                && read.shows(f) == Some(true)
-            {
+            if read.shows(f) == Some(true) {
                 facts[k].known_us = Some(f.known_us.map_or(o.end_us, |t| t.min(o.end_us)));
             }
         }
     }
-    let attempted: HashSet<(u32, &str, u64)> = (facts.iter())
-        .filter_map(|f| f.created.map(|(w, n)| (w, parent(f.id), n)))
-        .collect();
+    // Each writer's creations attempted in each namespace, by index.
+    let mut attempted: HashMap<(u32, &str), Vec<u64>> = HashMap::new();
+    for f in &facts {
+        if let Some((w, n)) = f.created {
+            attempted.entry((w, parent(f.id))).or_default().push(n);
+        }
+    }
+    for made in attempted.values_mut() {
+        made.sort_unstable();
+        made.dedup();
+    }
     let removed: HashSet<&str> = (facts.iter())
         .filter(|f| f.created.is_none())
         .map(|f| f.id)
@@ -799,16 +845,21 @@ pub fn check_paused(
         last: HashMap::new(),
         lagged: HashSet::new(),
     };
-    for (o, read) in &reads {
+    let mut visits = visits::Visits::new(&facts, all);
+    for (at, (o, read)) in reads.iter().enumerate() {
         // Only reads that observe a commit (or show one no one made) are checked and
         // counted: a look-up of an entry no one touched could not have been stale.
-        let (mut checked, mut stale, mut resurrected, mut own) = (false, false, false, false);
-        for &i in observed(read, &by_ns, &by_id) {
+        let checked = visits.observes(read);
+        let (mut stale, mut resurrected, mut own) = (false, false, false);
+        let observed = observed(read, &by_ns, &by_id);
+        let visit = visits.of(at, &reads, &facts, observed, k.margin_us);
+        for &i in &visit {
             if let Some(shows) = read.shows(&facts[i]) {
                 let (s, r, o) = k.against(o, read, i, &facts[i], shows);
-                (checked, stale, resurrected, own) = (true, stale || s, resurrected || r, own || o);
+                (stale, resurrected, own) = (stale || s, resurrected || r, own || o);
             }
         }
+        visits.after(at, &reads, &facts, &visit);
         let phantoms = k.c.phantoms;
         k.unattempted(o, read, &attempted, &removed);
         k.c.reads += u64::from(checked || k.c.phantoms > phantoms);
