@@ -300,12 +300,16 @@ fn keys_rotated_in_a_profile_during_a_sweep_are_used_from_the_next_cell_on() {
          [concurrent]\nconcurrency = [1, 2]\nduration_secs = 3\n",
     );
     let credentials = dir.path().join("credentials");
+    // Rotated as a tool that rotates keys does, in one rename: a reader sees the old file or
+    // the new one, never one half written.
     let profile = |key: &str| {
+        let next = dir.path().join("credentials.next");
         std::fs::write(
-            &credentials,
+            &next,
             format!("[bench]\naws_access_key_id = {key}\naws_secret_access_key = secret-{key}\n"),
         )
-        .unwrap()
+        .unwrap();
+        std::fs::rename(&next, &credentials).unwrap()
     };
     profile("KEYONE");
     std::fs::write(

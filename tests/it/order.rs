@@ -96,3 +96,29 @@ fn a_server_acknowledging_before_its_commit_lands_breaks_the_write_order() {
         "{r}"
     );
 }
+
+/// A server that answers each listing from one of its last four views drawn at random: its
+/// readers go back to views older than ones they saw — counted as monotonic-read violations
+/// and stale reads, the first named.
+#[test]
+fn a_server_answering_from_a_random_recent_view_makes_readers_go_back() {
+    let text = freshness("'rest'", "1").replace("duration_secs = 2", "duration_secs = 3");
+    let (_d, plan, out) = plan_dir(&text);
+    let mut cmd = bench();
+    cmd.env(bench_lance::server::RANDOM_VIEW_ENV, "4");
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let c = &r["consistency"];
+    assert!(c["monotonic_violations"].as_u64().unwrap() > 0, "{c}");
+    assert!(c["stale_reads"].as_u64().unwrap() > 0, "{c}");
+    let named = c["first_violation"].as_str().unwrap();
+    assert!(
+        named.starts_with("client ") && named.contains(" listed ns_0 at +"),
+        "{named}"
+    );
+    // The commits' versions are known (the copy's chain): none of them is out of order.
+    let o = order(r);
+    assert_eq!(o["write_order"]["count"], 0, "{o}");
+}

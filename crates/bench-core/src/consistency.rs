@@ -779,6 +779,44 @@ pub fn check_every_pair(history: &[Op], t0_us: u64, margin_us: u64) -> Consisten
     held(history, (t0_us, margin_us), &[], true)
 }
 
+/// An indeterminate commit that landed is known from the end of the first read that showed
+/// it.
+fn seen_landed<'h>(facts: &mut [Fact<'h>], reads: &[(&'h Op, Read<'h>)]) {
+    let mut landed: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, f) in facts.iter().enumerate() {
+        if f.outcome == (Outcome::Indeterminate { landed: Some(true) }) {
+            landed.entry(parent(f.id)).or_default().push(k);
+        }
+    }
+    for (o, read) in reads {
+        let ns = match read {
+            Read::Listing { namespace, .. } => *namespace,
+            Read::Probe { id, .. } => parent(id),
+        };
+        for &k in landed.get(ns).into_iter().flatten() {
+            let f = &facts[k];
+            if read.shows(f) == Some(true) {
+                facts[k].known_us = Some(f.known_us.map_or(o.end_us, |t| t.min(o.end_us)));
+            }
+        }
+    }
+}
+
+/// Each writer's creations attempted in each namespace, by index.
+fn attempted<'h>(facts: &[Fact<'h>]) -> HashMap<(u32, &'h str), Vec<u64>> {
+    let mut attempted: HashMap<(u32, &str), Vec<u64>> = HashMap::new();
+    for f in facts {
+        if let Some((w, n)) = f.created {
+            attempted.entry((w, parent(f.id))).or_default().push(n);
+        }
+    }
+    for made in attempted.values_mut() {
+        made.sort_unstable();
+        made.dedup();
+    }
+    attempted
+}
+
 /// [`check_paused`], every read held against every commit it observes where `all` (the
 /// reference), or against those that can change a finding ([`visits`]).
 fn held(
@@ -799,37 +837,8 @@ fn held(
         by_id.entry(f.id).or_default().push(k);
         by_ns.entry(parent(f.id)).or_default().push(k);
     }
-    // An indeterminate commit that landed is known from the end of the first read that
-    // showed it.
-    let mut landed: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (k, f) in facts.iter().enumerate() {
-        if f.outcome == (Outcome::Indeterminate { landed: Some(true) }) {
-            landed.entry(parent(f.id)).or_default().push(k);
-        }
-    }
-    for (o, read) in &reads {
-        let ns = match read {
-            Read::Listing { namespace, .. } => *namespace,
-            Read::Probe { id, .. } => parent(id),
-        };
-        for &k in landed.get(ns).into_iter().flatten() {
-            let f = &facts[k];
-            if read.shows(f) == Some(true) {
-                facts[k].known_us = Some(f.known_us.map_or(o.end_us, |t| t.min(o.end_us)));
-            }
-        }
-    }
-    // Each writer's creations attempted in each namespace, by index.
-    let mut attempted: HashMap<(u32, &str), Vec<u64>> = HashMap::new();
-    for f in &facts {
-        if let Some((w, n)) = f.created {
-            attempted.entry((w, parent(f.id))).or_default().push(n);
-        }
-    }
-    for made in attempted.values_mut() {
-        made.sort_unstable();
-        made.dedup();
-    }
+    seen_landed(&mut facts, &reads);
+    let attempted = attempted(&facts);
     let removed: HashSet<&str> = (facts.iter())
         .filter(|f| f.created.is_none())
         .map(|f| f.id)

@@ -24,13 +24,14 @@ pub const ENV_PREFIX: &str = "env.";
 /// counted, a cache, a killed worker, a late start, a coordinator's planted fault): a run
 /// with any of them set is a test, never a measurement, and its record names them
 /// (`planted`).
-pub const PLANTED: [&str; 10] = [
+pub const PLANTED: [&str; 11] = [
     "BENCH_OP_DELAY_MS",
     "BENCH_EXTRA_HEADS",
     "BENCH_UNCOUNTED",
     "BENCH_SERVE_CACHE_MS",
     "BENCH_SERVE_PATCH_OWN_MS",
     "BENCH_SERVE_ACK_EARLY_MS",
+    "BENCH_SERVE_RANDOM_VIEW",
     "BENCH_WORKER_KILL_MID_COMMIT",
     "BENCH_WORKER_START_DELAY_MS",
     "BENCH_FAULT",

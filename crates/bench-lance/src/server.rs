@@ -47,7 +47,22 @@ struct Timed {
     /// [`ACK_EARLY_ENV`]: how long before its commit every second declaration is
     /// acknowledged, the declarations so far, and the commits still to land.
     ack_early: Option<AckEarly>,
+    /// [`RANDOM_VIEW_ENV`]: how many views of each listing are kept, the views, and the
+    /// state of the draw among them.
+    recent: Option<Recent>,
 }
+
+/// [`RANDOM_VIEW_ENV`]'s count, each listing's latest views, and the draw's state.
+type Recent = (
+    usize,
+    Mutex<std::collections::HashMap<String, std::collections::VecDeque<ListTablesResponse>>>,
+    AtomicU64,
+);
+
+/// Test fixture: a server fetches every listing of tables anew, keeps the last this many
+/// views of it, and answers from one of them drawn at random, so that a reader's listings
+/// go back to views older than ones it saw. Off unless set; never for a measurement.
+pub const RANDOM_VIEW_ENV: &str = "BENCH_SERVE_RANDOM_VIEW";
 
 /// [`ACK_EARLY_ENV`]'s delay, declarations so far, and commits still to land.
 type AckEarly = (
@@ -144,7 +159,7 @@ impl Timed {
     /// A listing of tables, from the planted view where there is one ([`CACHE_ENV`]).
     async fn cached_list_tables(&self, request: ListTablesRequest) -> Result<ListTablesResponse> {
         let Some((period, views)) = &self.cache else {
-            return self.inner.list_tables(request).await;
+            return self.drawn_list_tables(request).await;
         };
         let key = format!(
             "{:?}|{:?}|{:?}",
@@ -163,6 +178,33 @@ impl Timed {
         let r = self.inner.list_tables(request).await?;
         views.insert(key, (at, r.clone()));
         Ok(self.patched(r, &ns, at))
+    }
+
+    /// A listing of tables answered from one of its last views drawn at random where
+    /// [`RANDOM_VIEW_ENV`] is set.
+    async fn drawn_list_tables(&self, request: ListTablesRequest) -> Result<ListTablesResponse> {
+        let Some((keep, views, draw)) = &self.recent else {
+            return self.inner.list_tables(request).await;
+        };
+        let key = format!(
+            "{:?}|{:?}|{:?}",
+            request.id, request.page_token, request.limit
+        );
+        let r = self.inner.list_tables(request).await?;
+        // xorshift64*: the state advanced, a draw among the views kept.
+        let mut x = draw.load(Ordering::Relaxed) | 1;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        draw.store(x, Ordering::Relaxed);
+        let mut views = views.lock().expect("views");
+        let kept = views.entry(key).or_default();
+        kept.push_back(r);
+        if kept.len() > *keep {
+            kept.pop_front();
+        }
+        let i = (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % kept.len();
+        Ok(kept[i].clone())
     }
 
     /// A cached view of namespace `ns` stamped `at`, with this server's own commits since
@@ -418,6 +460,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 )
             }),
         own: patch_own.map(|_| Mutex::new(Vec::new())),
+        recent: (std::env::var(RANDOM_VIEW_ENV).ok())
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .map(|n| {
+                (
+                    n,
+                    Mutex::new(Default::default()),
+                    AtomicU64::new(0x9e37_79b9),
+                )
+            }),
         ack_early: (std::env::var(ACK_EARLY_ENV).ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(|ms| {

@@ -309,12 +309,20 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
         }
     }
     o.commits_known = known.len() as u64;
+    o.one_version_twice = twice(&known, &at);
+    o.write_order = write_order(&known, margin_us, &at);
+    o.versions_back = versions_back(history, &at);
+    reads(history, &known, &at, &mut o);
+    o
+}
 
-    // No version made twice.
+/// Versions two commits made.
+fn twice(known: &[Made], at: &dyn Fn(u64) -> f64) -> Check {
+    let mut c = Check::default();
     let mut by_version: HashMap<u64, Made> = HashMap::new();
-    for &m in &known {
+    for &m in known {
         if let Some(other) = by_version.insert(m.v, m) {
-            o.one_version_twice.found(|| {
+            c.found(|| {
                 format!(
                     "v{} was made by worker {} ({} at +{:.1} ms) and by worker {} ({} at +{:.1} ms)",
                     m.v,
@@ -328,8 +336,13 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
             });
         }
     }
+    c
+}
 
-    // Acknowledged before another began: the lower version.
+/// Commits of a lower version than one acknowledged (by more than `margin_us`) before they
+/// began.
+fn write_order(known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64) -> Check {
+    let mut c = Check::default();
     let mut acked: Vec<Made> = (known.iter().copied())
         .filter(|m| {
             m.op.what
@@ -338,7 +351,7 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
         })
         .collect();
     acked.sort_by_key(|m| m.op.end_us);
-    let mut begun = known.clone();
+    let mut begun = known.to_vec();
     begun.sort_by_key(|m| m.op.start_us);
     let (mut next, mut highest): (usize, Option<Made>) = (0, None);
     for b in begun {
@@ -350,7 +363,7 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
             next += 1;
         }
         if let Some(a) = highest.filter(|a| a.v > b.v) {
-            o.write_order.found(|| {
+            c.found(|| {
                 format!(
                     "worker {} {} (v{}), acknowledged at +{:.1} ms; worker {} {} (v{}), begun \
                      after it at +{:.1} ms, made the lower version",
@@ -366,8 +379,13 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
             });
         }
     }
+    c
+}
 
-    // Each client's versions, in the order it ran its operations.
+/// Each client's versions (made or served), in the order it ran its operations: an
+/// operation below the highest before it went back.
+fn versions_back(history: &[Op], at: &dyn Fn(u64) -> f64) -> Check {
+    let mut c = Check::default();
     let mut clients: HashMap<u32, Vec<&Op>> = HashMap::new();
     for op in history.iter().filter(|op| op.version.is_some()) {
         if !matches!(op.what, What::Versioned { .. }) {
@@ -378,31 +396,31 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
     clients.sort_by_key(|(c, _)| *c);
     for (client, mut ops) in clients {
         ops.sort_by_key(|op| op.start_us);
-        let mut top: Option<&Op> = None;
+        let mut top: Option<(&Op, u64)> = None;
         for op in ops {
-            let (v, t) = (op.version.unwrap_or(0), top.and_then(|t| t.version));
-            if let (Some(t_op), Some(tv)) = (top, t)
-                && v < tv
-            {
-                o.versions_back.found(|| {
+            let v = op.version.unwrap_or(0);
+            match top {
+                Some((t, tv)) if v < tv => c.found(|| {
                     format!(
                         "client {client} went back from v{tv} ({} at +{:.1} ms) to v{v} ({} at \
                          +{:.1} ms)",
-                        verb(t_op),
-                        at(t_op.start_us),
+                        verb(t),
+                        at(t.start_us),
                         verb(op),
                         at(op.start_us)
                     )
-                });
-            }
-            if t.is_none_or(|tv| v >= tv) {
-                top = Some(op);
+                }),
+                _ => top = Some((op, v)),
             }
         }
     }
+    c
+}
 
-    // Each read against the commits it observes.
-    let index = Index::new(&known);
+/// Each read against the commits of `known` it observes: what it shows against the version
+/// it served, and against the order itself.
+fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order) {
+    let index = Index::new(known);
     for op in history {
         let e = match &op.what {
             What::Listed {
@@ -447,7 +465,6 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
                 .found(|| format!("{} served v{v} and {wrong}", who()));
         }
     }
-    o
 }
 
 #[cfg(test)]

@@ -99,10 +99,8 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         args.worker_id += protocol::rank_from(&env).map_err(anyhow::Error::msg)?;
     }
     let w = args.worker_id;
-    LIVE.store(
-        args.paced || args.until_end,
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let live = args.paced || args.until_end;
+    LIVE.store(live, std::sync::atomic::Ordering::Relaxed);
     if let Some(d) = env_ms(START_DELAY_ENV) {
         tokio::time::sleep(d).await;
     }
@@ -151,8 +149,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         args,
     };
     let mut commands = read_commands();
-    // The requests that opened the catalog belong to no operation.
-    counters.take();
+    counters.take(); // the requests that opened the catalog: no operation's
     session.warm_up().await;
     emit(
         w,
