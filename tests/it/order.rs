@@ -97,15 +97,16 @@ fn a_server_acknowledging_before_its_commit_lands_breaks_the_write_order() {
     );
 }
 
-/// A server that answers each listing from one of its last four views drawn at random: its
-/// readers go back to views older than ones they saw — counted as monotonic-read violations
-/// and stale reads, the first named.
+/// A server that answers each listing from one of its last 16 views drawn at random (and
+/// says the version it fetched): its readers go back to views older than ones they saw —
+/// monotonic-read violations and stale reads, the first named — and a listing that misses a
+/// commit of the version said is not that version's state.
 #[test]
 fn a_server_answering_from_a_random_recent_view_makes_readers_go_back() {
     let text = freshness("'rest'", "1").replace("duration_secs = 2", "duration_secs = 3");
     let (_d, plan, out) = plan_dir(&text);
     let mut cmd = bench();
-    cmd.env(bench_lance::server::RANDOM_VIEW_ENV, "4");
+    cmd.env(bench_lance::server::RANDOM_VIEW_ENV, "16");
     let o = run_with(cmd, &plan, &out, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &lines(&out.join("results.jsonl"))[0];
@@ -118,7 +119,15 @@ fn a_server_answering_from_a_random_recent_view_makes_readers_go_back() {
         named.starts_with("client ") && named.contains(" listed ns_0 at +"),
         "{named}"
     );
-    // The commits' versions are known (the copy's chain): none of them is out of order.
+    // The commits' versions are known: none of them is out of order; the listings said the
+    // version the server fetched, not the one it answered from.
     let o = order(r);
     assert_eq!(o["write_order"]["count"], 0, "{o}");
+    let n = &o["not_its_version"];
+    assert!(n["count"].as_u64().unwrap() > 0, "{o}");
+    let w = n["first"].as_str().unwrap();
+    assert!(
+        w.contains(" listed ns_0 at +") && w.contains(" served v") && w.contains("did not see"),
+        "{w}"
+    );
 }

@@ -34,6 +34,7 @@ fn history(n: u64, writers: u32) -> Vec<Op> {
             end_us: t + 50,
             what,
             version: Some(version),
+            version_to: None,
         };
         match i % 4 {
             0 => {

@@ -31,8 +31,10 @@ pub struct Op {
     pub end_us: u64,
     pub what: What,
     /// The `__manifest` version its commit made or its read served, where its requests
-    /// named it ([`crate::versions`]).
+    /// named it ([`crate::versions`]); a read through `bench serve` served one from it to
+    /// `version_to`.
     pub version: Option<u64>,
+    pub version_to: Option<u64>,
 }
 
 /// How a commit of the history ended, as reads must see it.
@@ -118,6 +120,10 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
         start_us,
         end_us,
         version: o.manifest.and_then(|m| m.made.or(m.served)),
+        version_to: o
+            .manifest
+            .filter(|m| m.made.is_none())
+            .and_then(|m| m.served_to),
         what,
     };
     // The shared table's version a commit made or a read returned.
@@ -308,8 +314,9 @@ pub fn unknown_versions(
         let read = e.what.is_read();
         let said = match o.manifest {
             None => {
-                "no store request of it named a version (through REST the client sees none; a \
-                 catalog not yet created has none)"
+                "no version told: no request of its own named one, and no server did (a look-up \
+                 through REST is answered without a body, a server on local disk that found a \
+                 successor meanwhile cannot tell; a catalog not yet created has none)"
             }
             Some(m) if read && m.at_least.is_some() => {
                 "a read that loaded a newer version unseen (local disk), named by no later \
@@ -1067,6 +1074,7 @@ mod tests {
             start_us: (end_ms - 5) * 1000,
             end_us: end_ms * 1000,
             version: None,
+            version_to: None,
             what: What::Created {
                 id: format!("ns_0$bench_d{client}_{n}"),
                 n,
@@ -1082,6 +1090,7 @@ mod tests {
             start_us: (end_ms - 5) * 1000,
             end_us: end_ms * 1000,
             version: None,
+            version_to: None,
             what: What::Removed {
                 id: format!("ns_0$table_{table}"),
                 table: true,
@@ -1098,6 +1107,7 @@ mod tests {
             start_us: start_ms * 1000,
             end_us: start_ms * 1000 + 1000,
             version: None,
+            version_to: None,
             what: What::Listed {
                 namespace: "ns_0".into(),
                 tables: true,
@@ -1119,6 +1129,7 @@ mod tests {
             start_us: start_ms * 1000,
             end_us: start_ms * 1000 + 1000,
             version: None,
+            version_to: None,
             what: What::Probed {
                 id: format!("ns_0$table_{table}"),
                 found,
@@ -1383,6 +1394,7 @@ mod tests {
             start_us: (at_ms - 2) * 1000,
             end_us: at_ms * 1000,
             version: None,
+            version_to: None,
             what: What::Versioned { version, commit },
         }
     }

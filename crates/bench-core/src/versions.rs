@@ -73,6 +73,10 @@ pub struct At {
     /// The version a read served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<u64>,
+    /// Through `bench serve`, whose concurrent calls may move the version it holds between a
+    /// call's probe and its read: the read served a version from `served` to this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_to: Option<u64>,
     /// A read whose client found a successor and loaded the latest without a request that
     /// names it (local disk): at least this version, until the client's next operation
     /// names the one it held ([`settle`]).
@@ -134,6 +138,59 @@ pub fn settle(log: &mut [crate::oplog::Op]) {
         }
         if at.at_least.is_some() {
             open.insert(client, i);
+        }
+    }
+}
+
+/// The entry of a response's `context` in which `bench serve` tells the client the version
+/// its call made (`made=V`) or served (`served=LO-HI`).
+pub const CONTEXT_KEY: &str = "bench.manifest_version";
+
+impl At {
+    /// What `bench serve` says of a call in its response's context ([`CONTEXT_KEY`]).
+    pub fn said(&self) -> Option<String> {
+        match (self.made, self.served, self.served_to) {
+            (Some(v), _, _) => Some(format!("made={v}")),
+            (None, Some(lo), hi) => Some(format!("served={lo}-{}", hi.unwrap_or(lo))),
+            (None, None, _) => None,
+        }
+    }
+
+    /// What a client heard of its call ([`At::said`]).
+    pub fn heard(said: &str) -> Option<At> {
+        if let Some(v) = said.strip_prefix("made=") {
+            let made = Some(v.trim().parse().ok()?);
+            return Some(At {
+                made,
+                ..At::default()
+            });
+        }
+        let (lo, hi) = said.strip_prefix("served=")?.split_once('-')?;
+        let (lo, hi): (u64, u64) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
+        Some(At {
+            served: Some(lo),
+            served_to: (hi > lo).then_some(hi),
+            ..At::default()
+        })
+    }
+
+    /// Two calls of one operation (a listing's pages) as one: the last commit's version, and
+    /// every version either read served.
+    pub fn and(self, o: At) -> At {
+        let hi = |a: &At| a.served_to.or(a.served);
+        let served = match (self.served, o.served) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let to = hi(&self)
+            .max(hi(&o))
+            .filter(|&h| served.is_some_and(|lo| h > lo));
+        At {
+            before: self.before.or(o.before),
+            made: o.made.or(self.made),
+            served,
+            served_to: to,
+            at_least: None,
         }
     }
 }
@@ -211,6 +268,29 @@ mod tests {
 
     fn key(v: u64) -> String {
         format!("root/__manifest/_versions/{:020}.manifest", u64::MAX - v)
+    }
+
+    #[test]
+    fn what_bench_serve_says_of_a_call_is_heard_as_it_was_said() {
+        let made = At {
+            made: Some(7),
+            ..At::default()
+        };
+        let served = At {
+            served: Some(5),
+            served_to: Some(8),
+            ..At::default()
+        };
+        for at in [made, served] {
+            assert_eq!(At::heard(&at.said().unwrap()), Some(at));
+        }
+        let one = At::heard("served=5-5").unwrap();
+        assert_eq!((one.served, one.served_to), (Some(5), None));
+        assert_eq!(At::heard("served=x-5"), None);
+        assert_eq!(At::default().said(), None);
+        // A listing's pages: every version either served.
+        let pages = one.and(At::heard("served=6-9").unwrap());
+        assert_eq!((pages.served, pages.served_to), (Some(5), Some(9)));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use lance_namespace::models::*;
 use lance_namespace_impls::{RestAdapter, RestAdapterConfig};
 use tokio::io::AsyncBufReadExt;
 
-use crate::catalog::counting::Counters;
+use crate::catalog::counting::{CALL, Counters, Held, Touched};
 use bench_core::serve::{Call, REPORT, START, ServeArgs, Served, ServerLine, ServerReport};
 use bench_core::stats::IoCounts;
 
@@ -50,7 +50,63 @@ struct Timed {
     /// [`RANDOM_VIEW_ENV`]: how many views of each listing are kept, the views, and the
     /// state of the draw among them.
     recent: Option<Recent>,
+    /// What its calls touched of `__manifest`'s versions, and whether its catalog is on local
+    /// disk (where lance loads a version it finds without a request naming it).
+    held: Arc<Held>,
+    local: bool,
 }
+
+/// A response that can carry the version its call made or served in its context
+/// ([`bench_core::versions::CONTEXT_KEY`]); those without one (`()`, counts, bytes) say
+/// nothing.
+trait Placed {
+    fn place(&mut self, _said: String) {}
+}
+
+macro_rules! placed {
+    ($($t:ty),* $(,)?) => {$(
+        impl Placed for $t {
+            fn place(&mut self, said: String) {
+                let context = self.context.get_or_insert_with(Default::default);
+                context.insert(bench_core::versions::CONTEXT_KEY.to_string(), said);
+            }
+        }
+    )*};
+}
+
+placed!(
+    ListNamespacesResponse,
+    DescribeNamespaceResponse,
+    CreateNamespaceResponse,
+    DropNamespaceResponse,
+    ListTablesResponse,
+    DescribeTableResponse,
+    RegisterTableResponse,
+    DropTableResponse,
+    DeregisterTableResponse,
+    CreateTableResponse,
+    DeclareTableResponse,
+);
+impl Placed for () {}
+impl Placed for i64 {}
+impl Placed for Bytes {}
+impl Placed for InsertIntoTableResponse {}
+impl Placed for MergeInsertIntoTableResponse {}
+impl Placed for UpdateTableResponse {}
+impl Placed for DeleteFromTableResponse {}
+impl Placed for RestoreTableResponse {}
+impl Placed for RenameTableResponse {}
+impl Placed for ListTableVersionsResponse {}
+impl Placed for CreateTableVersionResponse {}
+impl Placed for DescribeTableVersionResponse {}
+impl Placed for BatchDeleteTableVersionsResponse {}
+#[cfg(lance_batch_commits)]
+impl Placed for BatchCreateTableVersionsResponse {}
+#[cfg(lance_batch_commits)]
+impl Placed for BatchCommitTablesResponse {}
+impl Placed for GetTableStatsResponse {}
+impl Placed for DescribeTransactionResponse {}
+impl Placed for UpdateTableSchemaMetadataResponse {}
 
 /// [`RANDOM_VIEW_ENV`]'s count, each listing's latest views, and the draw's state.
 type Recent = (
@@ -275,6 +331,43 @@ impl Timed {
         }
     }
 
+    /// Run one call with its requests' touches of `__manifest` kept apart, and say in its
+    /// response the version it made (`mutation`) or the versions it served: from the one its
+    /// last probe named to the highest any call had named when it returned, as a concurrent
+    /// call may move the version the catalog holds before this one reads it. None where no
+    /// request of it named one, or where, on local disk, a call found a successor meanwhile
+    /// (lance loads it without a request naming it).
+    async fn placed<R: Placed>(
+        &self,
+        mutation: bool,
+        call: impl std::future::Future<Output = Result<R>>,
+    ) -> Result<R> {
+        let touches = Arc::new(Touched {
+            touches: Mutex::new(Vec::new()),
+            server: self.held.clone(),
+        });
+        let found = self.held.found.load(Ordering::Relaxed);
+        let mut r = CALL.scope(touches.clone(), call).await?;
+        let touched = std::mem::take(&mut *touches.touches.lock().expect("touches"));
+        let Some(mut at) = bench_core::versions::At::of(&touched, mutation) else {
+            return Ok(r);
+        };
+        let blind = self.local && self.held.found.load(Ordering::Relaxed) != found;
+        if at.made.is_none() && !blind {
+            let highest = self.held.highest.load(Ordering::Relaxed);
+            at.served_to = at
+                .served
+                .map(|lo| highest.max(lo))
+                .filter(|&hi| Some(hi) != at.served);
+        } else if at.made.is_none() {
+            at.served = None;
+        }
+        if let Some(said) = at.said() {
+            r.place(said);
+        }
+        Ok(r)
+    }
+
     /// Forget what was served so far (the cell's window begins).
     fn restart(&self) {
         self.calls.lock().expect("calls").restart();
@@ -331,8 +424,10 @@ macro_rules! timed {
                 $(#[$attr])*
                 async fn $name(&self, request: $req $(, $data: Bytes)?) -> Result<$resp> {
                     let inside = self.enter();
-                    let r = timed!(@call $kind self $name request $(, $data)?);
-                    self.note(inside, timed!(@mutation $kind), r.is_ok());
+                    let mutation = timed!(@mutation $kind);
+                    let call = async { timed!(@call $kind self $name request $(, $data)?) };
+                    let r = self.placed(mutation, call).await;
+                    self.note(inside, mutation, r.is_ok());
                     r
                 }
             )*
@@ -470,6 +565,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     AtomicU64::new(0x9e37_79b9),
                 )
             }),
+        held: Arc::new(Held::default()),
+        local: !args.root.starts_with("s3://"),
         ack_early: (std::env::var(ACK_EARLY_ENV).ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(|ms| {

@@ -283,6 +283,20 @@ impl<'h> Index<'h> {
     }
 }
 
+/// The versions an operation made or served: one, or a read's range through `bench serve`.
+fn span(op: &Op) -> Option<(u64, u64)> {
+    let lo = op.version?;
+    Some((lo, op.version_to.unwrap_or(lo).max(lo)))
+}
+
+/// A version or a range of them, as witnesses say it.
+fn said(lo: u64, hi: u64) -> String {
+    match lo == hi {
+        true => format!("v{lo}"),
+        false => format!("v{lo}–v{hi}"),
+    }
+}
+
 /// How a witness names a read.
 fn verb(op: &Op) -> String {
     match &op.what {
@@ -396,21 +410,24 @@ fn versions_back(history: &[Op], at: &dyn Fn(u64) -> f64) -> Check {
     clients.sort_by_key(|(c, _)| *c);
     for (client, mut ops) in clients {
         ops.sort_by_key(|op| op.start_us);
+        // The operation of the highest version so far (the low end of a read's range).
         let mut top: Option<(&Op, u64)> = None;
         for op in ops {
-            let v = op.version.unwrap_or(0);
+            let Some((lo, hi)) = span(op) else { continue };
             match top {
-                Some((t, tv)) if v < tv => c.found(|| {
+                Some((t, tv)) if hi < tv => c.found(|| {
                     format!(
-                        "client {client} went back from v{tv} ({} at +{:.1} ms) to v{v} ({} at \
+                        "client {client} went back from v{tv} ({} at +{:.1} ms) to {} ({} at \
                          +{:.1} ms)",
                         verb(t),
                         at(t.start_us),
+                        said(lo, hi),
                         verb(op),
                         at(op.start_us)
                     )
                 }),
-                _ => top = Some((op, v)),
+                Some((_, tv)) if lo <= tv => {}
+                _ => top = Some((op, lo)),
             }
         }
     }
@@ -453,16 +470,16 @@ fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order)
                 )
             });
         }
-        let Some(v) = op.version else { continue };
+        let Some((lo, hi)) = span(op) else { continue };
         o.reads_known += 1;
         let wrong = match (e.shown, e.missed) {
-            (Some(s), _) if s.v > v => Some(format!("saw {}, made after it", s.said())),
-            (_, Some(m)) if m.v <= v => Some(format!("did not see {}", m.said())),
+            (Some(s), _) if s.v > hi => Some(format!("saw {}, made after it", s.said())),
+            (_, Some(m)) if m.v <= lo => Some(format!("did not see {}", m.said())),
             _ => None,
         };
         if let Some(wrong) = wrong {
             o.not_its_version
-                .found(|| format!("{} served v{v} and {wrong}", who()));
+                .found(|| format!("{} served {} and {wrong}", who(), said(lo, hi)));
         }
     }
 }
@@ -480,6 +497,7 @@ mod tests {
             start_us: ms[0] * 1000,
             end_us: ms[1] * 1000,
             version: Some(v),
+            version_to: None,
             what: What::Created {
                 id: format!("ns_0$bench_d{client}_{n}"),
                 n,
@@ -495,6 +513,7 @@ mod tests {
             start_us: ms * 1000,
             end_us: ms * 1000 + 500,
             version: v,
+            version_to: None,
             what: What::Listed {
                 namespace: "ns_0".into(),
                 tables: true,
@@ -599,6 +618,42 @@ mod tests {
         );
     }
 
+    /// Through `bench serve` a read served a version within a range: it must show a state of
+    /// one of them, and a client goes back only below the range's low end.
+    #[test]
+    fn a_read_served_within_a_range_is_held_to_one_of_its_versions() {
+        let ranged = |client, ms, seen: &[(u32, &[[u64; 2]])], (lo, hi)| Op {
+            version_to: Some(hi),
+            ..listed(client, ms, seen, Some(lo))
+        };
+        let mut h = commits();
+        // v12–v14: writer 0's #0, #1 and writer 1's #0 (v13) is a state within it.
+        h.push(ranged(2, 8, &[(0, &[[0, 2]]), (1, &[[0, 1]])], (12, 14)));
+        // v11–v12 by the same client: not below v12, so not back.
+        h.push(ranged(2, 9, &[(0, &[[0, 2]])], (11, 12)));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.violations(), 0, "{o:?}");
+        // v11–v12 showing writer 1's #0 (v13); then v10–v11, below v12: back.
+        h.push(ranged(3, 8, &[(0, &[[0, 2]]), (1, &[[0, 1]])], (11, 12)));
+        h.push(ranged(2, 10, &[(0, &[[0, 1]])], (10, 11)));
+        let o = check(&h, 0, 0);
+        assert_eq!(
+            (o.not_its_version.count, o.versions_back.count),
+            (1, 1),
+            "{o:?}"
+        );
+        assert!(
+            (o.not_its_version.first.unwrap())
+                .ends_with("served v11–v12 and saw writer 1's #0 (v13), made after it")
+        );
+        assert!(
+            o.versions_back
+                .first
+                .unwrap()
+                .contains("from v12 (listed ns_0 at +8.0 ms) to v10–v11")
+        );
+    }
+
     #[test]
     fn a_commit_acknowledged_before_another_began_has_the_lower_version() {
         let mut h = commits();
@@ -627,6 +682,7 @@ mod tests {
             start_us: ms[0] * 1000,
             end_us: ms[1] * 1000,
             version: Some(v),
+            version_to: None,
             what: What::Removed {
                 id: "ns_0$table_1".into(),
                 table: true,
@@ -638,6 +694,7 @@ mod tests {
             start_us: ms * 1000,
             end_us: ms * 1000 + 500,
             version: Some(v),
+            version_to: None,
             what: What::Probed {
                 id: "ns_0$table_1".into(),
                 found,

@@ -343,6 +343,7 @@ mod tests {
                 end_us,
                 what,
                 version: None,
+                version_to: None,
             };
             match pick(6) {
                 0 | 1 => {

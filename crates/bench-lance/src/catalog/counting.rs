@@ -81,6 +81,42 @@ pub struct Timed {
     pub manifest: Option<Touch>,
 }
 
+tokio::task_local! {
+    /// The call `bench serve` is serving on this task: its requests' touches of `__manifest`
+    /// versions are its own.
+    pub static CALL: Arc<Touched>;
+}
+
+/// What one call of `bench serve` touched, beside what the server as a whole has.
+#[derive(Debug)]
+pub struct Touched {
+    pub touches: Mutex<Vec<Touch>>,
+    pub server: Arc<Held>,
+}
+
+/// What a server's calls have touched: the highest version of `__manifest` any named, and
+/// how many successors were found (each, on local disk, loaded unseen).
+#[derive(Debug, Default)]
+pub struct Held {
+    pub highest: AtomicU64,
+    pub found: AtomicU64,
+}
+
+impl Touched {
+    fn note(&self, t: Touch) {
+        self.touches.lock().expect("touches").push(t);
+        let v = match t {
+            Touch::Committed(v) | Touch::Loaded(v) => v,
+            Touch::Missing(k) => k.saturating_sub(1),
+            Touch::Found(k) => {
+                self.server.found.fetch_add(1, Ordering::Relaxed);
+                k
+            }
+        };
+        self.server.highest.fetch_max(v, Ordering::Relaxed);
+    }
+}
+
 /// What `requests` said of versions of `__manifest`, in the order they ended.
 pub fn touches(requests: &[Timed]) -> Vec<Touch> {
     requests.iter().filter_map(|r| r.manifest).collect()
@@ -176,6 +212,9 @@ impl Counters {
     ) {
         let end = Instant::now();
         let manifest = location.and_then(|l| Touch::of(kind, l.as_ref(), found));
+        if let Some(t) = manifest {
+            let _ = CALL.try_with(|call| call.note(t));
+        }
         let path = if self.tracing.load(Ordering::Relaxed) {
             location.map(|l| l.to_string())
         } else {

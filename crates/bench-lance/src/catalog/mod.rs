@@ -584,6 +584,26 @@ where
     }
 }
 
+/// What `bench serve` said of this worker's calls since [`heard`] was last asked: the
+/// version each made or served (a worker runs one operation at a time).
+static HEARD: std::sync::Mutex<Option<bench_core::versions::At>> = std::sync::Mutex::new(None);
+
+/// Keep what a response's context says of the version its call made or served.
+fn hear(context: &Option<std::collections::HashMap<String, String>>) {
+    let said = (context.as_ref()).and_then(|c| c.get(bench_core::versions::CONTEXT_KEY));
+    let Some(at) = said.and_then(|s| bench_core::versions::At::heard(s)) else {
+        return;
+    };
+    let mut heard = HEARD.lock().unwrap_or_else(|e| e.into_inner());
+    *heard = Some(heard.map_or(at, |h| h.and(at)));
+}
+
+/// What `bench serve` said of the calls since the last time, forgotten here: through REST,
+/// an operation's place in the `__manifest` version order.
+pub fn heard() -> Option<bench_core::versions::At> {
+    HEARD.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
 /// Every page of a namespace's child namespaces, or of its tables (`tables`): their names.
 async fn list(
     ns: &Arc<dyn LanceNamespace>,
@@ -603,6 +623,7 @@ async fn list(
                         ..Default::default()
                     };
                     let r = ns.list_tables(req).await?;
+                    hear(&r.context);
                     (r.tables, r.page_token)
                 }
                 false => {
@@ -613,6 +634,7 @@ async fn list(
                         ..Default::default()
                     };
                     let r = ns.list_namespaces(req).await?;
+                    hear(&r.context);
                     (r.namespaces, r.page_token)
                 }
             })
@@ -671,33 +693,45 @@ pub async fn execute(
             return Ok(Observed::Names(list(&ns, true, id, page_size).await?));
         }
         Operation::DescribeTable { .. } => {
-            ns.describe_table(on!(DescribeTableRequest)).await?;
+            hear(&ns.describe_table(on!(DescribeTableRequest)).await?.context);
         }
         Operation::DescribeNamespace { .. } => {
-            ns.describe_namespace(on!(DescribeNamespaceRequest)).await?;
+            hear(
+                &ns.describe_namespace(on!(DescribeNamespaceRequest))
+                    .await?
+                    .context,
+            );
         }
         Operation::NamespaceExists { .. } => {
             ns.namespace_exists(on!(NamespaceExistsRequest)).await?
         }
         Operation::TableExists { .. } => ns.table_exists(on!(TableExistsRequest)).await?,
         Operation::DropTable => {
-            ns.drop_table(on!(DropTableRequest)).await?;
+            hear(&ns.drop_table(on!(DropTableRequest)).await?.context);
         }
         Operation::DeregisterTable => {
-            ns.deregister_table(on!(DeregisterTableRequest)).await?;
+            hear(
+                &ns.deregister_table(on!(DeregisterTableRequest))
+                    .await?
+                    .context,
+            );
         }
         Operation::DropNamespace => {
-            ns.drop_namespace(on!(DropNamespaceRequest)).await?;
+            hear(&ns.drop_namespace(on!(DropNamespaceRequest)).await?.context);
         }
         Operation::CreateNamespace => {
-            ns.create_namespace(on!(CreateNamespaceRequest)).await?;
+            hear(
+                &ns.create_namespace(on!(CreateNamespaceRequest))
+                    .await?
+                    .context,
+            );
         }
         Operation::CreateTable => {
-            ns.create_table(on!(CreateTableRequest), table_data.clone())
-                .await?;
+            let r = ns.create_table(on!(CreateTableRequest), table_data.clone());
+            hear(&r.await?.context);
         }
         Operation::DeclareTable => {
-            ns.declare_table(on!(DeclareTableRequest)).await?;
+            hear(&ns.declare_table(on!(DeclareTableRequest)).await?.context);
         }
         // With the namespace managing the versions, the append commits through its
         // create_table_version.

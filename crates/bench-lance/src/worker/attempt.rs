@@ -99,10 +99,11 @@ impl Session {
             };
             let (class, err) = result.err().unzip();
             let touches = counting::touches(&self.counters.take());
+            let heard = catalog::heard();
             let report = protocol::OpReport {
                 read: p.read,
                 warm: true,
-                manifest: At::of(&touches, p.op.is_write()),
+                manifest: At::of(&touches, p.op.is_write()).or(heard),
                 class,
                 err,
                 op: p.mix,
@@ -227,7 +228,9 @@ impl Session {
         let io = self.counters.snapshot() - io_before;
         let requests = self.counters.take();
         let path = crate::catalog::counting::critical_path(&requests, start, end);
-        let manifest = At::of(&counting::touches(&requests), op.is_write());
+        // Directly, from its own requests; through REST, from what the server said.
+        let heard = catalog::heard();
+        let manifest = At::of(&counting::touches(&requests), op.is_write()).or(heard);
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
