@@ -131,3 +131,60 @@ fn a_server_answering_from_a_random_recent_view_makes_readers_go_back() {
         "{w}"
     );
 }
+
+/// Exactly once: a golden with one of its tables' rows written twice (its `__manifest`
+/// appended to after it was built, as a store that replayed a write would): the cell does not
+/// verify, naming the entry in two rows as the cell began, whatever its writers did (on lance
+/// 14.0.2 every declaration into such a catalog fails). The same golden before the row was
+/// duplicated verified.
+#[test]
+fn a_golden_with_a_row_written_twice_is_named_and_listed_twice() {
+    use bench_lance::lance::dataset::{Dataset, WriteMode, WriteParams};
+    let text = freshness("'direct'", "1").replace("servers = [1]\n", "");
+    let (d, plan, out) = plan_dir(&text);
+    let root = d.path().join("store");
+    let at = ["--root", root.to_str().unwrap()];
+    let o = run(&plan, &out, &at);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl"))[0]["verified"], true);
+    let golden = (std::fs::read_dir(root.join("golden")).unwrap().flatten())
+        .find(|e| e.path().join("__manifest").is_dir())
+        .unwrap()
+        .path()
+        .join("__manifest");
+    let uri = golden.to_str().unwrap().to_string();
+    let id = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let ds = Dataset::open(&uri).await.unwrap();
+        let mut scan = ds.scan();
+        scan.filter("object_type = 'table'").unwrap();
+        scan.limit(Some(1), None).unwrap();
+        let row = scan.try_into_batch().await.unwrap();
+        let ids = row.column(0).as_any();
+        let id = (ids.downcast_ref::<arrow::array::StringArray>().unwrap())
+            .value(0)
+            .to_string();
+        let schema = row.schema();
+        let reader = arrow::record_batch::RecordBatchIterator::new([Ok(row)], schema);
+        let params = WriteParams {
+            mode: WriteMode::Append,
+            ..Default::default()
+        };
+        Dataset::write(reader, uri.as_str(), Some(params))
+            .await
+            .unwrap();
+        id
+    });
+    let again = d.path().join("again");
+    let o = run(&plan, &again, &at);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let r = &lines(&again.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], false, "{r}");
+    let said = r["verify_error"].as_str().unwrap();
+    assert!(
+        said.contains(&format!(
+            "{id} held 2 times, expected 1 (the catalog's own, in 2 rows as the cell began: a \
+             name is one entry)"
+        )),
+        "{said}"
+    );
+}
