@@ -66,8 +66,8 @@ pub struct Order {
 }
 
 impl Order {
-    /// Every failure of every check.
-    pub fn violations(&self) -> u64 {
+    /// The checks, in the order the record names them.
+    fn checks(&self) -> [&Check; 5] {
         [
             &self.not_its_version,
             &self.no_such_state,
@@ -75,22 +75,16 @@ impl Order {
             &self.write_order,
             &self.one_version_twice,
         ]
-        .iter()
-        .map(|c| c.count)
-        .sum()
+    }
+
+    /// Every failure of every check.
+    pub fn violations(&self) -> u64 {
+        self.checks().iter().map(|c| c.count).sum()
     }
 
     /// The first failure named, of the first check that has one.
     pub fn first(&self) -> Option<&str> {
-        [
-            &self.not_its_version,
-            &self.no_such_state,
-            &self.versions_back,
-            &self.write_order,
-            &self.one_version_twice,
-        ]
-        .iter()
-        .find_map(|c| c.first.as_deref())
+        self.checks().into_iter().find_map(|c| c.first.as_deref())
     }
 }
 

@@ -685,6 +685,12 @@ pub async fn execute(
             }
         };
     }
+    // A call whose response's context may say the version it made or served ([`hear`]).
+    macro_rules! heard {
+        ($call:expr) => {
+            hear(&$call.await?.context)
+        };
+    }
     match op {
         Operation::ListNamespaces { .. } => {
             return Ok(Observed::Names(list(&ns, false, id, page_size).await?));
@@ -692,47 +698,22 @@ pub async fn execute(
         Operation::ListTables { .. } => {
             return Ok(Observed::Names(list(&ns, true, id, page_size).await?));
         }
-        Operation::DescribeTable { .. } => {
-            hear(&ns.describe_table(on!(DescribeTableRequest)).await?.context);
-        }
+        Operation::DescribeTable { .. } => heard!(ns.describe_table(on!(DescribeTableRequest))),
         Operation::DescribeNamespace { .. } => {
-            hear(
-                &ns.describe_namespace(on!(DescribeNamespaceRequest))
-                    .await?
-                    .context,
-            );
+            heard!(ns.describe_namespace(on!(DescribeNamespaceRequest)))
         }
         Operation::NamespaceExists { .. } => {
             ns.namespace_exists(on!(NamespaceExistsRequest)).await?
         }
         Operation::TableExists { .. } => ns.table_exists(on!(TableExistsRequest)).await?,
-        Operation::DropTable => {
-            hear(&ns.drop_table(on!(DropTableRequest)).await?.context);
-        }
-        Operation::DeregisterTable => {
-            hear(
-                &ns.deregister_table(on!(DeregisterTableRequest))
-                    .await?
-                    .context,
-            );
-        }
-        Operation::DropNamespace => {
-            hear(&ns.drop_namespace(on!(DropNamespaceRequest)).await?.context);
-        }
-        Operation::CreateNamespace => {
-            hear(
-                &ns.create_namespace(on!(CreateNamespaceRequest))
-                    .await?
-                    .context,
-            );
-        }
+        Operation::DropTable => heard!(ns.drop_table(on!(DropTableRequest))),
+        Operation::DeregisterTable => heard!(ns.deregister_table(on!(DeregisterTableRequest))),
+        Operation::DropNamespace => heard!(ns.drop_namespace(on!(DropNamespaceRequest))),
+        Operation::CreateNamespace => heard!(ns.create_namespace(on!(CreateNamespaceRequest))),
         Operation::CreateTable => {
-            let r = ns.create_table(on!(CreateTableRequest), table_data.clone());
-            hear(&r.await?.context);
+            heard!(ns.create_table(on!(CreateTableRequest), table_data.clone()))
         }
-        Operation::DeclareTable => {
-            hear(&ns.declare_table(on!(DeclareTableRequest)).await?.context);
-        }
+        Operation::DeclareTable => heard!(ns.declare_table(on!(DeclareTableRequest))),
         // With the namespace managing the versions, the append commits through its
         // create_table_version.
         Operation::TableAppend | Operation::CreateTableVersion => {
