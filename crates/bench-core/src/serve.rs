@@ -137,6 +137,20 @@ pub enum ServerLine {
         open_ms: f64,
     },
     Served(ServerReport),
+    /// What it said of calls whose response has no body to say it in (a look-up's `exists`),
+    /// each named by the client that made it: said before `Served`.
+    Told {
+        calls: Vec<Told>,
+    },
+}
+
+/// What a server said of one call of client `client` (its `call`-th named call): the
+/// version it served ([`crate::versions::At::said`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Told {
+    pub client: u32,
+    pub call: u64,
+    pub said: String,
 }
 
 /// What one server served since `start` (a measurement: in `stats`, with the rest of what a

@@ -82,6 +82,10 @@ pub struct At {
     /// names the one it held ([`settle`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least: Option<u64>,
+    /// A look-up through `bench serve`, answered without a body: the number its client gave
+    /// the call, by which the server's account of it is found after the cell ([`join`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<u64>,
 }
 
 impl At {
@@ -191,6 +195,31 @@ impl At {
             served,
             served_to: to,
             at_least: None,
+            call: self.call.or(o.call),
+        }
+    }
+}
+
+/// The entry of a request's `context` that names a call for the server's account of it
+/// (`CLIENT:CALL`), where its response has no body to say the version in.
+pub const CALL_KEY: &str = "bench.call";
+
+/// Give each look-up of `log` that named its call ([`At::call`]) what the servers `told` of
+/// it after the cell.
+pub fn join(log: &mut [crate::oplog::Op], told: &[crate::serve::Told]) {
+    let by: std::collections::HashMap<(u32, u64), &str> = (told.iter())
+        .map(|t| ((t.client, t.call), t.said.as_str()))
+        .collect();
+    for op in log.iter_mut() {
+        let Some(at) = op.manifest.as_mut() else {
+            continue;
+        };
+        let said = (at.call).and_then(|c| by.get(&(op.client, c)));
+        if let Some(heard) = said.and_then(|s| At::heard(s))
+            && at.made.is_none()
+            && at.served.is_none()
+        {
+            (at.served, at.served_to) = (heard.served, heard.served_to);
         }
     }
 }
@@ -377,6 +406,46 @@ mod tests {
         assert_eq!(log[0].manifest.unwrap().at_least, None);
         assert_eq!(log[4].manifest.unwrap().served, None);
         assert_eq!(log[4].manifest.unwrap().at_least, Some(6));
+    }
+
+    /// A look-up through `bench serve` is answered without a body: the server's account of
+    /// its call, told after the cell, gives it its version — its own client's only.
+    #[test]
+    fn a_look_up_through_a_server_is_given_what_the_server_told_of_its_call() {
+        let call = |client, call| crate::oplog::Op {
+            manifest: Some(At {
+                call: Some(call),
+                ..At::default()
+            }),
+            ..sample(
+                client,
+                Operation::TableExists { cold: false },
+                0,
+                "t",
+                Outcome::Ok,
+            )
+        };
+        let mut log = vec![call(0, 1), call(1, 1), call(0, 2)];
+        let told = |client, call, said: &str| crate::serve::Told {
+            client,
+            call,
+            said: said.into(),
+        };
+        join(
+            &mut log,
+            &[told(0, 1, "served=4-6"), told(0, 2, "served=7-7")],
+        );
+        let served: Vec<_> = (log.iter())
+            .map(|o| o.manifest.map(|m| (m.served, m.served_to)))
+            .collect();
+        assert_eq!(
+            served,
+            [
+                Some((Some(4), Some(6))),
+                Some((None, None)),
+                Some((Some(7), None))
+            ]
+        );
     }
 
     /// Through REST, or with a reply lost, a commit's requests name no version: the copy's

@@ -17,7 +17,7 @@ use lance_namespace_impls::{RestAdapter, RestAdapterConfig};
 use tokio::io::AsyncBufReadExt;
 
 use crate::catalog::counting::{CALL, Counters, Held, Touched};
-use bench_core::serve::{Call, REPORT, START, ServeArgs, Served, ServerLine, ServerReport};
+use bench_core::serve::{Call, REPORT, START, ServeArgs, Served, ServerLine, ServerReport, Told};
 use bench_core::stats::IoCounts;
 
 /// Test hook: a server exits (code 3) after serving this many calls, as if it crashed.
@@ -54,6 +54,27 @@ struct Timed {
     /// disk (where lance loads a version it finds without a request naming it).
     held: Arc<Held>,
     local: bool,
+    /// What it served on calls that named themselves (a look-up answered without a body),
+    /// since the window began: told when it reports.
+    told: Mutex<Vec<Told>>,
+}
+
+/// The call a request names for the server's account of it (`CLIENT:CALL` in its context):
+/// a look-up's, whose answer has no body to say the version in.
+fn caller(request: &dyn std::any::Any) -> Option<(u32, u64)> {
+    let context = match request {
+        r if r.is::<TableExistsRequest>() => {
+            r.downcast_ref::<TableExistsRequest>()?.context.as_ref()
+        }
+        r if r.is::<NamespaceExistsRequest>() => {
+            r.downcast_ref::<NamespaceExistsRequest>()?.context.as_ref()
+        }
+        _ => None,
+    };
+    let (client, call) = context?
+        .get(bench_core::versions::CALL_KEY)?
+        .split_once(':')?;
+    Some((client.parse().ok()?, call.parse().ok()?))
 }
 
 /// A response that can carry the version its call made or served in its context
@@ -339,7 +360,7 @@ impl Timed {
     /// (lance loads it without a request naming it).
     async fn placed<R: Placed>(
         &self,
-        mutation: bool,
+        (mutation, named): (bool, Option<(u32, u64)>),
         call: impl std::future::Future<Output = Result<R>>,
     ) -> Result<R> {
         let touches = Arc::new(Touched {
@@ -362,8 +383,13 @@ impl Timed {
         } else if at.made.is_none() {
             at.served = None;
         }
-        if let Some(said) = at.said() {
-            r.place(said);
+        match (at.said(), named) {
+            (Some(said), Some((client, call))) => {
+                let told = Told { client, call, said };
+                self.told.lock().expect("told").push(told);
+            }
+            (Some(said), None) => r.place(said),
+            (None, _) => {}
         }
         Ok(r)
     }
@@ -371,6 +397,7 @@ impl Timed {
     /// Forget what was served so far (the cell's window begins).
     fn restart(&self) {
         self.calls.lock().expect("calls").restart();
+        self.told.lock().expect("told").clear();
         self.failed.store(0, Ordering::Relaxed);
     }
 
@@ -425,8 +452,9 @@ macro_rules! timed {
                 async fn $name(&self, request: $req $(, $data: Bytes)?) -> Result<$resp> {
                     let inside = self.enter();
                     let mutation = timed!(@mutation $kind);
+                    let named = caller(&request);
                     let call = async { timed!(@call $kind self $name request $(, $data)?) };
-                    let r = self.placed(mutation, call).await;
+                    let r = self.placed((mutation, named), call).await;
                     self.note(inside, mutation, r.is_ok());
                     r
                 }
@@ -566,6 +594,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 )
             }),
         held: Arc::new(Held::default()),
+        told: Mutex::new(Vec::new()),
         local: !args.root.starts_with("s3://"),
         ack_early: (std::env::var(ACK_EARLY_ENV).ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
@@ -627,6 +656,8 @@ async fn supervised(timed: &Timed, counters: &Counters) {
             }
             REPORT => {
                 timed.landed().await;
+                let calls = std::mem::take(&mut *timed.told.lock().expect("told"));
+                say(&ServerLine::Told { calls });
                 let (calls, mutations, ms, wait_ms, failed) = timed.served();
                 say(&ServerLine::Served(ServerReport {
                     calls,

@@ -598,6 +598,28 @@ fn hear(context: &Option<std::collections::HashMap<String, String>>) {
     *heard = Some(heard.map_or(at, |h| h.and(at)));
 }
 
+/// This worker's id, and how many calls it has named ([`named_call`]).
+static CALLER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The worker whose calls these are.
+pub fn set_caller(worker: u32) {
+    CALLER.store(u64::from(worker), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A request's context naming its call (`CLIENT:CALL`), so that a server can account for it
+/// after the cell where its response has no body to say the version in
+/// ([`bench_core::versions::join`]); the call's number is kept as what was heard of it.
+fn named_call() -> Option<std::collections::HashMap<String, String>> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let call = CALLS.fetch_add(1, Relaxed) + 1;
+    let mut heard = HEARD.lock().unwrap_or_else(|e| e.into_inner());
+    let at = heard.get_or_insert_with(Default::default);
+    at.call = Some(call);
+    let name = format!("{}:{call}", CALLER.load(Relaxed));
+    Some([(bench_core::versions::CALL_KEY.to_string(), name)].into())
+}
+
 /// What `bench serve` said of the calls since the last time, forgotten here: through REST,
 /// an operation's place in the `__manifest` version order.
 pub fn heard() -> Option<bench_core::versions::At> {
@@ -702,10 +724,23 @@ pub async fn execute(
         Operation::DescribeNamespace { .. } => {
             heard!(ns.describe_namespace(on!(DescribeNamespaceRequest)))
         }
+        // Answered without a body: the call is named, for the server's account of it.
         Operation::NamespaceExists { .. } => {
-            ns.namespace_exists(on!(NamespaceExistsRequest)).await?
+            let context = named_call();
+            ns.namespace_exists(NamespaceExistsRequest {
+                context,
+                ..on!(NamespaceExistsRequest)
+            })
+            .await?
         }
-        Operation::TableExists { .. } => ns.table_exists(on!(TableExistsRequest)).await?,
+        Operation::TableExists { .. } => {
+            let context = named_call();
+            (ns.table_exists(TableExistsRequest {
+                context,
+                ..on!(TableExistsRequest)
+            }))
+            .await?
+        }
         Operation::DropTable => heard!(ns.drop_table(on!(DropTableRequest))),
         Operation::DeregisterTable => heard!(ns.deregister_table(on!(DeregisterTableRequest))),
         Operation::DropNamespace => heard!(ns.drop_namespace(on!(DropNamespaceRequest))),

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bench_core::serve::{REPORT, START, ServeArgs, ServerLine, ServerReport};
+use bench_core::serve::{REPORT, START, ServeArgs, ServerLine, ServerReport, Told};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
@@ -175,14 +175,16 @@ impl Servers {
         Starter(self.stdins.clone())
     }
 
-    /// Each server's host and what it served since the window began.
-    pub async fn report(&mut self) -> Result<Vec<(String, ServerReport)>, String> {
+    /// Each server's host and what it served since the window began, and what the servers
+    /// told of the calls that named themselves.
+    pub async fn report(&mut self) -> Result<(Vec<(String, ServerReport)>, Vec<Told>), String> {
         write_all(&self.stdins, REPORT);
         let deadline = tokio::time::Instant::now() + REPORT_TIMEOUT;
-        let mut reports = Vec::new();
+        let (mut reports, mut told) = (Vec::new(), Vec::new());
         while reports.len() < self.count {
             match tokio::time::timeout_at(deadline, self.lines.recv()).await {
                 Ok(Some(ServerLine::Served(r))) => reports.push(r),
+                Ok(Some(ServerLine::Told { calls })) => told.extend(calls),
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => {
                     return Err(format!(
@@ -195,7 +197,7 @@ impl Servers {
             }
         }
         let hosts = self.listening.iter().map(|(_, h)| h.clone());
-        Ok(hosts.zip(reports).collect())
+        Ok((hosts.zip(reports).collect(), told))
     }
 
     /// A server that is no longer running: why (its exit and last words).

@@ -101,7 +101,10 @@ pub(super) async fn finish_servers(
             None => s.report().await,
         };
         match served {
-            Ok(reports) => m.servers = reports,
+            Ok((reports, told)) => {
+                m.servers = reports;
+                bench_core::versions::join(&mut m.log, &told);
+            }
             Err(why) => {
                 result = Err(why);
                 break;

@@ -101,6 +101,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     let w = args.worker_id;
     let live = args.paced || args.until_end;
     LIVE.store(live, std::sync::atomic::Ordering::Relaxed);
+    catalog::set_caller(w);
     if let Some(d) = env_ms(START_DELAY_ENV) {
         tokio::time::sleep(d).await;
     }
