@@ -8,8 +8,9 @@
 # connections reset) with commits abandoned at 0.5 s (indeterminate: each resolved against
 # the copy after the cell). Prints per cell, over its repetitions (median [min–max]): the
 # visibility lag (p50, max) beside the listings' own p50 latency, the stale reads' share,
-# resurrections and the other anomalies summed, and the indeterminate commits with how many
-# of them landed.
+# resurrections and the other anomalies summed, the indeterminate commits with how many
+# of them landed, the failures of the checks on the `__manifest` version order summed, and
+# the share of the history's commits and reads whose version is known.
 #
 #   scripts/figures/freshness.sh [REPS] [CACHE_MS]     (defaults: 3 200)
 set -euo pipefail
@@ -32,7 +33,7 @@ def spread(v):
     return f"{statistics.median(v):7.2f} [{min(v):.2f}–{max(v):.2f}]" if v else "-"
 print(f"{reps} repetitions a cell (median [min–max]); lag in ms; every run verified")
 print(f"{'cell':<40}{'lag p50':>22}{'lag max':>24}{'list p50':>20}{'stale %':>22}{'resurr.':>8}"
-      f"{'other':>6}{'indet. (landed)':>16}")
+      f"{'other':>6}{'indet. (landed)':>16}{'order':>6}{'known %':>22}")
 runs = (("plain", ""), ("cached", f" (cache {cache} ms)"), ("faults", " (S3, faults)"))
 for run, label in runs:
     cells = {}
@@ -48,9 +49,15 @@ for run, label in runs:
         resurrected = sum(c["resurrections"] for c in cs)
         indet = sum(c["indeterminate"] for c in cs)
         landed = sum(c.get("indeterminate_landed") or 0 for c in cs)
+        orders = [c.get("order") or {} for c in cs]
+        checks = ("not_its_version", "no_such_state", "versions_back", "write_order",
+                  "one_version_twice")
+        order = sum(o[k]["count"] for o in orders if o for k in checks)
+        known = [100 * (o["commits_known"] + o["reads_known"]) / max(1, o["commits"] + o["reads"])
+                 for o in orders if o]
         print(f"{tag.split('_c_4_')[-1] + label:<40}{spread([c['lag_p50_ms'] for c in cs]):>22}"
               f"{spread([c['lag_max_ms'] for c in cs]):>24}{spread([c['list_p50'] for c in cs]):>20}"
               f"{spread([100 * c['stale_rate'] for c in cs]):>22}{resurrected:>8}{other:>6}"
-              f"{f'{indet} ({landed})':>16}")
+              f"{f'{indet} ({landed})':>16}{order:>6}{spread(known):>22}")
 PY
 cat "$WORK/times"
