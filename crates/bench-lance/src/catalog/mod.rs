@@ -707,6 +707,15 @@ pub async fn execute(
             }
         };
     }
+    // The request of a look-up, its call named ([`named_call`]).
+    macro_rules! named {
+        ($request:ident) => {
+            $request {
+                context: named_call(),
+                ..on!($request)
+            }
+        };
+    }
     // A call whose response's context may say the version it made or served ([`hear`]).
     macro_rules! heard {
         ($call:expr) => {
@@ -726,21 +735,9 @@ pub async fn execute(
         }
         // Answered without a body: the call is named, for the server's account of it.
         Operation::NamespaceExists { .. } => {
-            let context = named_call();
-            ns.namespace_exists(NamespaceExistsRequest {
-                context,
-                ..on!(NamespaceExistsRequest)
-            })
-            .await?
+            ns.namespace_exists(named!(NamespaceExistsRequest)).await?
         }
-        Operation::TableExists { .. } => {
-            let context = named_call();
-            (ns.table_exists(TableExistsRequest {
-                context,
-                ..on!(TableExistsRequest)
-            }))
-            .await?
-        }
+        Operation::TableExists { .. } => ns.table_exists(named!(TableExistsRequest)).await?,
         Operation::DropTable => heard!(ns.drop_table(on!(DropTableRequest))),
         Operation::DeregisterTable => heard!(ns.deregister_table(on!(DeregisterTableRequest))),
         Operation::DropNamespace => heard!(ns.drop_namespace(on!(DropNamespaceRequest))),
