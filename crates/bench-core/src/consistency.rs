@@ -314,13 +314,13 @@ pub fn unknown_versions(
         let read = e.what.is_read();
         let said = match o.manifest {
             None => {
-                "no version told: no request of its own named one, and no server did (a server \
-                 on local disk that found a successor meanwhile cannot tell, an external server \
-                 tells nothing; a catalog not yet created has none)"
+                "no version told: no request of its own named one, and no server did (a listing \
+                 through a server on local disk that found a successor meanwhile, a look-up \
+                 through an external server; a catalog not yet created has none)"
             }
             Some(m) if read && m.call.is_some() => {
-                "a look-up through a server that could not tell the version it served (on local \
-                 disk, a call of it found a successor meanwhile)"
+                "a look-up through a server on local disk that loaded a version unseen meanwhile, \
+                 and no later probe of it bounded the version (its last reads of the cell)"
             }
             Some(m) if read && m.at_least.is_some() => {
                 "a read that loaded a newer version unseen (local disk), named by no later \

@@ -16,7 +16,7 @@ use lance_namespace::models::*;
 use lance_namespace_impls::{RestAdapter, RestAdapterConfig};
 use tokio::io::AsyncBufReadExt;
 
-use crate::catalog::counting::{CALL, Counters, Held, Touched};
+use crate::catalog::counting::{CALL, Counters, Held, Touched, Unsettled};
 use bench_core::serve::{Call, REPORT, START, ServeArgs, Served, ServerLine, ServerReport, Told};
 use bench_core::stats::IoCounts;
 
@@ -60,17 +60,21 @@ struct Timed {
 }
 
 /// The call a request names for the server's account of it (`CLIENT:CALL` in its context):
-/// a look-up's, whose answer has no body to say the version in.
+/// a read's, whose answer has no body to say the version in (a look-up) or may not know it
+/// yet (a version loaded unseen).
 fn caller(request: &dyn std::any::Any) -> Option<(u32, u64)> {
-    let context = match request {
-        r if r.is::<TableExistsRequest>() => {
-            r.downcast_ref::<TableExistsRequest>()?.context.as_ref()
-        }
-        r if r.is::<NamespaceExistsRequest>() => {
-            r.downcast_ref::<NamespaceExistsRequest>()?.context.as_ref()
-        }
-        _ => None,
-    };
+    // Those sent with a body: a listing's request has none, and its context stays home.
+    macro_rules! context {
+        ($($t:ty),*) => {
+            None $(.or_else(|| request.downcast_ref::<$t>().map(|r| r.context.as_ref())))*
+        };
+    }
+    let context = context!(
+        TableExistsRequest,
+        NamespaceExistsRequest,
+        DescribeTableRequest,
+        DescribeNamespaceRequest
+    )?;
     let (client, call) = context?
         .get(bench_core::versions::CALL_KEY)?
         .split_once(':')?;
@@ -366,12 +370,14 @@ impl Timed {
         let touches = Arc::new(Touched {
             touches: Mutex::new(Vec::new()),
             server: self.held.clone(),
+            seq: self.held.begun.fetch_add(1, Ordering::Relaxed) + 1,
         });
         let found = self.held.found.load(Ordering::Relaxed);
-        let mut r = CALL.scope(touches.clone(), call).await?;
+        // An error is an answer too (a look-up of an entry not there): told all the same.
+        let mut r = CALL.scope(touches.clone(), call).await;
         let touched = std::mem::take(&mut *touches.touches.lock().expect("touches"));
         let Some(mut at) = bench_core::versions::At::of(&touched, mutation) else {
-            return Ok(r);
+            return r;
         };
         let blind = self.local && self.held.found.load(Ordering::Relaxed) != found;
         if at.made.is_none() && !blind {
@@ -381,23 +387,55 @@ impl Timed {
                 .map(|lo| highest.max(lo))
                 .filter(|&hi| Some(hi) != at.served);
         } else if at.made.is_none() {
+            // A version loaded unseen: told once a later probe bounds it, where the call is
+            // named.
+            let lo = at.served.or(at.at_least);
+            if let (Some(lo), Some((client, call))) = (lo, named) {
+                let after = self.held.begun.load(Ordering::Relaxed);
+                let open = Unsettled {
+                    client,
+                    call,
+                    lo,
+                    after,
+                };
+                self.held.unsettled.lock().expect("unsettled").push(open);
+            }
             at.served = None;
         }
-        match (at.said(), named) {
-            (Some(said), Some((client, call))) => {
-                let told = Told { client, call, said };
-                self.told.lock().expect("told").push(told);
+        if let Some(said) = at.said() {
+            if let Some((client, call)) = named {
+                let said = said.clone();
+                self.told
+                    .lock()
+                    .expect("told")
+                    .push(Told { client, call, said });
             }
-            (Some(said), None) => r.place(said),
-            (None, _) => {}
+            if let Ok(r) = r.as_mut() {
+                r.place(said);
+            }
         }
-        Ok(r)
+        r
+    }
+
+    /// What it told of named calls since the window began, the reads settled since among
+    /// them.
+    fn tell(&self) -> Vec<Told> {
+        let settled = std::mem::take(&mut *self.held.settled.lock().expect("settled"));
+        let mut told = std::mem::take(&mut *self.told.lock().expect("told"));
+        told.extend(settled.into_iter().map(|(client, call, lo, hi)| Told {
+            client,
+            call,
+            said: format!("served={lo}-{hi}"),
+        }));
+        told
     }
 
     /// Forget what was served so far (the cell's window begins).
     fn restart(&self) {
         self.calls.lock().expect("calls").restart();
         self.told.lock().expect("told").clear();
+        self.held.unsettled.lock().expect("unsettled").clear();
+        self.held.settled.lock().expect("settled").clear();
         self.failed.store(0, Ordering::Relaxed);
     }
 
@@ -656,8 +694,9 @@ async fn supervised(timed: &Timed, counters: &Counters) {
             }
             REPORT => {
                 timed.landed().await;
-                let calls = std::mem::take(&mut *timed.told.lock().expect("told"));
-                say(&ServerLine::Told { calls });
+                say(&ServerLine::Told {
+                    calls: timed.tell(),
+                });
                 let (calls, mutations, ms, wait_ms, failed) = timed.served();
                 say(&ServerLine::Served(ServerReport {
                     calls,

@@ -87,19 +87,56 @@ tokio::task_local! {
     pub static CALL: Arc<Touched>;
 }
 
-/// What one call of `bench serve` touched, beside what the server as a whole has.
+/// What one call of `bench serve` touched, beside what the server as a whole has; `seq`:
+/// its place among the server's calls, as they began.
 #[derive(Debug)]
 pub struct Touched {
     pub touches: Mutex<Vec<Touch>>,
     pub server: Arc<Held>,
+    pub seq: u64,
 }
 
-/// What a server's calls have touched: the highest version of `__manifest` any named, and
-/// how many successors were found (each, on local disk, loaded unseen).
+/// What a server's calls have touched: the highest version of `__manifest` any named, how
+/// many successors were found (each, on local disk, loaded unseen), how many calls began,
+/// and the reads that could not tell the version they served, until a probe settles them.
 #[derive(Debug, Default)]
 pub struct Held {
     pub highest: AtomicU64,
     pub found: AtomicU64,
+    pub begun: AtomicU64,
+    pub unsettled: Mutex<Vec<Unsettled>>,
+    /// Those settled: (client, call, the lowest and the highest version it can have served).
+    pub settled: Mutex<Vec<(u32, u64, u64, u64)>>,
+}
+
+/// A read of client `client`'s call `call` that served a version of at least `lo` it could
+/// not name (one loaded unseen): the version held never goes back, so the first probe of a
+/// call begun after it ended (after the `after`-th call began) bounds it from above.
+#[derive(Debug)]
+pub struct Unsettled {
+    pub client: u32,
+    pub call: u64,
+    pub lo: u64,
+    pub after: u64,
+}
+
+impl Held {
+    /// A probe of call `seq` found version `held` the latest: the reads that ended before
+    /// that call began served a version up to it.
+    fn settle(&self, seq: u64, held: u64) {
+        let mut open = self.unsettled.lock().expect("unsettled");
+        if open.is_empty() {
+            return;
+        }
+        let mut settled = self.settled.lock().expect("settled");
+        open.retain(|u| {
+            let done = seq > u.after && held >= u.lo;
+            if done {
+                settled.push((u.client, u.call, u.lo, held));
+            }
+            !done
+        });
+    }
 }
 
 impl Touched {
@@ -107,7 +144,10 @@ impl Touched {
         self.touches.lock().expect("touches").push(t);
         let v = match t {
             Touch::Committed(v) | Touch::Loaded(v) => v,
-            Touch::Missing(k) => k.saturating_sub(1),
+            Touch::Missing(k) => {
+                self.server.settle(self.seq, k.saturating_sub(1));
+                k.saturating_sub(1)
+            }
             Touch::Found(k) => {
                 self.server.found.fetch_add(1, Ordering::Relaxed);
                 k

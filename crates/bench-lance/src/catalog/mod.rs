@@ -729,11 +729,12 @@ pub async fn execute(
         Operation::ListTables { .. } => {
             return Ok(Observed::Names(list(&ns, true, id, page_size).await?));
         }
-        Operation::DescribeTable { .. } => heard!(ns.describe_table(on!(DescribeTableRequest))),
+        // A read names its call, for the server's account of it where its answer cannot say
+        // the version (a look-up's has no body; one loaded unseen is told later).
+        Operation::DescribeTable { .. } => heard!(ns.describe_table(named!(DescribeTableRequest))),
         Operation::DescribeNamespace { .. } => {
-            heard!(ns.describe_namespace(on!(DescribeNamespaceRequest)))
+            heard!(ns.describe_namespace(named!(DescribeNamespaceRequest)))
         }
-        // Answered without a body: the call is named, for the server's account of it.
         Operation::NamespaceExists { .. } => {
             ns.namespace_exists(named!(NamespaceExistsRequest)).await?
         }
