@@ -46,7 +46,7 @@ impl Ids {
 }
 
 /// The effect a write names: an entry of `__manifest` created or removed.
-fn catalog_effect(op: &Op) -> Option<(&str, i64)> {
+pub(crate) fn catalog_effect(op: &Op) -> Option<(&str, i64)> {
     let id = op.entry.as_deref()?;
     match op.operation.describe().effect {
         Effect::CatalogRow => Some((id, 1)),

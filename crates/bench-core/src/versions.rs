@@ -235,13 +235,7 @@ pub struct Change {
 
 /// The entry a commit of the catalog adds (`true`) or removes, if it is one.
 fn effect(op: &crate::oplog::Op) -> Option<(&str, bool)> {
-    use crate::plan::Effect;
-    let id = op.entry.as_deref()?;
-    match op.operation.describe().effect {
-        Effect::CatalogRow => Some((id, true)),
-        Effect::CatalogRowGone => Some((id, false)),
-        Effect::TableVersion | Effect::TableProperty | Effect::Nothing => None,
-    }
+    crate::audit::catalog_effect(op).map(|(id, sign)| (id, sign > 0))
 }
 
 /// Whether some commit of a cell that keeps a history (its operations on the clock) has no

@@ -99,7 +99,7 @@ impl Session {
             };
             let (class, err) = result.err().unzip();
             let touches = counting::touches(&self.counters.take());
-            let heard = catalog::heard();
+            let heard = catalog::heard().filter(|_| self.args.rest_uri().is_some());
             let report = protocol::OpReport {
                 read: p.read,
                 warm: true,
@@ -229,7 +229,7 @@ impl Session {
         let requests = self.counters.take();
         let path = crate::catalog::counting::critical_path(&requests, start, end);
         // Directly, from its own requests; through REST, from what the server said.
-        let heard = catalog::heard();
+        let heard = catalog::heard().filter(|_| self.args.rest_uri().is_some());
         let manifest = At::of(&counting::touches(&requests), op.is_write()).or(heard);
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
