@@ -66,6 +66,7 @@ fn history(n: u64, writers: u32) -> Vec<Op> {
                     tables: true,
                     seen,
                     gone: None,
+                    pages: vec![],
                 };
                 h.push(at(writers + (i % 8) as u32, what, version));
             }

@@ -37,6 +37,16 @@ pub struct Op {
     pub version_to: Option<u64>,
 }
 
+/// One page of a listing in pages: the last name it listed (`None`: the last page; each
+/// page lists the names after the one before it, in byte order) and the version it served,
+/// or from `version` to `version_to` (through `bench serve`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageAt {
+    pub through: Option<String>,
+    pub version: Option<u64>,
+    pub version_to: Option<u64>,
+}
+
 /// How a commit of the history ended, as reads must see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -73,6 +83,8 @@ pub enum What {
         tables: bool,
         seen: Vec<Seen>,
         gone: Option<Vec<String>>,
+        /// A listing in more than one page: each page's range and version (else empty).
+        pages: Vec<PageAt>,
     },
     /// A look-up of entry `id` (describe, exists): whether it was there.
     Probed { id: String, found: bool },
@@ -146,12 +158,37 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
     let what = match o.operation.describe().names {
         // A listing says what it saw of the creations of its kind.
         Names::Lists(kind) => match &o.observed {
-            Observed::Listed { seen, gone, .. } if ok => What::Listed {
-                namespace: id,
-                tables: kind == Entry::Table,
-                seen: seen.clone(),
-                gone: gone.clone(),
-            },
+            Observed::Listed {
+                seen, gone, pages, ..
+            } if ok => {
+                let pages: Vec<PageAt> = (pages.iter())
+                    .map(|p| PageAt {
+                        through: p.through.clone(),
+                        version: p.at.and_then(|a| a.served),
+                        version_to: p.at.and_then(|a| a.served_to),
+                    })
+                    .collect();
+                // Its versions: from the least any page served to the greatest.
+                let mut op = at(What::Listed {
+                    namespace: id,
+                    tables: kind == Entry::Table,
+                    seen: seen.clone(),
+                    gone: gone.clone(),
+                    pages: vec![],
+                });
+                if !pages.is_empty() {
+                    let lo = pages.iter().filter_map(|p| p.version).min();
+                    let hi = (pages.iter())
+                        .filter_map(|p| p.version_to.or(p.version))
+                        .max();
+                    op.version = lo;
+                    op.version_to = hi.filter(|&h| lo.is_some_and(|l| h > l));
+                }
+                if let What::Listed { pages: p, .. } = &mut op.what {
+                    *p = pages;
+                }
+                return Some(op);
+            }
             Observed::Listed { .. }
             | Observed::Version(_)
             | Observed::Cleaned(_)
@@ -308,11 +345,19 @@ pub fn unknown_versions(
     let mut why: std::collections::BTreeMap<String, u64> = Default::default();
     for o in log.iter().filter(|o| !o.warm) {
         let Some(e) = event(o) else { continue };
-        if e.version.is_some() || matches!(e.what, What::Versioned { .. }) {
+        let pages_unknown = match &e.what {
+            What::Listed { pages, .. } => pages.iter().any(|p| p.version.is_none()),
+            _ => false,
+        };
+        if (e.version.is_some() && !pages_unknown) || matches!(e.what, What::Versioned { .. }) {
             continue;
         }
         let read = e.what.is_read();
         let said = match o.manifest {
+            _ if e.version.is_some() => {
+                "a listing in pages, a page of which named no version it served (one that loaded \
+                 a newer version unseen on local disk, bounded by no later probe)"
+            }
             None => {
                 "no version told: no request of its own named one, and no server did (a listing \
                  through a server on local disk that found a successor meanwhile, a look-up \
@@ -748,6 +793,7 @@ fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
                 tables,
                 seen,
                 gone,
+                pages: _,
             } => Some((
                 o,
                 Read::Listing {
@@ -942,6 +988,58 @@ mod tests {
     /// The history is read off the log: each write that took effect or may have (as the
     /// copy showed it), each listing with what it saw of its kind, each look-up found or not
     /// found; the warm-up, records without times, and failures that did not land stay out.
+    /// A listing in pages keeps each page's range and version; as one operation it served
+    /// from the least of its pages' versions to the greatest.
+    #[test]
+    fn a_listing_in_pages_keeps_each_page_s_version() {
+        use crate::oplog::{Observed, Outcome as Logged, sample};
+        use crate::versions::{At, Page};
+        let page = |through: Option<&str>, served, served_to| Page {
+            through: through.map(str::to_string),
+            at: Some(At {
+                served,
+                served_to,
+                ..At::default()
+            }),
+        };
+        let listing = crate::oplog::Op {
+            at_us: Some([1_000, 2_000]),
+            observed: Observed::Listed {
+                seen: vec![],
+                gone: None,
+                twice: vec![],
+                pages: vec![
+                    page(Some("b"), Some(7), None),
+                    page(Some("d"), None, None),
+                    page(None, Some(8), Some(10)),
+                ],
+            },
+            ..sample(
+                0,
+                crate::plan::Operation::ListTables { cold: false },
+                0,
+                "ns_0",
+                Logged::Ok,
+            )
+        };
+        let h = history(&[listing]);
+        assert_eq!((h[0].version, h[0].version_to), (Some(7), Some(10)));
+        let What::Listed { pages, .. } = &h[0].what else {
+            panic!("a listing")
+        };
+        let got: Vec<_> = (pages.iter())
+            .map(|p| (p.through.as_deref(), p.version, p.version_to))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("b"), Some(7), None),
+                (Some("d"), None, None),
+                (None, Some(8), Some(10))
+            ]
+        );
+    }
+
     #[test]
     fn the_history_is_read_off_the_operation_log() {
         use crate::oplog::{ErrorClass, Observed, Outcome as Logged, sample};
@@ -955,6 +1053,7 @@ mod tests {
                 seen: vec![],
                 gone: None,
                 twice: vec![],
+                pages: vec![],
             },
             ..sample(
                 1,
@@ -1062,7 +1161,8 @@ mod tests {
                     namespace: "ns_0".into(),
                     tables: false,
                     seen: vec![],
-                    gone: None
+                    gone: None,
+                    pages: vec![],
                 },
                 What::Probed {
                     id: "ns_0$table_2".into(),
@@ -1122,6 +1222,7 @@ mod tests {
                         runs: vec![[0, n]],
                     })
                     .collect(),
+                pages: vec![],
                 gone: Some(gone.iter().map(|t| format!("ns_0$table_{t}")).collect()),
             },
         }
@@ -1274,6 +1375,7 @@ mod tests {
                 seen: vec![],
                 gone: None,
                 twice: twice.iter().map(|n| n.to_string()).collect(),
+                pages: vec![],
             },
             ..sample(
                 2,

@@ -90,6 +90,7 @@ pub fn logged(runs: &Runs, r: OpReport) -> Op {
             seen,
             gone: r.gone,
             twice: r.twice.unwrap_or_default(),
+            pages: r.pages.unwrap_or_default(),
         },
         (None, Some(v)) => Observed::Version(v),
         (None, None) => r.cleaned.map_or(Observed::Nothing, Observed::Cleaned),

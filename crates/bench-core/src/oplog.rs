@@ -216,6 +216,8 @@ pub enum Observed {
         gone: Option<Vec<String>>,
         /// The names it listed more than once.
         twice: Vec<String>,
+        /// A listing in more than one page: each page's range and version (else empty).
+        pages: Vec<crate::versions::Page>,
     },
     /// The shared table's version a commit made or a read returned.
     Version(u64),

@@ -353,6 +353,9 @@ pub struct OpReport {
     /// Its place in the `__manifest` version order, from its requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<crate::versions::At>,
+    /// A listing in more than one page: each page's last name and version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Vec<crate::versions::Page>>,
 }
 
 impl OpReport {
@@ -380,6 +383,7 @@ impl OpReport {
             twice: None,
             cleaned: None,
             manifest: None,
+            pages: None,
         }
     }
 }

@@ -139,9 +139,44 @@ pub fn settle(log: &mut [crate::oplog::Op]) {
             && held.at_least.is_some_and(|k| before >= k)
         {
             (held.served, held.at_least) = (Some(before), None);
+            if let crate::oplog::Observed::Listed { pages, .. } = &mut log[j].observed
+                && let Some(last) = pages.last_mut().and_then(|p| p.at.as_mut())
+                && last.at_least.is_some_and(|k| before >= k)
+            {
+                (last.served, last.at_least) = (Some(before), None);
+            }
         }
         if at.at_least.is_some() {
             open.insert(client, i);
+        }
+    }
+}
+
+/// One page of a listing in pages (`limit` set), as its requests placed it: the last name it
+/// listed (where another page follows: the next page lists the names after it, in lance's
+/// byte order) and the version it served. A listing's pages are fetched one after another,
+/// each a call of its own, and may each serve another version: each page is the catalog's
+/// state at its version over its own range of names only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub through: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<At>,
+}
+
+impl Page {
+    /// Settle each page that served at least a version, unseen, by the next page's first
+    /// probe, which names the version its client held as that page began (the last page's,
+    /// with the listing's own, by the client's next operation: [`settle`]).
+    pub fn settle(pages: &mut [Page]) {
+        for i in 1..pages.len() {
+            let before = pages[i].at.and_then(|a| a.before);
+            if let (Some(b), Some(held)) = (before, pages[i - 1].at.as_mut())
+                && held.at_least.is_some_and(|k| b >= k)
+            {
+                (held.served, held.at_least) = (Some(b), None);
+            }
         }
     }
 }
@@ -400,6 +435,58 @@ mod tests {
         assert_eq!(log[0].manifest.unwrap().at_least, None);
         assert_eq!(log[4].manifest.unwrap().served, None);
         assert_eq!(log[4].manifest.unwrap().at_least, Some(6));
+    }
+
+    /// A listing's page that loaded a version unseen is settled by the next page's first
+    /// probe; its last page, with the listing, by the client's next operation.
+    #[test]
+    fn each_page_of_a_listing_is_settled_by_what_follows_it() {
+        let unseen = |before, k| At {
+            before: Some(before),
+            at_least: Some(k),
+            ..At::default()
+        };
+        let page = |through: Option<&str>, at| Page {
+            through: through.map(str::to_string),
+            at: Some(at),
+        };
+        let mut pages = vec![
+            page(Some("b"), unseen(5, 6)),
+            page(Some("d"), unseen(7, 8)),
+            // A probe naming less than what the page before found settles nothing.
+            page(None, unseen(6, 9)),
+        ];
+        Page::settle(&mut pages);
+        let served: Vec<_> = pages.iter().map(|p| p.at.unwrap().served).collect();
+        assert_eq!(served, [Some(7), None, None]);
+        assert_eq!(pages[2].at.unwrap().at_least, Some(9));
+        let list = Operation::ListTables { cold: false };
+        let mut log = vec![
+            crate::oplog::Op {
+                manifest: Some(unseen(5, 9)),
+                observed: crate::oplog::Observed::Listed {
+                    seen: vec![],
+                    gone: None,
+                    twice: vec![],
+                    pages,
+                },
+                ..sample(0, list, 0, "", Outcome::Ok)
+            },
+            crate::oplog::Op {
+                manifest: Some(At {
+                    before: Some(11),
+                    served: Some(11),
+                    ..At::default()
+                }),
+                ..sample(0, list, 0, "", Outcome::Ok)
+            },
+        ];
+        settle(&mut log);
+        let crate::oplog::Observed::Listed { pages, .. } = &log[0].observed else {
+            panic!("a listing")
+        };
+        assert_eq!(pages[2].at.unwrap().served, Some(11));
+        assert_eq!(log[0].manifest.unwrap().served, Some(11));
     }
 
     /// A look-up through `bench serve` is answered without a body: the server's account of

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Op, Outcome, Seen, What, parent};
+use super::{Op, Outcome, PageAt, Seen, What, parent};
 
 /// One check: how many operations failed it, and the first, named.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -186,6 +186,9 @@ struct Index<'h> {
     removed: HashMap<&'h str, Vec<(&'h str, Made<'h>)>>,
     /// An entry → the commits on it (created: true).
     on: HashMap<&'h str, Vec<(bool, Made<'h>)>>,
+    /// (namespace, tables) → the creations there and (of tables) the removals, as they
+    /// began: what a listing in pages observes, page by page.
+    scoped: HashMap<(&'h str, bool), Vec<Made<'h>>>,
 }
 
 impl<'h> Index<'h> {
@@ -200,10 +203,12 @@ impl<'h> Index<'h> {
                     let writers = by.entry((parent(id), *table)).or_default();
                     writers.entry(m.op.client).or_default().push((*n, m));
                     ix.on.entry(id).or_default().push((true, m));
+                    ix.scoped.entry((parent(id), *table)).or_default().push(m);
                 }
                 What::Removed { id, table, .. } => {
                     if *table {
                         ix.removed.entry(parent(id)).or_default().push((id, m));
+                        ix.scoped.entry((parent(id), true)).or_default().push(m);
                     }
                     ix.on.entry(id).or_default().push((false, m));
                 }
@@ -225,7 +230,84 @@ impl<'h> Index<'h> {
                 .collect();
             ix.created.insert(key, writers);
         }
+        for commits in ix.scoped.values_mut() {
+            commits.sort_by_key(|m| m.op.start_us);
+        }
         ix
+    }
+
+    /// What each page of a listing of `namespace` in `pages`, which ended at `end_us`, saw of
+    /// the commits it observes, each over its own range of names: every commit there begun
+    /// before the listing ended, and every one it showed — in time proportional to what it
+    /// listed and to the commits begun before it ended, not to the history.
+    fn paged(
+        &self,
+        (namespace, tables): (&str, bool),
+        (seen, gone): (&[Seen], Option<&[String]>),
+        pages: &[PageAt],
+        end_us: u64,
+    ) -> Vec<Extremes<'h>> {
+        let mut e: Vec<Extremes> = pages.iter().map(|_| Extremes::default()).collect();
+        let last = pages.len().saturating_sub(1);
+        // The page whose range holds the entry's name: after the one before's last name,
+        // up to its own.
+        let page_of = |id: &str| {
+            let name = id.rsplit('$').next().unwrap_or(id);
+            let i = pages.partition_point(|p| p.through.as_deref().is_some_and(|t| t < name));
+            i.min(last)
+        };
+        let gone: Option<std::collections::HashSet<&str>> =
+            gone.filter(|_| tables).map(|g| g.iter().map(String::as_str).collect());
+        let by_writer = self.created.get(&(namespace, tables));
+        let shows = |m: &Made| match &m.op.what {
+            What::Created { n, .. } => Some(
+                (seen.iter())
+                    .find(|s| s.writer == m.op.client)
+                    .is_some_and(|s| s.has(*n)),
+            ),
+            What::Removed { id, .. } => gone.as_ref().map(|g| g.contains(id.as_str())),
+            _ => None,
+        };
+        let id = |m: &Made<'h>| -> &'h str {
+            match &m.op.what {
+                What::Created { id, .. } | What::Removed { id, .. } => id,
+                _ => "",
+            }
+        };
+        let scoped = self.scoped.get(&(namespace, tables));
+        let scoped = scoped.map_or(&[][..], Vec::as_slice);
+        let begun = scoped.partition_point(|m| m.op.start_us < end_us);
+        for m in &scoped[..begun] {
+            if let Some(shown) = shows(m) {
+                e[page_of(id(m))].add(*m, shown);
+            }
+        }
+        // Those it showed that began after it ended.
+        let later = |m: &&Made| m.op.start_us >= end_us;
+        for s in seen {
+            let Some(w) = by_writer.and_then(|b| b.get(&s.writer)) else {
+                continue;
+            };
+            for n in s.indices() {
+                let i = w.indices.partition_point(|&k| k < n);
+                for m in w.made[i..].iter().take_while(|m| match m.op.what {
+                    What::Created { n: k, .. } => k == n,
+                    _ => false,
+                }) {
+                    if later(&m) {
+                        e[page_of(id(m))].add(*m, true);
+                    }
+                }
+            }
+        }
+        for g in gone.iter().flatten() {
+            for (created, m) in self.on.get(g).into_iter().flatten() {
+                if !created && later(&m) {
+                    e[page_of(g)].add(*m, true);
+                }
+            }
+        }
+        e
     }
 
     /// What a listing of `namespace` saw of the commits it observes.
@@ -429,51 +511,87 @@ fn versions_back(history: &[Op], at: &dyn Fn(u64) -> f64) -> Check {
 }
 
 /// Each read against the commits of `known` it observes: what it shows against the version
-/// it served, and against the order itself.
+/// it served, and against the order itself. A listing in pages is judged page by page, each
+/// over its own range of names at the version it served.
 fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order) {
     let index = Index::new(known);
     for op in history {
-        let e = match &op.what {
+        let judged: Vec<(Extremes, Option<(u64, u64)>, String)> = match &op.what {
             What::Listed {
                 namespace,
                 tables,
                 seen,
                 gone,
-            } => index.listing((namespace, *tables), seen, gone.as_deref()),
-            What::Probed { id, found } => index.probe(id, *found),
+                pages,
+            } if pages.len() > 1 => {
+                let scope = (namespace.as_str(), *tables);
+                let e = index.paged(scope, (seen, gone.as_deref()), pages, op.end_us);
+                let n = pages.len();
+                (e.into_iter().zip(pages).enumerate())
+                    .map(|(i, (e, p))| {
+                        let span = p.version.map(|lo| (lo, p.version_to.unwrap_or(lo).max(lo)));
+                        let through = match (&p.through, i.checked_sub(1)) {
+                            (Some(t), _) => format!("up to {t}"),
+                            (None, Some(b)) => format!(
+                                "after {}",
+                                pages[b].through.as_deref().unwrap_or_default()
+                            ),
+                            (None, None) => "every name".into(),
+                        };
+                        (e, span, format!(" (page {} of {n}, names {through})", i + 1))
+                    })
+                    .collect()
+            }
+            What::Listed {
+                namespace,
+                tables,
+                seen,
+                gone,
+                ..
+            } => {
+                let e = index.listing((namespace, *tables), seen, gone.as_deref());
+                vec![(e, span(op), String::new())]
+            }
+            What::Probed { id, found } => vec![(index.probe(id, *found), span(op), String::new())],
             _ => continue,
         };
         o.reads += 1;
-        let who = || {
+        if judged.iter().all(|(_, span, _)| span.is_some()) {
+            o.reads_known += 1;
+        }
+        let who = |page: &str| {
             format!(
-                "client {} {} at +{:.1} ms",
+                "client {} {} at +{:.1} ms{page}",
                 op.client,
                 verb(op),
                 at(op.start_us)
             )
         };
-        if let (Some(s), Some(m)) = (e.shown, e.missed)
-            && s.v > m.v
-        {
+        let mixed = judged.iter().find_map(|(e, _, page)| match (e.shown, e.missed) {
+            (Some(s), Some(m)) if s.v > m.v => Some((s, m, page)),
+            _ => None,
+        });
+        if let Some((s, m, page)) = mixed {
             o.no_such_state.found(|| {
                 format!(
                     "{}: it saw {} and not {}; no version holds the one without the other",
-                    who(),
+                    who(page),
                     s.said(),
                     m.said()
                 )
             });
         }
-        let Some((lo, hi)) = span(op) else { continue };
-        o.reads_known += 1;
-        let wrong = match (e.shown, e.missed) {
-            (Some(s), _) if s.v > hi => Some(format!("saw {}, made after it", s.said())),
-            (_, Some(m)) if m.v <= lo => Some(format!("did not see {}", m.said())),
-            _ => None,
-        };
+        let wrong = judged.iter().find_map(|(e, span, page)| {
+            let (lo, hi) = (*span)?;
+            let wrong = match (e.shown, e.missed) {
+                (Some(s), _) if s.v > hi => format!("saw {}, made after it", s.said()),
+                (_, Some(m)) if m.v <= lo => format!("did not see {}", m.said()),
+                _ => return None,
+            };
+            Some(format!("{} served {} and {wrong}", who(page), said(lo, hi)))
+        });
         if let Some(wrong) = wrong {
-            o.not_its_version
-                .found(|| format!("{} served {} and {wrong}", who(), said(lo, hi)));
+            o.not_its_version.found(|| wrong);
         }
     }
 }
@@ -518,6 +636,7 @@ mod tests {
                     })
                     .collect(),
                 gone: None,
+                pages: vec![],
             },
         }
     }
@@ -567,6 +686,79 @@ mod tests {
             o.not_its_version.first.as_deref(),
             Some(
                 "client 2 listed ns_0 at +8.0 ms served v12 and saw writer 1's #0 (v13), made after it"
+            )
+        );
+    }
+
+    /// `op`, a listing, in pages: each page's last name (`None`: the last) and version.
+    fn in_pages(mut op: Op, pages: &[(Option<&str>, Option<u64>)]) -> Op {
+        if let What::Listed { pages: p, .. } = &mut op.what {
+            *p = (pages.iter())
+                .map(|&(through, version)| PageAt {
+                    through: through.map(str::to_string),
+                    version,
+                    version_to: None,
+                })
+                .collect();
+        }
+        op
+    }
+
+    /// Names sort as bench_d0_0 < bench_d0_1 < bench_d0_2 < bench_d1_0. A listing whose
+    /// first page (up to bench_d0_1) served v11 and second v14 saw writer 0's #2 (v14) and
+    /// not its #1 (v12): as one read, no state; page by page, each page its version's.
+    #[test]
+    fn a_listing_in_pages_is_judged_page_by_page() {
+        let seen: &[(u32, &[[u64; 2]])] = &[(0, &[[0, 1], [2, 3]]), (1, &[[0, 1]])];
+        let pages = [(Some("bench_d0_1"), Some(11)), (None, Some(14))];
+        let mut h = commits();
+        h.push(in_pages(listed(2, 8, seen, None), &pages));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.violations(), 0, "{o:?}");
+        assert_eq!((o.reads, o.reads_known), (1, 1));
+        // The same names as one page are no state the catalog had.
+        let mut h = commits();
+        h.push(listed(2, 8, seen, None));
+        assert_eq!(check(&h, 0, 0).no_such_state.count, 1);
+        // A page of unknown version is still a state of some version, or no state.
+        let mut h = commits();
+        h.push(in_pages(listed(2, 8, seen, None), &[(pages[0].0, None), pages[1]]));
+        let o = check(&h, 0, 0);
+        assert_eq!((o.violations(), o.reads_known), (0, 0), "{o:?}");
+    }
+
+    /// A page that is not its version's state over its own names is named, with its page.
+    #[test]
+    fn a_page_that_is_not_its_version_is_named_with_its_page() {
+        // The second page served v14 and missed writer 1's #0 (v13).
+        let seen: &[(u32, &[[u64; 2]])] = &[(0, &[[0, 3]])];
+        let mut h = commits();
+        h.push(in_pages(
+            listed(2, 8, seen, None),
+            &[(Some("bench_d0_1"), Some(12)), (None, Some(14))],
+        ));
+        let o = check(&h, 0, 0);
+        assert_eq!((o.not_its_version.count, o.no_such_state.count), (1, 1));
+        assert_eq!(
+            o.not_its_version.first.as_deref(),
+            Some(
+                "client 2 listed ns_0 at +8.0 ms (page 2 of 2, names after bench_d0_1) served \
+                 v14 and did not see writer 1's #0 (v13)"
+            )
+        );
+        // A page showing a commit begun after the listing ended, of a later version.
+        let mut h = commits();
+        h.push(in_pages(
+            listed(2, 5, &[(0, &[[0, 1], [2, 3]])], None),
+            &[(Some("bench_d0_1"), Some(11)), (None, Some(11))],
+        ));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.not_its_version.count, 1, "{o:?}");
+        assert_eq!(
+            o.not_its_version.first.as_deref(),
+            Some(
+                "client 2 listed ns_0 at +5.0 ms (page 2 of 2, names after bench_d0_1) served \
+                 v11 and saw writer 0's #2 (v14), made after it"
             )
         );
     }
@@ -704,6 +896,7 @@ mod tests {
                 } else {
                     vec![]
                 }),
+                pages: vec![],
             },
             ..probe(client, ms, true, v)
         };

@@ -428,6 +428,7 @@ mod tests {
                         tables,
                         seen,
                         gone,
+                        pages: vec![],
                     };
                     h.push(at(3 + pick(3) as u32, what));
                 }

@@ -592,6 +592,7 @@ mod tests {
                 .collect(),
                 gone: None,
                 twice: vec![],
+                pages: vec![],
             },
             ..sample(1, Operation::ListTables { cold: false }, 0, "", Outcome::Ok)
         };

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use arrow::array::{Int32Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
+use bench_core::versions::{At, Page};
 use bytes::Bytes;
 use lance::dataset::builder::DatasetBuilder;
 use lance_core::datatypes::LANCE_UNENFORCED_PRIMARY_KEY_POSITION;
@@ -588,14 +589,78 @@ where
 /// version each made or served (a worker runs one operation at a time).
 static HEARD: std::sync::Mutex<Option<bench_core::versions::At>> = std::sync::Mutex::new(None);
 
+/// What a response's context says of the version its call made or served.
+fn said(context: &Option<std::collections::HashMap<String, String>>) -> Option<At> {
+    let said = (context.as_ref()).and_then(|c| c.get(bench_core::versions::CONTEXT_KEY));
+    said.and_then(|s| At::heard(s))
+}
+
 /// Keep what a response's context says of the version its call made or served.
 fn hear(context: &Option<std::collections::HashMap<String, String>>) {
-    let said = (context.as_ref()).and_then(|c| c.get(bench_core::versions::CONTEXT_KEY));
-    let Some(at) = said.and_then(|s| bench_core::versions::At::heard(s)) else {
+    let Some(at) = said(context) else {
         return;
     };
     let mut heard = HEARD.lock().unwrap_or_else(|e| e.into_inner());
     *heard = Some(heard.map_or(at, |h| h.and(at)));
+}
+
+/// One page of a listing as it arrived: the last name it listed where another page follows
+/// (the next lists the names after it), when it arrived, and what `bench serve` said of it.
+#[derive(Debug)]
+pub struct Turned {
+    pub through: Option<String>,
+    pub at: std::time::Instant,
+    pub heard: Option<At>,
+}
+
+/// The pages of the listing in pages since [`pages`] was last asked.
+static PAGES: std::sync::Mutex<Vec<Turned>> = std::sync::Mutex::new(Vec::new());
+
+/// A page of a listing has arrived: `names`, sorted as the catalog pages them, and the token
+/// of the next page (none: the last).
+fn turn_page(
+    names: &[String],
+    next: &Option<String>,
+    context: &Option<std::collections::HashMap<String, String>>,
+) {
+    let mut pages = PAGES.lock().unwrap_or_else(|e| e.into_inner());
+    let more = next.as_ref().is_some_and(|t| !t.is_empty());
+    // An empty page before another ends where the one before it did.
+    let last = names.iter().max().or_else(|| pages.last()?.through.as_ref());
+    let through = more.then(|| last.cloned()).flatten();
+    pages.push(Turned {
+        through,
+        at: std::time::Instant::now(),
+        heard: said(context),
+    });
+}
+
+/// The pages of the listing the operation that made `requests` ran, forgotten here, each
+/// placed in the `__manifest` version order by its own requests (those that ended after the
+/// page before arrived, before it did) or, through REST (`rest`), by what the server said of
+/// it; `None` where the operation listed no more than one page.
+pub fn pages(requests: &[counting::Timed], rest: bool) -> Option<Vec<Page>> {
+    let turned = std::mem::take(&mut *PAGES.lock().unwrap_or_else(|e| e.into_inner()));
+    if turned.len() < 2 {
+        return None;
+    }
+    let mut after: Option<std::time::Instant> = None;
+    let mut pages: Vec<Page> = (turned.into_iter())
+        .map(|t| {
+            let touches: Vec<_> = (requests.iter())
+                .filter(|r| r.end <= t.at && after.is_none_or(|a| r.end > a))
+                .filter_map(|r| r.manifest)
+                .collect();
+            let at = At::of(&touches, false);
+            after = Some(t.at);
+            Page {
+                through: t.through,
+                at: at.or(t.heard.filter(|_| rest)),
+            }
+        })
+        .collect();
+    Page::settle(&mut pages);
+    Some(pages)
 }
 
 /// This worker's id, and how many calls it has named ([`named_call`]).
@@ -646,6 +711,7 @@ async fn list(
                     };
                     let r = ns.list_tables(req).await?;
                     hear(&r.context);
+                    turn_page(&r.tables, &r.page_token, &r.context);
                     (r.tables, r.page_token)
                 }
                 false => {
@@ -657,6 +723,7 @@ async fn list(
                     };
                     let r = ns.list_namespaces(req).await?;
                     hear(&r.context);
+                    turn_page(&r.namespaces, &r.page_token, &r.context);
                     (r.namespaces, r.page_token)
                 }
             })

@@ -98,8 +98,10 @@ impl Session {
                 Err((e, _)) => Err((ErrorClass::Other, e)),
             };
             let (class, err) = result.err().unzip();
-            let touches = counting::touches(&self.counters.take());
+            let requests = self.counters.take();
+            let touches = counting::touches(&requests);
             let heard = catalog::heard().filter(|_| self.args.rest_uri().is_some());
+            catalog::pages(&requests, false);
             let report = protocol::OpReport {
                 read: p.read,
                 warm: true,
@@ -229,8 +231,10 @@ impl Session {
         let requests = self.counters.take();
         let path = crate::catalog::counting::critical_path(&requests, start, end);
         // Directly, from its own requests; through REST, from what the server said.
-        let heard = catalog::heard().filter(|_| self.args.rest_uri().is_some());
+        let rest = self.args.rest_uri().is_some();
+        let heard = catalog::heard().filter(|_| rest);
         let manifest = At::of(&counting::touches(&requests), op.is_write()).or(heard);
+        let pages = catalog::pages(&requests, rest);
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
@@ -254,6 +258,7 @@ impl Session {
             property,
             at_us,
             manifest,
+            pages: pages.filter(|_| history),
             ..protocol::OpReport::new(i, ms, class.is_none())
         };
         // A role's client (the only one that cleans up) keeps a history.
