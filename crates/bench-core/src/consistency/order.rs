@@ -48,6 +48,12 @@ pub struct Order {
     /// Listings and look-ups of the history, and of them those whose version is known.
     pub reads: u64,
     pub reads_known: u64,
+    /// Of the listings, the pages of those listed in more than one page (each judged on its
+    /// own), and the pages whose version is known.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pages: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pages_known: u64,
     /// Why the others' are not, and how many of each (`Some` where any are not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown: Option<std::collections::BTreeMap<String, u64>>,
@@ -63,6 +69,24 @@ pub struct Order {
     pub write_order: Check,
     /// A version two commits made.
     pub one_version_twice: Check,
+    /// Stale reads restated per version (the per-entry `stale_reads` count them among the
+    /// anomalies; these are not counted again).
+    #[serde(default)]
+    pub stale: Stale,
+}
+
+/// Reads that served a version lower than one acknowledged (by more than the clocks' margin)
+/// before they began: how many, the first named, how many versions behind the most was, and
+/// how long the first version each missed had been acknowledged when it served — at least
+/// (to the read's start) and at most (to its end), the greatest of each over the reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stale {
+    pub count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+    pub versions_behind_max: u64,
+    pub lag_low_max_ms: f64,
+    pub lag_high_max_ms: f64,
 }
 
 impl Order {
@@ -86,6 +110,10 @@ impl Order {
     pub fn first(&self) -> Option<&str> {
         self.checks().into_iter().find_map(|c| c.first.as_deref())
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A commit of a known version.
@@ -256,8 +284,9 @@ impl<'h> Index<'h> {
             let i = pages.partition_point(|p| p.through.as_deref().is_some_and(|t| t < name));
             i.min(last)
         };
-        let gone: Option<std::collections::HashSet<&str>> =
-            gone.filter(|_| tables).map(|g| g.iter().map(String::as_str).collect());
+        let gone: Option<std::collections::HashSet<&str>> = gone
+            .filter(|_| tables)
+            .map(|g| g.iter().map(String::as_str).collect());
         let by_writer = self.created.get(&(namespace, tables));
         let shows = |m: &Made| match &m.op.what {
             What::Created { n, .. } => Some(
@@ -402,8 +431,88 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
     o.one_version_twice = twice(&known, &at);
     o.write_order = write_order(&known, margin_us, &at);
     o.versions_back = versions_back(history, &at);
+    o.stale = stale(history, &known, margin_us, &at);
     reads(history, &known, &at, &mut o);
     o
+}
+
+/// Reads of a known version below one acknowledged before they began, each against the
+/// earliest acknowledgement of a version above the highest it served (a listing in pages: its
+/// highest page's). Commits enter in the order they were acknowledged; a tree over their
+/// versions keeps the earliest acknowledgement at or above each, so the history is read in
+/// O(n log n).
+fn stale(history: &[Op], known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64) -> Stale {
+    let mut st = Stale::default();
+    let mut acked: Vec<Made> = (known.iter().copied())
+        .filter(|m| {
+            m.op.what
+                .commit()
+                .is_some_and(|(_, o)| o == Outcome::Acknowledged)
+        })
+        .collect();
+    acked.sort_by_key(|m| m.op.end_us);
+    let mut versions: Vec<u64> = acked.iter().map(|m| m.v).collect();
+    versions.sort_unstable();
+    versions.dedup();
+    // Fenwick tree over versions, highest first: the earliest acknowledged at or above one.
+    let n = versions.len();
+    let mut tree: Vec<Option<Made>> = vec![None; n + 1];
+    let slot = |v: u64| n - versions.partition_point(|&x| x < v);
+    let mut reads: Vec<(&Op, u64, u64)> = (history.iter())
+        .filter(|op| matches!(op.what, What::Listed { .. } | What::Probed { .. }))
+        .filter_map(|op| span(op).map(|(lo, hi)| (op, lo, hi)))
+        .collect();
+    reads.sort_by_key(|(op, _, _)| op.start_us);
+    let (mut next, mut top): (usize, Option<Made>) = (0, None);
+    for (op, lo, hi) in reads {
+        while next < acked.len() && acked[next].op.end_us + margin_us < op.start_us {
+            let m = acked[next];
+            let mut i = slot(m.v);
+            while i <= n {
+                if tree[i].is_none() {
+                    tree[i] = Some(m);
+                }
+                i += i & i.wrapping_neg();
+            }
+            top = top.filter(|t| t.v >= m.v).or(Some(m));
+            next += 1;
+        }
+        let Some(t) = top.filter(|t| t.v > hi) else {
+            continue;
+        };
+        // The earliest acknowledged of the versions above `hi`: those at slots up to
+        // `slot(hi + 1)`.
+        let (mut i, mut missed): (usize, Option<Made>) = (slot(hi + 1), None);
+        while i > 0 {
+            if let Some(m) = tree[i]
+                && missed.is_none_or(|x| m.op.end_us < x.op.end_us)
+            {
+                missed = Some(m);
+            }
+            i -= i & i.wrapping_neg();
+        }
+        let Some(m) = missed else { continue };
+        let low = op.start_us.saturating_sub(m.op.end_us) as f64 / 1000.0;
+        let high = op.end_us.saturating_sub(m.op.end_us) as f64 / 1000.0;
+        st.count += 1;
+        st.versions_behind_max = st.versions_behind_max.max(t.v - hi);
+        st.lag_low_max_ms = st.lag_low_max_ms.max(low);
+        st.lag_high_max_ms = st.lag_high_max_ms.max(high);
+        if st.first.is_none() {
+            st.first = Some(format!(
+                "client {} {} at +{:.1} ms served {}, {} behind {}: {} had been acknowledged \
+                 {low:.1}–{high:.1} ms when it served",
+                op.client,
+                verb(op),
+                at(op.start_us),
+                said(lo, hi),
+                crate::plan::count(t.v - hi, "version", "versions"),
+                t.said(),
+                m.said()
+            ));
+        }
+    }
+    st
 }
 
 /// Versions two commits made.
@@ -532,13 +641,16 @@ fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order)
                         let span = p.version.map(|lo| (lo, p.version_to.unwrap_or(lo).max(lo)));
                         let through = match (&p.through, i.checked_sub(1)) {
                             (Some(t), _) => format!("up to {t}"),
-                            (None, Some(b)) => format!(
-                                "after {}",
-                                pages[b].through.as_deref().unwrap_or_default()
-                            ),
+                            (None, Some(b)) => {
+                                format!("after {}", pages[b].through.as_deref().unwrap_or_default())
+                            }
                             (None, None) => "every name".into(),
                         };
-                        (e, span, format!(" (page {} of {n}, names {through})", i + 1))
+                        (
+                            e,
+                            span,
+                            format!(" (page {} of {n}, names {through})", i + 1),
+                        )
                     })
                     .collect()
             }
@@ -559,6 +671,10 @@ fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order)
         if judged.iter().all(|(_, span, _)| span.is_some()) {
             o.reads_known += 1;
         }
+        if judged.len() > 1 {
+            o.pages += judged.len() as u64;
+            o.pages_known += judged.iter().filter(|(_, span, _)| span.is_some()).count() as u64;
+        }
         let who = |page: &str| {
             format!(
                 "client {} {} at +{:.1} ms{page}",
@@ -567,10 +683,12 @@ fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order)
                 at(op.start_us)
             )
         };
-        let mixed = judged.iter().find_map(|(e, _, page)| match (e.shown, e.missed) {
-            (Some(s), Some(m)) if s.v > m.v => Some((s, m, page)),
-            _ => None,
-        });
+        let mixed = judged
+            .iter()
+            .find_map(|(e, _, page)| match (e.shown, e.missed) {
+                (Some(s), Some(m)) if s.v > m.v => Some((s, m, page)),
+                _ => None,
+            });
         if let Some((s, m, page)) = mixed {
             o.no_such_state.found(|| {
                 format!(
@@ -690,6 +808,31 @@ mod tests {
         );
     }
 
+    /// A read of v12 begun after v13 and v14 were acknowledged is two versions behind, the
+    /// first it missed acknowledged 3.0–3.5 ms before it served; one begun before v13 was
+    /// acknowledged is not stale.
+    #[test]
+    fn a_read_behind_the_versions_acknowledged_before_it_is_stale_per_version() {
+        let seen: &[(u32, &[[u64; 2]])] = &[(0, &[[0, 2]])];
+        let mut h = commits();
+        h.push(listed(2, 4, seen, Some(12)));
+        h.push(listed(2, 8, seen, Some(12)));
+        let o = check(&h, 0, 0);
+        assert_eq!(o.violations(), 0, "{o:?}");
+        let s = &o.stale;
+        assert_eq!((s.count, s.versions_behind_max), (1, 2), "{s:?}");
+        assert_eq!((s.lag_low_max_ms, s.lag_high_max_ms), (3.0, 3.5));
+        assert_eq!(
+            s.first.as_deref(),
+            Some(
+                "client 2 listed ns_0 at +8.0 ms served v12, 2 versions behind writer 0's #2 \
+                 (v14): writer 1's #0 (v13) had been acknowledged 3.0–3.5 ms when it served"
+            )
+        );
+        // Within the clocks' margin nothing is behind.
+        assert_eq!(check(&h, 0, 4_000).stale.count, 0);
+    }
+
     /// `op`, a listing, in pages: each page's last name (`None`: the last) and version.
     fn in_pages(mut op: Op, pages: &[(Option<&str>, Option<u64>)]) -> Op {
         if let What::Listed { pages: p, .. } = &mut op.what {
@@ -715,16 +858,26 @@ mod tests {
         h.push(in_pages(listed(2, 8, seen, None), &pages));
         let o = check(&h, 0, 0);
         assert_eq!(o.violations(), 0, "{o:?}");
-        assert_eq!((o.reads, o.reads_known), (1, 1));
+        assert_eq!(
+            (o.reads, o.reads_known, o.pages, o.pages_known),
+            (1, 1, 2, 2)
+        );
         // The same names as one page are no state the catalog had.
         let mut h = commits();
         h.push(listed(2, 8, seen, None));
         assert_eq!(check(&h, 0, 0).no_such_state.count, 1);
         // A page of unknown version is still a state of some version, or no state.
         let mut h = commits();
-        h.push(in_pages(listed(2, 8, seen, None), &[(pages[0].0, None), pages[1]]));
+        h.push(in_pages(
+            listed(2, 8, seen, None),
+            &[(pages[0].0, None), pages[1]],
+        ));
         let o = check(&h, 0, 0);
-        assert_eq!((o.violations(), o.reads_known), (0, 0), "{o:?}");
+        assert_eq!(
+            (o.violations(), o.reads_known, o.pages_known),
+            (0, 0, 1),
+            "{o:?}"
+        );
     }
 
     /// A page that is not its version's state over its own names is named, with its page.

@@ -245,11 +245,33 @@ fn version_order(c: &crate::consistency::Consistency) -> String {
         return String::new();
     };
     let first = o.first().map_or(String::new(), |w| format!("; first: {w}"));
+    let pages = match o.pages {
+        0 => String::new(),
+        n => format!(
+            " (listings in pages judged page by page: {} of {n} pages known)",
+            o.pages_known
+        ),
+    };
+    let s = &o.stale;
+    let stale = match s.count {
+        0 => "none served a version below one acknowledged before it began".to_string(),
+        n => format!(
+            "{n} served a version below one acknowledged before it began, at most {} behind, \
+             the first version missed acknowledged at most {:.1}–{:.1} ms when served{}",
+            crate::plan::count(s.versions_behind_max, "version", "versions"),
+            s.lag_low_max_ms,
+            s.lag_high_max_ms,
+            s.first
+                .as_ref()
+                .map_or(String::new(), |w| format!(" (first: {w})"))
+        ),
+    };
     format!(
         "The version order: {} of {} commits and {} of {} reads with their `__manifest` \
-         version known; {} reads not of the version they served, {} of no state the catalog \
-         had, {} clients whose version went back, {} commits of a lower version than one \
-         acknowledged before them, {} versions made twice{first}.\n\n",
+         version known{pages}; {} reads not of the version they served, {} of no state the \
+         catalog had, {} clients whose version went back, {} commits of a lower version than \
+         one acknowledged before them, {} versions made twice{first}. Of the reads of a known \
+         version, {stale}.\n\n",
         o.commits_known,
         o.commits,
         o.reads_known,

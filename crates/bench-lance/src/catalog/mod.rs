@@ -626,7 +626,10 @@ fn turn_page(
     let mut pages = PAGES.lock().unwrap_or_else(|e| e.into_inner());
     let more = next.as_ref().is_some_and(|t| !t.is_empty());
     // An empty page before another ends where the one before it did.
-    let last = names.iter().max().or_else(|| pages.last()?.through.as_ref());
+    let last = names
+        .iter()
+        .max()
+        .or_else(|| pages.last()?.through.as_ref());
     let through = more.then(|| last.cloned()).flatten();
     pages.push(Turned {
         through,
