@@ -228,7 +228,7 @@ fn property_updates_leave_each_writer_s_last_value() {
         let mut log: Vec<Op> = (0..updates).map(update).collect();
         rt.block_on(async {
             let now = bench_lance::verify::ids(root, &storage).await.unwrap();
-            bench_lance::verify::cell(root, &storage, &now, &mut log, None).await
+            bench_lance::verify::cell(root, &storage, &now, &mut log, None, None).await
         })
     };
     assert_eq!(check(5).error, None);

@@ -190,7 +190,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
             let (root, storage, before) = (root.clone(), storage.clone(), before.clone());
             let mut taken = std::mem::take(log);
             async move {
-                let v = bench_lance::verify::cell(&root, &storage, &before, &mut taken, None).await;
+                let v = bench_lance::verify::cell(&root, &storage, &before, &mut taken, None, None).await;
                 (v, taken)
             }
         };

@@ -359,12 +359,11 @@ pub fn unknown_versions(
                  a newer version unseen on local disk, bounded by no later probe)"
             }
             None => {
-                "no version told: no request of its own named one, and no server did (a listing \
-                 through a server on local disk that found a successor meanwhile, a look-up \
+                "no version told: no request of its own named one, and no server did (a read \
                  through an external server; a catalog not yet created has none)"
             }
-            Some(m) if read && m.call.is_some() => {
-                "a look-up through a server on local disk that loaded a version unseen meanwhile, \
+            Some(m) if read && (m.call.is_some() || m.ticket.is_some()) => {
+                "a read through a server on local disk that loaded a version unseen meanwhile, \
                  and no later probe of it bounded the version (its last reads of the cell)"
             }
             Some(m) if read && m.at_least.is_some() => {

@@ -86,6 +86,11 @@ pub struct At {
     /// the call, by which the server's account of it is found after the cell ([`join`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<u64>,
+    /// A read through `bench serve` on local disk that loaded a version unseen, whose request
+    /// could not name its call (a listing, a GET): the ticket the server gave it in its
+    /// response, by which the server's account of it is found after the cell ([`join`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<u64>,
 }
 
 impl At {
@@ -191,12 +196,18 @@ impl At {
         match (self.made, self.served, self.served_to) {
             (Some(v), _, _) => Some(format!("made={v}")),
             (None, Some(lo), hi) => Some(format!("served={lo}-{}", hi.unwrap_or(lo))),
-            (None, None, _) => None,
+            (None, None, _) => self.ticket.map(|t| format!("pending={t}")),
         }
     }
 
     /// What a client heard of its call ([`At::said`]).
     pub fn heard(said: &str) -> Option<At> {
+        if let Some(t) = said.strip_prefix("pending=") {
+            return Some(At {
+                ticket: Some(t.trim().parse().ok()?),
+                ..At::default()
+            });
+        }
         if let Some(v) = said.strip_prefix("made=") {
             let made = Some(v.trim().parse().ok()?);
             return Some(At {
@@ -231,6 +242,7 @@ impl At {
             served_to: to,
             at_least: None,
             call: self.call.or(o.call),
+            ticket: self.ticket.or(o.ticket),
         }
     }
 }
@@ -239,22 +251,35 @@ impl At {
 /// (`CLIENT:CALL`), where its response has no body to say the version in.
 pub const CALL_KEY: &str = "bench.call";
 
-/// Give each look-up of `log` that named its call ([`At::call`]) what the servers `told` of
-/// it after the cell.
+/// The client a server's account of a ticketed call ([`At::ticket`]) names.
+pub const TICKETED: u32 = u32::MAX;
+
+/// Give each read of `log` that named its call ([`At::call`]) or was given a ticket
+/// ([`At::ticket`]), and each page of a listing given one, what the servers `told` of it
+/// after the cell.
 pub fn join(log: &mut [crate::oplog::Op], told: &[crate::serve::Told]) {
     let by: std::collections::HashMap<(u32, u64), &str> = (told.iter())
         .map(|t| ((t.client, t.call), t.said.as_str()))
         .collect();
-    for op in log.iter_mut() {
-        let Some(at) = op.manifest.as_mut() else {
-            continue;
-        };
-        let said = (at.call).and_then(|c| by.get(&(op.client, c)));
+    let give = |client: u32, at: &mut At| {
+        let said = (at.call.map(|c| (client, c)).into_iter())
+            .chain(at.ticket.map(|t| (TICKETED, t)))
+            .find_map(|k| by.get(&k));
         if let Some(heard) = said.and_then(|s| At::heard(s))
             && at.made.is_none()
             && at.served.is_none()
         {
             (at.served, at.served_to) = (heard.served, heard.served_to);
+        }
+    };
+    for op in log.iter_mut() {
+        if let crate::oplog::Observed::Listed { pages, .. } = &mut op.observed {
+            for at in pages.iter_mut().filter_map(|p| p.at.as_mut()) {
+                give(op.client, at);
+            }
+        }
+        if let Some(at) = op.manifest.as_mut() {
+            give(op.client, at);
         }
     }
 }
@@ -316,6 +341,99 @@ pub fn place(log: &mut [crate::oplog::Op], chain: &[Change]) -> u64 {
         placed += 1;
     }
     placed
+}
+
+/// The copy's `__manifest` versions after the cell as verification read them: the cell's
+/// first (the golden's latest; 0 where the catalog did not exist), the later ones present,
+/// and each of those against the one before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Chain {
+    pub first: u64,
+    pub versions: Vec<u64>,
+    pub changes: Vec<Change>,
+}
+
+/// Hold the copy's chain of versions against the cell's commits in `log` (before
+/// [`place`]): every version after the cell's first is there (none missing but where a
+/// cleanup of the cell removed it); every entry a version added or removed is the effect of
+/// one commit of the cell that took effect, and each such commit's effect is in exactly one
+/// version; a commit whose own request named the version it made finds its effect in that
+/// version. Versions that changed no entry (a property's update, an index's) pass. `None`:
+/// all hold; otherwise the first disagreement named, and how many there were.
+pub fn judge(log: &[crate::oplog::Op], chain: &Chain) -> Option<String> {
+    use std::collections::HashMap;
+    let mut found: Vec<String> = Vec::new();
+    let cleaned = (log.iter()).any(|o| o.operation == crate::plan::Operation::CleanupVersions);
+    let mut expect = chain.first + 1;
+    for &v in &chain.versions {
+        if v > expect && !cleaned {
+            found.push(match v - 1 == expect {
+                true => format!(
+                    "v{expect} of the copy is missing, and no cleanup of the cell removed it"
+                ),
+                false => format!(
+                    "v{expect}–v{} of the copy are missing, and no cleanup of the cell removed \
+                     them",
+                    v - 1
+                ),
+            });
+        }
+        expect = expect.max(v + 1);
+    }
+    // Each effect of the cell's commits that took effect, by (entry, added).
+    let mut effects: HashMap<(&str, bool), Vec<&crate::oplog::Op>> = HashMap::new();
+    for op in log.iter().filter(|o| o.took_effect() == Some(true)) {
+        if let Some((id, added)) = effect(op) {
+            effects.entry((id, added)).or_default().push(op);
+        }
+    }
+    let mut made: HashMap<u64, Vec<(&str, bool)>> = HashMap::new();
+    for c in &chain.changes {
+        let changed =
+            (c.added.iter().map(|id| (id, true))).chain(c.removed.iter().map(|id| (id, false)));
+        for (id, added) in changed {
+            made.entry(c.version).or_default().push((id, added));
+            let ops = effects.get_mut(&(id.as_str(), added));
+            if ops.is_none_or(|o| o.pop().is_none()) {
+                found.push(format!(
+                    "v{} {} {id}, which no commit of the cell that took effect did",
+                    c.version,
+                    if added { "added" } else { "removed" }
+                ));
+            }
+        }
+    }
+    // Where a cleanup removed versions, effects in them are not there to find.
+    let mut left: Vec<&crate::oplog::Op> = effects.into_values().flatten().collect();
+    left.retain(|_| !cleaned);
+    left.sort_by_key(|o| (o.client, o.i));
+    for op in left {
+        found.push(format!(
+            "{} took effect, and no version of the copy made it",
+            op.name()
+        ));
+    }
+    for op in log.iter().filter(|o| o.took_effect() == Some(true)) {
+        let (Some((id, added)), Some(v)) = (effect(op), op.manifest.and_then(|m| m.made)) else {
+            continue;
+        };
+        let there = chain.changes.iter().any(|c| c.version == v);
+        if there && !made.get(&v).is_some_and(|m| m.contains(&(id, added))) {
+            found.push(format!(
+                "{} named v{v} as the version it made, and v{v} of the copy did not {} {id}",
+                op.name(),
+                if added { "add" } else { "remove" }
+            ));
+        }
+    }
+    let first = found.first()?;
+    Some(match found.len() {
+        1 => format!("the copy's chain of versions: {first}"),
+        n => format!(
+            "the copy's chain of versions: {first} (and {} more)",
+            crate::plan::count(n as u64 - 1, "disagreement", "disagreements")
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -529,6 +647,53 @@ mod tests {
         );
     }
 
+    /// A listing's request cannot name its call: a server on local disk that loaded a
+    /// version unseen gives the listing (each page) a ticket in its response, and its account
+    /// after the cell is found by it.
+    #[test]
+    fn a_listing_through_a_server_is_given_what_the_server_told_of_its_ticket() {
+        let heard = At::heard("pending=77").unwrap();
+        assert_eq!(
+            (heard.ticket, heard.said()),
+            (Some(77), Some("pending=77".into()))
+        );
+        let ticketed = |t| Page {
+            through: None,
+            at: Some(At::heard(&format!("pending={t}")).unwrap()),
+        };
+        let mut log = vec![crate::oplog::Op {
+            manifest: Some(heard.and(At::heard("pending=78").unwrap())),
+            observed: crate::oplog::Observed::Listed {
+                seen: vec![],
+                gone: None,
+                twice: vec![],
+                pages: vec![ticketed(77), ticketed(78), ticketed(79)],
+            },
+            ..sample(3, Operation::ListTables { cold: false }, 0, "", Outcome::Ok)
+        }];
+        let told = |call, said: &str| crate::serve::Told {
+            client: TICKETED,
+            call,
+            said: said.into(),
+        };
+        join(&mut log, &[told(77, "served=4-5"), told(78, "served=6-6")]);
+        assert_eq!(log[0].manifest.unwrap().served, Some(4));
+        let crate::oplog::Observed::Listed { pages, .. } = &log[0].observed else {
+            panic!("a listing")
+        };
+        let got: Vec<_> = (pages.iter())
+            .map(|p| p.at.map(|a| (a.served, a.served_to)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Some((Some(4), Some(5))),
+                Some((Some(6), None)),
+                Some((None, None))
+            ]
+        );
+    }
+
     /// Through REST, or with a reply lost, a commit's requests name no version: the copy's
     /// chain gives it the version that added (or removed) its entry.
     #[test]
@@ -572,5 +737,68 @@ mod tests {
             .collect();
         assert_eq!(made, [Some(11), Some(13), Some(12), None]);
         assert!(!chain_wanted(&log));
+    }
+
+    /// The chain held against the cell's commits: all agree; then each kind of
+    /// disagreement named — a version missing, an entry no commit made, a commit no version
+    /// made, a commit whose named version holds another's effect.
+    #[test]
+    fn the_copy_s_chain_is_held_against_the_cell_s_commits() {
+        let op = |client, operation, entry: &str, made: Option<u64>| crate::oplog::Op {
+            manifest: made.map(|v| At {
+                made: Some(v),
+                ..At::default()
+            }),
+            ..sample(client, operation, 0, entry, Outcome::Ok)
+        };
+        let change = |version, added: &[&str], removed: &[&str]| Change {
+            version,
+            added: added.iter().map(|s| s.to_string()).collect(),
+            removed: removed.iter().map(|s| s.to_string()).collect(),
+        };
+        let log = vec![
+            op(0, Operation::DeclareTable, "ns_0$bench_d0_0", Some(11)),
+            op(0, Operation::DropTable, "ns_0$table_3", None),
+            op(1, Operation::ListTables { cold: false }, "ns_0", None),
+        ];
+        let chain = |versions: &[u64], changes| Chain {
+            first: 10,
+            versions: versions.to_vec(),
+            changes,
+        };
+        let good = vec![
+            change(11, &["ns_0$bench_d0_0"], &[]),
+            // An index's or a property's version changes no entry.
+            change(12, &[], &[]),
+            change(13, &[], &["ns_0$table_3"]),
+        ];
+        assert_eq!(judge(&log, &chain(&[11, 12, 13], good.clone())), None);
+        let said = |versions: &[u64], changes| judge(&log, &chain(versions, changes)).unwrap();
+        assert_eq!(
+            said(&[11, 13], vec![good[0].clone(), good[2].clone()]),
+            "the copy's chain of versions: v12 of the copy is missing, and no cleanup of the \
+             cell removed it"
+        );
+        let mut extra = good.clone();
+        extra[1].added.push("ns_0$stray".into());
+        assert_eq!(
+            said(&[11, 12, 13], extra),
+            "the copy's chain of versions: v12 added ns_0$stray, which no commit of the cell \
+             that took effect did"
+        );
+        assert_eq!(
+            said(&[11, 12, 13], good[..2].to_vec()),
+            "the copy's chain of versions: worker 0's write-drop-table #0 (ns_0$table_3) took \
+             effect, and no version of the copy made it"
+        );
+        let swapped = vec![
+            change(11, &[], &["ns_0$table_3"]),
+            change(12, &["ns_0$bench_d0_0"], &[]),
+        ];
+        assert_eq!(
+            said(&[11, 12], swapped),
+            "the copy's chain of versions: worker 0's write-declare-table #0 (ns_0$bench_d0_0) \
+             named v11 as the version it made, and v11 of the copy did not add ns_0$bench_d0_0"
+        );
     }
 }

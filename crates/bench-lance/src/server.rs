@@ -57,6 +57,9 @@ struct Timed {
     /// What it served on calls that named themselves (a look-up answered without a body),
     /// since the window began: told when it reports.
     told: Mutex<Vec<Told>>,
+    /// This server's tickets' high bits, drawn as it starts (a ticket is them and the
+    /// call's place among the server's calls), so that servers' tickets differ.
+    tickets: u64,
 }
 
 /// The call a request names for the server's account of it (`CLIENT:CALL` in its context):
@@ -387,10 +390,16 @@ impl Timed {
                 .map(|lo| highest.max(lo))
                 .filter(|&hi| Some(hi) != at.served);
         } else if at.made.is_none() {
-            // A version loaded unseen: told once a later probe bounds it, where the call is
-            // named.
+            // A version loaded unseen: told once a later probe bounds it, under the call's
+            // name or, where its request could not name it (a listing), under a ticket its
+            // response gives it.
             let lo = at.served.or(at.at_least);
-            if let (Some(lo), Some((client, call))) = (lo, named) {
+            let (client, call) = named.unwrap_or_else(|| {
+                let ticket = self.tickets | touches.seq;
+                at.ticket = Some(ticket);
+                (bench_core::versions::TICKETED, ticket)
+            });
+            if let Some(lo) = lo {
                 let after = self.held.begun.load(Ordering::Relaxed);
                 let open = Unsettled {
                     client,
@@ -399,6 +408,8 @@ impl Timed {
                     after,
                 };
                 self.held.unsettled.lock().expect("unsettled").push(open);
+            } else {
+                at.ticket = None;
             }
             at.served = None;
         }
@@ -633,6 +644,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             }),
         held: Arc::new(Held::default()),
         told: Mutex::new(Vec::new()),
+        tickets: {
+            use std::hash::{BuildHasher, Hasher};
+            let drawn = std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish();
+            (drawn & 0xff_ffff) << 40
+        },
         local: !args.root.starts_with("s3://"),
         ack_early: (std::env::var(ACK_EARLY_ENV).ok())
             .and_then(|v| v.trim().parse::<u64>().ok())

@@ -58,17 +58,29 @@ pub struct Verified {
     pub error: Option<String>,
     /// Cells of table operations: the shared table before and after.
     pub table: Option<TableState>,
+    /// The copy's versions after the cell's first held against the cell's commits (`None`:
+    /// not read).
+    pub chain: Option<u64>,
 }
+
+/// The rows verification reads at most to hold the copy's chain of versions against the
+/// cell's commits where no commit needs it to be placed: versions after the cell's first
+/// times the rows of the copy. Beyond it, the chain is left unread and the record says so.
+pub const CHAIN_ROWS: u64 = 2_000_000;
 
 /// Verify the copy at `root` against the cell's operation `log` (each write that did not
 /// succeed marked landed or not as the copy shows it), `before` being the ids of the catalog
-/// the cell started from, `table` the shared table before it (cells of table operations).
+/// the cell started from, `table` the shared table before it (cells of table operations),
+/// `first` the version of `__manifest` the cell began at where the copy is bench's own (the
+/// golden's latest; 0 where there was none), so that its chain of versions is held against
+/// the cell's commits.
 pub async fn cell(
     root: &str,
     storage: &BTreeMap<String, String>,
     before: &Ids,
     log: &mut [Op],
     table: Option<TableBefore>,
+    first: Option<u64>,
 ) -> Verified {
     let after = match ids(root, storage).await {
         Ok(ids) => ids,
@@ -77,6 +89,7 @@ pub async fn cell(
                 rows_after: 0,
                 error: Some(format!("cannot read the cell's __manifest: {e}")),
                 table: None,
+                chain: None,
             };
         }
     };
@@ -88,12 +101,28 @@ pub async fn cell(
         state = s;
         error = error.or(e);
     }
-    // Commits whose requests named no version (through REST, a reply lost, a worker
-    // killed): the copy's chain of versions says which made each.
-    if bench_core::versions::chain_wanted(log)
-        && let Ok(chain) = chain(root, storage).await
-    {
-        bench_core::versions::place(log, &chain);
+    // The copy's chain of versions, held against the cell's commits (a copy of bench's whose
+    // cell keeps a history, within the budget), and where some commit's requests named no
+    // version (through REST, a reply lost, a worker killed), saying which made each.
+    let wanted = bench_core::versions::chain_wanted(log);
+    let judged = first.filter(|_| keeps_history(log));
+    let mut checked = None;
+    if wanted || judged.is_some() {
+        let budget = (!wanted).then_some(after.rows());
+        match chain(root, storage, first.unwrap_or(0), budget).await {
+            Ok(Some(chain)) => {
+                if judged.is_some() {
+                    error = both(error, bench_core::versions::judge(log, &chain));
+                    checked = Some(chain.versions.len() as u64);
+                }
+                bench_core::versions::place(log, &chain.changes);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let e = format!("cannot read the copy's versions of __manifest: {e}");
+                error = both(error, Some(e));
+            }
+        }
     }
     if uncertain {
         let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
@@ -109,7 +138,19 @@ pub async fn cell(
         rows_after: after.rows(),
         error: error.or(properties_error),
         table: state,
+        chain: checked,
     }
+}
+
+/// The latest version of the `__manifest` at `root` (`None` where it cannot be read).
+pub async fn latest(root: &str, storage: &BTreeMap<String, String>) -> Option<u64> {
+    let uri = format!("{root}/{}", catalog::MANIFEST_DIR);
+    Some(catalog::load(&uri, storage).await.ok()?.version().version)
+}
+
+/// Whether some commit of the catalog in `log` kept its times (a cell with a history).
+fn keeps_history(log: &[Op]) -> bool {
+    (log.iter()).any(|o| o.at_us.is_some() && audit::catalog_effect(o).is_some())
 }
 
 /// Whether some write of the log ended unknown or landed after an error: where a commit's
@@ -120,19 +161,28 @@ fn uncertain(log: &[Op]) -> bool {
         .any(|op| op.is_write() && (op.outcome == Outcome::Unknown || op.landed == Some(true)))
 }
 
-/// The copy's `__manifest` versions, each against the one before it where both are there
-/// (cleanup removes old ones): the entries it added and removed. Each version is read, 8 at
-/// a time; only where some commit of a cell with a history named none
-/// ([`bench_core::versions::chain_wanted`]).
+/// The copy's `__manifest` versions from `first` on, each later one against the one before
+/// it where both are there (cleanup removes old ones): the entries it added and removed.
+/// Each version is read, 8 at a time; `None` where `budget` (the copy's rows) times the
+/// versions after `first` is more than [`CHAIN_ROWS`].
 async fn chain(
     root: &str,
     storage: &BTreeMap<String, String>,
-) -> lance_core::Result<Vec<bench_core::versions::Change>> {
+    first: u64,
+    budget: Option<u64>,
+) -> lance_core::Result<Option<bench_core::versions::Chain>> {
     use futures::{StreamExt, TryStreamExt};
     use std::collections::HashMap;
     let ds = catalog::load(&format!("{root}/{}", catalog::MANIFEST_DIR), storage).await?;
     let ds = &ds;
-    let versions: Vec<u64> = ds.versions().await?.iter().map(|v| v.version).collect();
+    let versions: Vec<u64> = (ds.versions().await?.iter())
+        .map(|v| v.version)
+        .filter(|&v| v >= first)
+        .collect();
+    let later: Vec<u64> = versions.iter().copied().filter(|&v| v > first).collect();
+    if budget.is_some_and(|rows| rows.saturating_mul(later.len() as u64) > CHAIN_ROWS) {
+        return Ok(None);
+    }
     let held: Vec<(u64, HashMap<String, u32>)> = futures::stream::iter(versions)
         .map(|v| async move {
             let at = ds.checkout_version(v).await?;
@@ -145,6 +195,11 @@ async fn chain(
         .buffered(8)
         .try_collect()
         .await?;
+    // A catalog the cell created: its first version against none.
+    let mut held = held;
+    if first == 0 {
+        held.insert(0, (0, HashMap::new()));
+    }
     let mut chain = Vec::new();
     for w in held.windows(2) {
         let ((was, before), (v, after)) = (&w[0], &w[1]);
@@ -165,7 +220,11 @@ async fn chain(
         }
         chain.push(change);
     }
-    Ok(chain)
+    Ok(Some(bench_core::versions::Chain {
+        first,
+        versions: later,
+        changes: chain,
+    }))
 }
 
 /// Two findings as one (either, or both said in turn).

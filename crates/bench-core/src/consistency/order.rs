@@ -69,6 +69,12 @@ pub struct Order {
     pub write_order: Check,
     /// A version two commits made.
     pub one_version_twice: Check,
+    /// The copy's versions after the cell's first that verification read and held against
+    /// the cell's commits (each the effect of one commit that took effect, none missing, each
+    /// commit's named version its own; a disagreement fails verification); absent where it
+    /// did not read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain_versions: Option<u64>,
     /// Stale reads restated per version (the per-entry `stale_reads` count them among the
     /// anomalies; these are not counted again).
     #[serde(default)]

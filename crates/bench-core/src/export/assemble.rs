@@ -89,6 +89,9 @@ pub struct Verification {
     /// A catalog operation's cell: the bytes of `__manifest`'s data files (its state) before
     /// and after the cell.
     pub state_bytes: Option<[u64; 2]>,
+    /// The copy's versions after the cell's first that verification held against the cell's
+    /// commits ([`crate::versions::judge`]); `None` where it did not read them.
+    pub chain: Option<u64>,
 }
 
 impl ReadFigures {
@@ -384,7 +387,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms, p.prices)),
-        consistency: consistency(m),
+        consistency: consistency(m, v.chain),
         planted: m.planted.iter().cloned().collect(),
         draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),
@@ -409,8 +412,8 @@ fn stored(
 /// ran on more than one host, each one's times are moved onto the coordinator's clock by its
 /// offset ([`crate::offsets`]: bounded at `go` and after its last operation), and what
 /// remains uncertain widens every comparison across clients; none where a client's clock was
-/// not bounded twice.
-fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
+/// not bounded twice. `chain`: the copy's versions verification held against the commits.
+fn consistency(m: &Measured, chain: Option<u64>) -> Option<crate::consistency::Consistency> {
     let mut h = crate::consistency::history(&m.log);
     let reads = h.iter().any(|o| o.what.is_read());
     let commits = h.iter().any(|o| !o.what.is_read());
@@ -438,6 +441,7 @@ fn consistency(m: &Measured) -> Option<crate::consistency::Consistency> {
     let mut order = crate::consistency::order::check(&h, t0, margin);
     if order.commits_known + order.reads_known > 0 {
         order.unknown = crate::consistency::unknown_versions(&m.log);
+        order.chain_versions = chain;
         c.order = Some(order);
     }
     c.clock_uncertainty_ms = uncertainty_us.map(|u| u as f64 / 1000.0);
@@ -608,7 +612,7 @@ mod tests {
             Offsets { go, done }
         };
         m.clocks = [(0, offsets(-1_000, 1_000)), (1, offsets(49_000, 51_000))].into();
-        let c = consistency(&m).unwrap();
+        let c = consistency(&m, None).unwrap();
         assert_eq!(c.clock_uncertainty_ms, Some(1.0));
         // At +1 ms: within the margin of 2 ms, not held to it; at +3 ms: stale.
         assert_eq!(c.stale_reads, 1, "{c:?}");
@@ -620,15 +624,15 @@ mod tests {
             hi: 53_000,
             at_us: 100_000,
         });
-        let c = consistency(&m).unwrap();
+        let c = consistency(&m, None).unwrap();
         assert_eq!(c.clock_uncertainty_ms, Some(3.0));
         assert_eq!(c.stale_reads, 0, "{c:?}");
         // A client whose clock was bounded only once (its answer after the last operation
         // never came), or not at all: no findings across hosts.
         m.clocks.get_mut(&1).unwrap().done = None;
-        assert_eq!(consistency(&m), None);
+        assert_eq!(consistency(&m, None), None);
         m.clocks.remove(&1);
-        assert_eq!(consistency(&m), None);
+        assert_eq!(consistency(&m, None), None);
     }
 
     /// Directly, requests are the successful operations' own; through REST servers, which

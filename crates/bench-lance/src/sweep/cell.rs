@@ -95,6 +95,7 @@ async fn verification(
                     error: Some(format!("cannot read the golden's __manifest: {e}")),
                     table: None,
                     state_bytes: None,
+                    chain: None,
                 };
             }
         },
@@ -109,7 +110,14 @@ async fn verification(
         }),
         _ => None,
     };
-    let v = verify::cell(root, &cell.storage, &before, &mut m.log, table).await;
+    // The version the copy began at, where the copy is bench's own: its chain after it is
+    // held against the cell's commits.
+    let first = match (&golden.before, empty) {
+        (Some(_), _) => None,
+        (None, true) => Some(0),
+        (None, false) => verify::latest(golden_root, &cell.storage).await,
+    };
+    let v = verify::cell(root, &cell.storage, &before, &mut m.log, table, first).await;
     let mut error = v.error;
     if let (Some(e), Some(uri)) = (&mut error, &cell.rest_uri) {
         e.push_str(&format!(
@@ -137,6 +145,7 @@ async fn verification(
         error,
         table: v.table,
         state_bytes,
+        chain: v.chain,
     }
 }
 
