@@ -15,6 +15,19 @@ fn order(r: &serde_json::Value) -> &serde_json::Value {
     o
 }
 
+/// The record of `text`'s one cell, run with the planted fault `planted` (a variable of
+/// `bench serve` and its value; none: `None`), which exits 0.
+fn record_of(text: &str, planted: Option<(&str, &str)>) -> serde_json::Value {
+    let (_d, plan, out) = plan_dir(text);
+    let mut cmd = bench();
+    if let Some((k, v)) = planted {
+        cmd.env(k, v);
+    }
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    lines(&out.join("results.jsonl")).swap_remove(0)
+}
+
 /// Two servers, each with a writer and a reader, each answering listings from a view at
 /// most 200 ms old with its own commits since patched in: each reader sees its own server's
 /// writer's newest tables and misses the other's older ones — a state no version of the
@@ -26,14 +39,8 @@ fn a_server_patching_its_own_commits_into_a_stale_view_is_no_state_the_catalog_h
         .replace("clients = 1\nrate = 20", "clients = 2\nrate = 10")
         .replace("duration_secs = 2", "duration_secs = 3");
     for planted in [false, true] {
-        let (_d, plan, out) = plan_dir(&text);
-        let mut cmd = bench();
-        if planted {
-            cmd.env(bench_lance::server::PATCH_OWN_ENV, "200");
-        }
-        let o = run_with(cmd, &plan, &out, &[]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let r = &lines(&out.join("results.jsonl"))[0];
+        let fault = (bench_lance::server::PATCH_OWN_ENV, "200");
+        let r = &record_of(&text, planted.then_some(fault));
         assert_eq!(r["verified"], true, "{r}");
         let o = order(r);
         if !planted {
@@ -68,12 +75,7 @@ fn a_server_acknowledging_before_its_commit_lands_breaks_the_write_order() {
     let text = freshness("'rest'", "1")
         .replace("rate = 20", "rate = 10")
         .replace("duration_secs = 2", "duration_secs = 3");
-    let (_d, plan, out) = plan_dir(&text);
-    let mut cmd = bench();
-    cmd.env(bench_lance::server::ACK_EARLY_ENV, "300");
-    let o = run_with(cmd, &plan, &out, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = &lines(&out.join("results.jsonl"))[0];
+    let r = &record_of(&text, Some((bench_lance::server::ACK_EARLY_ENV, "300")));
     assert_eq!(r["verified"], true, "{r}");
     let o = order(r);
     let w = &o["write_order"];
@@ -104,12 +106,7 @@ fn a_server_acknowledging_before_its_commit_lands_breaks_the_write_order() {
 #[test]
 fn a_server_answering_from_a_random_recent_view_makes_readers_go_back() {
     let text = freshness("'rest'", "1").replace("duration_secs = 2", "duration_secs = 3");
-    let (_d, plan, out) = plan_dir(&text);
-    let mut cmd = bench();
-    cmd.env(bench_lance::server::RANDOM_VIEW_ENV, "16");
-    let o = run_with(cmd, &plan, &out, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = &lines(&out.join("results.jsonl"))[0];
+    let r = &record_of(&text, Some((bench_lance::server::RANDOM_VIEW_ENV, "16")));
     assert_eq!(r["verified"], true, "{r}");
     let c = &r["consistency"];
     assert!(c["monotonic_violations"].as_u64().unwrap() > 0, "{c}");
@@ -220,12 +217,7 @@ fn listings_in_pages_are_judged_page_by_page() {
         }
     }
     let text = text.replace("'direct', 'rest'", "'rest'");
-    let (_d, plan, out) = plan_dir(&text);
-    let mut cmd = bench();
-    cmd.env(bench_lance::server::RANDOM_VIEW_ENV, "16");
-    let o = run_with(cmd, &plan, &out, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = &lines(&out.join("results.jsonl"))[0];
+    let r = &record_of(&text, Some((bench_lance::server::RANDOM_VIEW_ENV, "16")));
     let w = order(r)["not_its_version"]["first"]
         .as_str()
         .unwrap_or_default();

@@ -449,14 +449,7 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
 /// O(n log n).
 fn stale(history: &[Op], known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64) -> Stale {
     let mut st = Stale::default();
-    let mut acked: Vec<Made> = (known.iter().copied())
-        .filter(|m| {
-            m.op.what
-                .commit()
-                .is_some_and(|(_, o)| o == Outcome::Acknowledged)
-        })
-        .collect();
-    acked.sort_by_key(|m| m.op.end_us);
+    let acked = acknowledged(known);
     let mut versions: Vec<u64> = acked.iter().map(|m| m.v).collect();
     versions.sort_unstable();
     versions.dedup();
@@ -544,10 +537,8 @@ fn twice(known: &[Made], at: &dyn Fn(u64) -> f64) -> Check {
     c
 }
 
-/// Commits of a lower version than one acknowledged (by more than `margin_us`) before they
-/// began.
-fn write_order(known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64) -> Check {
-    let mut c = Check::default();
+/// The acknowledged commits of `known`, in the order they were acknowledged.
+fn acknowledged<'h>(known: &[Made<'h>]) -> Vec<Made<'h>> {
     let mut acked: Vec<Made> = (known.iter().copied())
         .filter(|m| {
             m.op.what
@@ -556,6 +547,14 @@ fn write_order(known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64) -> Check
         })
         .collect();
     acked.sort_by_key(|m| m.op.end_us);
+    acked
+}
+
+/// Commits of a lower version than one acknowledged (by more than `margin_us`) before they
+/// began.
+fn write_order(known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64) -> Check {
+    let mut c = Check::default();
+    let acked = acknowledged(known);
     let mut begun = known.to_vec();
     begun.sort_by_key(|m| m.op.start_us);
     let (mut next, mut highest): (usize, Option<Made>) = (0, None);
@@ -625,13 +624,17 @@ fn versions_back(history: &[Op], at: &dyn Fn(u64) -> f64) -> Check {
     c
 }
 
+/// What a read (or one page of a listing) saw of the commits it observes, the versions it
+/// served, and how a witness names the page (empty: the whole read).
+type Judged<'h> = (Extremes<'h>, Option<(u64, u64)>, String);
+
 /// Each read against the commits of `known` it observes: what it shows against the version
 /// it served, and against the order itself. A listing in pages is judged page by page, each
 /// over its own range of names at the version it served.
 fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order) {
     let index = Index::new(known);
     for op in history {
-        let judged: Vec<(Extremes, Option<(u64, u64)>, String)> = match &op.what {
+        let judged: Vec<Judged> = match &op.what {
             What::Listed {
                 namespace,
                 tables,

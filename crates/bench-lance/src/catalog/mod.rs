@@ -701,6 +701,8 @@ async fn list(
     parent: Vec<String>,
     page_size: Option<u32>,
 ) -> lance_core::Result<Vec<String>> {
+    // The pages of this listing only (where no one asks for them, they go with the next).
+    PAGES.lock().unwrap_or_else(|e| e.into_inner()).clear();
     every_page(page_size, |page_token, limit| {
         let (ns, id) = (ns.clone(), Some(parent.clone()));
         async move {
