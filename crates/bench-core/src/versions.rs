@@ -298,6 +298,12 @@ fn effect(op: &crate::oplog::Op) -> Option<(&str, bool)> {
     crate::audit::catalog_effect(op).map(|(id, sign)| (id, sign > 0))
 }
 
+/// Whether some commit of the catalog in `log` kept its times (a cell with a history): where
+/// the copy's chain of versions is held against the commits ([`judge`]).
+pub fn keeps_history(log: &[crate::oplog::Op]) -> bool {
+    (log.iter()).any(|o| o.at_us.is_some() && effect(o).is_some())
+}
+
 /// Whether some commit of a cell that keeps a history (its operations on the clock) has no
 /// version its requests named: where the copy's chain of versions is worth reading.
 pub fn chain_wanted(log: &[crate::oplog::Op]) -> bool {

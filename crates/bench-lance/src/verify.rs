@@ -105,7 +105,7 @@ pub async fn cell(
     // cell keeps a history, within the budget), and where some commit's requests named no
     // version (through REST, a reply lost, a worker killed), saying which made each.
     let wanted = bench_core::versions::chain_wanted(log);
-    let judged = first.filter(|_| keeps_history(log));
+    let judged = first.filter(|_| bench_core::versions::keeps_history(log));
     let mut checked = None;
     if wanted || judged.is_some() {
         let budget = (!wanted).then_some(after.rows());
@@ -148,10 +148,6 @@ pub async fn latest(root: &str, storage: &BTreeMap<String, String>) -> Option<u6
     Some(catalog::load(&uri, storage).await.ok()?.version().version)
 }
 
-/// Whether some commit of the catalog in `log` kept its times (a cell with a history).
-fn keeps_history(log: &[Op]) -> bool {
-    (log.iter()).any(|o| o.at_us.is_some() && audit::catalog_effect(o).is_some())
-}
 
 /// Whether some write of the log ended unknown or landed after an error: where a commit's
 /// transaction file may have been cleaned up after the commit landed, so where it is looked
