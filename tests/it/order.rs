@@ -221,8 +221,8 @@ fn listings_in_pages_are_judged_page_by_page() {
     let w = order(r)["not_its_version"]["first"]
         .as_str()
         .unwrap_or_default();
-    // `client 2 listed ns_0 at +412.0 ms (page 2 of 5, names up to bench_d0_7) served v19 and
-    // did not see writer 0's #6 (v18)`.
+    // `client 2 listed ns_0 at +16.0 ms (page 1 of 4, names up to table_2) served v2 and did
+    // not see writer 0's #0 (v2)`.
     assert!(
         w.contains(" listed ns_0 at +") && w.contains(" (page ") && w.contains(" served v"),
         "{w}"
