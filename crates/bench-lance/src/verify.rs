@@ -148,7 +148,6 @@ pub async fn latest(root: &str, storage: &BTreeMap<String, String>) -> Option<u6
     Some(catalog::load(&uri, storage).await.ok()?.version().version)
 }
 
-
 /// Whether some write of the log ended unknown or landed after an error: where a commit's
 /// transaction file may have been cleaned up after the commit landed, so where it is looked
 /// for (elsewhere nothing is read, and nothing claimed).
