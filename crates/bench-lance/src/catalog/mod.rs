@@ -604,8 +604,9 @@ fn hear(context: &Option<std::collections::HashMap<String, String>>) {
     *heard = Some(heard.map_or(at, |h| h.and(at)));
 }
 
-/// One page of a listing as it arrived: the last name it listed where another page follows
-/// (the next lists the names after it), when it arrived, and what `bench serve` said of it.
+/// One page of a listing as it arrived: where another page follows, its token (lance's: the
+/// last name it listed, after which the next page lists), when it arrived, and what `bench
+/// serve` said of it.
 #[derive(Debug)]
 pub struct Turned {
     pub through: Option<String>,
@@ -616,26 +617,19 @@ pub struct Turned {
 /// The pages of the listing in pages since [`pages`] was last asked.
 static PAGES: std::sync::Mutex<Vec<Turned>> = std::sync::Mutex::new(Vec::new());
 
-/// A page of a listing has arrived: `names`, sorted as the catalog pages them, and the token
-/// of the next page (none: the last).
-fn turn_page(
-    names: &[String],
-    next: &Option<String>,
-    context: &Option<std::collections::HashMap<String, String>>,
-) {
-    let mut pages = PAGES.lock().unwrap_or_else(|e| e.into_inner());
-    let more = next.as_ref().is_some_and(|t| !t.is_empty());
-    // An empty page before another ends where the one before it did.
-    let last = names
-        .iter()
-        .max()
-        .or_else(|| pages.last()?.through.as_ref());
-    let through = more.then(|| last.cloned()).flatten();
-    pages.push(Turned {
-        through,
-        at: std::time::Instant::now(),
-        heard: said(context),
-    });
+/// A page of a listing has arrived, with the token of the next page (none: the last): in
+/// lance's catalog the page's last name, after which the next page lists (kept as it is: it
+/// runs inside the listing's measured time).
+fn turn_page(next: &Option<String>, context: &Option<std::collections::HashMap<String, String>>) {
+    let through = next.clone().filter(|t| !t.is_empty());
+    PAGES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Turned {
+            through,
+            at: std::time::Instant::now(),
+            heard: said(context),
+        });
 }
 
 /// The pages of the listing the operation that made `requests` ran, forgotten here, each
@@ -716,7 +710,7 @@ async fn list(
                     };
                     let r = ns.list_tables(req).await?;
                     hear(&r.context);
-                    turn_page(&r.tables, &r.page_token, &r.context);
+                    turn_page(&r.page_token, &r.context);
                     (r.tables, r.page_token)
                 }
                 false => {
@@ -728,7 +722,7 @@ async fn list(
                     };
                     let r = ns.list_namespaces(req).await?;
                     hear(&r.context);
-                    turn_page(&r.namespaces, &r.page_token, &r.context);
+                    turn_page(&r.page_token, &r.context);
                     (r.namespaces, r.page_token)
                 }
             })
