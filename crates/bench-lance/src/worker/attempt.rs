@@ -52,6 +52,20 @@ impl Planted {
 }
 
 impl Session {
+    /// An operation's place in the `__manifest` version order, and each of its pages' (a
+    /// listing in more than one): directly, from its own `requests`; through REST, from what
+    /// the server said of its calls.
+    fn placed(
+        &self,
+        requests: &[counting::Timed],
+        write: bool,
+    ) -> (Option<At>, Option<Vec<bench_core::versions::Page>>) {
+        let rest = self.args.rest_uri().is_some();
+        let heard = catalog::heard().filter(|_| rest);
+        let manifest = At::of(&counting::touches(requests), write).or(heard);
+        (manifest, catalog::pages(requests, rest))
+    }
+
     /// Run one operation; a cold read opens a fresh namespace for it (timed with it).
     pub(super) async fn perform(
         &self,
@@ -98,14 +112,11 @@ impl Session {
                 Err((e, _)) => Err((ErrorClass::Other, e)),
             };
             let (class, err) = result.err().unzip();
-            let requests = self.counters.take();
-            let touches = counting::touches(&requests);
-            let heard = catalog::heard().filter(|_| self.args.rest_uri().is_some());
-            catalog::pages(&requests, false);
+            let (manifest, _) = self.placed(&self.counters.take(), p.op.is_write());
             let report = protocol::OpReport {
                 read: p.read,
                 warm: true,
-                manifest: At::of(&touches, p.op.is_write()).or(heard),
+                manifest,
                 class,
                 err,
                 op: p.mix,
@@ -230,11 +241,7 @@ impl Session {
         let io = self.counters.snapshot() - io_before;
         let requests = self.counters.take();
         let path = crate::catalog::counting::critical_path(&requests, start, end);
-        // Directly, from its own requests; through REST, from what the server said.
-        let rest = self.args.rest_uri().is_some();
-        let heard = catalog::heard().filter(|_| rest);
-        let manifest = At::of(&counting::touches(&requests), op.is_write()).or(heard);
-        let pages = catalog::pages(&requests, rest);
+        let (manifest, pages) = self.placed(&requests, op.is_write());
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
             self.trace(op, i, result.is_ok(), (start, end), requests);
