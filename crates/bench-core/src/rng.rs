@@ -8,6 +8,7 @@ use rand_core::{RngCore, SeedableRng};
 /// The generator, as records name it beside the seed.
 pub const GENERATOR: &str = "SplitMix64";
 
+#[derive(Debug)]
 pub struct Rng(rand_xoshiro::SplitMix64);
 
 impl Rng {

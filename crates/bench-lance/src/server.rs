@@ -136,11 +136,13 @@ impl Placed for GetTableStatsResponse {}
 impl Placed for DescribeTransactionResponse {}
 impl Placed for UpdateTableSchemaMetadataResponse {}
 
-/// [`RANDOM_VIEW_ENV`]'s count, each listing's latest views, and the draw's state.
+/// [`RANDOM_VIEW_ENV`]'s count, and each listing's latest views with the draw among them.
 type Recent = (
     usize,
-    Mutex<std::collections::HashMap<String, std::collections::VecDeque<ListTablesResponse>>>,
-    AtomicU64,
+    Mutex<(
+        std::collections::HashMap<String, std::collections::VecDeque<ListTablesResponse>>,
+        bench_core::rng::Rng,
+    )>,
 );
 
 /// Test fixture: a server fetches every listing of tables anew, keeps the last this many
@@ -196,6 +198,14 @@ impl Drop for Inside<'_> {
     }
 }
 
+/// The request a view of a listing answers: its namespace, page and limit.
+fn view_key(request: &ListTablesRequest) -> String {
+    format!(
+        "{:?}|{:?}|{:?}",
+        request.id, request.page_token, request.limit
+    )
+}
+
 /// A listing as the planted cache keeps it: when it was fetched, and what it said.
 type Cached = (Instant, ListTablesResponse);
 
@@ -245,10 +255,7 @@ impl Timed {
         let Some((period, views)) = &self.cache else {
             return self.drawn_list_tables(request).await;
         };
-        let key = format!(
-            "{:?}|{:?}|{:?}",
-            request.id, request.page_token, request.limit
-        );
+        let key = view_key(&request);
         let ns = request.id.clone().unwrap_or_default().join("$");
         let mut views = views.lock().await;
         if let Some((at, r)) = views.get(&key)
@@ -267,27 +274,18 @@ impl Timed {
     /// A listing of tables answered from one of its last views drawn at random where
     /// [`RANDOM_VIEW_ENV`] is set.
     async fn drawn_list_tables(&self, request: ListTablesRequest) -> Result<ListTablesResponse> {
-        let Some((keep, views, draw)) = &self.recent else {
+        let Some((keep, recent)) = &self.recent else {
             return self.inner.list_tables(request).await;
         };
-        let key = format!(
-            "{:?}|{:?}|{:?}",
-            request.id, request.page_token, request.limit
-        );
+        let key = view_key(&request);
         let r = self.inner.list_tables(request).await?;
-        // xorshift64*: the state advanced, a draw among the views kept.
-        let mut x = draw.load(Ordering::Relaxed) | 1;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        draw.store(x, Ordering::Relaxed);
-        let mut views = views.lock().expect("views");
+        let (views, draw) = &mut *recent.lock().expect("views");
         let kept = views.entry(key).or_default();
         kept.push_back(r);
         if kept.len() > *keep {
             kept.pop_front();
         }
-        let i = (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % kept.len();
+        let i = (draw.next_u64() % kept.len() as u64) as usize;
         Ok(kept[i].clone())
     }
 
@@ -393,13 +391,12 @@ impl Timed {
             // A version loaded unseen: told once a later probe bounds it, under the call's
             // name or, where its request could not name it (a listing), under a ticket its
             // response gives it.
-            let lo = at.served.or(at.at_least);
-            let (client, call) = named.unwrap_or_else(|| {
-                let ticket = self.tickets | touches.seq;
-                at.ticket = Some(ticket);
-                (bench_core::versions::TICKETED, ticket)
-            });
-            if let Some(lo) = lo {
+            if let Some(lo) = at.served.or(at.at_least) {
+                let (client, call) = named.unwrap_or_else(|| {
+                    let ticket = self.tickets | touches.seq;
+                    at.ticket = Some(ticket);
+                    (bench_core::versions::TICKETED, ticket)
+                });
                 let after = self.held.begun.load(Ordering::Relaxed);
                 let open = Unsettled {
                     client,
@@ -408,8 +405,6 @@ impl Timed {
                     after,
                 };
                 self.held.unsettled.lock().expect("unsettled").push(open);
-            } else {
-                at.ticket = None;
             }
             at.served = None;
         }
@@ -638,8 +633,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .map(|n| {
                 (
                     n,
-                    Mutex::new(Default::default()),
-                    AtomicU64::new(0x9e37_79b9),
+                    Mutex::new((Default::default(), bench_core::rng::Rng::new(7))),
                 )
             }),
         held: Arc::new(Held::default()),
