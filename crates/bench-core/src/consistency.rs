@@ -169,23 +169,21 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
                     })
                     .collect();
                 // Its versions: from the least any page served to the greatest.
+                let lo = pages.iter().filter_map(|p| p.version).min();
+                let hi = (pages.iter())
+                    .filter_map(|p| p.version_to.or(p.version))
+                    .max();
+                let paged = !pages.is_empty();
                 let mut op = at(What::Listed {
                     namespace: id,
                     tables: kind == Entry::Table,
                     seen: seen.clone(),
                     gone: gone.clone(),
-                    pages: vec![],
+                    pages,
                 });
-                if !pages.is_empty() {
-                    let lo = pages.iter().filter_map(|p| p.version).min();
-                    let hi = (pages.iter())
-                        .filter_map(|p| p.version_to.or(p.version))
-                        .max();
+                if paged {
                     op.version = lo;
                     op.version_to = hi.filter(|&h| lo.is_some_and(|l| h > l));
-                }
-                if let What::Listed { pages: p, .. } = &mut op.what {
-                    *p = pages;
                 }
                 return Some(op);
             }
