@@ -301,15 +301,19 @@ fn effect(op: &crate::oplog::Op) -> Option<(&str, bool)> {
 /// Whether some commit of the catalog in `log` kept its times (a cell with a history): where
 /// the copy's chain of versions is held against the commits ([`judge`]).
 pub fn keeps_history(log: &[crate::oplog::Op]) -> bool {
-    (log.iter()).any(|o| o.at_us.is_some() && effect(o).is_some())
+    log.iter().any(timed_commit)
+}
+
+/// A commit of the catalog that kept its times.
+fn timed_commit(o: &crate::oplog::Op) -> bool {
+    o.at_us.is_some() && effect(o).is_some()
 }
 
 /// Whether some commit of a cell that keeps a history (its operations on the clock) has no
 /// version its requests named: where the copy's chain of versions is worth reading.
 pub fn chain_wanted(log: &[crate::oplog::Op]) -> bool {
     (log.iter()).any(|o| {
-        o.at_us.is_some()
-            && effect(o).is_some()
+        timed_commit(o)
             && o.took_effect() != Some(false)
             && o.manifest.is_none_or(|m| m.made.is_none())
     })
@@ -410,21 +414,22 @@ pub fn judge(log: &[crate::oplog::Op], chain: &Chain) -> Option<String> {
         }
     }
     // Where a cleanup removed versions, effects in them are not there to find.
-    let mut left: Vec<&crate::oplog::Op> = effects.into_values().flatten().collect();
-    left.retain(|_| !cleaned);
-    left.sort_by_key(|o| (o.client, o.i));
-    for op in left {
-        found.push(format!(
-            "{} took effect, and no version of the copy made it",
-            op.name()
-        ));
+    if !cleaned {
+        let mut left: Vec<&crate::oplog::Op> = effects.into_values().flatten().collect();
+        left.sort_by_key(|o| (o.client, o.i));
+        for op in left {
+            found.push(format!(
+                "{} took effect, and no version of the copy made it",
+                op.name()
+            ));
+        }
     }
+    let read: std::collections::HashSet<u64> = chain.changes.iter().map(|c| c.version).collect();
     for op in log.iter().filter(|o| o.took_effect() == Some(true)) {
         let (Some((id, added)), Some(v)) = (effect(op), op.manifest.and_then(|m| m.made)) else {
             continue;
         };
-        let there = chain.changes.iter().any(|c| c.version == v);
-        if there && !made.get(&v).is_some_and(|m| m.contains(&(id, added))) {
+        if read.contains(&v) && !made.get(&v).is_some_and(|m| m.contains(&(id, added))) {
             found.push(format!(
                 "{} named v{v} as the version it made, and v{v} of the copy did not {} {id}",
                 op.name(),
