@@ -158,7 +158,7 @@ fn uncertain(log: &[Op]) -> bool {
 
 /// The copy's `__manifest` versions from `first` on, each later one against the one before
 /// it where both are there (cleanup removes old ones): the entries it added and removed.
-/// Each version is read, 8 at a time; `None` where `budget` (the copy's rows) times the
+/// Each version is read, 8 at a time, and held only until the next is compared; `None` where `budget` (the copy's rows) times the
 /// versions after `first` is more than [`CHAIN_ROWS`].
 async fn chain(
     root: &str,
@@ -178,7 +178,7 @@ async fn chain(
     if budget.is_some_and(|rows| rows.saturating_mul(later.len() as u64) > CHAIN_ROWS) {
         return Ok(None);
     }
-    let held: Vec<(u64, HashMap<String, u32>)> = futures::stream::iter(versions)
+    let mut held = futures::stream::iter(versions)
         .map(|v| async move {
             let at = ds.checkout_version(v).await?;
             let mut ids: HashMap<String, u32> = HashMap::new();
@@ -187,33 +187,30 @@ async fn chain(
             }
             lance_core::Result::Ok((v, ids))
         })
-        .buffered(8)
-        .try_collect()
-        .await?;
-    // A catalog the cell created: its first version against none.
-    let mut held = held;
-    if first == 0 {
-        held.insert(0, (0, HashMap::new()));
-    }
+        .buffered(8);
+    // Each version against the one before it, only the two kept. A catalog the cell created:
+    // its first version against none.
+    let mut was: Option<(u64, HashMap<String, u32>)> = (first == 0).then(|| (0, HashMap::new()));
     let mut chain = Vec::new();
-    for w in held.windows(2) {
-        let ((was, before), (v, after)) = (&w[0], &w[1]);
-        if *v != was + 1 {
-            continue;
+    while let Some((v, after)) = held.try_next().await? {
+        if let Some((w, before)) = &was
+            && v == w + 1
+        {
+            let mut change = bench_core::versions::Change {
+                version: v,
+                ..Default::default()
+            };
+            for (id, &n) in &after {
+                let m = before.get(id).copied().unwrap_or(0);
+                change.added.extend((m..n).map(|_| id.clone()));
+            }
+            for (id, &m) in before {
+                let n = after.get(id).copied().unwrap_or(0);
+                change.removed.extend((n..m).map(|_| id.clone()));
+            }
+            chain.push(change);
         }
-        let mut change = bench_core::versions::Change {
-            version: *v,
-            ..Default::default()
-        };
-        for (id, &n) in after {
-            let m = before.get(id).copied().unwrap_or(0);
-            change.added.extend((m..n).map(|_| id.clone()));
-        }
-        for (id, &m) in before {
-            let n = after.get(id).copied().unwrap_or(0);
-            change.removed.extend((n..m).map(|_| id.clone()));
-        }
-        chain.push(change);
+        was = Some((v, after));
     }
     Ok(Some(bench_core::versions::Chain {
         first,
