@@ -158,8 +158,9 @@ fn uncertain(log: &[Op]) -> bool {
 
 /// The copy's `__manifest` versions from `first` on, each later one against the one before
 /// it where both are there (cleanup removes old ones): the entries it added and removed.
-/// Each version is read, 8 at a time, and held only until the next is compared; `None` where `budget` (the copy's rows) times the
-/// versions after `first` is more than [`CHAIN_ROWS`].
+/// Each version is read, 8 at a time, and held only until the next is compared; `None`
+/// where `budget` (the copy's rows) times the versions after `first` is more than
+/// [`CHAIN_ROWS`].
 async fn chain(
     root: &str,
     storage: &BTreeMap<String, String>,
