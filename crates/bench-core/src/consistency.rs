@@ -245,8 +245,9 @@ pub struct Consistency {
     /// Of the stale reads, those that saw a removed entry after its removal was known.
     #[serde(default)]
     pub resurrections: u64,
-    /// From a commit's acknowledgement to the start of each reader's first listing (begun
-    /// after it) that showed it, over every (commit, reader) pair seen, in ms.
+    /// The lag's upper bound: from a commit's acknowledgement to the end of each reader's
+    /// first listing (begun after it) that showed it, over every (commit, reader) pair seen,
+    /// in ms ([`since`]: a read may take the state it serves at any moment up to its end).
     pub lag_pairs: u64,
     pub lag_p50_ms: Option<f64>,
     pub lag_p99_ms: Option<f64>,
@@ -254,7 +255,7 @@ pub struct Consistency {
     /// The lag's lower bound over the same pairs: from the acknowledgement to the start of
     /// the reader's last read begun after it that still missed the commit, 0 where every
     /// read begun after it showed it (the upper bound above runs to the first that showed
-    /// it, so with no lag at all it is about uniform over the reader's cadence).
+    /// it, so with no lag at all it is about uniform over the reader's cadence plus a read).
     #[serde(default)]
     pub lag_low_p50_ms: Option<f64>,
     #[serde(default)]
@@ -554,7 +555,7 @@ impl Checker {
             && f.outcome == Outcome::Acknowledged
             && f.op.end_us < op.start_us
         {
-            self.lag((who, k), f.op.end_us, op.start_us, shows);
+            self.lag((who, k), f.op.end_us, [op.start_us, op.end_us], shows);
         }
         (
             stale,
@@ -640,34 +641,27 @@ impl Checker {
             last.insert(who, seen.max(was.unwrap_or(0)));
             for (k, (w, v)) in before.iter().enumerate() {
                 // Keyed apart from the entries' commits (places counted from the end).
-                self.lag((who, usize::MAX - k), w.end_us, r.start_us, *v <= seen);
+                self.lag((who, usize::MAX - k), w.end_us, [r.start_us, r.end_us], *v <= seen);
             }
         }
     }
 
-    /// A read begun at `start_us` by a reader of a commit acknowledged at `ack_us` (the pair
-    /// `key`), which showed it or not: the pair's lag, bounded below by the reader's last read
-    /// begun after the acknowledgement that missed it (0 where none did) and above by the
-    /// start of its first that showed it.
-    fn lag(&mut self, key: (u32, usize), ack_us: u64, start_us: u64, shows: bool) {
+    /// A read over `span` (its start and end) by a reader of a commit acknowledged at
+    /// `ack_us` (the pair `key`), which showed it or not: the pair's lag ([`since`]), bounded
+    /// below by the start of the reader's last read begun after the acknowledgement that
+    /// missed it (0 where none did) and above by the end of its first that showed it.
+    fn lag(&mut self, key: (u32, usize), ack_us: u64, span: [u64; 2], shows: bool) {
         if !shows {
-            let (_, latest) = self.missed.entry(key).or_insert((ack_us, start_us));
-            *latest = (*latest).max(start_us);
+            let (_, latest) = self.missed.entry(key).or_insert((ack_us, span[0]));
+            *latest = (*latest).max(span[0]);
             return;
         }
         if self.lagged.insert(key) {
-            self.lags.push(ms(self.ran_us(ack_us, start_us)));
-            let low = (self.missed.get(&key)).map_or(0, |&(_, t)| self.ran_us(ack_us, t));
+            self.lags.push(ms(since(ack_us, span, &self.paused)[1]));
+            let low = (self.missed.get(&key))
+                .map_or(0, |&(_, t)| since(ack_us, [t, t], &self.paused)[0]);
             self.lows.push(ms(low));
         }
-    }
-
-    /// The time from `from_us` to `to_us` the clients ran: less the pauses within it.
-    fn ran_us(&self, from_us: u64, to_us: u64) -> u64 {
-        let paused: u64 = (self.paused.iter())
-            .map(|&[a, b]| b.min(to_us).saturating_sub(a.max(from_us)))
-            .sum();
-        to_us.saturating_sub(from_us).saturating_sub(paused)
     }
 
     /// Entries a listing saw that no client attempted to create, and golden tables it did
@@ -808,6 +802,22 @@ fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
     reads
 }
 
+/// How long after an acknowledgement at `ack_us` a read over `span` (its start and end, µs)
+/// took the state it served: at least to its start, at most to its end, since the state
+/// may have been read at any moment between (each without the time the clients were
+/// `paused`). A read that missed the commit bounds its lag below by the first, one that
+/// showed it above by the second; a stale read's figures of how long the version it missed
+/// had been acknowledged are the pair. Every lag bench gives comes from here.
+pub fn since(ack_us: u64, span: [u64; 2], paused: &[[u64; 2]]) -> [u64; 2] {
+    let ran = |to_us: u64| {
+        let off: u64 = (paused.iter())
+            .map(|&[a, b]| b.min(to_us).saturating_sub(a.max(ack_us)))
+            .sum();
+        to_us.saturating_sub(ack_us).saturating_sub(off)
+    };
+    [ran(span[0]), ran(span[1])]
+}
+
 /// Check a history (in any order). `t0_us`: the time the findings' times are told from
 /// (the release); `margin_us`: how uncertain the clocks the history's times come from are
 /// against one another (0: one clock).
@@ -934,7 +944,7 @@ fn held(
     // Each held to the rule of a stale read: its last miss began past the clocks' margin.
     let unseen: Vec<u64> = (k.missed.iter())
         .filter(|&(key, &(ack, t))| !k.lagged.contains(key) && t > ack + k.margin_us)
-        .map(|(_, &(ack, t))| k.ran_us(ack, t))
+        .map(|(_, &(ack, t))| since(ack, [t, t], &k.paused)[0])
         .collect();
     let mut c = k.c;
     c.stale_rate = match c.reads {
@@ -1253,10 +1263,11 @@ mod tests {
             h.push(listed(1, t, &[(0, u64::from(t > 14))], &[]));
         }
         let c = check(&h, 0, 0);
-        // (#0, reader 1): seen at 16, missed at 12: lag in [2, 6] ms.
+        // (#0, reader 1): missed by the read begun at 12, shown by the one from 16 to 17 ms:
+        // lag in [2, 7] ms.
         assert_eq!(
             (c.lag_pairs, c.lag_low_max_ms, c.lag_max_ms),
-            (1, Some(2.0), Some(6.0))
+            (1, Some(2.0), Some(7.0))
         );
         // (#1, reader 1): missed by every read from 24 to 36 ms: at least 16 ms, no upper
         // bound. Reader 2 read before either acknowledgement: no pair.
@@ -1296,12 +1307,12 @@ mod tests {
         assert_eq!((c.creations, c.removals), (2, 1));
         assert_eq!(c.anomalies(), 0, "{c:?}");
         assert_eq!(c.lag_pairs, 3);
-        // Acknowledged at 10, 20 and 30; the next listings began at 12, 24 and 32 (a look-up
-        // gives no lag: when it reads an entry is the draw's).
-        assert_eq!(c.lag_p50_ms, Some(2.0));
-        assert_eq!(c.lag_max_ms, Some(4.0));
+        // Acknowledged at 10, 20 and 30; the next listings ran from 12, 24 and 32, 1 ms each
+        // (a look-up gives no lag: when it reads an entry is the draw's).
+        assert_eq!(c.lag_p50_ms, Some(3.0));
+        assert_eq!(c.lag_max_ms, Some(5.0));
         // No read begun after an acknowledgement missed it: the lag's lower bound is 0, and
-        // its upper bound the time to the reader's next listing, every 4 ms.
+        // its upper bound the time to the end of the reader's next listing, every 4 ms.
         assert_eq!(c.lag_low_max_ms, Some(0.0));
         assert_eq!(c.read_period_ms, Some(4.0));
         assert!(c.first_violation.is_none());
@@ -1336,7 +1347,7 @@ mod tests {
     }
 
     /// A reader that keeps missing a commit it began after: the lag's lower bound is the
-    /// start of its last read that missed it, the upper the first that showed it.
+    /// start of its last read that missed it, the upper the end of the first that showed it.
     #[test]
     fn a_lag_is_bounded_below_by_the_last_read_that_missed_it() {
         let mut h = vec![created(0, 0, 10)];
@@ -1346,7 +1357,7 @@ mod tests {
         let c = check(&h, 0, 0);
         assert_eq!(
             (c.lag_low_p50_ms, c.lag_p50_ms),
-            (Some(6.0), Some(10.0)),
+            (Some(6.0), Some(11.0)),
             "{c:?}"
         );
         assert_eq!(c.stale_reads, 2);
@@ -1355,10 +1366,30 @@ mod tests {
         let paused = check_paused(&h, 0, 0, &[[13_000, 15_000], [17_000, 19_000]]);
         assert_eq!(
             (paused.lag_low_p50_ms, paused.lag_p50_ms),
-            (Some(4.0), Some(6.0)),
+            (Some(4.0), Some(7.0)),
             "{paused:?}"
         );
         assert_eq!((paused.paused_ms, c.paused_ms), (Some(4.0), None));
+    }
+
+    /// A lag's bounds: from the acknowledgement to the start of the last read begun after it
+    /// that missed the commit, and to the end of the first that showed it, since a read may
+    /// take the state it serves at any moment between its start and its end.
+    #[test]
+    fn a_lag_runs_to_the_end_of_the_first_read_that_showed_it() {
+        // Acknowledged at 10 ms; one long listing from 20 to 110 ms shows it: [0, 100].
+        let mut show = listed(1, 20, &[(0, 1)], &[]);
+        show.end_us = 110_000;
+        let c = check(&[created(0, 0, 10), show.clone()], 0, 0);
+        assert_eq!((c.lag_low_max_ms, c.lag_max_ms), (Some(0.0), Some(100.0)));
+        // A read from 12 to 19 ms that missed it first: at least 2 ms.
+        let mut miss = listed(1, 12, &[(0, 0)], &[]);
+        miss.end_us = 19_000;
+        let c = check(&[created(0, 0, 10), miss, show], 0, 0);
+        assert_eq!((c.lag_low_max_ms, c.lag_max_ms), (Some(2.0), Some(100.0)));
+        // The one function both checkers take their bounds from, less a pause.
+        assert_eq!(since(10_000, [12_000, 110_000], &[]), [2_000, 100_000]);
+        assert_eq!(since(10_000, [12_000, 110_000], &[[50_000, 60_000]]), [2_000, 90_000]);
     }
 
     /// A listing that lists an entry twice is an anomaly of its own, named.
@@ -1516,8 +1547,9 @@ mod tests {
         let c = check(&h, 0, 0);
         assert_eq!((c.versions, c.reads), (2, 3));
         assert_eq!(c.anomalies(), 0, "{c:?}");
-        // Version 2 first read by the read begun at 13 ms, version 3 by the one at 23 ms.
-        assert_eq!((c.lag_pairs, c.lag_max_ms), (2, Some(3.0)));
+        // Version 2 first read by the read from 13 to 15 ms, version 3 by the one from 23 to
+        // 25 ms: each at most 5 ms after its acknowledgement.
+        assert_eq!((c.lag_pairs, c.lag_max_ms), (2, Some(5.0)));
         // Behind an acknowledged commit, and back from what it saw.
         let h = vec![
             version(0, 10, 2, true),

@@ -616,7 +616,8 @@ mod tests {
         assert_eq!(c.clock_uncertainty_ms, Some(1.0));
         // At +1 ms: within the margin of 2 ms, not held to it; at +3 ms: stale.
         assert_eq!(c.stale_reads, 1, "{c:?}");
-        assert_eq!(c.lag_max_ms, Some(6.0));
+        // Shown by the listing from +6 to +6.5 ms: at most 6.5 ms.
+        assert_eq!(c.lag_max_ms, Some(6.5));
         // Its offset 2 ms larger after its last operation: the uncertainty grows by the
         // change (3 ms, a margin of 6), and the listing at +3 ms is no longer held to it.
         m.clocks.get_mut(&1).unwrap().done = Some(Bound {
