@@ -21,8 +21,10 @@
 #
 # A run is RED when bench says the catalog broke its promise: a cell that failed or failed
 # verification, any anomaly of the consistency checker (stale reads, resurrections,
-# monotonic or read-your-writes violations, phantoms, duplicates), or a write the catalog
-# answered with an error whose effect landed (`outcomes.failed_but_applied`); GREEN
+# monotonic or read-your-writes violations, phantoms, duplicates, a failure of the version
+# order), or a write the catalog answered with a definite error whose effect landed
+# (`outcomes.failed_but_applied`). A write whose reply was lost is unknown (Jepsen's `info`)
+# resolved landed or not: no answer said it failed, so it is no finding by itself. GREEN
 # otherwise. The script exits 0 when every build is as the table says (the buggy release
 # red, the others green) and 1 when not.
 set -euo pipefail
@@ -81,6 +83,8 @@ out, code, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
 ANOMALIES = ["stale_reads", "resurrections", "monotonic_violations",
              "read_your_writes_violations", "phantoms", "duplicates"]
+ORDER = ["not_its_version", "no_such_state", "versions_back", "write_order",
+         "one_version_twice"]
 red = code != 0
 try:
     records = [json.loads(l) for l in open(f"{out}/results.jsonl")]
@@ -97,9 +101,13 @@ for r in records:
     c = r.get("consistency") or {}
     o = r.get("outcomes") or {}
     found = {k: c[k] for k in ANOMALIES if c.get(k)}
+    order = c.get("order") or {}
+    for k in ORDER:
+        if (order.get(k) or {}).get("count"):
+            found[f"version order: {k}"] = order[k]["count"]
     landed = o.get("failed_but_applied", 0)
     if landed:
-        found["writes answered with an error yet landed"] = landed
+        found["writes answered with a definite error yet landed"] = landed
     bad = found or not r["verified"]
     red = red or bad
     what = ", ".join(f"{k} {v}" for k, v in found.items()) or "no anomaly"
@@ -117,7 +125,8 @@ for r in records:
         seen = ""
     print(f"  {name} lance {r['lance_version']} {r['bench_tag']} {r['variant']}: "
           f"{'RED' if bad else 'GREEN'}  {what}; {verified}; {writes}{seen}")
-    for first in (c.get("first_violation"), o.get("first_failed_but_applied"), o.get("first_unknown")):
+    firsts = [c.get("first_violation")] + [(order.get(k) or {}).get("first") for k in ORDER]
+    for first in firsts + [o.get("first_failed_but_applied"), o.get("first_unknown")]:
         if first:
             print(f"    first: {first}")
 print(f"  {name}: {'RED' if red else 'GREEN'} (bench exited {code})")

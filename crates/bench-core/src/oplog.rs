@@ -60,14 +60,15 @@ impl ErrorClass {
         }
     }
 
-    /// Whether the catalog answered (with an error): not an attempt bench abandoned, nor a
-    /// worker that died in the middle of one.
+    /// Whether the catalog answered with a definite error (Jepsen's `fail`): its own
+    /// refusal, a conflict, an entry not found. Not a reply that never came — a connection
+    /// that broke, an attempt bench abandoned, a worker that died —, whose operation is
+    /// unknown (Jepsen's `info`): whether it took effect is the copy's to say.
     pub fn answered(self) -> bool {
         match self {
-            ErrorClass::Timeout | ErrorClass::Killed => false,
+            ErrorClass::Network | ErrorClass::Timeout | ErrorClass::Killed => false,
             ErrorClass::Conflict
             | ErrorClass::Throttled
-            | ErrorClass::Network
             | ErrorClass::Other
             | ErrorClass::NotFound => true,
         }
@@ -305,7 +306,9 @@ impl Op {
         }
     }
 
-    /// An operation answered with an error whose effect is in the catalog all the same.
+    /// An operation answered with a definite error whose effect is in the catalog all the
+    /// same (a `drop_table` whose file deletes were refused): a finding about the catalog.
+    /// A write whose reply was lost is unknown, resolved landed or not, never this.
     pub fn failed_but_applied(&self) -> bool {
         self.outcome != Outcome::Ok
             && self.landed == Some(true)
