@@ -41,9 +41,9 @@ A network store, on demand (each a fraction of requests, or milliseconds):
 
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
 put (incl. conditional, and a multipart upload's start, parts and completion),
-conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object bodies written by PUTs (written_bytes) and read
-by GETs (read_bytes), and of those the bytes beyond each request's first 512 KiB
-(written_bytes_beyond_512k, read_bytes_beyond_512k: what S3 Express One Zone bills); and how many requests were throttled, reset or denied instead, how many
+conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object
+bodies written by PUTs (written_bytes) and read by GETs (read_bytes); and how many requests
+were throttled, reset or denied instead, how many
 were applied and lost their reply (lost_reply; counted as served too), and how many were
 answered 412 Precondition Failed (precondition_failed); and the kinds
 again per access key the requests were signed with (by_access_key). GET
@@ -213,8 +213,7 @@ KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
 
 def zero():
     counts = {k: 0 for k in KINDS}
-    counts.update(read_bytes=0, written_bytes=0, read_bytes_beyond_512k=0,
-                  written_bytes_beyond_512k=0, throttled=0, reset=0, denied=0,
+    counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, denied=0,
                   lost_reply=0, precondition_failed=0, by_access_key={})
     return counts
 
@@ -371,8 +370,7 @@ class NetworkStore:
             if "put" in kinds and environ["REQUEST_METHOD"] == "PUT"
             else 0
         )
-        count(access_key(environ), written_bytes=written,
-              written_bytes_beyond_512k=max(0, written - FREE_BYTES), **{k: 1 for k in kinds})
+        count(access_key(environ), written_bytes=written, **{k: 1 for k in kinds})
 
         def answered(status, headers, exc_info=None):
             # A conditional PUT that lost (412): the store decided a race, or a retry.
@@ -401,13 +399,8 @@ class NetworkStore:
         return Counted(body) if kinds == ["get"] else body
 
 
-# The bytes of a request S3 Express One Zone does not bill by size.
-FREE_BYTES = 512 * 1024
-
-
 class Counted:
-    """A response body that adds its length to read_bytes as it is sent (and what goes
-    beyond its first 512 KiB to read_bytes_beyond_512k)."""
+    """A response body that adds its length to read_bytes as it is sent."""
 
     def __init__(self, body):
         self.body = body
@@ -415,9 +408,8 @@ class Counted:
 
     def __iter__(self):
         for chunk in self.body:
-            before, self.sent = self.sent, self.sent + len(chunk)
-            beyond = max(0, self.sent - FREE_BYTES) - max(0, before - FREE_BYTES)
-            count(read_bytes=len(chunk), read_bytes_beyond_512k=beyond)
+            self.sent += len(chunk)
+            count(read_bytes=len(chunk))
             yield chunk
 
     def close(self):

@@ -5,8 +5,12 @@
 # maintenance role; then both for MOTO_MINUTES on the S3 test endpoint (moto), where a commit
 # takes longer: the writer at 3 commits a second, the readers at 10 and 5 reads a second, the
 # cleanup keeping the last 30 versions (--set roles.<name>.<key>). Prints per run
-# what `__manifest` held minute by minute (versions, MB), its growth, the storage dollars a
-# month on S3 Standard now and after 30 days at that growth, what the cleanups removed and
+# what `__manifest` held minute by minute (versions, MB), its growth over the window, the
+# storage dollars a month on S3 Standard now and, for the runs that keep every version,
+# after 30 days by the record's model (`storage.projection`); the model checked: fitted on
+# the first fifth of each such run (2 minutes of 10), its prediction of the bytes at the
+# run's end beside
+# what was measured (crates/bench-core/examples/storage_model.rs); what the cleanups removed and
 # cost, the other roles' p50 and p99 while a cleanup ran and while none did, and the
 # consistency checker's findings. Every figure is the record's.
 #
@@ -51,9 +55,13 @@ for run in ("local-cleanup", "local-kept", "moto-cleanup", "moto-kept"):
     minute = [x for x in s["samples"] if round(x["t_s"]) % 60 == 0 or x is s["samples"][-1]]
     print("  stored: " + ", ".join(f"{x['t_s'] / 60:.0f} min {x['versions']} versions {x['bytes'] / MB:.1f} MB"
                                    for x in minute))
-    print(f"  growth {s['growth_bytes_per_hour'] / MB:,.0f} MB and {s['growth_versions_per_hour']:,.0f} versions an hour; "
-          f"S3 Standard storage ${s['usd_per_month']['s3-standard']:.4f} a month now, "
-          f"${s['usd_per_month_after_30_days']['s3-standard']:.2f} a month after 30 days at this growth")
+    p = s.get("projection")
+    later = (f"${p['usd_per_month_after_30_days']['s3-standard']:.2f} a month after 30 days by the model "
+             f"({p['after_30_days_versions']:,.0f} versions, {p['after_30_days_bytes'] / 1e9:,.1f} GB)"
+             if p else "no projection (a cleanup removed versions)")
+    print(f"  growth over the window {s['growth_bytes_per_hour'] / MB:,.0f} MB and "
+          f"{s['growth_versions_per_hour']:,.0f} versions an hour; "
+          f"S3 Standard storage ${s['usd_per_month']['s3-standard']:.4f} a month now, {later}")
     for f in r["roles"]:
         if f.get("cleaned"):
             k = f["cleaned"]
@@ -78,6 +86,12 @@ for run in ("local-cleanup", "local-kept", "moto-cleanup", "moto-kept"):
     print(f"  checker: {c['reads']} reads of {c['creations']} creations, {anomalies} anomalies; "
           f"lag p50 {c['lag_p50_ms']:.0f} ms, max {c['lag_max_ms']:.0f} ms")
 PY
+echo
+echo "The storage model, fitted on the first fifth of each kept run (2 minutes of 10), against its end:"
+cargo build --quiet --release -p bench-core --example storage_model
+model="${CARGO_TARGET_DIR:-target}/release/examples/storage_model"
+"$model" "$WORK/local-kept/results.jsonl" $((MINUTES * 12))
+"$model" "$WORK/moto-kept/results.jsonl" $((MOTO_MINUTES * 12))
 cat "$WORK/times"
 # The records, kept where KEEP names a folder.
 [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && for r in local-cleanup local-kept moto-cleanup moto-kept; do

@@ -137,6 +137,14 @@ fn cleanup_removes_old_versions_each_accounted_for_and_readers_see_no_anomaly() 
             .is_none(),
         "{r}"
     );
+    // Kept whole, its storage is projected by a model it states, to more than it holds.
+    let p = &r["storage"]["projection"];
+    assert!(
+        p["model"].as_str().unwrap().starts_with("copy-on-write, every version kept"),
+        "{r}"
+    );
+    assert!(p["after_30_days_bytes"].as_f64().unwrap() > plain.end_bytes as f64, "{p}");
+    assert!(p["usd_per_month_after_30_days"]["s3-standard"].as_f64().unwrap() > 0.0, "{p}");
     no_anomaly(consistency(r));
 
     let (_dir, store, out, o, r) = soak_run(true);
@@ -146,6 +154,8 @@ fn cleanup_removes_old_versions_each_accounted_for_and_readers_see_no_anomaly() 
         k.cleaned > 0,
         "cleanups twice a second keeping 5 removed some: {r}"
     );
+    // Versions removed: the model of a catalog that keeps them does not apply.
+    assert!(r["storage"].get("projection").is_none(), "{r}");
     // Every version: the golden's or a commit's, and either still there or removed by a
     // cleanup that counted it.
     assert_eq!(k.end_versions + k.cleaned, golden + k.commits, "{r}");

@@ -1,6 +1,7 @@
 //! What keeping a catalog costs: what `__manifest` stores over a cell (versions, files,
 //! bytes, listed every `workload.storage_sample_secs`), what that storage costs a month on
-//! each store of the price table now and after a month more at the cell's growth, what
+//! each store of the price table now and, for a catalog that keeps every version, after a
+//! month more by a stated model fitted to the samples ([`MODEL`]), what
 //! the cell's cleanups removed, and the other operations' latency while a cleanup ran and
 //! while none did.
 
@@ -25,7 +26,11 @@ pub struct Sample {
 
 /// Seconds in a month, as storage is billed (30 days).
 const MONTH_SECS: f64 = 30.0 * 86_400.0;
-const GB: f64 = 1e9;
+
+/// The model a projection of storage follows, as records state it.
+pub const MODEL: &str = "copy-on-write, every version kept: the catalog stores the sum of its \
+     versions' sizes, each version's size growing by a fixed amount a version (each holds the \
+     whole state), versions made at the rate measured; fitted to the run's samples";
 
 /// A cell's storage over its window, as its record carries it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,18 +39,104 @@ pub struct Stored {
     pub sample_secs: u64,
     pub samples: Vec<Sample>,
     /// From the first sample to the last: bytes and versions added per hour (negative where
-    /// cleanups removed more than the writers added).
+    /// cleanups removed more than the writers added). Over the window measured only.
     pub growth_bytes_per_hour: f64,
     pub growth_versions_per_hour: f64,
     /// Storage dollars a month for the bytes held at the end, on each store of the table.
     pub usd_per_month: BTreeMap<String, f64>,
-    /// The same after 30 more days at this growth (never below nothing).
+    /// What the catalog would store after 30 more days by [`MODEL`]; absent where a version
+    /// was removed in the window (a cleanup ran: the model is of a catalog that keeps every
+    /// version) or too few samples added versions to fit it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+}
+
+/// A projection of what a catalog that keeps every version stores: [`MODEL`], its fitted
+/// parameters, and where it leads after 30 more days.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Projection {
+    pub model: String,
+    /// The fit: the bytes a version at the window's last version adds, and how many bytes
+    /// more each later version adds than the one before.
+    pub bytes_per_version: f64,
+    pub bytes_per_version_growth: f64,
+    /// Versions made an hour over the window, as the model keeps making them.
+    pub versions_per_hour: f64,
+    /// After 30 more days: versions and bytes held, and the storage dollars a month then.
+    pub after_30_days_versions: f64,
+    pub after_30_days_bytes: f64,
     pub usd_per_month_after_30_days: BTreeMap<String, f64>,
 }
 
+/// The fit of [`MODEL`] to samples: version `k` adds `a + c·k` bytes, so each interval
+/// between two samples adds its bytes over its versions at their mean version (least
+/// squares, each interval weighted by its versions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    /// The last sample fitted.
+    pub from: Sample,
+    /// Versions a second.
+    pub rate: f64,
+    /// Bytes a version adds: `a + c · version`.
+    pub a: f64,
+    pub c: f64,
+}
+
+impl Fit {
+    /// [`MODEL`] fitted to `samples` (in time order); none where a version or a byte was
+    /// removed, or fewer than two intervals added versions.
+    pub fn of(samples: &[Sample]) -> Option<Fit> {
+        let (first, last) = (samples.first()?, samples.last()?);
+        let pairs: Vec<(&Sample, &Sample)> = samples.iter().zip(samples.iter().skip(1)).collect();
+        if pairs.iter().any(|(x, y)| y.versions < x.versions || y.bytes < x.bytes) {
+            return None;
+        }
+        let points: Vec<(f64, f64, f64)> = (pairs.iter())
+            .filter(|(x, y)| y.versions > x.versions)
+            .map(|(x, y)| {
+                let dv = (y.versions - x.versions) as f64;
+                // Versions x+1 ..= y: their mean version, where a + c·k takes its mean.
+                let mid = (x.versions + y.versions + 1) as f64 / 2.0;
+                (mid, (y.bytes - x.bytes) as f64 / dv, dv)
+            })
+            .collect();
+        let span = last.t_s - first.t_s;
+        if points.len() < 2 || span <= 0.0 {
+            return None;
+        }
+        let w: f64 = points.iter().map(|p| p.2).sum();
+        let mx = points.iter().map(|p| p.0 * p.2).sum::<f64>() / w;
+        let my = points.iter().map(|p| p.1 * p.2).sum::<f64>() / w;
+        let sxx: f64 = points.iter().map(|p| p.2 * (p.0 - mx).powi(2)).sum();
+        let sxy: f64 = points.iter().map(|p| p.2 * (p.0 - mx) * (p.1 - my)).sum();
+        let c = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        Some(Fit {
+            from: *last,
+            rate: (last.versions - first.versions) as f64 / span,
+            a: my - c * mx,
+            c,
+        })
+    }
+
+    /// Versions and bytes held `t_s` seconds after release by the model.
+    pub fn at(&self, t_s: f64) -> (f64, f64) {
+        let v0 = self.from.versions as f64;
+        let v = v0 + self.rate * (t_s - self.from.t_s).max(0.0);
+        // The bytes versions v0+1 ..= v add: the sum of a + c·k over them.
+        let added = self.a * (v - v0) + self.c / 2.0 * (v * (v + 1.0) - v0 * (v0 + 1.0));
+        (v, self.from.bytes as f64 + added.max(0.0))
+    }
+}
+
 impl Stored {
-    /// The figures of `samples` (at least two, else none), priced by `table`.
-    pub fn of(sample_secs: u64, samples: Vec<Sample>, table: &PriceTable) -> Option<Stored> {
+    /// The figures of `samples` (at least two, else none), priced by `table`; a projection
+    /// only where the cell kept every version (`keeps_all`: no cleanup in it).
+    pub fn of(
+        sample_secs: u64,
+        samples: Vec<Sample>,
+        table: &PriceTable,
+        keeps_all: bool,
+    ) -> Option<Stored> {
         let (first, last) = (*samples.first()?, *samples.last()?);
         let span = last.t_s - first.t_s;
         if samples.len() < 2 || span <= 0.0 {
@@ -53,18 +144,29 @@ impl Stored {
         }
         let per_sec = (last.bytes as f64 - first.bytes as f64) / span;
         let versions_per_sec = (last.versions as f64 - first.versions as f64) / span;
-        let later = (last.bytes as f64 + per_sec * MONTH_SECS).max(0.0);
         let price = |bytes: f64| -> BTreeMap<String, f64> {
             (table.stores.iter())
-                .map(|s| (s.name.clone(), bytes / GB * s.storage_gb_month))
+                .map(|s| (s.name.clone(), s.storage_dollars(bytes)))
                 .collect()
         };
+        let projection = Fit::of(&samples).filter(|_| keeps_all).map(|f| {
+            let (versions, bytes) = f.at(last.t_s + MONTH_SECS);
+            Projection {
+                model: MODEL.to_string(),
+                bytes_per_version: f.a + f.c * last.versions as f64,
+                bytes_per_version_growth: f.c,
+                versions_per_hour: f.rate * 3600.0,
+                after_30_days_versions: versions,
+                after_30_days_bytes: bytes,
+                usd_per_month_after_30_days: price(bytes),
+            }
+        });
         Some(Stored {
             sample_secs,
             growth_bytes_per_hour: per_sec * 3600.0,
             growth_versions_per_hour: versions_per_sec * 3600.0,
             usd_per_month: price(last.bytes as f64),
-            usd_per_month_after_30_days: price(later),
+            projection,
             samples,
         })
     }
@@ -169,20 +271,63 @@ mod tests {
     fn growth_and_dollars_follow_the_samples() {
         let table = PriceTable::builtin();
         let samples = vec![sample(0.0, 10, 1_000_000), sample(10.0, 30, 3_000_000)];
-        let s = Stored::of(10, samples, &table).unwrap();
+        let s = Stored::of(10, samples, &table, true).unwrap();
         assert_eq!(s.growth_bytes_per_hour, 200_000.0 * 3600.0);
         assert_eq!(s.growth_versions_per_hour, 2.0 * 3600.0);
-        // 3 MB on S3 Standard at $0.023 a GB-month; a month later 3 MB + 200 kB/s × 30 days.
+        // 3 MB on S3 Standard at $0.023 a (binary) GB-month.
         let std = "s3-standard";
-        assert!((s.usd_per_month[std] - 0.003 * 0.023).abs() < 1e-12);
-        let later = (3e6 + 2e5 * MONTH_SECS) / 1e9 * 0.023;
-        assert!((s.usd_per_month_after_30_days[std] - later).abs() < 1e-9);
-        // Shrinking storage is never billed below nothing; one sample says nothing.
-        let shrink = vec![sample(0.0, 10, 3_000_000), sample(1.0, 5, 1_000_000)];
-        let s = Stored::of(1, shrink, &table).unwrap();
+        let gib = (1u64 << 30) as f64;
+        assert!((s.usd_per_month[std] - 3e6 / gib * 0.023).abs() < 1e-12);
+        // One interval does not fit the model: no projection.
+        assert!(s.projection.is_none());
+        // Shrinking storage (a cleanup) has none either; one sample says nothing.
+        let shrink = vec![
+            sample(0.0, 10, 3_000_000),
+            sample(1.0, 12, 3_200_000),
+            sample(2.0, 5, 1_000_000),
+        ];
+        let s = Stored::of(1, shrink, &table, true).unwrap();
         assert!(s.growth_bytes_per_hour < 0.0);
-        assert_eq!(s.usd_per_month_after_30_days[std], 0.0);
-        assert!(Stored::of(1, vec![sample(0.0, 1, 1)], &table).is_none());
+        assert!(s.projection.is_none());
+        assert!(Stored::of(1, vec![sample(0.0, 1, 1)], &table, true).is_none());
+    }
+
+    /// A copy-on-write catalog that keeps every version, each version holding the whole
+    /// state (1,000 bytes + 10 bytes a version): the sum of its versions grows with the square
+    /// of the versions. Fitted on its first samples, the model gives the bytes of its later
+    /// ones exactly, where a line through the first samples falls short.
+    #[test]
+    fn the_model_fits_a_catalog_that_keeps_every_version() {
+        let size = |v: u64| 1_000 + 10 * v;
+        let held = |v: u64| (1..=v).map(size).sum::<u64>();
+        // 5 versions a second, sampled every 10 s for 10 minutes.
+        let all: Vec<Sample> = (0..=60)
+            .map(|i| {
+                let v = 5 * 10 * i as u64;
+                sample(10.0 * i as f64, v, held(v))
+            })
+            .collect();
+        let first: Vec<Sample> = all.iter().copied().filter(|s| s.t_s <= 120.0).collect();
+        let f = Fit::of(&first).unwrap();
+        assert!((f.c - 10.0).abs() < 1e-9 && (f.a - 1_000.0).abs() < 1e-6, "{f:?}");
+        let (v, bytes) = f.at(600.0);
+        let last = all.last().unwrap();
+        assert_eq!(v, last.versions as f64);
+        assert!((bytes - last.bytes as f64).abs() < 1.0, "{bytes} {last:?}");
+        let line = first[0].bytes as f64
+            + (first.last().unwrap().bytes - first[0].bytes) as f64 / 120.0 * 600.0;
+        assert!(line < 0.5 * last.bytes as f64, "a line gives {line}");
+        // The record's projection states its model and prices its bytes.
+        let table = PriceTable::builtin();
+        // A cell that ran a cleanup gets none, whatever its samples show.
+        assert!(Stored::of(10, first.clone(), &table, false).unwrap().projection.is_none());
+        let s = Stored::of(10, first, &table, true).unwrap();
+        let p = s.projection.unwrap();
+        assert_eq!(p.model, MODEL);
+        assert_eq!(p.versions_per_hour, 5.0 * 3600.0);
+        let month = f.at(120.0 + MONTH_SECS).1;
+        assert_eq!(p.after_30_days_bytes, month);
+        assert!(p.usd_per_month_after_30_days["s3-standard"] > 0.0);
     }
 
     fn op(role: (u32, u32), operation: Operation, at: [u64; 2], ms: f64) -> Op {

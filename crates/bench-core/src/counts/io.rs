@@ -18,16 +18,7 @@ pub struct IoCounts {
     pub copy: u64,
     pub read_bytes: u64,
     pub written_bytes: u64,
-    /// Of those, the bytes beyond 512 KiB of each request (what S3 Express One Zone bills
-    /// by the GB); absent from records written before bench counted them.
-    #[serde(default)]
-    pub read_bytes_beyond_512k: u64,
-    #[serde(default)]
-    pub written_bytes_beyond_512k: u64,
 }
-
-/// The bytes of a request that S3 Express One Zone bills apart: those beyond 512 KiB.
-pub const FREE_BYTES_PER_REQUEST: u64 = 512 * 1024;
 
 impl IoCounts {
     /// Every request, of any kind (a conditional put once).
@@ -49,8 +40,6 @@ impl IoCounts {
                 copy: m(self.copy),
                 read_bytes: m(self.read_bytes),
                 written_bytes: m(self.written_bytes),
-                read_bytes_beyond_512k: m(self.read_bytes_beyond_512k),
-                written_bytes_beyond_512k: m(self.written_bytes_beyond_512k),
             }
         })
     }
@@ -69,8 +58,6 @@ impl Add for IoCounts {
             copy: self.copy + o.copy,
             read_bytes: self.read_bytes + o.read_bytes,
             written_bytes: self.written_bytes + o.written_bytes,
-            read_bytes_beyond_512k: self.read_bytes_beyond_512k + o.read_bytes_beyond_512k,
-            written_bytes_beyond_512k: self.written_bytes_beyond_512k + o.written_bytes_beyond_512k,
         }
     }
 }
@@ -95,10 +82,6 @@ impl Sub for IoCounts {
             copy: self.copy.saturating_sub(o.copy),
             read_bytes: self.read_bytes.saturating_sub(o.read_bytes),
             written_bytes: self.written_bytes.saturating_sub(o.written_bytes),
-            read_bytes_beyond_512k: (self.read_bytes_beyond_512k)
-                .saturating_sub(o.read_bytes_beyond_512k),
-            written_bytes_beyond_512k: (self.written_bytes_beyond_512k)
-                .saturating_sub(o.written_bytes_beyond_512k),
         }
     }
 }
@@ -115,10 +98,6 @@ pub struct IoPerOp {
     pub copy: f64,
     pub read_bytes: f64,
     pub written_bytes: f64,
-    #[serde(default)]
-    pub read_bytes_beyond_512k: f64,
-    #[serde(default)]
-    pub written_bytes_beyond_512k: f64,
 }
 
 impl IoPerOp {

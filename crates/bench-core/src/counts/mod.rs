@@ -6,6 +6,6 @@ mod io;
 mod path;
 mod typical;
 
-pub use io::{FREE_BYTES_PER_REQUEST, IoCounts, IoPerOp};
+pub use io::{IoCounts, IoPerOp};
 pub use path::{CriticalPath, Request, critical_path};
 pub use typical::{Typical, TypicalOp};

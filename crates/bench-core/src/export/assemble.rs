@@ -402,7 +402,8 @@ fn stored(
     prices: &crate::prices::Priced,
 ) -> Option<crate::stored::Stored> {
     let every = cell.storage_sample_secs?;
-    crate::stored::Stored::of(every, m.storage.clone(), &prices.table)
+    let cleans = (cell.roles.iter()).any(|r| r.mix.iter().any(|(op, _)| op.is_maintenance()));
+    crate::stored::Stored::of(every, m.storage.clone(), &prices.table, !cleans)
 }
 
 /// A cell whose history has both commits and reads that observe them: the checker's

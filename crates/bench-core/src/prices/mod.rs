@@ -1,8 +1,9 @@
 //! What a catalog's requests cost: a dated table of object stores' list prices (bench's own,
 //! `us-east-2026.toml`, or a user's, `--prices FILE`), and the dollars of counted requests
 //! on each store. Requests are billed by class: GET and HEAD as reads; PUT (conditional
-//! ones included), COPY and LIST as writes; DELETE apart; on S3 Express One Zone also the
-//! bytes of each request beyond 512 KiB.
+//! ones included), COPY and LIST as writes; DELETE apart; on S3 Express One Zone also every
+//! byte each PUT uploads and each GET retrieves, per GB of the store's own unit
+//! (`gb_bytes`: AWS's is binary).
 
 use std::collections::BTreeMap;
 
@@ -42,19 +43,48 @@ pub struct Store {
     pub name: String,
     pub title: String,
     pub source: String,
+    /// The day its prices were read from `source` (bench's own table gives it for every
+    /// store; a user's may leave it out).
+    #[serde(default)]
+    pub read: String,
     /// Per 1,000 PUT, COPY, POST and LIST requests.
     pub write_per_1000: f64,
     /// Per 1,000 GET and HEAD requests.
     pub read_per_1000: f64,
     /// Per 1,000 DELETE requests.
     pub delete_per_1000: f64,
-    /// Per GB written and read beyond 512 KiB of each request (S3 Express One Zone).
+    /// Per GB of every byte each PUT uploads and each GET retrieves (S3 Express One Zone's
+    /// data upload and retrieval).
     #[serde(default)]
     pub upload_per_gb: f64,
     #[serde(default)]
     pub retrieval_per_gb: f64,
     /// Per GB stored a month.
     pub storage_gb_month: f64,
+    /// The bytes of the GB the per-GB prices are in: 1073741824 (a binary GB, as AWS, Google
+    /// and Azure bill; the default) or 1000000000.
+    #[serde(default = "binary_gb")]
+    pub gb_bytes: f64,
+}
+
+fn binary_gb() -> f64 {
+    (1u64 << 30) as f64
+}
+
+/// What one operation's requests and bytes cost on a store, by what it is billed for.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Bill {
+    /// Its requests, each at its class's price.
+    pub requests: f64,
+    /// The bytes its PUTs uploaded and its GETs retrieved, where the store bills them.
+    pub upload: f64,
+    pub retrieval: f64,
+}
+
+impl Bill {
+    pub fn total(&self) -> f64 {
+        self.requests + self.upload + self.retrieval
+    }
 }
 
 /// A price table and what records call it: bench's own, or the file it was read from.
@@ -140,6 +170,7 @@ impl PriceTable {
                 s.upload_per_gb,
                 s.retrieval_per_gb,
                 s.storage_gb_month,
+                s.gb_bytes,
             ];
             if prices.iter().any(|p| !p.is_finite() || *p < 0.0) {
                 return Err(format!(
@@ -177,16 +208,27 @@ impl PriceTable {
 }
 
 impl Store {
-    /// The dollars of one operation's requests and bytes (`io`, means per operation).
-    pub fn dollars(&self, io: &IoPerOp) -> f64 {
+    /// What one operation's requests and bytes (`io`, means per operation) cost.
+    pub fn bill(&self, io: &IoPerOp) -> Bill {
         let writes = io.put + io.copy + io.list;
         let reads = io.get + io.head;
-        let gb = 1e9;
-        writes * self.write_per_1000 / 1000.0
-            + reads * self.read_per_1000 / 1000.0
-            + io.delete * self.delete_per_1000 / 1000.0
-            + io.written_bytes_beyond_512k * self.upload_per_gb / gb
-            + io.read_bytes_beyond_512k * self.retrieval_per_gb / gb
+        Bill {
+            requests: writes * self.write_per_1000 / 1000.0
+                + reads * self.read_per_1000 / 1000.0
+                + io.delete * self.delete_per_1000 / 1000.0,
+            upload: io.written_bytes / self.gb_bytes * self.upload_per_gb,
+            retrieval: io.read_bytes / self.gb_bytes * self.retrieval_per_gb,
+        }
+    }
+
+    /// The dollars of one operation's requests and bytes (`io`, means per operation).
+    pub fn dollars(&self, io: &IoPerOp) -> f64 {
+        self.bill(io).total()
+    }
+
+    /// The dollars a month of storing `bytes`.
+    pub fn storage_dollars(&self, bytes: f64) -> f64 {
+        bytes / self.gb_bytes * self.storage_gb_month
     }
 }
 
@@ -194,41 +236,100 @@ impl Store {
 mod tests {
     use super::*;
 
-    /// A commit of 3 writes (2 PUTs, one of them conditional, and a LIST) and 7 reads (4 GET,
-    /// 3 HEAD): $17.8 a million on S3 Standard, $16.0 on R2, $3.60 on S3 Express; DELETEs
-    /// are free; bytes beyond 512 KiB of a request cost on Express alone.
+    fn store(name: &str) -> Store {
+        let t = PriceTable::builtin();
+        (t.stores.into_iter().find(|s| s.name == name)).expect("a store of bench's table")
+    }
+
+    /// Dollars to the cent, as the providers' examples give them.
+    fn cents(x: f64) -> f64 {
+        (x * 100.0).round() / 100.0
+    }
+
+    /// AWS's own worked example for S3 Express One Zone (S3 FAQs, "Example 1", us-east-1):
+    /// a million PUTs and nine million GETs of 10 KB, 10 GB stored for 30 days. Requests
+    /// $1.13 and $0.27, data upload $0.03 and retrieval $0.05 — every byte of a 10 KB request
+    /// billed, per binary GB —, storage $1.10: $2.58 in all (the deletes are free).
     #[test]
-    fn a_commit_costs_its_requests_by_class() {
+    fn s3_express_bills_as_aws_s_worked_example() {
+        let express = store("s3-express");
+        let kb10 = 10.0 * 1024.0;
+        let put = IoPerOp {
+            put: 1.0,
+            written_bytes: kb10,
+            ..IoPerOp::default()
+        };
+        let get = IoPerOp {
+            get: 1.0,
+            read_bytes: kb10,
+            ..IoPerOp::default()
+        };
+        let (p, g) = (express.bill(&put), express.bill(&get));
+        assert_eq!(cents(p.requests * 1e6), 1.13);
+        assert_eq!(cents(p.upload * 1e6), 0.03);
+        assert_eq!(cents(g.requests * 9e6), 0.27);
+        assert_eq!(cents(g.retrieval * 9e6), 0.05);
+        let delete = IoPerOp {
+            delete: 1.0,
+            ..IoPerOp::default()
+        };
+        assert_eq!(express.dollars(&delete), 0.0);
+        let storage = express.storage_dollars(10.0 * (1u64 << 30) as f64);
+        assert_eq!(cents(storage), 1.10);
+        let all = cents(p.requests * 1e6)
+            + cents(p.upload * 1e6)
+            + cents(g.requests * 9e6)
+            + cents(g.retrieval * 9e6)
+            + cents(storage);
+        assert_eq!(cents(all), 2.58);
+        // Below 512 KiB a request is billed by its bytes too (a 1 KiB PUT is not free).
+        let small = IoPerOp {
+            written_bytes: 1024.0,
+            ..put
+        };
+        assert!(express.bill(&small).upload > 0.0);
+    }
+
+    /// Cloudflare's own examples (R2 pricing, "R2 billing examples"): 290,000,000 billable
+    /// reads (GetObject and HeadObject are Class B) cost $104.40; 990 GB-months $14.85.
+    #[test]
+    fn r2_bills_as_cloudflare_s_worked_examples() {
+        let r2 = store("r2");
+        let read = |get: f64, head: f64| IoPerOp {
+            get,
+            head,
+            ..IoPerOp::default()
+        };
+        assert_eq!(cents(r2.dollars(&read(1.0, 0.0)) * 290e6), 104.40);
+        assert_eq!(cents(r2.dollars(&read(0.0, 1.0)) * 290e6), 104.40);
+        assert_eq!(cents(r2.storage_dollars(990e9)), 14.85);
+        // ListObjects is Class A, with PutObject and CopyObject ($4.50 a million).
+        let list = IoPerOp {
+            list: 1.0,
+            ..IoPerOp::default()
+        };
+        assert_eq!(cents(r2.dollars(&list) * 1e6), 4.50);
+    }
+
+    /// Every store of bench's table names its source and the day it was read, and the GB
+    /// its per-GB prices are in; bytes are billed only where the store bills them.
+    #[test]
+    fn every_row_is_dated_cited_and_in_its_unit() {
         let t = PriceTable::builtin();
         let names: Vec<&str> = t.stores.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, BUILTIN_STORES);
-        let commit = IoPerOp {
-            put: 2.0,
-            conditional_put: 1.0,
-            list: 1.0,
-            get: 4.0,
-            head: 3.0,
-            delete: 5.0,
-            ..IoPerOp::default()
-        };
-        let m = t.per_million(&commit);
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-        assert!(close(m["s3-standard"], 3.0 * 5.0 + 7.0 * 0.4), "{m:?}");
-        assert!(close(m["gcs-standard"], m["s3-standard"]), "{m:?}");
-        assert!(close(m["azure-hot"], m["s3-standard"]), "{m:?}");
-        assert!(close(m["r2"], 3.0 * 4.5 + 7.0 * 0.36), "{m:?}");
-        assert!(close(m["s3-express"], 3.0 * 1.13 + 7.0 * 0.03), "{m:?}");
-        let large = IoPerOp {
-            written_bytes_beyond_512k: 1e9,
-            read_bytes_beyond_512k: 2e9,
-            ..commit
-        };
-        let l = t.per_million(&large);
-        assert!(close(l["s3-standard"], m["s3-standard"]));
-        assert!(close(
-            l["s3-express"] - m["s3-express"],
-            (0.0032 + 2.0 * 0.0006) * 1e6
-        ));
+        for s in &t.stores {
+            assert!(s.source.starts_with("https://"), "{}", s.name);
+            assert_eq!(s.read.len(), "2026-12-05".len(), "{}", s.name);
+            assert!([1e9, (1u64 << 30) as f64].contains(&s.gb_bytes), "{}", s.name);
+            let bytes = IoPerOp {
+                written_bytes: 1e9,
+                read_bytes: 1e9,
+                ..IoPerOp::default()
+            };
+            let billed = s.dollars(&bytes) > 0.0;
+            assert_eq!(billed, s.name == "s3-express", "{}", s.name);
+        }
     }
 
     /// A user's table is checked: each error names the table and what is wrong.

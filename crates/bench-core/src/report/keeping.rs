@@ -33,7 +33,10 @@ pub fn section(records: &[Record]) -> String {
         "## What keeping it costs\n\nWhat `__manifest` held at the end of each run (listed \
          every `workload.storage_sample_secs` from release; the record's `storage` has every \
          sample), its growth from the first listing to the last, and its storage a month on \
-         S3 Standard now and after 30 days at that growth (every store's in the record). \
+         S3 Standard now and, for a catalog that keeps every version, after 30 days by the \
+         record's model (`storage.projection`: each version holds the whole state, so the sum \
+         of the versions grows with the square of the commits; — where a cleanup removed \
+         versions or too few samples added any; every store's in the record). \
          Cleanups: what the maintenance role's runs removed in all. Beside them, each other \
          operation's p50 and p99 while no cleanup ran and while one did.\n\n\
          | cell | run | held at the end | $ a month now | after 30 days | cleanups removed |\n\
@@ -61,7 +64,7 @@ pub fn section(records: &[Record]) -> String {
             r.repetition,
             held(st),
             price(&st.usd_per_month),
-            price(&st.usd_per_month_after_30_days),
+            (st.projection.as_ref()).map_or("—".into(), |p| price(&p.usd_per_month_after_30_days)),
             if cleaned.is_empty() {
                 "none".to_string()
             } else {
@@ -124,7 +127,7 @@ mod tests {
             },
         ];
         let table = crate::prices::PriceTable::builtin();
-        r.storage = Stored::of(10, samples, &table);
+        r.storage = Stored::of(10, samples, &table, true);
         let mut clean =
             crate::export::record::tests::role("maintenance", Operation::CleanupVersions, 0.1);
         clean.total_operations = 12;
@@ -151,7 +154,7 @@ mod tests {
         r.roles = Some(vec![clean, reader]);
         let text = section(&[r]);
         for want in [
-            "| `roles_a` | 1 | 400 versions, 21.0 MB (+20 MB an hour) | 0.0005 |",
+            "| `roles_a` | 1 | 400 versions, 21.0 MB (+20 MB an hour) | 0.0004 | — |",
             "12 runs: 2000 versions, 12000 files, 150.0 MB",
             "| readers `warm-read-list-tables` | 6.0 / 9.8 (594) | 9.0 / 18.5 (6) |",
         ] {

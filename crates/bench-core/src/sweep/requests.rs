@@ -34,8 +34,6 @@ const fn kinds(get: f64, put: f64, conditional_put: f64, list: f64, head: f64) -
         copy: 0.0,
         read_bytes: 0.0,
         written_bytes: 0.0,
-        read_bytes_beyond_512k: 0.0,
-        written_bytes_beyond_512k: 0.0,
     }
 }
 
@@ -98,8 +96,6 @@ const FIXED: Kinds = IoPerOp {
     copy: 1.0,
     read_bytes: 0.0,
     written_bytes: 0.0,
-    read_bytes_beyond_512k: 0.0,
-    written_bytes_beyond_512k: 0.0,
 };
 
 /// Objects in a golden: data file, manifest and version; with the inline index, its files.

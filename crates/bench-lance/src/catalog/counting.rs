@@ -30,7 +30,6 @@ use object_store::{
 use url::Url;
 
 use crate::stats::IoCounts;
-use bench_core::counts::FREE_BYTES_PER_REQUEST;
 use bench_core::versions::Touch;
 
 /// S3 answers a list 1,000 keys a page and deletes 1,000 objects a request.
@@ -51,9 +50,6 @@ pub struct Counters {
     copy: AtomicU64,
     read_bytes: AtomicU64,
     written_bytes: AtomicU64,
-    /// Of those, the bytes beyond 512 KiB of each call (what S3 Express One Zone bills).
-    read_beyond: AtomicU64,
-    written_beyond: AtomicU64,
     /// Local disk: what lance's io trackers saw of the calls counted above, to tell the
     /// direct file reads and writes apart.
     api_reads: AtomicU64,
@@ -218,10 +214,6 @@ impl Counters {
     /// lance's tracker sees).
     fn read(&self, local: bool, bytes: u64) {
         add(&self.read_bytes, bytes);
-        add(
-            &self.read_beyond,
-            bytes.saturating_sub(FREE_BYTES_PER_REQUEST),
-        );
         if local {
             add(&self.api_reads, 1);
             add(&self.api_read_bytes, bytes);
@@ -231,10 +223,6 @@ impl Counters {
     /// Bytes written by a call through a counting store (as [`Counters::read`]).
     fn write(&self, local: bool, bytes: u64) {
         add(&self.written_bytes, bytes);
-        add(
-            &self.written_beyond,
-            bytes.saturating_sub(FREE_BYTES_PER_REQUEST),
-        );
         if local {
             add(&self.api_writes, 1);
             add(&self.api_written_bytes, bytes);
@@ -308,9 +296,6 @@ impl Counters {
             read_bytes: load(&self.read_bytes) + direct(read_bytes, &self.api_read_bytes),
             written_bytes: load(&self.written_bytes)
                 + direct(written_bytes, &self.api_written_bytes),
-            // Local disk's direct reads and writes have no request of their own to bill.
-            read_bytes_beyond_512k: load(&self.read_beyond),
-            written_bytes_beyond_512k: load(&self.written_beyond),
         }
     }
 }
