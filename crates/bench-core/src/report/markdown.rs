@@ -439,7 +439,7 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
          each store (priced with {tables}; docs/cost.md): every request the operations \
          made, failed ones' too, billed at the store's list price for its class (PUT, COPY \
          and LIST as writes, GET and HEAD as reads, DELETE free; on S3 Express One Zone also \
-         the bytes beyond 512 KiB of a request). Storage is not in these. Beside them, the \
+         every byte of its PUTs and GETs). Storage is not in these. Beside them, the \
          requests an operation makes beyond the least it needs (its floor: a commit's data \
          file and conditional PUT, a read's one HEAD; the typical operation's), the \
          floor's share of its requests, and the bytes a catalog operation writes beyond the \
