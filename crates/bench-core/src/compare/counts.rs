@@ -1,19 +1,23 @@
-//! Verdicts from what bench counts exactly: each operation's requests by kind, the round
-//! trips on its critical path (in all and by kind), and the bytes it reads and writes.
-//! Unlike a time, a count does not move with the machine: one writer's commits make the
-//! same requests in every run, on any machine, so one run a side tells a change of one
-//! request per operation for sure.
+//! Verdicts from what bench counts exactly: each operation's requests by kind and the bytes
+//! it reads and writes. Unlike a time, a count does not move with the machine: one
+//! writer's commits make the same requests in every run, on any machine, so one run a side
+//! tells a change of one request per operation for sure.
+//!
+//! The round trips on an operation's critical path are shown beside them and never judged:
+//! bench counts them as groups of requests that overlap in time ([`crate::counts::path`]),
+//! and whether two requests overlap depends on the scheduler and the store. They are timed
+//! figures, not exact counts.
 //!
 //! The rule: a count changed when every run of B lies beyond every run of A by more than
-//! the tolerance — ±0.5 a request or a round trip per operation (half the smallest change
-//! a build can make: one request more in every operation), ±5 % of the bytes (a request's
-//! body grows with the catalog's rows and the names in it, a few bytes run to run). Where
-//! several writers contend, the mean per operation varies from run to run (a commit that
-//! lost to another retries and repeats its requests), and where a cell runs for a time, what
-//! it did depends on how much fitted: there the requests and round trips judged are the
-//! typical operation's (the medians over a run's successful operations: one that committed
-//! at its first attempt while fewer than half retry), a cell of roles' per role and
-//! operation, with 2 runs a side; one run a side gets no count verdict, and says so.
+//! the tolerance — ±0.5 a request per operation (half the smallest change a build can make:
+//! one request more in every operation), ±5 % of the bytes (a request's body grows with the
+//! catalog's rows and the names in it, a few bytes run to run). Where several writers
+//! contend, the mean per operation varies from run to run (a commit that lost to another
+//! retries and repeats its requests and its bytes), and where a cell runs for a time, what
+//! it did depends on how much fitted: there the requests and bytes judged are the typical
+//! operation's (the medians over a run's successful operations: one that committed at its
+//! first attempt while fewer than half retry), a cell of roles' per role and operation, with
+//! 2 runs a side; one run a side gets no count verdict, and says so.
 
 use crate::export::Record;
 use crate::export::record::RoleFigures;
@@ -29,8 +33,17 @@ pub const BYTES_TOLERANCE: f64 = 0.05;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     Requests,
+    /// Timed, not exact: shown, never judged.
     RoundTrips,
     Bytes,
+}
+
+impl Unit {
+    /// Whether a count of this unit is exact (the same work gives the same count on any
+    /// machine), and so judged.
+    pub fn exact(self) -> bool {
+        self != Unit::RoundTrips
+    }
 }
 
 /// How a count moved from A to B.
@@ -43,7 +56,7 @@ pub enum Moved {
     Fewer,
 }
 
-/// One exact metric of a cell on both sides.
+/// One metric of a cell on both sides (exact, or a timed one shown beside them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Count {
     /// `HEAD`, `round trips`, `round trips on list`, `read bytes`, …
@@ -82,7 +95,7 @@ impl Count {
     }
 }
 
-/// A cell's exact metrics, side by side, and what changed.
+/// A cell's counts, side by side, and what changed among the exact ones.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountRow {
     pub cell: String,
@@ -240,7 +253,7 @@ fn on_typical(a: &[&Record], b: &[&Record]) -> bool {
         && (a.iter().chain(b)).all(|r| r.io_median_per_op.is_some())
 }
 
-/// The exact metrics both sides measured in every run: (name, unit, A's runs, B's runs).
+/// The metrics both sides measured in every run: (name, unit, A's runs, B's runs).
 fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64>)> {
     let mut out = Vec::new();
     let mut add = |name: String, unit, f: &dyn Fn(&Record) -> Option<f64>| {
@@ -259,7 +272,13 @@ fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64
             Unit::RoundTrips,
             &|r| r.io_median_per_op.and_then(|t| t.round_trips),
         );
-        add_bytes(&mut add);
+        // The typical operation's bytes: the means move with the retries, as requests do.
+        add(format!("read bytes{MEDIAN}"), Unit::Bytes, &|r| {
+            r.io_median_per_op.and_then(|t| t.read_bytes)
+        });
+        add(format!("written bytes{MEDIAN}"), Unit::Bytes, &|r| {
+            r.io_median_per_op.and_then(|t| t.written_bytes)
+        });
         return out;
     }
     for (name, kind) in KINDS {
@@ -297,7 +316,7 @@ fn add_bytes(add: &mut impl FnMut(String, Unit, &dyn Fn(&Record) -> Option<f64>)
 /// One figure of a role's operation.
 type RoleFigure = fn(&RoleFigures) -> Option<f64>;
 
-/// A cell of roles' exact metrics per role and operation of its mix, the ones judged there:
+/// A cell of roles' metrics per role and operation of its mix, the ones judged there:
 /// the cell's own blend the operations in the proportions that fitted in its window.
 fn role_metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64>)> {
     fn of<'r>(r: &'r Record, role: &str, op: crate::plan::Operation) -> Option<&'r RoleFigures> {
@@ -420,8 +439,8 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
                 Unit::Bytes => BYTES_TOLERANCE * median(va.clone()).max(1.0),
             };
             let moved = match &unjudged {
-                Some(_) => Moved::Same,
-                None => moved(&va, &vb, tolerance),
+                None if unit.exact() => moved(&va, &vb, tolerance),
+                _ => Moved::Same,
             };
             Count {
                 name,
@@ -484,12 +503,15 @@ mod tests {
             v.starts_with("REGRESSION (B: +1.0 HEAD per op, 4.0 → 5.0"),
             "{v}"
         );
-        assert!(
-            v.contains("+1.0 critical-path round trips per op, 7.0 → 8.0"),
-            "{v}"
-        );
-        assert!(v.contains("critical-path round trips on head"), "{v}");
+        // Round trips are timed (requests that overlap in time): shown, never a verdict.
+        assert!(!v.contains("round trips"), "{v}");
         assert!(!v.contains("GET"), "{v}");
+        let trips = (row.counts.iter()).find(|c| c.name == "critical-path round trips");
+        assert_eq!(trips.map(|c| (c.median_a(), c.median_b(), c.moved)), Some((7.0, 8.0, Moved::Same)));
+        let (mut fewer_trips, mut more_trips) = (a.clone(), a.clone());
+        (fewer_trips.round_trips_per_op, more_trips.round_trips_per_op) = (Some(3.0), Some(12.0));
+        let only_trips = count_row("c", &[&fewer_trips], &[&more_trips]).unwrap();
+        assert_eq!(only_trips.verdict(), "same counts");
         let same = count_row("c", &[&a], &[&a.clone()]).unwrap();
         assert_eq!(same.verdict(), "same counts");
         // Fewer: an improvement.
@@ -593,7 +615,7 @@ mod tests {
             v.starts_with("REGRESSION (B: +1.0 HEAD (median op) per op, 4.0 → 5.0"),
             "{v}"
         );
-        assert!(v.contains("critical-path round trips (median op)"), "{v}");
+        assert!(!v.contains("round trips"), "{v}");
         // A side without it (an older build's records): the means, as before.
         let mut old = b[1].clone();
         old.io_median_per_op = None;
@@ -602,6 +624,45 @@ mod tests {
             .unwrap()
             .verdict();
         assert!(v.contains("HEAD per op") && !v.contains(MEDIAN), "{v}");
+    }
+
+    /// Four writers bounded by their commits, whose runs differ only in their retries: the
+    /// means of bytes grow with the retries (a retry reads and rewrites the state again),
+    /// the typical operation's do not. No byte verdict; 6 % more bytes in the typical
+    /// operation of every run of B: one, named by it.
+    #[test]
+    fn contended_bytes_are_judged_on_the_typical_operation() {
+        use crate::stats::TypicalOp;
+        let with = |retried: f64, written: f64| {
+            let mut r = run(ModeKind::Concurrent, 4, 4.0, 7.0);
+            r.operations_bound = Some(200);
+            let io = r.io_per_op.as_mut().unwrap();
+            io.read_bytes *= 1.0 + retried;
+            io.written_bytes *= 1.0 + retried;
+            r.io_median_per_op = Some(TypicalOp {
+                get: 4.0,
+                put: 3.0,
+                conditional_put: 1.0,
+                head: 4.0,
+                requests: 11.0,
+                read_bytes: Some(50_000.0),
+                written_bytes: Some(written),
+                round_trips: Some(7.0),
+                ..TypicalOp::default()
+            });
+            r
+        };
+        // A lost a race in 5 % of its commits, B in 40 %: the means differ by a third.
+        let a = [with(0.05, 48_000.0), with(0.06, 48_000.0)];
+        let b = [with(0.40, 48_000.0), with(0.45, 48_000.0)];
+        let same = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]]).unwrap();
+        assert_eq!(same.verdict(), "same counts");
+        assert!(same.counts.iter().any(|c| c.name == format!("written bytes{MEDIAN}")));
+        let more = [with(0.05, 50_880.0), with(0.06, 50_880.0)];
+        let v = count_row("c", &[&a[0], &a[1]], &[&more[0], &more[1]])
+            .unwrap()
+            .verdict();
+        assert!(v.starts_with("REGRESSION (B: +6.0 % written bytes (median op)"), "{v}");
     }
 
     /// A cell bounded by time does as much as fits: one run a side is no verdict, and its

@@ -237,7 +237,7 @@ fn counts_text(c: &Comparison) -> String {
     let mut rows = vec![COUNT_HEADER.map(String::from).to_vec()];
     rows.extend(c.counts.iter().map(count_cells));
     format!(
-        "\nexact counts per successful operation (medians of the runs):\n{}",
+        "\ncounts per successful operation (medians of the runs; requests and bytes exact, round trips timed and not judged):\n{}",
         aligned(&rows, true)
     )
 }
@@ -254,9 +254,10 @@ fn counts_line(c: &Comparison) -> String {
         .count();
     format!(
         "counts: {worse} regressed, {better} improved, {} the same{} (a count changed when every \
-         run of B lies beyond every run of A by more than ±{} a request or a round trip per \
-         operation, or ±{} % of its bytes; several writers' counts, and those of a cell bounded \
-         by time, need 2 runs a side{})\n",
+         run of B lies beyond every run of A by more than ±{} a request per operation, or ±{} \
+         % of its bytes; round trips are counted as requests that overlap in time, which the \
+         scheduler and the store move, and are shown, not judged; several writers' counts, and \
+         those of a cell bounded by time, need 2 runs a side{})\n",
         n - worse - better - unjudged,
         if unjudged > 0 {
             format!(", {unjudged} without a count verdict")
@@ -469,7 +470,7 @@ pub fn github(c: &Comparison, a: &str, b: &str) -> String {
         .cloned()
         .collect();
     if !changed.is_empty() {
-        s.push_str("\nExact counts that changed:\n\n");
+        s.push_str("\nCounts that changed:\n\n");
         s.push_str(&counts_md(&changed));
     }
     let readers: Vec<&ReaderRow> = (c.readers.iter())
@@ -497,7 +498,7 @@ pub fn tables_markdown(c: &Comparison) -> String {
         s.push_str(&table_md(&c.read_rows, &READ_HEADER, c.paired));
     }
     if !c.counts.is_empty() {
-        s.push_str("\nExact counts per successful operation (medians of the runs):\n\n");
+        s.push_str("\nCounts per successful operation (medians of the runs; requests and bytes exact, round trips timed and not judged):\n\n");
         s.push_str(&counts_md(&c.counts));
     }
     if !c.readers.is_empty() {

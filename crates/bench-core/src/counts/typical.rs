@@ -1,5 +1,6 @@
 //! The typical operation's counts: the median, over a run's successful operations, of each
-//! kind of request, of all of them and of the round trips on the critical path.
+//! kind of request, of all of them, of the bytes read and written and of the round trips on
+//! the critical path.
 //!
 //! Where several writers contend, an operation that lost to another retries and repeats
 //! its requests, so the mean per operation moves with how many lost in that run. The
@@ -14,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::{IoCounts, IoPerOp};
 
 /// The medians ([`Typical::medians`]): per kind as in `IoPerOp`, `requests` of every kind
-/// (a conditional put once), and `round_trips` where the operations reported their paths.
+/// (a conditional put once), the bytes read and written (absent from records written
+/// before bench took them), and `round_trips` where the operations reported their paths.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TypicalOp {
     pub get: f64,
@@ -25,6 +27,10 @@ pub struct TypicalOp {
     pub delete: f64,
     pub copy: f64,
     pub requests: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_bytes: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_trips: Option<f64>,
 }
@@ -49,6 +55,8 @@ impl TypicalOp {
 #[derive(Debug, Clone, Default)]
 pub struct Typical {
     kinds: [BTreeMap<u64, u64>; 8],
+    /// Bytes read and written.
+    bytes: [BTreeMap<u64, u64>; 2],
     trips: BTreeMap<u64, u64>,
     ops: u64,
 }
@@ -69,6 +77,9 @@ impl Typical {
         for (map, v) in self.kinds.iter_mut().zip(values) {
             *map.entry(v).or_default() += 1;
         }
+        for (map, v) in self.bytes.iter_mut().zip([io.read_bytes, io.written_bytes]) {
+            *map.entry(v).or_default() += 1;
+        }
         if let Some(t) = round_trips {
             *self.trips.entry(u64::from(t)).or_default() += 1;
         }
@@ -87,6 +98,8 @@ impl Typical {
             delete: k[5],
             copy: k[6],
             requests: k[7],
+            read_bytes: median(&self.bytes[0]),
+            written_bytes: median(&self.bytes[1]),
             round_trips: median(&self.trips),
         })
     }
@@ -121,11 +134,14 @@ mod tests {
     /// the eight, whatever the retries cost; a planted request moves it by one.
     #[test]
     fn the_median_operation_is_the_one_that_did_not_retry() {
+        // A retry reads and writes again: its bytes grow with its requests.
         let op = |head: u64, get: u64| IoCounts {
             head,
             get,
             put: 1,
             conditional_put: 1,
+            read_bytes: 1_000 * get,
+            written_bytes: 900 + 100 * head,
             ..IoCounts::default()
         };
         let mut t = Typical::default();
@@ -140,6 +156,7 @@ mod tests {
             (m.head, m.get, m.requests, m.round_trips),
             (4.0, 2.0, 7.0, Some(5.0))
         );
+        assert_eq!((m.read_bytes, m.written_bytes), (Some(2_000.0), Some(1_300.0)));
         let mut planted = Typical::default();
         for _ in 0..8 {
             planted.add(&op(5, 2), None);

@@ -39,30 +39,41 @@ pub struct Series {
     pub units: String,
     pub points: Vec<Point>,
     pub changes: Vec<ChangePoint>,
-    /// Exact counts, judged by a static threshold ([`counted`]) instead of change points.
+    /// Exact counts (requests, bytes: [`exact`]): any step that makes them worse is a
+    /// regression. Counts of either kind (round trips too) are stepped by a static
+    /// threshold ([`counted`]) instead of change points.
     pub exact: bool,
 }
 
 pub use crate::glob::Glob;
 
 /// Whether a larger value is better in these units: rates (`operations/second`, `x per
-/// second`) and `recall` are; times (`nanoseconds`, lance-bench's default), exact counts
-/// and everything else are not.
+/// second`) and `recall` are; times (`nanoseconds`, lance-bench's default), counts (round
+/// trips too) and everything else are not.
 pub fn higher_is_better(units: &str) -> bool {
     let u = units.to_ascii_lowercase();
     counted(units).is_none() && (u.contains('/') || u.contains(" per ") || u.contains("recall"))
 }
 
-/// How far an exact count may move and be the same (the units of `bench publish`'s count
-/// rows): requests and round trips per operation ±0.5 (a request more in every operation
-/// is a change), bytes per operation ±5 % — as `bench compare` judges them.
+/// How far a count may move and be the same (the units of `bench publish`'s count rows):
+/// requests and round trips per operation ±0.5 (a request more in every operation is a
+/// change), bytes per operation ±5 % — as `bench compare` judges them. Of these only
+/// requests and bytes are exact ([`exact`]); round trips are requests that overlap in time,
+/// which the scheduler moves: their steps are found alike, but judged as a time's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Tolerance {
     Absolute(f64),
     Relative(f64),
 }
 
-/// The tolerance of an exact count's units; none for other units.
+/// Whether counts in these units are exact: the same work gives the same count on any
+/// machine (requests and bytes per operation; not round trips, nor any time).
+pub fn exact(units: &str) -> bool {
+    let [requests, _, bytes] = super::publish::COUNT_UNITS;
+    units == requests || units == bytes
+}
+
+/// The tolerance of a count's units; none for other units.
 pub fn counted(units: &str) -> Option<Tolerance> {
     use crate::compare::counts::{BYTES_TOLERANCE, COUNT_TOLERANCE};
     let [requests, trips, bytes] = super::publish::COUNT_UNITS;
@@ -135,14 +146,14 @@ pub fn series(points: Vec<Point>, pattern: Option<&Glob>, detector: &Detector) -
         .map(|((name, test_bed), mut points)| {
             points.sort_by_key(|p| (p.dut_timestamp, p.timestamp));
             let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-            let exact = counted(&points[0].units);
+            let counts = counted(&points[0].units);
             Series {
                 units: points[0].units.clone(),
-                changes: match exact {
+                changes: match counts {
                     Some(t) => static_changes(&points, t),
                     None => detector.detect(&values),
                 },
-                exact: exact.is_some(),
+                exact: exact(&points[0].units),
                 name,
                 test_bed,
                 points,
@@ -205,7 +216,7 @@ fn change_line(series: &Series, c: &ChangePoint, fail_pct: Option<f64>) -> Strin
         w if w > 0.0 => "worse",
         _ => "better",
     };
-    let test = match series.exact {
+    let test = match counted(&series.units).is_some() {
         true => format!(
             "every run beyond the result before by more than {}",
             tolerance_said(series)
@@ -455,6 +466,19 @@ mod tests {
         };
         let all = series(counts(23.0), None, &Detector::default());
         assert!(all[0].exact && !all[0].higher_is_better());
+        // Round trips are timed, not exact: stepped alike, fewer better, but a regression
+        // only beyond PCT, as a time.
+        let trips: Vec<Point> = (counts(23.0).into_iter())
+            .map(|p| Point {
+                units: "round trips/operation".into(),
+                ..p
+            })
+            .collect();
+        let t = series(trips, None, &Detector::default());
+        assert!(!t[0].exact && !t[0].higher_is_better(), "{:?}", t[0]);
+        let found: Vec<usize> = t[0].changes.iter().map(|c| c.index).collect();
+        assert_eq!(found, [6], "{:?}", t[0].changes);
+        assert!(t[0].regressed(50.0).is_none() && t[0].regressed(4.0).is_some());
         assert_eq!(all[0].changes.len(), 1, "{:?}", all[0].changes);
         assert_eq!(all[0].changes[0].index, 6);
         assert!(

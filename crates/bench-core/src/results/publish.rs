@@ -247,9 +247,10 @@ struct Metric {
     what: &'static str,
 }
 
-/// The exact counts of a cell's runs as rows of their own, beside its time (lower is
-/// better, as lance-bench takes every row): requests, critical-path round trips, bytes read
-/// and written, per successful operation of each run, where every run counted them. Named
+/// The counts of a cell's runs as rows of their own, beside its time (lower is better, as
+/// lance-bench takes every row): requests, critical-path round trips (timed: requests that
+/// overlap in time), bytes read and written, per successful operation of each run, where
+/// every run counted them. Named
 /// `<the time row's name>/requests`, `…/round_trips`, `…/read_bytes`, `…/written_bytes`.
 fn counts(runs: &[&Record]) -> Vec<(&'static str, Metric)> {
     let per_run = |f: &dyn Fn(&Record) -> Option<f64>| -> Option<Vec<f64>> {
@@ -299,8 +300,9 @@ fn counts(runs: &[&Record]) -> Vec<(&'static str, Metric)> {
         .collect()
 }
 
-/// The units of bench's rows of exact counts (`bench history` judges their series by a
-/// static threshold: see `history::counted`).
+/// The units of bench's rows of counts (`bench history` judges the series of the exact
+/// ones, requests and bytes, by a static threshold, and round trips' by change points: see
+/// `history::counted`).
 pub const COUNT_UNITS: [&str; 3] = [
     "requests/operation",
     "round trips/operation",
@@ -615,7 +617,10 @@ mod tests {
         assert_eq!(ids.len(), 5, "each row its own id");
         for r in &out.rows[1..] {
             assert!(r.benchmark_name.starts_with(&out.rows[0].benchmark_name));
+            // Requests and bytes are exact counts; round trips are timed.
             assert!(crate::results::history::counted(&r.units).is_some());
+            let exact = r.units != COUNT_UNITS[1];
+            assert_eq!(crate::results::history::exact(&r.units), exact);
             assert!(!crate::results::history::higher_is_better(&r.units));
         }
     }
