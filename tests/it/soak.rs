@@ -140,11 +140,23 @@ fn cleanup_removes_old_versions_each_accounted_for_and_readers_see_no_anomaly() 
     // Kept whole, its storage is projected by a model it states, to more than it holds.
     let p = &r["storage"]["projection"];
     assert!(
-        p["model"].as_str().unwrap().starts_with("copy-on-write, every version kept"),
+        p["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("copy-on-write, every version kept"),
         "{r}"
     );
-    assert!(p["after_30_days_bytes"].as_f64().unwrap() > plain.end_bytes as f64, "{p}");
-    assert!(p["usd_per_month_after_30_days"]["s3-standard"].as_f64().unwrap() > 0.0, "{p}");
+    assert!(
+        p["after_30_days_bytes"].as_f64().unwrap() > plain.end_bytes as f64,
+        "{p}"
+    );
+    assert!(
+        p["usd_per_month_after_30_days"]["s3-standard"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{p}"
+    );
     no_anomaly(consistency(r));
 
     let (_dir, store, out, o, r) = soak_run(true);

@@ -11,8 +11,12 @@ use bench_core::stored::{Fit, Sample};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: storage_model RESULTS.jsonl [CUTOFF]");
-    let cutoff: f64 = args.next().map_or(120.0, |c| c.parse().expect("CUTOFF: seconds"));
+    let path = args
+        .next()
+        .expect("usage: storage_model RESULTS.jsonl [CUTOFF]");
+    let cutoff: f64 = args
+        .next()
+        .map_or(120.0, |c| c.parse().expect("CUTOFF: seconds"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     for line in text.lines() {
         let record: serde_json::Value = serde_json::from_str(line).expect("a JSON record");
@@ -22,7 +26,11 @@ fn main() {
         let samples: Vec<Sample> = (samples.iter())
             .map(|s| serde_json::from_value(s.clone()).expect("a sample"))
             .collect();
-        let first: Vec<Sample> = samples.iter().copied().filter(|s| s.t_s <= cutoff).collect();
+        let first: Vec<Sample> = samples
+            .iter()
+            .copied()
+            .filter(|s| s.t_s <= cutoff)
+            .collect();
         let last = *samples.last().expect("a sample");
         let tag = record["bench_tag"].as_str().unwrap_or("?");
         let Some(fit) = Fit::of(&first) else {
@@ -31,7 +39,8 @@ fn main() {
         };
         let (versions, predicted) = fit.at(last.t_s);
         let (a, b) = (first[0], *first.last().expect("a sample"));
-        let line = b.bytes as f64 + (b.bytes - a.bytes) as f64 / (b.t_s - a.t_s) * (last.t_s - b.t_s);
+        let line =
+            b.bytes as f64 + (b.bytes - a.bytes) as f64 / (b.t_s - a.t_s) * (last.t_s - b.t_s);
         let mb = |x: f64| x / 1e6;
         println!(
             "{tag}: fitted on {} samples to {:.0} s ({} versions, {:.1} MB); at {:.0} s: \

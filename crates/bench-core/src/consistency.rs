@@ -641,7 +641,12 @@ impl Checker {
             last.insert(who, seen.max(was.unwrap_or(0)));
             for (k, (w, v)) in before.iter().enumerate() {
                 // Keyed apart from the entries' commits (places counted from the end).
-                self.lag((who, usize::MAX - k), w.end_us, [r.start_us, r.end_us], *v <= seen);
+                self.lag(
+                    (who, usize::MAX - k),
+                    w.end_us,
+                    [r.start_us, r.end_us],
+                    *v <= seen,
+                );
             }
         }
     }
@@ -658,8 +663,8 @@ impl Checker {
         }
         if self.lagged.insert(key) {
             self.lags.push(ms(since(ack_us, span, &self.paused)[1]));
-            let low = (self.missed.get(&key))
-                .map_or(0, |&(_, t)| since(ack_us, [t, t], &self.paused)[0]);
+            let low =
+                (self.missed.get(&key)).map_or(0, |&(_, t)| since(ack_us, [t, t], &self.paused)[0]);
             self.lows.push(ms(low));
         }
     }
@@ -1389,7 +1394,10 @@ mod tests {
         assert_eq!((c.lag_low_max_ms, c.lag_max_ms), (Some(2.0), Some(100.0)));
         // The one function both checkers take their bounds from, less a pause.
         assert_eq!(since(10_000, [12_000, 110_000], &[]), [2_000, 100_000]);
-        assert_eq!(since(10_000, [12_000, 110_000], &[[50_000, 60_000]]), [2_000, 90_000]);
+        assert_eq!(
+            since(10_000, [12_000, 110_000], &[[50_000, 60_000]]),
+            [2_000, 90_000]
+        );
     }
 
     /// A listing that lists an entry twice is an anomaly of its own, named.

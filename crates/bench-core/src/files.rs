@@ -6,14 +6,16 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-/// Replace `path` with `bytes`: a temp file in the same directory, fsync, rename, fsync of
-/// the directory. The file gets mode 0666 less the umask, as `results.jsonl` does.
+/// Replace `path` with `bytes` (every value kept hidden replaced: [`crate::redact`]): a temp
+/// file in the same directory, fsync, rename, fsync of the directory. The file gets mode
+/// 0666 less the umask, as `results.jsonl` does.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let bytes = crate::redact::hide_bytes(bytes);
     let dir = path.parent().expect("an output path has a parent");
     let mut tmp = tempfile::Builder::new()
         .permissions(fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
+    tmp.write_all(&bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     fs::File::open(dir)?.sync_all()

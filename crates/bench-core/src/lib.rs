@@ -31,6 +31,7 @@ pub mod plan;
 pub mod predict;
 pub mod prices;
 pub mod protocol;
+pub mod redact;
 pub mod report;
 pub mod results;
 pub mod rng;

@@ -88,7 +88,10 @@ impl Fit {
     pub fn of(samples: &[Sample]) -> Option<Fit> {
         let (first, last) = (samples.first()?, samples.last()?);
         let pairs: Vec<(&Sample, &Sample)> = samples.iter().zip(samples.iter().skip(1)).collect();
-        if pairs.iter().any(|(x, y)| y.versions < x.versions || y.bytes < x.bytes) {
+        if pairs
+            .iter()
+            .any(|(x, y)| y.versions < x.versions || y.bytes < x.bytes)
+        {
             return None;
         }
         let points: Vec<(f64, f64, f64)> = (pairs.iter())
@@ -309,7 +312,10 @@ mod tests {
             .collect();
         let first: Vec<Sample> = all.iter().copied().filter(|s| s.t_s <= 120.0).collect();
         let f = Fit::of(&first).unwrap();
-        assert!((f.c - 10.0).abs() < 1e-9 && (f.a - 1_000.0).abs() < 1e-6, "{f:?}");
+        assert!(
+            (f.c - 10.0).abs() < 1e-9 && (f.a - 1_000.0).abs() < 1e-6,
+            "{f:?}"
+        );
         let (v, bytes) = f.at(600.0);
         let last = all.last().unwrap();
         assert_eq!(v, last.versions as f64);
@@ -320,7 +326,12 @@ mod tests {
         // The record's projection states its model and prices its bytes.
         let table = PriceTable::builtin();
         // A cell that ran a cleanup gets none, whatever its samples show.
-        assert!(Stored::of(10, first.clone(), &table, false).unwrap().projection.is_none());
+        assert!(
+            Stored::of(10, first.clone(), &table, false)
+                .unwrap()
+                .projection
+                .is_none()
+        );
         let s = Stored::of(10, first, &table, true).unwrap();
         let p = s.projection.unwrap();
         assert_eq!(p.model, MODEL);

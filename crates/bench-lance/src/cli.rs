@@ -308,8 +308,15 @@ impl clap::builder::TypedValueParser for KeyValue {
             return Ok((k.trim().to_string(), v.to_string()));
         }
         let flag = arg.and_then(|a| a.get_long()).unwrap_or("set");
-        let shown = match crate::plan::is_secret(&s) {
-            true => "a value that names a secret (not shown)".to_string(),
+        // What was given may be a secret itself (a value without its key): a storage option
+        // is shown only where it is the name of one known to carry none.
+        let key = s.split_once('=').map_or(&*s, |(k, _)| k).trim();
+        let hidden = match flag {
+            "storage-option" => !crate::plan::is_public_option(key),
+            _ => crate::plan::hides(key),
+        };
+        let shown = match hidden {
+            true => "text that may hold a secret (not shown)".to_string(),
             false => format!("`{s}`"),
         };
         let message = format!("--{flag} takes KEY=VALUE, not {shown}\n");

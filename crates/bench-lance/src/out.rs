@@ -6,8 +6,10 @@ use std::io::Write;
 
 use crate::answer::Answer;
 
-/// Write text to standard output; a closed pipe is not an error.
+/// Write text to standard output (every value kept hidden replaced: `bench_core::redact`);
+/// a closed pipe is not an error.
 pub fn print(text: &str) {
+    let text = bench_core::redact::hide(text);
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
 }
@@ -19,6 +21,7 @@ pub fn line(text: &str) {
 
 /// A line to standard error; a closed pipe is not an error.
 pub fn note(text: &str) {
+    let text = bench_core::redact::hide(text);
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 

@@ -29,6 +29,7 @@ pub struct Logger {
 /// must not stop the sweep: the results are in files, so a failed write is ignored.
 fn stamped(line: &str) {
     use std::io::Write;
+    let line = bench_core::redact::hide(line);
     let _ = writeln!(std::io::stderr(), "{} {line}", now_utc());
 }
 
@@ -36,7 +37,7 @@ impl Logger {
     pub fn log(&self, msg: impl AsRef<str>) {
         match &self.multi {
             Some(multi) => {
-                let _ = multi.println(msg.as_ref());
+                let _ = multi.println(bench_core::redact::hide(msg.as_ref()));
             }
             None => {
                 for line in msg.as_ref().lines() {

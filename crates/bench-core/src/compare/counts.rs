@@ -507,9 +507,15 @@ mod tests {
         assert!(!v.contains("round trips"), "{v}");
         assert!(!v.contains("GET"), "{v}");
         let trips = (row.counts.iter()).find(|c| c.name == "critical-path round trips");
-        assert_eq!(trips.map(|c| (c.median_a(), c.median_b(), c.moved)), Some((7.0, 8.0, Moved::Same)));
+        assert_eq!(
+            trips.map(|c| (c.median_a(), c.median_b(), c.moved)),
+            Some((7.0, 8.0, Moved::Same))
+        );
         let (mut fewer_trips, mut more_trips) = (a.clone(), a.clone());
-        (fewer_trips.round_trips_per_op, more_trips.round_trips_per_op) = (Some(3.0), Some(12.0));
+        (
+            fewer_trips.round_trips_per_op,
+            more_trips.round_trips_per_op,
+        ) = (Some(3.0), Some(12.0));
         let only_trips = count_row("c", &[&fewer_trips], &[&more_trips]).unwrap();
         assert_eq!(only_trips.verdict(), "same counts");
         let same = count_row("c", &[&a], &[&a.clone()]).unwrap();
@@ -657,12 +663,19 @@ mod tests {
         let b = [with(0.40, 48_000.0), with(0.45, 48_000.0)];
         let same = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]]).unwrap();
         assert_eq!(same.verdict(), "same counts");
-        assert!(same.counts.iter().any(|c| c.name == format!("written bytes{MEDIAN}")));
+        assert!(
+            same.counts
+                .iter()
+                .any(|c| c.name == format!("written bytes{MEDIAN}"))
+        );
         let more = [with(0.05, 50_880.0), with(0.06, 50_880.0)];
         let v = count_row("c", &[&a[0], &a[1]], &[&more[0], &more[1]])
             .unwrap()
             .verdict();
-        assert!(v.starts_with("REGRESSION (B: +6.0 % written bytes (median op)"), "{v}");
+        assert!(
+            v.starts_with("REGRESSION (B: +6.0 % written bytes (median op)"),
+            "{v}"
+        );
     }
 
     /// A cell bounded by time does as much as fits: one run a side is no verdict, and its

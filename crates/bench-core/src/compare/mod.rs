@@ -154,7 +154,8 @@ pub fn run(args: &CompareArgs) -> Result<Answer, BenchError> {
     }
     let mut answer = comparison_as(&c, &na, &nb, args.verdict.format);
     if let Some(path) = &args.markdown {
-        std::fs::write(path, markdown(&c, &na, &nb)).map_err(io_err("write", path))?;
+        crate::files::write_atomic(path, markdown(&c, &na, &nb).as_bytes())
+            .map_err(io_err("write", path))?;
         answer.note(format!("markdown: {}", path.display()));
     }
     answer.code = c.exit_code(&args.verdict);
@@ -212,7 +213,7 @@ fn run_variants(
         md.push_str(&format!("- {line}\n"));
     }
     if let Some(path) = &args.markdown {
-        std::fs::write(path, md).map_err(io_err("write", path))?;
+        crate::files::write_atomic(path, md.as_bytes()).map_err(io_err("write", path))?;
         answer.note(format!("markdown: {}", path.display()));
     }
     Ok(answer)

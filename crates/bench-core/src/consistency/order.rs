@@ -491,7 +491,8 @@ fn stale(history: &[Op], known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64
             i -= i & i.wrapping_neg();
         }
         let Some(m) = missed else { continue };
-        let [low, high] = super::since(m.op.end_us, [op.start_us, op.end_us], &[]).map(|us| us as f64 / 1000.0);
+        let [low, high] =
+            super::since(m.op.end_us, [op.start_us, op.end_us], &[]).map(|us| us as f64 / 1000.0);
         st.count += 1;
         st.versions_behind_max = st.versions_behind_max.max(t.v - hi);
         st.lag_low_max_ms = st.lag_low_max_ms.max(low);

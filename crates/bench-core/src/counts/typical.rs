@@ -156,7 +156,10 @@ mod tests {
             (m.head, m.get, m.requests, m.round_trips),
             (4.0, 2.0, 7.0, Some(5.0))
         );
-        assert_eq!((m.read_bytes, m.written_bytes), (Some(2_000.0), Some(1_300.0)));
+        assert_eq!(
+            (m.read_bytes, m.written_bytes),
+            (Some(2_000.0), Some(1_300.0))
+        );
         let mut planted = Typical::default();
         for _ in 0..8 {
             planted.add(&op(5, 2), None);

@@ -8,14 +8,15 @@ use super::Record;
 
 pub const RESULTS_FILE: &str = "results.jsonl";
 
-/// Append records (a pair's two: its arms' records) as lines in one write, and make them
-/// durable before returning.
+/// Append records (a pair's two: its arms' records) as lines in one write (every value kept
+/// hidden replaced: [`crate::redact`]), and make them durable before returning.
 pub fn append_all(path: &Path, records: &[Record]) -> std::io::Result<()> {
     let mut lines = Vec::new();
     for record in records {
         serde_json::to_writer(&mut lines, record).expect("record serialises");
         lines.push(b'\n');
     }
+    let lines = crate::redact::hide_bytes(&lines);
     let mut f = OpenOptions::new().create(true).append(true).open(path)?;
     f.write_all(&lines)?;
     f.sync_all()

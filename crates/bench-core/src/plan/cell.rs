@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{LANCE_VERSION, Operation, Transport, is_secret};
+use super::{LANCE_VERSION, Operation, Transport, is_public_option};
 
 /// How a cell drives its workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -461,7 +461,7 @@ impl Cell {
         if self.warmup > 0 {
             h.update(format!("warmup={}\n", self.warmup));
         }
-        for (k, v) in self.storage.iter().filter(|(k, _)| !is_secret(k)) {
+        for (k, v) in self.storage.iter().filter(|(k, _)| is_public_option(k)) {
             h.update(format!("storage.{k}={v}\n"));
         }
         for (k, v) in &self.properties {

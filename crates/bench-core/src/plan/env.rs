@@ -17,7 +17,7 @@ fn refused(name: &str) -> Option<&'static str> {
         Some("is not a variable name: use letters, digits and `_`, not starting with a digit")
     } else if name.starts_with("BENCH_") {
         Some("is bench's own (BENCH_*): bench sets it, a plan cannot")
-    } else if super::is_secret(name) {
+    } else if super::looks_secret(name) {
         Some(
             "looks like a secret, and a cell's variables are written to its records: set it \
              in the environment bench runs in (its workers inherit it)",

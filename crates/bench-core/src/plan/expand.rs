@@ -485,6 +485,10 @@ mod tests {
         a.override_with(None, &[("aws_secret_access_key".into(), "s3cr3t".into())]);
         a.override_with(None, &[("aws_access_key_id".into(), "AKIA".into())]);
         a.override_with(None, &[("aws_session_token".into(), "tok".into())]);
+        // Any option not known to carry no secret stays out of the key, whatever its name.
+        a.override_with(None, &[("azure_storage_account_key".into(), "k".into())]);
+        a.override_with(None, &[("google_service_account_key".into(), "k".into())]);
+        a.override_with(None, &[("some_future_option".into(), "v".into())]);
         assert_eq!(key(&a), k0);
         a.override_with(
             None,

@@ -219,7 +219,7 @@ pub(super) fn plain(key: &str, message: &str) -> String {
         return message.to_string();
     };
     // What a secret key held is never shown.
-    match super::is_secret(key) {
+    match super::hides(key) {
         true => {
             format!("{what} (found a value of another type, not shown: the key names a secret)")
         }

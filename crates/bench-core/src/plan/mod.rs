@@ -431,8 +431,13 @@ impl Plan {
                 line,
             }
         })?;
-        // Validation names the key; the text says where it is.
-        validate::validate(raw).map_err(|e| match e {
+        // Validation names the key; the text says where it is. A plan's hidden storage
+        // options are kept hidden from then on in this process (`redact`).
+        let plan = validate::validate(raw);
+        if let Ok(p) = &plan {
+            crate::redact::keep_options_hidden(&p.storage);
+        }
+        plan.map_err(|e| match e {
             PlanError::Key {
                 file,
                 key,
@@ -457,34 +462,136 @@ impl Plan {
         for (k, v) in storage {
             self.storage.insert(k.clone(), v.clone());
         }
+        crate::redact::keep_options_hidden(&self.storage);
     }
 }
 
-/// Whether a storage option holds a credential. Credentials are never part of a cell's
-/// key (rotating them must not re-run a sweep), never printed and never written.
 /// `1 repetition`, `5 repetitions`: a count with its noun.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `KEY=VALUE` as a message may show it: the value of a key that names a secret hidden.
+/// `KEY=VALUE` as a message may show it: the value of a key whose values are hidden
+/// ([`hides`]) replaced.
 pub fn given(key: &str, value: &str) -> String {
-    match is_secret(key) {
+    match hides(key) {
         true => format!("{key}=(hidden)"),
         false => format!("{key}={value}"),
     }
 }
 
-pub fn is_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
+/// Storage options known to carry no secret, as object_store and lance name them (without
+/// the `aws_`, `azure_`, `azure_storage_` or `google_` a key may begin with): where the store
+/// is, how to reach it and how to talk to it. Every other option's value may be a
+/// credential (a key, a token, a signature, a password in a URL, an identity), so it is
+/// hidden: never printed, never written (state.json, records, summaries, reports, messages,
+/// logs), never part of a cell's key.
+const PUBLIC_OPTIONS: &[&str] = &[
+    // Where: region, bucket, endpoint (object_store's S3, Azure and Google builders).
+    "region",
+    "default_region",
+    "bucket",
+    "bucket_name",
+    "container_name",
+    "account_name",
+    "endpoint",
+    "endpoint_url",
+    "endpoint_url_s3",
+    "endpoint_url_sts",
+    "base_url",
+    "metadata_endpoint",
+    "authority_host",
+    // How: the S3 dialect and its switches.
+    "virtual_hosted_style_request",
+    "s3_express",
+    "imdsv1_fallback",
+    "unsigned_payload",
+    "checksum_algorithm",
+    "skip_signature",
+    "copy_if_not_exists",
+    "conditional_put",
+    "disable_tagging",
+    "disable_bulk_delete",
+    "request_payer",
+    "server_side_encryption",
+    "sse_bucket_key_enabled",
+    "use_emulator",
+    "use_fabric_endpoint",
+    "use_azure_cli",
+    "credential_type",
+    // object_store's HTTP client (not proxy_url, proxy_ca_certificate: a URL may hold a
+    // password).
+    "allow_http",
+    "allow_invalid_certificates",
+    "disable_system_certificates",
+    "connect_timeout",
+    "default_content_type",
+    "http1_only",
+    "http2_only",
+    "http2_keep_alive_interval",
+    "http2_keep_alive_timeout",
+    "http2_keep_alive_while_idle",
+    "http2_max_frame_size",
+    "pool_idle_timeout",
+    "pool_max_idle_per_host",
+    "proxy_excludes",
+    "randomize_addresses",
+    "read_timeout",
+    "timeout",
+    "user_agent",
+    // lance's own.
+    "client_max_retries",
+    "client_retry_timeout",
+    "download_retry_count",
+    "expires_at_millis",
+    "refresh_offset_millis",
+    "use_constant_size_upload_parts",
+    "list_is_lexically_ordered",
+    "block_size",
+    "max_iop_size",
+    "read_chunk_size",
+];
+
+/// Whether a storage option is known to carry no secret ([`PUBLIC_OPTIONS`], or one of
+/// lance's `lance_aimd_*` pacing options); its value may be shown and stored.
+pub fn is_public_option(key: &str) -> bool {
+    let k = key.trim().to_ascii_lowercase();
+    let bare = ["azure_storage_", "aws_", "azure_", "google_"]
+        .iter()
+        .find_map(|p| k.strip_prefix(p))
+        .unwrap_or(&k);
+    PUBLIC_OPTIONS.contains(&bare)
+        || PUBLIC_OPTIONS.contains(&k.as_str())
+        || k.starts_with("lance_aimd_")
+}
+
+/// Whether the value given under a key (a plan's or `--set`'s: `storage.K` for a storage
+/// option) is hidden wherever bench shows or writes it: a storage option not known to carry
+/// no secret, or any other key whose name looks like a secret's.
+pub fn hides(key: &str) -> bool {
+    match key.trim().strip_prefix("storage.") {
+        Some(option) => !is_public_option(option),
+        None => looks_secret(key),
+    }
+}
+
+/// Whether a name (an environment variable's, a key outside `[storage]`) looks like a
+/// secret's: it names a key, a token, a password, a credential, a session, a signature, a
+/// private or an authorization.
+pub fn looks_secret(name: &str) -> bool {
+    let k = name.to_ascii_lowercase();
     [
         "secret",
-        "access_key",
+        "key",
         "token",
-        "password",
-        "session",
+        "passw",
         "credential",
-        "key_id",
+        "session",
+        "sas",
+        "signature",
+        "private",
+        "auth",
+        "cert",
     ]
     .iter()
     .any(|s| k.contains(s))
@@ -497,6 +604,68 @@ fn line_of(text: &str, offset: usize) -> usize {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// Storage options are hidden unless known to carry no secret: every credential
+    /// object_store's S3, Azure and Google builders take (under each of their names), and
+    /// any option bench does not know; the store's whereabouts and switches are shown.
+    #[test]
+    fn only_options_known_to_carry_no_secret_are_shown() {
+        for secret in [
+            "aws_secret_access_key",
+            "secret_access_key",
+            "aws_access_key_id",
+            "aws_session_token",
+            "token",
+            "aws_sse_customer_key_base64",
+            "aws_container_credentials_full_uri",
+            "azure_storage_account_key",
+            "account_key",
+            "access_key",
+            "master_key",
+            "azure_storage_master_key",
+            "sas_key",
+            "azure_storage_sas_token",
+            "azure_client_secret",
+            "bearer_token",
+            "azure_storage_encryption_key",
+            "azure_fabric_session_token",
+            "google_service_account_key",
+            "service_account_key",
+            "google_application_credentials",
+            "proxy_url",
+            "a_future_option",
+        ] {
+            assert!(!is_public_option(secret), "{secret}");
+            assert!(hides(&format!("storage.{secret}")), "{secret}");
+            assert_eq!(
+                given(&format!("storage.{secret}"), "v"),
+                format!("storage.{secret}=(hidden)")
+            );
+        }
+        for public in [
+            "aws_endpoint",
+            "endpoint",
+            "AWS_REGION",
+            "region",
+            "aws_allow_http",
+            "allow_http",
+            "aws_virtual_hosted_style_request",
+            "bucket",
+            "azure_storage_account_name",
+            "azure_container_name",
+            "google_bucket",
+            "aws_conditional_put",
+            "timeout",
+            "aws_timeout",
+            "lance_aimd_max_rate",
+            "download_retry_count",
+        ] {
+            assert!(is_public_option(public), "{public}");
+            assert!(!hides(&format!("storage.{public}")), "{public}");
+        }
+        // Outside [storage], a key is hidden where its name looks like a secret's.
+        assert!(!hides("run.repetitions") && hides("env.MY_API_KEY"));
+    }
 
     pub const TINY: &str = r#"
 name = "tiny"

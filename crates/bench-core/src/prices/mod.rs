@@ -321,7 +321,11 @@ mod tests {
         for s in &t.stores {
             assert!(s.source.starts_with("https://"), "{}", s.name);
             assert_eq!(s.read.len(), "2026-12-05".len(), "{}", s.name);
-            assert!([1e9, (1u64 << 30) as f64].contains(&s.gb_bytes), "{}", s.name);
+            assert!(
+                [1e9, (1u64 << 30) as f64].contains(&s.gb_bytes),
+                "{}",
+                s.name
+            );
             let bytes = IoPerOp {
                 written_bytes: 1e9,
                 read_bytes: 1e9,

@@ -64,7 +64,8 @@ pub fn section(records: &[Record]) -> String {
             r.repetition,
             held(st),
             price(&st.usd_per_month),
-            (st.projection.as_ref()).map_or("—".into(), |p| price(&p.usd_per_month_after_30_days)),
+            (st.projection.as_ref())
+                .map_or("—".into(), |p| price(&p.usd_per_month_after_30_days)),
             if cleaned.is_empty() {
                 "none".to_string()
             } else {

@@ -322,7 +322,7 @@ impl Sweep {
                 .plan
                 .storage
                 .iter()
-                .filter(|(k, _)| !crate::plan::is_secret(k))
+                .filter(|(k, _)| crate::plan::is_public_option(k))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         }

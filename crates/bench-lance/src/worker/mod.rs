@@ -256,6 +256,8 @@ pub fn catalog_config(
         .into_iter()
         .map(|(k, v)| (k[protocol::PROPERTY_PREFIX.len()..].to_string(), v))
         .collect();
+    // Whatever this process says (an error's text, a report) never shows a credential.
+    bench_core::redact::keep_options_hidden(&storage);
     Ok(CatalogConfig {
         root: if s3_shaped {
             s3_shaped_root(root)?
