@@ -217,11 +217,9 @@ fn distance(op: Operation, io: &IoPerOp, trips: Option<f64>, of: &str) -> Distan
         requests_over: actual - least,
         over_by_kind,
         round_trips_over: trips.map(|t| t - f64::from(f.round_trips)),
-        efficiency: if actual > 0.0 {
-            (least / actual).min(1.0)
-        } else {
-            1.0
-        },
+        // Never clamped: below the floor (`requests_over` < 0, an efficiency above 1) is a
+        // bug of bench's counts or of the floor's model, and shows as such.
+        efficiency: if actual > 0.0 { least / actual } else { 1.0 },
         of: of.to_string(),
         bytes: None,
     }

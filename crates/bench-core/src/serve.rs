@@ -313,7 +313,9 @@ pub struct RestFigures {
     pub client_ms_per_op: f64,
     /// Calls the servers answered with an error.
     pub server_errors: u64,
-    /// The servers' store requests per operation (within `io_per_op` too).
+    /// The servers' store requests per client operation attempted, as the other figures
+    /// here (every kind together — commits, a mixed cell's reads, roles' operations —,
+    /// failed ones too): a server cannot tell which of its requests a call made.
     pub server_requests_per_op: f64,
     /// The largest server's peak resident memory, in KiB.
     pub server_rss_peak_kib: Option<u64>,

@@ -5,7 +5,7 @@
 use crate::plan::{Cell, ModeKind, Operation, Transport};
 use crate::protocol::{Versions, hostname};
 use crate::serve::RestFigures;
-use crate::stats::{LatencySummary, Measured, ReadMeasured, throughput};
+use crate::stats::{IoCounts, LatencySummary, Measured, ReadMeasured, throughput};
 
 use super::record::{
     OpenLoopFigures, OpenMs, ReadFigures, Record, RssPeak, ServiceFigures, TableState,
@@ -120,6 +120,9 @@ impl ReadFigures {
             max_latency_ms: l.max,
             io_per_op: io_known.then(|| m.io.per_op(l.count)).flatten(),
             io_total: io_known.then_some(m.io),
+            io_median_per_op: None,
+            cost: None,
+            floor: None,
         }
     }
 }
@@ -199,36 +202,77 @@ fn own_ms(cell: &Cell, m: &Measured, l: &LatencySummary) -> f64 {
     }
 }
 
-/// The requests of a run's operations: a rest cell's are its servers' (and the workers' own,
-/// e.g. a table append's).
-fn requests(m: &Measured) -> crate::stats::IoCounts {
-    (m.servers.iter()).fold(m.io, |a, (_, s)| a + s.io)
+/// The requests of a cell's operations (a mixed cell's commits, every operation of another
+/// cell): of the successful ones, and every one billed (failed attempts' too); or why they
+/// are not known. Through REST servers the catalog's requests are the servers', counted over
+/// the window: they are the operations' where nothing else ran (no mixed cell's reads, no
+/// roles, which go to the same servers), and the successful ones' where no attempt failed.
+/// A server cannot tell which of its requests a call made: lance runs a call's reads on I/O
+/// tasks of its own, shared by concurrent calls, so bench does not split them.
+struct Requests {
+    ok: Option<IoCounts>,
+    billed: Option<IoCounts>,
+    why: Option<String>,
 }
 
-/// The requests and bytes per operation, over the operations that made them.
-fn io_per_op(
-    cell: &Cell,
-    m: &Measured,
-    io: &crate::stats::IoCounts,
-    count: u64,
-) -> Option<crate::stats::IoPerOp> {
-    m.io_known
-        .then(|| io.per_op(requests_over(cell, m, count)))?
+fn requests(cell: &Cell, m: &Measured, count: u64) -> Requests {
+    let none = |why: Option<String>| Requests {
+        ok: None,
+        billed: None,
+        why,
+    };
+    if !m.io_known {
+        return none(None);
+    }
+    if !through_servers(cell, m) {
+        return Requests {
+            ok: Some(m.io),
+            billed: Some(m.io_billed),
+            why: None,
+        };
+    }
+    if cell.mode.mixed_reads().is_some() || !cell.roles.is_empty() {
+        return none(Some(BLENDED.to_string()));
+    }
+    let servers = (m.servers.iter()).fold(IoCounts::default(), |a, (_, s)| a + s.io);
+    let failed = m.attempts.saturating_sub(count);
+    Requests {
+        ok: (failed == 0).then(|| m.io + servers),
+        billed: Some(m.io_billed + servers),
+        why: (failed > 0).then(|| {
+            format!(
+                "through REST, {} failed and a server cannot tell a failed attempt's \
+                 requests from the others' (every request is in the cost)",
+                crate::plan::count(failed, "attempt", "attempts")
+            )
+        }),
+    }
+}
+
+/// Why a rest cell with several kinds of operation has no per-operation counts.
+pub const BLENDED: &str = "through REST, a server cannot tell which of its requests a commit \
+     made and which a read or another role's operation (lance runs a call's I/O on tasks of \
+     its own, shared by concurrent calls): rest.server_requests_per_op has them per client \
+     operation attempted, every kind together";
+
+/// The requests and bytes per operation, over the successful operations that made them.
+fn io_per_op(r: &Requests, count: u64) -> Option<crate::stats::IoPerOp> {
+    r.ok?.per_op(count)
 }
 
 /// How far the operation is above its floor: the typical one, else the mean; none for a
-/// cell of roles, whose operations are many.
+/// cell of roles, whose operations are many, or where its requests are not known.
 fn floor(
     cell: &Cell,
     m: &Measured,
-    io: &crate::stats::IoCounts,
+    r: &Requests,
     count: u64,
     (trips, state_bytes): (Option<f64>, Option<[u64; 2]>),
 ) -> Option<crate::floor::Distance> {
     if !cell.roles.is_empty() {
         return None;
     }
-    let mean = io_per_op(cell, m, io, count);
+    let mean = io_per_op(r, count);
     let d = match typical(cell, m) {
         Some(t) => Some(crate::floor::of_typical(cell.operation, &t)),
         None => mean.map(|p| crate::floor::of_mean(cell.operation, &p, trips)),
@@ -244,26 +288,10 @@ fn typical(cell: &Cell, m: &Measured) -> Option<crate::stats::TypicalOp> {
     (m.io_known && !through_servers(cell, m)).then(|| m.typical.medians())?
 }
 
-/// What a cell's `count` successful operations cost, every request of theirs billed.
-fn cost(m: &Measured, count: u64, prices: &crate::prices::Priced) -> Option<crate::prices::Cost> {
-    m.io_known.then(|| prices.cost(&billed(m), count))?
-}
-
-/// Every request a cell's operations made, failed ones' too: the workers' own, and through
-/// REST servers the servers' in the window (the catalog's requests are theirs).
-fn billed(m: &Measured) -> crate::stats::IoCounts {
-    (m.servers.iter()).fold(m.io_billed, |a, (_, s)| a + s.io)
-}
-
-/// The operations a cell's requests are divided by: its successful operations, whose
-/// requests the workers count; through REST servers, which count every request of the
-/// window and cannot tell whose it was, every operation attempted in it (commits and a
-/// mixed cell's reads, failed ones too), as the servers served them.
-fn requests_over(cell: &Cell, m: &Measured, count: u64) -> u64 {
-    match through_servers(cell, m) {
-        false => count,
-        true => m.attempts + m.reads.attempts,
-    }
+/// What a cell's `count` successful operations cost, every request of theirs billed (failed
+/// attempts' too), per successful operation.
+fn cost(r: &Requests, count: u64, prices: &crate::prices::Priced) -> Option<crate::prices::Cost> {
+    prices.cost(r.billed.as_ref()?, count)
 }
 
 /// Whether a cell's catalog requests are its REST servers' (counted over the window).
@@ -271,11 +299,28 @@ fn through_servers(cell: &Cell, m: &Measured) -> bool {
     !m.servers.is_empty() && cell.transport.client() != crate::plan::Client::Directory
 }
 
-/// A mixed cell's interleaved reads, measured apart.
-fn reads(cell: &Cell, m: &Measured, window_ms: f64) -> Option<ReadFigures> {
-    // Through REST servers the reads' requests are among the commits' (`io_per_op`).
+/// A mixed cell's interleaved reads, measured apart: their requests, cost and floor over
+/// the successful reads, as the commits' over the successful commits; none of these through
+/// REST servers, which cannot tell a read's requests from a commit's ([`BLENDED`]).
+fn reads(
+    cell: &Cell,
+    m: &Measured,
+    window_ms: f64,
+    prices: &crate::prices::Priced,
+) -> Option<ReadFigures> {
     let apart = m.io_known && !through_servers(cell, m);
-    (cell.mode.mixed_reads()).map(|(op, r)| ReadFigures::new(op, r, &m.reads, window_ms, apart))
+    let (op, r) = cell.mode.mixed_reads()?;
+    let mut f = ReadFigures::new(op, r, &m.reads, window_ms, apart);
+    if apart {
+        let count = f.total_operations;
+        f.cost = prices.cost(&m.reads.io_billed, count);
+        f.io_median_per_op = m.reads.typical.medians();
+        f.floor = match f.io_median_per_op {
+            Some(t) => Some(crate::floor::of_typical(op, &t)),
+            None => f.io_per_op.map(|p| crate::floor::of_mean(op, &p, None)),
+        };
+    }
+    Some(f)
 }
 
 /// The variant as a name, where a build or the plan's properties vary it.
@@ -296,7 +341,8 @@ fn timing(cell: &Cell, m: &Measured) -> Timing {
 /// The record of one run of `cell`: one line a field, in the record's order.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let (l, count, window_ms, own_ms, path) = timing(cell, m);
-    let (landed, digest, io) = (abandoned_landed(cell, m, &v), p.digest_shown(), requests(m));
+    let (landed, digest) = (abandoned_landed(cell, m, &v), p.digest_shown());
+    let io = requests(cell, m, count);
     Record {
         variant: cell.variant(),
         operation: cell.operation,
@@ -340,7 +386,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         manifest_rows_after: v.rows_after,
         verified: v.error.is_none(),
         verify_error: v.error,
-        reads: reads(cell, m, window_ms),
+        reads: reads(cell, m, window_ms, p.prices),
         throttled_errors: m.throttled,
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
@@ -353,11 +399,12 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         window_overrun_ms: overrun(cell, m),
         stopped_early: m.stopped.clone(),
         operations_bound: cell.mode.bound(),
-        io_per_op: io_per_op(cell, m, &io, count),
-        io_total: m.io_known.then_some(io),
+        io_per_op: io_per_op(&io, count),
+        io_total: io.ok,
         io_median_per_op: typical(cell, m),
-        cost: cost(m, count, p.prices),
+        cost: cost(&io, count, p.prices),
         floor: floor(cell, m, &io, count, (path.map(|p| p.0), v.state_bytes)),
+        counts_unknown: io.why.clone(),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
@@ -637,24 +684,113 @@ mod tests {
         assert_eq!(consistency(&m, None), None);
     }
 
-    /// Directly, requests are the successful operations' own; through REST servers, which
-    /// count every request of the window, they are divided by every operation attempted
-    /// (failed ones and a mixed cell's reads too), the operations the servers served.
+    /// Every per-operation figure is over the successful operations of its kind: a mixed
+    /// cell's commits over its successful commits, its reads over its successful reads,
+    /// each with its requests, cost and floor. Through REST the servers' requests are the
+    /// cell's operations' only where nothing else ran and none failed (the cost, every
+    /// request billed, where nothing else ran); a mixed cell's commits and reads cannot be
+    /// told apart there, and the record says why rather than blend them.
     #[test]
-    fn requests_are_divided_by_the_operations_that_made_them() {
+    fn each_figure_is_over_the_operations_that_made_it() {
+        use crate::plan::{Mode, Operation};
+        let op = |head: u64, get: u64| IoCounts {
+            head,
+            get,
+            put: 2,
+            conditional_put: 1,
+            ..IoCounts::default()
+        };
+        let prices = crate::prices::Priced::builtin();
+        let read = Operation::ListTables { cold: false };
         let mut m = Measured {
             attempts: 10,
+            io: op(8 * 2, 8),
+            io_billed: op(10 * 2, 10),
+            io_known: true,
             ..Measured::default()
         };
+        for _ in 0..8 {
+            m.typical.add(&op(2, 1), Some(3));
+        }
+        // 30 reads, each one HEAD.
+        let head = IoCounts {
+            head: 1,
+            ..IoCounts::default()
+        };
         m.reads.attempts = 30;
-        m.servers = vec![("n1".into(), crate::stats::ServerReport::default())];
-        let direct = crate::plan::sample(1);
+        for _ in 0..30 {
+            m.reads.latencies.record(1.0);
+            m.reads.io += head;
+            m.reads.io_billed += head;
+            m.reads.typical.add(&head, Some(1));
+        }
+        let mixed = Cell {
+            mode: Mode::Mixed {
+                clients: 2,
+                reads_per_write: 3,
+                read,
+                duration_secs: 1,
+                load: None,
+            },
+            ..crate::plan::sample(1)
+        };
+        // Directly: commits over the 8 that succeeded, every attempt billed; reads apart.
+        let r = requests(&mixed, &m, 8);
+        let per = io_per_op(&r, 8).unwrap();
+        assert_eq!((per.head, per.get), (2.0, 1.0));
+        let c = cost(&r, 8, &prices).unwrap();
+        assert_eq!(c.billed_per_op.head, 20.0 / 8.0);
+        let f = reads(&mixed, &m, 1000.0, &prices).unwrap();
+        assert_eq!(f.io_per_op.map(|p| p.head), Some(1.0));
+        assert_eq!(f.cost.map(|c| c.billed_per_op.head), Some(1.0));
+        let rf = f.floor.unwrap();
+        // A warm read's floor is one HEAD: the typical read is at it, never below.
+        assert_eq!(
+            (rf.requests_over, rf.efficiency, rf.of.as_str()),
+            (0.0, 1.0, "median op")
+        );
+        assert!(r.why.is_none());
+        // Through REST, a mixed cell: no per-operation counts for either, and why.
+        m.servers = vec![(
+            "n1".into(),
+            crate::stats::ServerReport {
+                io: op(40, 20),
+                ..Default::default()
+            },
+        )];
         let rest = Cell {
             transport: Transport::Rest { servers: 1 },
-            ..direct.clone()
+            ..mixed.clone()
         };
-        assert_eq!(requests_over(&direct, &m, 8), 8);
-        assert_eq!(requests_over(&rest, &m, 8), 40);
-        assert!(through_servers(&rest, &m) && !through_servers(&direct, &m));
+        let r = requests(&rest, &m, 8);
+        assert!(r.ok.is_none() && r.billed.is_none() && cost(&r, 8, &prices).is_none());
+        assert_eq!(r.why.as_deref(), Some(BLENDED));
+        let f = reads(&rest, &m, 1000.0, &prices).unwrap();
+        assert!(f.io_per_op.is_none() && f.cost.is_none() && f.floor.is_none());
+        // One kind of operation through REST: the servers' requests are its own; with two
+        // failed attempts, the successful ones' are unknown, the cost is every request's.
+        let concurrent = Cell {
+            mode: Mode::Concurrent {
+                concurrency: 2,
+                duration_secs: 1,
+                operations: None,
+                load: None,
+            },
+            ..rest.clone()
+        };
+        let r = requests(&concurrent, &m, 8);
+        assert!(r.ok.is_none(), "two of ten attempts failed");
+        assert!(
+            r.why
+                .as_deref()
+                .unwrap()
+                .starts_with("through REST, 2 attempts failed")
+        );
+        let c = cost(&r, 8, &prices).unwrap();
+        assert_eq!(c.billed_per_op.head, (20.0 + 40.0) / 8.0);
+        m.attempts = 8;
+        let r = requests(&concurrent, &m, 8);
+        assert_eq!(io_per_op(&r, 8).map(|p| p.head), Some((16.0 + 40.0) / 8.0));
+        assert!(through_servers(&rest, &m) && !through_servers(&mixed, &m));
     }
 }

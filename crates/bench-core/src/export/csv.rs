@@ -629,6 +629,9 @@ mod tests {
                     max_latency_ms: p50 * 3.0,
                     io_per_op: None,
                     io_total: None,
+                    io_median_per_op: None,
+                    cost: None,
+                    floor: None,
                 });
                 r
             })

@@ -141,6 +141,11 @@ pub struct Record {
     /// of its requests. Absent for a cell of roles (a blend of operations) and without counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<crate::floor::Distance>,
+    /// Why `io_per_op`, `io_total`, `cost` or `floor` are absent where bench counted the
+    /// requests: through REST servers, which cannot tell a failed attempt's requests from
+    /// the others', nor a commit's from a read's or another role's operation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts_unknown: Option<String>,
     /// The hosts the cell's writers ran on, sorted (one unless a launcher spread them).
     #[serde(default)]
     pub hosts: Vec<String>,
@@ -482,6 +487,16 @@ pub struct ReadFigures {
     pub io_per_op: Option<IoPerOp>,
     #[serde(default)]
     pub io_total: Option<IoCounts>,
+    /// The typical read's counts (as the record's `io_median_per_op`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_median_per_op: Option<crate::stats::TypicalOp>,
+    /// What the reads cost (every read's requests billed, per successful read) and how far
+    /// the typical read is above its floor, as the record's `cost` and `floor` are the
+    /// commits'. Absent through REST servers, and in records written before bench gave them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::prices::Cost>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<crate::floor::Distance>,
 }
 
 /// The names of `bench ab`'s arms: A runs the baseline's workers, B the candidate's.
@@ -603,6 +618,7 @@ pub(crate) mod tests {
             io_median_per_op: None,
             cost: None,
             floor: None,
+            counts_unknown: None,
             hosts: vec!["h".into()],
             open_ms: None,
             worker_rss_peak_kib: None,

@@ -127,6 +127,10 @@ pub struct ReadMeasured {
     pub first_error: Option<String>,
     /// Requests and bytes of the successful reads.
     pub io: IoCounts,
+    /// The same reads' counts, for their medians (the typical read).
+    pub typical: super::Typical,
+    /// Requests and bytes of every read, failed ones too: what a store bills.
+    pub io_billed: IoCounts,
 }
 
 /// An open-loop cell's commits against their intended start times: `latencies` (above)
@@ -239,9 +243,13 @@ impl Measured {
         if op.read {
             let r = &mut self.reads;
             r.attempts += 1;
+            r.io_billed += io;
             if ok {
                 r.latencies.record(latency);
                 r.io += io;
+                if op.io.is_some() {
+                    r.typical.add(&io, op.path.as_ref().map(|p| p.round_trips));
+                }
             } else {
                 r.errors += 1;
                 r.first_error = r.first_error.take().or_else(|| op.err.clone());
