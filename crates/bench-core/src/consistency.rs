@@ -18,6 +18,8 @@ use crate::oplog::Observed;
 use crate::plan::{Entry, Names};
 
 pub mod order;
+#[doc(hidden)]
+pub mod synthetic;
 mod visits;
 
 pub use crate::oplog::{Seen, WARM_SUFFIX, created_index, parent, seen};
