@@ -1,7 +1,14 @@
 //! How long the checks on the `__manifest` version order take, and how much memory, on a
-//! synthetic history of N operations: 8 writers creating tables in one namespace (a quarter
-//! of the operations, each commit the next version), 8 readers listing it (half) and looking
-//! one of its tables up (a quarter), each read showing exactly the version it served. Prints
+//! synthetic history of N operations, of one of two shapes:
+//! - `plain`: 8 writers creating tables in one namespace (a quarter of the operations, each
+//!   commit the next version), 8 readers listing it (half) and looking one of its tables up
+//!   (a quarter), one operation at a time, each read showing exactly the version it served;
+//! - `run`: shaped like a freshness run (`bench_core::consistency::synthetic`): writers and
+//!   readers whose operations take the times given (exponential, with a pause between a
+//!   client's operations) and overlap, commits landing within their operations and reads
+//!   serving the version of a moment within theirs, listings (in pages of 50) and look-ups,
+//!   removals of the golden's tables, some outcomes unknown; spread over 1,000 namespaces,
+//!   so that a listing lists a few hundred names, as the freshness plan's does. Prints
 //! `ops build_ms order_ms per_entry_ms peak_rss_kib findings`: the time of the checks on the
 //! version order, then of the per-entry checks (stale reads, lag, monotonic reads, phantoms)
 //! of the same history, the process's peak resident memory, and what they found (0); with
@@ -9,9 +16,10 @@
 //! against every commit. Run by `scripts/figures/order-scale.sh`
 //! (docs/results.md has its figures).
 //!
-//!   order_scale N [WRITERS]
+//!   order_scale N [plain|run] [WRITERS] [COMMIT_MS READ_MS PAUSE_MS]
 
 use bench_core::consistency::order;
+use bench_core::consistency::synthetic::{self, Shape};
 use bench_core::consistency::{Op, Outcome, Seen, What};
 
 fn peak_rss_kib() -> u64 {
@@ -90,9 +98,33 @@ fn main() {
         .next()
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
+    let shape = args.next().unwrap_or_else(|| "plain".into());
     let writers: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(8);
+    let mut ms = || args.next().and_then(|a| a.parse::<f64>().ok());
+    let (commit_ms, read_ms, pause_ms) = (ms(), ms(), ms());
     let t = std::time::Instant::now();
-    let h = history(n, writers);
+    let h = match shape.as_str() {
+        "plain" => history(n, writers),
+        "run" => {
+            let shape = Shape {
+                ops: n as usize,
+                writers,
+                readers: 8,
+                commit_us: commit_ms.unwrap_or(20.0) * 1000.0,
+                read_us: read_ms.unwrap_or(10.0) * 1000.0,
+                pause_us: pause_ms.unwrap_or(50.0) * 1000.0,
+                listings: 2.0 / 3.0,
+                page: Some(50),
+                faults: 0.0,
+                unknown: 0.01,
+                namespaces: 1_000,
+                root: 0.0,
+            };
+            synthetic::history(&mut bench_core::rng::Rng::new(1), &shape)
+        }
+        other => panic!("a shape is plain or run, not {other}"),
+    };
+    let n = h.len() as u64;
     let build_ms = t.elapsed().as_secs_f64() * 1000.0;
     let t = std::time::Instant::now();
     let o = order::check(&h, 0, 0);

@@ -36,6 +36,9 @@ pub struct Shape {
     pub unknown: f64,
     /// Namespaces the writers create tables in (each with the golden's 12 tables).
     pub namespaces: u32,
+    /// Of the creations, the share that are namespaces (in the root), and of the listings
+    /// the share that list the root's namespaces.
+    pub root: f64,
 }
 
 impl Shape {
@@ -53,6 +56,7 @@ impl Shape {
             faults: 0.04,
             unknown: 0.05,
             namespaces: 2,
+            root: 0.12,
         }
     }
 }
@@ -196,7 +200,7 @@ fn commits(rng: &mut Rng, shape: &Shape, per_client: usize) -> Vec<Commit> {
             t = end_us;
             let ns = format!("ns_{}", pick(rng, u64::from(shape.namespaces)));
             let (id, created, table) = if client < shape.writers {
-                let table = pick(rng, 10) != 0;
+                let table = rng.uniform() >= shape.root;
                 let n = next;
                 next += 1;
                 match table {
@@ -295,7 +299,7 @@ pub fn history(rng: &mut Rng, shape: &Shape) -> Vec<Op> {
 /// Two commits' versions swapped, or one commit given another's version.
 fn plant_in_commits(rng: &mut Rng, shape: &Shape, h: &mut [Op]) {
     let n = h.len() as u64;
-    for _ in 0..((n as f64 * shape.faults) as u64).max(1) {
+    for _ in 0..(n as f64 * shape.faults).round() as u64 {
         let (a, b) = (pick(rng, n) as usize, pick(rng, n) as usize);
         match pick(rng, 2) {
             0 => {
@@ -346,7 +350,7 @@ fn read(
         op.version = (!unknown(rng)).then_some(v);
         return op;
     }
-    let tables = pick(rng, 8) != 0;
+    let tables = rng.uniform() >= shape.root;
     let namespace = if tables { ns.as_str() } else { "" };
     let (mut ids, mut pages) = (BTreeSet::new(), Vec::new());
     let mut moments: Vec<u64> = (0..4).map(|_| moment(rng)).collect();
