@@ -18,6 +18,7 @@ mod report;
 mod rest;
 mod roles;
 mod s3;
+mod secrets;
 mod shards;
 mod slurm;
 mod soak;
