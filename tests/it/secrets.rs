@@ -9,27 +9,38 @@ use std::path::{Path, PathBuf};
 
 use crate::common::*;
 
-/// The source folder of the object_store bench builds against (the newest cargo resolved).
+/// The source folder of the object_store bench builds against: the newest version in
+/// Cargo.lock, where cargo unpacked it (`$CARGO_HOME/registry/src/*/object_store-VERSION`).
 fn object_store_source() -> PathBuf {
-    let o = std::process::Command::new("cargo")
-        .args(["metadata", "--format-version", "1", "--offline"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo on PATH");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let mut found: Vec<(Vec<u64>, PathBuf)> = (meta["packages"].as_array().unwrap().iter())
-        .filter(|p| p["name"] == "object_store")
-        .map(|p| {
-            let version = (p["version"].as_str().unwrap().split('.'))
-                .map(|n| n.parse().unwrap_or(0))
-                .collect();
-            let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap());
-            (version, manifest.parent().unwrap().to_path_buf())
+    let lock = std::fs::read_to_string(repo_file("Cargo.lock")).unwrap();
+    let mut versions: Vec<(Vec<u64>, String)> = (lock.split("[[package]]"))
+        .filter(|p| p.contains("name = \"object_store\"\n"))
+        .filter_map(|p| {
+            let v = p
+                .split("version = \"")
+                .nth(1)?
+                .split('"')
+                .next()?
+                .to_string();
+            let key = v.split('.').map(|n| n.parse().unwrap_or(0)).collect();
+            Some((key, v))
         })
         .collect();
-    found.sort();
-    found.pop().expect("object_store among the dependencies").1
+    versions.sort();
+    let version = versions.pop().expect("object_store in Cargo.lock").1;
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo"));
+    let registry = home.join("registry/src");
+    (std::fs::read_dir(&registry).unwrap().flatten())
+        .map(|index| index.path().join(format!("object_store-{version}")))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| {
+            panic!(
+                "object_store {version} unpacked under {}",
+                registry.display()
+            )
+        })
 }
 
 /// Every key a `FromStr` of `file` accepts: the string literals of its `from_str`'s match,
@@ -41,7 +52,9 @@ fn keys_of(file: &Path) -> BTreeSet<String> {
     let end = body.find("\n    }\n").expect("its end");
     let mut keys = BTreeSet::new();
     for quoted in body[..end].split('"').skip(1).step_by(2) {
-        let plain = quoted.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        let plain = quoted
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if plain && !quoted.ends_with('_') && !quoted.is_empty() {
             keys.insert(quoted.to_string());
         }
@@ -94,7 +107,12 @@ fn found_in(dir: &Path, outputs: &[&std::process::Output], needle: &str) -> Vec<
 /// The hidden keys with marker values, as `--storage-option KEY=VALUE` arguments.
 fn marked(keys: &[String]) -> Vec<String> {
     (keys.iter().enumerate())
-        .flat_map(|(i, k)| ["--storage-option".to_string(), format!("{k}=MARKER{i:03}secretvalue")])
+        .flat_map(|(i, k)| {
+            [
+                "--storage-option".to_string(),
+                format!("{k}=MARKER{i:03}secretvalue"),
+            ]
+        })
         .collect()
 }
 
@@ -102,8 +120,15 @@ fn marked(keys: &[String]) -> Vec<String> {
 /// no secret. Every credential among them, and none of the store's whereabouts.
 fn hidden_keys() -> Vec<String> {
     let all = every_key();
-    assert!(all.len() > 150, "object_store's keys, read from its source: {all:?}");
-    let aws = ["aws_secret_access_key", "aws_access_key_id", "aws_session_token"];
+    assert!(
+        all.len() > 150,
+        "object_store's keys, read from its source: {all:?}"
+    );
+    let aws = [
+        "aws_secret_access_key",
+        "aws_access_key_id",
+        "aws_session_token",
+    ];
     for k in aws {
         use std::str::FromStr;
         assert!(object_store::aws::AmazonS3ConfigKey::from_str(k).is_ok());
@@ -161,7 +186,11 @@ fn no_value_of_a_hidden_option_is_written_or_printed_on_local_disk() {
     assert_eq!(bare.status.code(), Some(2), "{}", stderr(&bare));
     let outputs = [&planned, &ran, &status, &report, &bare];
     let leaks = found_in(dir.path(), &outputs, "MARKER");
-    assert!(leaks.is_empty(), "{} hidden keys; a marker in {leaks:?}", hidden.len());
+    assert!(
+        leaks.is_empty(),
+        "{} hidden keys; a marker in {leaks:?}",
+        hidden.len()
+    );
     // The run is recorded all the same, its public options kept for a resume.
     assert_eq!(lines(&out.join("results.jsonl")).len(), 8);
 }
@@ -180,7 +209,12 @@ fn no_value_of_a_hidden_option_is_written_or_printed_on_s3() {
         .collect();
     let (dir, plan, out) = plan_dir(&tiny_plan().replace("sizes = [100, 1000]", "sizes = [100]"));
     let opts = [server.args("s3://bench/secrets"), marked(&hidden)].concat();
-    let o = run_with(bench(), &plan, &out, &opts.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run_with(
+        bench(),
+        &plan,
+        &out,
+        &opts.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let records = lines(&out.join("results.jsonl"));
     assert!(records.iter().all(|r| r["verified"] == true), "{records:?}");
@@ -189,7 +223,11 @@ fn no_value_of_a_hidden_option_is_written_or_printed_on_s3() {
     // The credentials were the markers: moto saw them as the access key.
     let by_key = server.counts()["by_access_key"].clone();
     assert!(
-        by_key.as_object().unwrap().keys().any(|k| k.starts_with("MARKER")),
+        by_key
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("MARKER")),
         "{by_key}"
     );
 }
