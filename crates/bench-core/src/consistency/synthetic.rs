@@ -320,46 +320,53 @@ fn read(
     state: &State,
     (client, start_us, end_us): (u32, u64, u64),
 ) -> Op {
-    let moment = |rng: &mut Rng| start_us + pick(rng, end_us - start_us);
     let ns = format!("ns_{}", pick(rng, u64::from(shape.namespaces)));
-    let fault = |rng: &mut Rng| rng.uniform() < shape.faults;
-    let unknown = |rng: &mut Rng| rng.uniform() < shape.unknown;
-    let mut op = Op {
+    let mut moments: Vec<u64> = (0..4)
+        .map(|_| start_us + pick(rng, end_us - start_us))
+        .collect();
+    moments.sort_unstable();
+    let (what, version, version_to) = match rng.uniform() < shape.listings {
+        true => listing(rng, shape, state, &ns, &moments),
+        false => look_up(rng, shape, state, &ns, moments[0]),
+    };
+    Op {
         client,
         start_us,
         end_us,
-        what: What::Probed {
-            id: String::new(),
-            found: false,
-        },
-        version: None,
-        version_to: None,
-    };
-    if rng.uniform() >= shape.listings {
-        // A look-up: an entry of the catalog, the golden's, or one never made.
-        let id = match pick(rng, 3) {
-            0 => format!("{ns}$table_{}", pick(rng, GOLDEN_TABLES)),
-            _ => {
-                let c = &state.commits[pick(rng, state.commits.len() as u64) as usize];
-                c.id.clone()
-            }
-        };
-        let v = state.at(moment(rng));
-        let found = state.holds(&id, v) != fault(rng);
-        op.what = What::Probed { id, found };
-        op.version = (!unknown(rng)).then_some(v);
-        return op;
+        what,
+        version,
+        version_to,
     }
+}
+
+/// What a read was, and the version it served (or from, to).
+type Served = (What, Option<u64>, Option<u64>);
+
+/// A look-up at `moment` of an entry of the catalog, of the golden's, or of one never made.
+fn look_up(rng: &mut Rng, shape: &Shape, state: &State, ns: &str, moment: u64) -> Served {
+    let id = match pick(rng, 3) {
+        0 => format!("{ns}$table_{}", pick(rng, GOLDEN_TABLES)),
+        _ => state.commits[pick(rng, state.commits.len() as u64) as usize]
+            .id
+            .clone(),
+    };
+    let v = state.at(moment);
+    let found = state.holds(&id, v) != (rng.uniform() < shape.faults);
+    let version = (rng.uniform() >= shape.unknown).then_some(v);
+    (What::Probed { id, found }, version, None)
+}
+
+/// A listing of `ns`'s tables (or of the root's namespaces), page after page, each page
+/// served at the next of `moments`; with its faults: an entry shown wrongly, a page's version
+/// said wrongly, a range through a server.
+fn listing(rng: &mut Rng, shape: &Shape, state: &State, ns: &str, moments: &[u64]) -> Served {
     let tables = rng.uniform() >= shape.root;
-    let namespace = if tables { ns.as_str() } else { "" };
+    let namespace = if tables { ns } else { "" };
     let (mut ids, mut pages) = (BTreeSet::new(), Vec::new());
-    let mut moments: Vec<u64> = (0..4).map(|_| moment(rng)).collect();
-    moments.sort_unstable();
     let mut through: Option<String> = None;
     for k in 0.. {
-        let v = state.at(moments[k.min(3)]);
-        let names = state.names(namespace, tables, v);
-        let after: Vec<String> = (names.into_iter())
+        let v = state.at(moments[k.min(moments.len() - 1)]);
+        let after: Vec<String> = (state.names(namespace, tables, v).into_iter())
             .filter(|n| through.as_ref().is_none_or(|t| name(n) > name(t)))
             .collect();
         let take = shape.page.unwrap_or(usize::MAX).min(after.len());
@@ -368,15 +375,14 @@ fn read(
         through = after[..take].last().cloned().or(through);
         pages.push(PageAt {
             through: (!last).then(|| name(through.as_deref().unwrap_or_default()).to_string()),
-            version: (!unknown(rng)).then_some(v),
+            version: (rng.uniform() >= shape.unknown).then_some(v),
             version_to: None,
         });
         if last || shape.page.is_none() {
             break;
         }
     }
-    // Faults: an entry shown wrongly, a version said wrongly, a range through a server.
-    if fault(rng) {
+    if rng.uniform() < shape.faults {
         let c = &state.commits[pick(rng, state.commits.len() as u64) as usize];
         if !ids.remove(&c.id) {
             ids.insert(c.id.clone());
@@ -384,10 +390,10 @@ fn read(
     }
     for p in pages.iter_mut() {
         if let Some(v) = p.version.as_mut() {
-            if fault(rng) {
+            if rng.uniform() < shape.faults {
                 *v = v.saturating_sub(1 + pick(rng, 3));
             }
-            if fault(rng) {
+            if rng.uniform() < shape.faults {
                 p.version_to = Some(*v + 1 + pick(rng, 2));
             }
         }
@@ -399,30 +405,21 @@ fn read(
             .collect::<Vec<_>>()
     });
     // As the log gives a listing's version: from the least of its pages' known versions to
-    // the greatest.
-    op.version = pages.iter().filter_map(|p| p.version).min();
-    op.version_to = match pages
+    // the greatest; one request's is its only page's.
+    let version = pages.iter().filter_map(|p| p.version).min();
+    let highest = pages
         .iter()
         .filter_map(|p| p.version_to.or(p.version))
-        .max()
-    {
-        Some(hi) if Some(hi) != op.version => Some(hi),
-        _ => None,
-    };
-    op.what = What::Listed {
+        .max();
+    let version_to = highest.filter(|&hi| Some(hi) != version && pages.len() > 1);
+    let what = What::Listed {
         namespace: namespace.to_string(),
         tables,
         seen: seen(&ids),
         gone: gone.filter(|_| pick(rng, 4) != 0),
         pages: if pages.len() > 1 { pages } else { Vec::new() },
     };
-    if let What::Listed { pages, .. } = &op.what
-        && pages.is_empty()
-    {
-        // One request: the version it served is its only page's.
-        op.version_to = None;
-    }
-    op
+    (what, version, version_to)
 }
 
 /// An entry's name within its parent (what pages are ordered by).

@@ -328,22 +328,25 @@ fn variant_name(cell: &Cell) -> Option<String> {
     (cell.build.is_some() || !cell.varied.is_empty()).then(|| cell.variant_name())
 }
 
-/// A run's latencies, its successful operations, the window its rate is over, its
-/// operations' own time and their critical path (round trips, store wait).
-type Timing = (LatencySummary, u64, f64, f64, Option<(f64, f64)>);
+/// What a run's successful operations were: their latencies, how many, the window their
+/// rate is over, their own time, their critical path (round trips, store wait) and their
+/// requests.
+type Ran = (LatencySummary, u64, f64, f64, Option<(f64, f64)>, Requests);
 
-fn timing(cell: &Cell, m: &Measured) -> Timing {
+fn ran(cell: &Cell, m: &Measured) -> Ran {
     let l = m.latencies.summary();
     let (window_ms, own_ms) = (rate_window_ms(cell, m), own_ms(cell, m, &l));
-    (l, l.count, window_ms, own_ms, critical_path(m, l.count))
+    let io = requests(cell, m, l.count);
+    (l, l.count, window_ms, own_ms, critical_path(m, l.count), io)
 }
 
-/// The record of one run of `cell`: one line a field, in the record's order.
+/// The record of one run of `cell`: one line a field, in the record's order but for those
+/// that borrow what a later one moves out (the verification's, the provenance's), first.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
-    let (l, count, window_ms, own_ms, path) = timing(cell, m);
-    let (landed, digest) = (abandoned_landed(cell, m, &v), p.digest_shown());
-    let io = requests(cell, m, count);
+    let (l, count, window_ms, own_ms, path, io) = ran(cell, m);
     Record {
+        abandoned_landed: abandoned_landed(cell, m, &v),
+        build_digest: p.digest_shown(),
         variant: cell.variant(),
         operation: cell.operation,
         concurrency: cell.mode.workers(),
@@ -394,7 +397,6 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         page_size: cell.page_size,
         attempt_timeout_ms: cell.attempt_timeout_ms,
         timeout_errors: cell.attempt_timeout_ms.map(|_| m.timeouts),
-        abandoned_landed: landed,
         first_timeout_error: m.first_timeout.clone(),
         window_overrun_ms: overrun(cell, m),
         stopped_early: m.stopped.clone(),
@@ -423,7 +425,6 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
         trace: None,
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
-        build_digest: digest,
         lance_revision: p.versions.lance_revision.clone(),
         wall_ms: None,
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
