@@ -4,7 +4,7 @@
 # commits make on S3), and prints per cell what a million of its operations cost on each
 # store of bench's price table (medians over the repetitions, min–max beside) and how far
 # its typical operation is above its floor (and a commit, the bytes it wrote beyond the catalog's
-# state); for a cell of roles, each (role, operation)'s
+# state); a mixed cell's reads the same, apart; for a cell of roles, each (role, operation)'s
 # dollars. Every figure is the record's: its billed requests times the table's prices.
 #
 #   scripts/figures/cost.sh [PLAN...]        (default: default catalog-mixed; about 10 min)
@@ -56,6 +56,13 @@ for plan in plans:
                  f"{b['floor_written'] / 1000:.1f} kB") if b and b["floor_written"] else ""
         print(f"{tag:<42}" + "".join(f"{x:>22}" for x in row) +
               f"  {f['requests_over']:g} over {f['floor_requests']} ({over or 'none'}); floor/requests {eff:.2f}{moved}")
+        # A mixed cell's reads: their own cost and floor, over the successful reads.
+        reads = rs[0].get("reads") or {}
+        if reads.get("cost"):
+            row = [usd([r["reads"]["cost"]["usd_per_million_ops"][s] for r in rs]) for s in STORES]
+            rf = reads["floor"]
+            print(f"{'  its reads (' + reads['operation'] + ')':<42}" + "".join(f"{x:>22}" for x in row) +
+                  f"  {rf['requests_over']:g} over {rf['floor_requests']}; floor/requests {rf['efficiency']:.2f}")
     for tag, rs in cs.items():
         if not rs[0].get("roles"):
             continue
