@@ -8,8 +8,9 @@
 //!   client's operations) and overlap, commits landing within their operations and reads
 //!   serving the version of a moment within theirs, listings (in pages of 50) and look-ups,
 //!   removals of the golden's tables, some outcomes unknown; spread over 1,000 namespaces,
-//!   so that a listing lists a few hundred names, as the freshness plan's does. Prints
-//! `ops build_ms order_ms per_entry_ms peak_rss_kib findings`: the time of the checks on the
+//!   so that a listing lists a few hundred names, as the freshness plan's does.
+//!
+//! Prints `ops build_ms order_ms per_entry_ms peak_rss_kib findings`: the time of the checks on the
 //! version order, then of the per-entry checks (stale reads, lag, monotonic reads, phantoms)
 //! of the same history, the process's peak resident memory, and what they found (0); with
 //! `REFERENCE` set, on stderr, the time of the same per-entry checks holding every read
