@@ -580,7 +580,8 @@ impl log::Log for StderrLog {
     }
     fn log(&self, r: &log::Record<'_>) {
         if self.enabled(r.metadata()) {
-            eprintln!("{} {}: {}", r.level(), r.target(), r.args());
+            let line = format!("{} {}: {}", r.level(), r.target(), r.args());
+            crate::out::note(&line);
         }
     }
     fn flush(&self) {}

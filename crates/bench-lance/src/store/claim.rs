@@ -129,12 +129,12 @@ impl Claim {
         if let Claim::S3(store) = self
             && let Err(e) = store.delete(CLAIM).await
         {
-            eprintln!(
+            crate::out::note(&format!(
                 "warning: the claim {} was not removed ({e}); the next run of this results \
                  directory takes it over, another sweep on this root is refused until it is \
                  removed",
                 store.uri(CLAIM)
-            );
+            ));
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::state::State;
 /// unreadable file only hides the repetition counts (and says so).
 fn records_for_display(sweep: &Sweep) -> Vec<Record> {
     jsonl::read_all(&sweep.results_path()).unwrap_or_else(|e| {
-        eprintln!("warning: {e}; repetition counts are not shown");
+        crate::out::note(&format!("warning: {e}; repetition counts are not shown"));
         Vec::new()
     })
 }
