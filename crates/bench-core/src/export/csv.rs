@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 110;
+pub const WIDTH: usize = 112;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -32,7 +32,9 @@ pub const NOISY_CV: f64 = 0.10;
 /// twice, the repetitions in which a worker stopped early, and the test hooks set in any of
 /// its runs (`planted`: a test, not a measurement); the lag's lower bound and the readers'
 /// cadence; dollars per million operations on each store of bench's own price table; and
-/// the requests an operation makes beyond its floor, and the floor's share of them.
+/// the requests an operation makes beyond its floor, and the floor's share of them; what
+/// `__manifest` stored; the version order's failures; and a mixed cell's reads' own cost on
+/// S3 Standard and distance to their floor.
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -144,6 +146,8 @@ pub const COLUMNS: [&str; WIDTH] = [
     "stored_bytes_per_hour",
     "version_order_violations",
     "versions_unknown",
+    "read_usd_per_million_ops_s3_standard",
+    "read_requests_over_floor",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -230,6 +234,14 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         row.push(median_of(cell, &|r| r.storage.as_ref().map(f), 0));
     }
     row.extend(order(cell));
+    // A mixed cell's reads: their own cost and distance to their floor.
+    let read_usd = |r: &Record| {
+        let c = r.reads.as_ref()?.cost.as_ref()?;
+        c.usd_per_million_ops.get("s3-standard").copied()
+    };
+    row.push(median_of(cell, &read_usd, 2));
+    let read_over = |r: &Record| Some(r.reads.as_ref()?.floor.as_ref()?.requests_over);
+    row.push(median_of(cell, &read_over, 1));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -549,7 +561,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,"
         );
     }
 
@@ -630,8 +642,22 @@ mod tests {
                     io_per_op: None,
                     io_total: None,
                     io_median_per_op: None,
-                    cost: None,
-                    floor: None,
+                    // One HEAD a read billed; two HEAD a read set against a read's floor.
+                    cost: crate::prices::Priced::builtin().cost(
+                        &crate::stats::IoCounts {
+                            head: 1,
+                            ..Default::default()
+                        },
+                        1,
+                    ),
+                    floor: Some(crate::floor::of_mean(
+                        Operation::DescribeTable { cold: false },
+                        &crate::stats::IoPerOp {
+                            head: 2.0,
+                            ..Default::default()
+                        },
+                        None,
+                    )),
                 });
                 r
             })
@@ -648,6 +674,9 @@ mod tests {
         assert_eq!(col("read_errors"), "2", "one a repetition, summed");
         assert_eq!(col("read_tps"), "100.000");
         assert_eq!((col("read_p50_ms"), col("read_p99_ms")), ("3.00", "6.00"));
+        // The reads' own cost and distance to their floor, apart from the commits'.
+        assert_eq!(col("read_usd_per_million_ops_s3_standard"), "0.40");
+        assert_eq!(col("read_requests_over_floor"), "1.0");
     }
 
     #[test]
