@@ -8,7 +8,8 @@
 #   writers and 8 readers whose operations take COMMIT_MS and READ_MS on average with
 #   PAUSE_MS between a client's operations, overlapping; commits landing within their
 #   operations, reads serving the version of a moment within theirs; listings in pages of 50
-#   and look-ups, removals, 1 % of versions unknown; over 1,000 namespaces.
+#   and look-ups, removals, 1 % of versions unknown; a new namespace every 10 s of the
+#   history (one freshness cell after another).
 # Prints per shape and size the median and range of the time of the checks on the
 # `__manifest` version order and of the per-entry checks (stale reads, lag, monotonic reads,
 # phantoms), the peak resident memory of the process (history included), what they found

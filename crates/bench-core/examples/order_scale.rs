@@ -7,8 +7,9 @@
 //!   readers whose operations take the times given (exponential, with a pause between a
 //!   client's operations) and overlap, commits landing within their operations and reads
 //!   serving the version of a moment within theirs, listings (in pages of 50) and look-ups,
-//!   removals of the golden's tables, some outcomes unknown; spread over 1,000 namespaces,
-//!   so that a listing lists a few hundred names, as the freshness plan's does.
+//!   removals of the golden's tables, some outcomes unknown; a new namespace every 10 s of
+//!   the history, as one freshness cell after another, so that a listing lists what a
+//!   cell's does however long the history.
 //!
 //! Prints `ops build_ms order_ms per_entry_ms peak_rss_kib findings`: the time of the checks on the
 //! version order, then of the per-entry checks (stale reads, lag, monotonic reads, phantoms)
@@ -118,7 +119,10 @@ fn main() {
                 page: Some(50),
                 faults: 0.0,
                 unknown: 0.01,
-                namespaces: 1_000,
+                namespaces: 1,
+                // A new namespace every 10 s of the history: one freshness cell after
+                // another, each namespace a cell's size however long the history.
+                window_us: Some(10_000_000),
                 root: 0.0,
             };
             synthetic::history(&mut bench_core::rng::Rng::new(1), &shape)

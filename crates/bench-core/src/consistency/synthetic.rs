@@ -34,8 +34,12 @@ pub struct Shape {
     /// Per operation, the chance of a planted fault, and of a version not known.
     pub faults: f64,
     pub unknown: f64,
-    /// Namespaces the writers create tables in (each with the golden's 12 tables).
+    /// Namespaces the writers create tables in (each with the golden's 12 tables): drawn
+    /// among `namespaces` for every operation, or, with `window_us`, the one of the window of
+    /// time the operation begins in (a new namespace every `window_us`, as one cell after
+    /// another, each namespace a run's size however long the history).
     pub namespaces: u32,
+    pub window_us: Option<u64>,
     /// Of the creations, the share that are namespaces (in the root), and of the listings
     /// the share that list the root's namespaces.
     pub root: f64,
@@ -56,6 +60,7 @@ impl Shape {
             faults: 0.04,
             unknown: 0.05,
             namespaces: 2,
+            window_us: None,
             root: 0.12,
         }
     }
@@ -77,6 +82,14 @@ struct Commit {
 
 const GOLDEN_TABLES: u64 = 12;
 
+/// The namespace an operation begun at `start_us` works in.
+fn namespace(rng: &mut Rng, shape: &Shape, start_us: u64) -> String {
+    match shape.window_us {
+        Some(w) => format!("ns_{}", start_us / w.max(1)),
+        None => format!("ns_{}", pick(rng, u64::from(shape.namespaces))),
+    }
+}
+
 fn exp(rng: &mut Rng, mean: f64) -> u64 {
     (-rng.uniform().ln() * mean) as u64 + 1
 }
@@ -97,20 +110,13 @@ struct State<'c> {
 }
 
 impl<'c> State<'c> {
-    fn new(commits: &'c [Commit], version: &[Option<u64>], namespaces: u32) -> State<'c> {
+    fn new(commits: &'c [Commit], version: &[Option<u64>]) -> State<'c> {
         let mut landing: Vec<(u64, u64)> = (commits.iter().zip(version))
             .filter_map(|(c, v)| Some(((*v)?, c.at_us?)))
             .collect();
         landing.sort_unstable();
         let mut changes: HashMap<&str, Vec<(u64, bool)>> = HashMap::new();
         let mut scope: HashMap<(String, bool), Vec<String>> = HashMap::new();
-        for ns in 0..namespaces {
-            let ids = (0..GOLDEN_TABLES).map(|k| format!("ns_{ns}$table_{k}"));
-            scope
-                .entry((format!("ns_{ns}"), true))
-                .or_default()
-                .extend(ids);
-        }
         for (c, v) in commits.iter().zip(version) {
             if let Some(v) = v {
                 changes
@@ -153,12 +159,15 @@ impl<'c> State<'c> {
         }
     }
 
-    /// The ids of `namespace`'s tables (or its child namespaces) at version `v`.
+    /// The ids of `namespace`'s tables (the golden's among them) or of its child namespaces
+    /// at version `v`.
     fn names(&self, namespace: &str, tables: bool, v: u64) -> BTreeSet<String> {
+        let golden = (0..GOLDEN_TABLES)
+            .filter(|_| tables)
+            .map(|k| format!("{namespace}$table_{k}"));
         let ids = self.scope.get(&(namespace.to_string(), tables));
-        (ids.into_iter().flatten())
+        (ids.into_iter().flatten().cloned().chain(golden))
             .filter(|id| self.holds(id, v))
-            .cloned()
             .collect()
     }
 }
@@ -198,7 +207,7 @@ fn commits(rng: &mut Rng, shape: &Shape, per_client: usize) -> Vec<Commit> {
             t += exp(rng, shape.pause_us);
             let (start_us, end_us) = (t, t + exp(rng, shape.commit_us));
             t = end_us;
-            let ns = format!("ns_{}", pick(rng, u64::from(shape.namespaces)));
+            let ns = namespace(rng, shape, start_us);
             let (id, created, table) = if client < shape.writers {
                 let table = rng.uniform() >= shape.root;
                 let n = next;
@@ -255,7 +264,7 @@ pub fn history(rng: &mut Rng, shape: &Shape) -> Vec<Op> {
     for (k, &i) in landed.iter().enumerate() {
         version[i] = Some(k as u64 + 1);
     }
-    let state = State::new(&commits, &version, shape.namespaces);
+    let state = State::new(&commits, &version);
     let mut h: Vec<Op> = Vec::new();
     for (c, v) in commits.iter().zip(&version) {
         let what = match c.created {
@@ -320,7 +329,7 @@ fn read(
     state: &State,
     (client, start_us, end_us): (u32, u64, u64),
 ) -> Op {
-    let ns = format!("ns_{}", pick(rng, u64::from(shape.namespaces)));
+    let ns = namespace(rng, shape, start_us);
     let mut moments: Vec<u64> = (0..4)
         .map(|_| start_us + pick(rng, end_us - start_us))
         .collect();
