@@ -5,8 +5,10 @@
 # - plain: 8 writers creating tables in one namespace, 8 readers listing and looking up, one
 #   operation after another, every read showing exactly its version;
 # - run: shaped like a freshness run (crates/bench-core/src/consistency/synthetic.rs): 8
-#   writers and 8 readers whose operations take COMMIT_MS and READ_MS on average with
-#   PAUSE_MS between a client's operations, overlapping; commits landing within their
+#   writers and 8 readers whose operations take COMMIT_MS and READ_MS on average, with
+#   PAUSE_MS between a writer's operations and READ_PAUSE_MS between a reader's (defaults: a
+#   freshness run's on a 2-core VM, local disk: commits of 20 ms at 20 a second, reads of
+#   2.2 ms back to back), overlapping; commits landing within their
 #   operations, reads serving the version of a moment within theirs; listings in pages of 50
 #   and look-ups, removals, 1 % of versions unknown; a new namespace every 10 s of the
 #   history (one freshness cell after another).
@@ -19,23 +21,23 @@
 # process, once each: their times and the ratio.
 #
 #   scripts/figures/order-scale.sh [REPS]      (default 3)
-#   COMMIT_MS=20 READ_MS=10 PAUSE_MS=50 scripts/figures/order-scale.sh 3
+#   COMMIT_MS=20 READ_MS=2.2 PAUSE_MS=30 READ_PAUSE_MS=0.1 scripts/figures/order-scale.sh 3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 reps="${1:-3}"
-COMMIT_MS=${COMMIT_MS:-20} READ_MS=${READ_MS:-10} PAUSE_MS=${PAUSE_MS:-50}
+COMMIT_MS=${COMMIT_MS:-20} READ_MS=${READ_MS:-2.2} PAUSE_MS=${PAUSE_MS:-30} READ_PAUSE_MS=${READ_PAUSE_MS:-0.1}
 target="${CARGO_TARGET_DIR:-target}"
 cargo build --quiet --release -p bench-core --example order_scale
 bin="$target/release/examples/order_scale"
 stat() { python3 -c 'import statistics,sys; x=[float(a) for a in sys.argv[1:]]; print("%g %g %g" % (statistics.median(x), min(x), max(x)))' "$@"; }
-echo "run shape: commits ${COMMIT_MS} ms, reads ${READ_MS} ms, ${PAUSE_MS} ms between a client's operations (means)"
+echo "run shape: commits ${COMMIT_MS} ms with ${PAUSE_MS} ms between a writer's, reads ${READ_MS} ms with ${READ_PAUSE_MS} ms between a reader's (means)"
 printf '%-6s %-9s %-28s %-28s %-13s %s\n' shape ops "version order ms (min-max)" "per-entry ms (min-max)" "peak RSS MiB" findings
 declare -A order entry
 for shape in plain run; do
   for n in 100000 1000000; do
     o=(); e=(); rss=0; found=0; ops=$n
     for _ in $(seq "$reps"); do
-      read -r ops _ om em r f < <("$bin" "$n" "$shape" 8 "$COMMIT_MS" "$READ_MS" "$PAUSE_MS")
+      read -r ops _ om em r f < <("$bin" "$n" "$shape" 8 "$COMMIT_MS" "$READ_MS" "$PAUSE_MS" "$READ_PAUSE_MS")
       o+=("$om"); e+=("$em"); (( r > rss )) && rss=$r; found=$((found + f))
     done
     read -r om olo ohi <<<"$(stat "${o[@]}")"

@@ -18,7 +18,7 @@
 //! against every commit. Run by `scripts/figures/order-scale.sh`
 //! (docs/results.md has its figures).
 //!
-//!   order_scale N [plain|run] [WRITERS] [COMMIT_MS READ_MS PAUSE_MS]
+//!   order_scale N [plain|run] [WRITERS] [COMMIT_MS READ_MS PAUSE_MS READ_PAUSE_MS]
 
 use bench_core::consistency::order;
 use bench_core::consistency::synthetic::{self, Shape};
@@ -103,7 +103,7 @@ fn main() {
     let shape = args.next().unwrap_or_else(|| "plain".into());
     let writers: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(8);
     let mut ms = || args.next().and_then(|a| a.parse::<f64>().ok());
-    let (commit_ms, read_ms, pause_ms) = (ms(), ms(), ms());
+    let (commit_ms, read_ms, pause_ms, read_pause_ms) = (ms(), ms(), ms(), ms());
     let t = std::time::Instant::now();
     let h = match shape.as_str() {
         "plain" => history(n, writers),
@@ -113,8 +113,9 @@ fn main() {
                 writers,
                 readers: 8,
                 commit_us: commit_ms.unwrap_or(20.0) * 1000.0,
-                read_us: read_ms.unwrap_or(10.0) * 1000.0,
-                pause_us: pause_ms.unwrap_or(50.0) * 1000.0,
+                read_us: read_ms.unwrap_or(2.2) * 1000.0,
+                pause_us: pause_ms.unwrap_or(30.0) * 1000.0,
+                read_pause_us: read_pause_ms.unwrap_or(0.1) * 1000.0,
                 listings: 2.0 / 3.0,
                 page: Some(50),
                 faults: 0.0,

@@ -22,11 +22,12 @@ pub struct Shape {
     pub ops: usize,
     pub writers: u32,
     pub readers: u32,
-    /// Mean time of a commit and of a read, and mean pause between a client's operations,
-    /// in µs (each drawn exponential).
+    /// Mean time of a commit and of a read, and mean pause between a writer's operations and
+    /// between a reader's, in µs (each drawn exponential).
     pub commit_us: f64,
     pub read_us: f64,
     pub pause_us: f64,
+    pub read_pause_us: f64,
     /// Of the reads, the share that list (the rest look up), and a listing's page size
     /// (`None`: one request).
     pub listings: f64,
@@ -55,6 +56,7 @@ impl Shape {
             commit_us: 3_000.0,
             read_us: 2_000.0,
             pause_us: 1_000.0,
+            read_pause_us: 1_000.0,
             listings: 0.6,
             page: Some(3),
             faults: 0.04,
@@ -132,6 +134,15 @@ impl<'c> State<'c> {
         for list in changes.values_mut() {
             list.sort_unstable();
         }
+        // Each scope's ids in the order a listing pages them (by name), the golden's tables
+        // among a namespace's.
+        for ((ns, tables), ids) in scope.iter_mut() {
+            if *tables {
+                ids.extend((0..GOLDEN_TABLES).map(|k| format!("{ns}$table_{k}")));
+            }
+            ids.sort_by(|a, b| name(a).cmp(name(b)));
+            ids.dedup();
+        }
         State {
             commits,
             landing: landing.into_iter().map(|(_, at)| at).collect(),
@@ -159,15 +170,26 @@ impl<'c> State<'c> {
         }
     }
 
-    /// The ids of `namespace`'s tables (the golden's among them) or of its child namespaces
-    /// at version `v`.
-    fn names(&self, namespace: &str, tables: bool, v: u64) -> BTreeSet<String> {
-        let golden = (0..GOLDEN_TABLES)
-            .filter(|_| tables)
-            .map(|k| format!("{namespace}$table_{k}"));
-        let ids = self.scope.get(&(namespace.to_string(), tables));
-        (ids.into_iter().flatten().cloned().chain(golden))
+    /// The next page of `namespace`'s tables (the golden's among them) or of its child
+    /// namespaces at version `v`: up to `page` ids there, by name, after `through`.
+    fn page(&self, scope: (&str, bool), v: u64, through: Option<&str>, page: usize) -> Vec<String> {
+        let (namespace, tables) = scope;
+        let golden: Vec<String> = match self.scope.get(&(namespace.to_string(), tables)) {
+            Some(_) => Vec::new(),
+            None => (0..GOLDEN_TABLES)
+                .filter(|_| tables)
+                .map(|k| format!("{namespace}$table_{k}"))
+                .collect(),
+        };
+        let ids = self
+            .scope
+            .get(&(namespace.to_string(), tables))
+            .unwrap_or(&golden);
+        let from = through.map_or(0, |t| ids.partition_point(|id| name(id) <= name(t)));
+        (ids[from..].iter())
             .filter(|id| self.holds(id, v))
+            .take(page)
+            .cloned()
             .collect()
     }
 }
@@ -293,9 +315,9 @@ pub fn history(rng: &mut Rng, shape: &Shape) -> Vec<Op> {
     plant_in_commits(rng, shape, &mut h);
     for reader in 0..shape.readers {
         let client = shape.writers + 1 + reader;
-        let mut t = exp(rng, shape.pause_us * 4.0);
+        let mut t = exp(rng, shape.read_pause_us * 4.0 + 1.0);
         for _ in 0..per_client {
-            t += exp(rng, shape.pause_us);
+            t += exp(rng, shape.read_pause_us);
             let (start_us, end_us) = (t, t + exp(rng, shape.read_us));
             t = end_us;
             let op = read(rng, shape, &state, (client, start_us, end_us));
@@ -375,13 +397,13 @@ fn listing(rng: &mut Rng, shape: &Shape, state: &State, ns: &str, moments: &[u64
     let mut through: Option<String> = None;
     for k in 0.. {
         let v = state.at(moments[k.min(moments.len() - 1)]);
-        let after: Vec<String> = (state.names(namespace, tables, v).into_iter())
-            .filter(|n| through.as_ref().is_none_or(|t| name(n) > name(t)))
-            .collect();
-        let take = shape.page.unwrap_or(usize::MAX).min(after.len());
-        let last = take == after.len();
-        ids.extend(after[..take].iter().cloned());
-        through = after[..take].last().cloned().or(through);
+        // One more than a page: whether another page follows.
+        let size = shape.page.unwrap_or(usize::MAX - 1);
+        let mut after = state.page((namespace, tables), v, through.as_deref(), size + 1);
+        let last = after.len() <= size;
+        after.truncate(size);
+        ids.extend(after.iter().cloned());
+        through = after.last().cloned().or(through);
         pages.push(PageAt {
             through: (!last).then(|| name(through.as_deref().unwrap_or_default()).to_string()),
             version: (rng.uniform() >= shape.unknown).then_some(v),
