@@ -47,11 +47,17 @@ fn add(k: &mut Kinds, o: Kinds, times: f64) {
     k.copy += o.copy * times;
 }
 
-/// What S3 Standard charges for them, in US dollars, at [`PRICES`] (a conditional PUT is
-/// one PUT).
+/// What S3 Standard charges for their requests, in US dollars, at its prices in bench's own
+/// table (a conditional PUT is one PUT).
 pub fn cost(k: &Kinds) -> f64 {
-    let (put_class, get_class, _) = PRICES;
-    ((k.put + k.copy + k.list) * put_class + (k.get + k.head) * get_class) / 1000.0
+    s3_standard().bill(k).requests
+}
+
+/// S3 Standard, as bench's own price table has it: what the estimate is priced at.
+pub fn s3_standard() -> crate::prices::Store {
+    (crate::prices::PriceTable::builtin().stores.into_iter())
+        .find(|s| s.name == "s3-standard")
+        .expect("bench's own table has S3 Standard")
 }
 
 /// `1,234 GET, 56 HEAD, 567 PUT (89 of them conditional), …`.
@@ -68,10 +74,6 @@ pub fn describe(k: &Kinds) -> String {
         n(k.delete)
     )
 }
-
-/// S3 Standard request prices, US dollars per 1,000 requests (us-east-1, as AWS lists
-/// them): PUT, COPY, POST and LIST; GET and HEAD; DELETE (free).
-pub const PRICES: (f64, f64, f64) = (0.005, 0.0004, 0.0);
 
 fn group(n: u64) -> String {
     let s = n.to_string();

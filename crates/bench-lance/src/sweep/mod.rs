@@ -433,7 +433,8 @@ impl Sweep {
         let (runs, goldens) = self.left(state, records, arms, false, ready);
         let goldens: Vec<GoldenSpec> = goldens.into_iter().collect();
         let e = requests::estimate(&runs, &goldens, records, request_ms);
-        let (put, get, _) = requests::PRICES;
+        let standard = requests::s3_standard();
+        let (put, get) = (standard.write_per_1000, standard.read_per_1000);
         let model = match (e.modeled, request_ms) {
             (0, _) => String::new(),
             (_, Some(ms)) => format!(
