@@ -11,9 +11,11 @@
 mod lance_lock;
 
 /// (cfg, the first lance major version that has it).
-const SINCE: [(&str, u64); 3] = [
+const SINCE: [(&str, u64); 4] = [
     // `InsertIntoTableResponse::version` (lance-namespace-reqwest-client 0.11).
     ("lance_insert_reports_version", 11),
+    // A response's `context` (the same client): where `bench serve` says a call's version.
+    ("lance_response_context", 11),
     // `RemovalStats::failed_deletes`.
     ("lance_cleanup_counts_failed_deletes", 13),
     // `LanceNamespace::batch_create_table_versions` and `batch_commit_tables`.

@@ -93,12 +93,16 @@ trait Placed {
 
 macro_rules! placed {
     ($($t:ty),* $(,)?) => {$(
+        // Before lance 11 a response has no context: nothing is said in it.
+        #[cfg(lance_response_context)]
         impl Placed for $t {
             fn place(&mut self, said: String) {
                 let context = self.context.get_or_insert_with(Default::default);
                 context.insert(bench_core::versions::CONTEXT_KEY.to_string(), said);
             }
         }
+        #[cfg(not(lance_response_context))]
+        impl Placed for $t {}
     )*};
 }
 

@@ -596,6 +596,41 @@ fn said(context: &Option<std::collections::HashMap<String, String>>) -> Option<A
 }
 
 /// Keep what a response's context says of the version its call made or served.
+/// A response's context: what `bench serve` says in it (none before lance 11, whose
+/// responses had no context).
+trait Told {
+    fn told(&self) -> &Option<std::collections::HashMap<String, String>>;
+}
+
+macro_rules! told {
+    ($($t:ty),* $(,)?) => {$(
+        impl Told for $t {
+            #[cfg(lance_response_context)]
+            fn told(&self) -> &Option<std::collections::HashMap<String, String>> {
+                &self.context
+            }
+            #[cfg(not(lance_response_context))]
+            fn told(&self) -> &Option<std::collections::HashMap<String, String>> {
+                static NONE: Option<std::collections::HashMap<String, String>> = None;
+                &NONE
+            }
+        }
+    )*};
+}
+
+told!(
+    lance_namespace::models::ListTablesResponse,
+    lance_namespace::models::ListNamespacesResponse,
+    lance_namespace::models::DescribeTableResponse,
+    lance_namespace::models::DescribeNamespaceResponse,
+    lance_namespace::models::DropTableResponse,
+    lance_namespace::models::DeregisterTableResponse,
+    lance_namespace::models::DropNamespaceResponse,
+    lance_namespace::models::CreateNamespaceResponse,
+    lance_namespace::models::CreateTableResponse,
+    lance_namespace::models::DeclareTableResponse,
+);
+
 fn hear(context: &Option<std::collections::HashMap<String, String>>) {
     let Some(at) = said(context) else {
         return;
@@ -709,8 +744,8 @@ async fn list(
                         ..Default::default()
                     };
                     let r = ns.list_tables(req).await?;
-                    hear(&r.context);
-                    turn_page(&r.page_token, &r.context);
+                    hear(r.told());
+                    turn_page(&r.page_token, r.told());
                     (r.tables, r.page_token)
                 }
                 false => {
@@ -721,8 +756,8 @@ async fn list(
                         ..Default::default()
                     };
                     let r = ns.list_namespaces(req).await?;
-                    hear(&r.context);
-                    turn_page(&r.page_token, &r.context);
+                    hear(r.told());
+                    turn_page(&r.page_token, r.told());
                     (r.namespaces, r.page_token)
                 }
             })
@@ -785,7 +820,7 @@ pub async fn execute(
     // A call whose response's context may say the version it made or served ([`hear`]).
     macro_rules! heard {
         ($call:expr) => {
-            hear(&$call.await?.context)
+            hear($call.await?.told())
         };
     }
     match op {
