@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::oplog::{Op, Outcome};
 use crate::plan::Effect;
+use crate::versions::{At, Chain, Change};
 
 /// The entries of a `__manifest`: how many rows hold each object id.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,16 +46,6 @@ impl Ids {
     }
 }
 
-/// The effect a write names: an entry of `__manifest` created or removed.
-pub(crate) fn catalog_effect(op: &Op) -> Option<(&str, i64)> {
-    let id = op.entry.as_deref()?;
-    match op.operation.describe().effect {
-        Effect::CatalogRow => Some((id, 1)),
-        Effect::CatalogRowGone => Some((id, -1)),
-        Effect::TableVersion | Effect::TableProperty | Effect::Nothing => None,
-    }
-}
-
 /// How a difference names the write behind it.
 fn by(op: &Op) -> String {
     let how = match op.outcome {
@@ -70,7 +61,7 @@ fn by(op: &Op) -> String {
 /// match; otherwise what differs, named (`__manifest holds 102 rows, expected 101: …`).
 pub fn catalog(before: &Ids, after: &Ids, log: &mut [Op]) -> Option<String> {
     for op in log.iter_mut().filter(|o| o.outcome != Outcome::Ok) {
-        let Some((id, sign)) = catalog_effect(op) else {
+        let Some((id, sign)) = op.catalog_effect() else {
             continue;
         };
         let there = after.count(id) > 0;
@@ -86,7 +77,7 @@ pub fn catalog(before: &Ids, after: &Ids, log: &mut [Op]) -> Option<String> {
         .collect();
     let mut named: HashMap<&str, &Op> = HashMap::new();
     for op in log.iter() {
-        let Some((id, sign)) = catalog_effect(op) else {
+        let Some((id, sign)) = op.catalog_effect() else {
             continue;
         };
         if op.took_effect() == Some(true) {
@@ -348,6 +339,150 @@ impl Outcomes {
     }
 }
 
+/// The entry a commit of the catalog adds (`true`) or removes, if it is one.
+fn effect(op: &Op) -> Option<(&str, bool)> {
+    op.catalog_effect().map(|(id, sign)| (id, sign > 0))
+}
+
+/// Whether some commit of the catalog in `log` kept its times (a cell with a history): where
+/// the copy's chain of versions is held against the commits ([`judge`]).
+pub fn keeps_history(log: &[Op]) -> bool {
+    log.iter().any(timed_commit)
+}
+
+/// A commit of the catalog that kept its times.
+fn timed_commit(o: &Op) -> bool {
+    o.at_us.is_some() && effect(o).is_some()
+}
+
+/// Whether some commit of a cell that keeps a history (its operations on the clock) has no
+/// version its requests named: where the copy's chain of versions is worth reading.
+pub fn chain_wanted(log: &[Op]) -> bool {
+    (log.iter()).any(|o| {
+        timed_commit(o)
+            && o.took_effect() != Some(false)
+            && o.manifest.is_none_or(|m| m.made.is_none())
+    })
+}
+
+/// Give each commit of the catalog in `log` whose requests named no version the version of
+/// `chain` (the copy's versions after the cell's first, each against the one before) that
+/// made its effect: the version that added its entry (a creation) or removed it (a removal)
+/// — a reply lost, a worker killed, a client through REST included. Returns how many were
+/// placed.
+pub fn place(log: &mut [Op], chain: &[Change]) -> u64 {
+    use std::collections::HashMap;
+    let mut at: HashMap<(String, bool), Vec<u64>> = HashMap::new();
+    for c in chain {
+        for id in &c.added {
+            at.entry((id.clone(), true)).or_default().push(c.version);
+        }
+        for id in &c.removed {
+            at.entry((id.clone(), false)).or_default().push(c.version);
+        }
+    }
+    let mut placed = 0;
+    for op in log.iter_mut() {
+        if op.manifest.is_some_and(|m| m.made.is_some()) {
+            continue;
+        }
+        let key = effect(op).map(|(id, added)| (id.to_string(), added));
+        let Some(v) = key.and_then(|k| at.get_mut(&k)).and_then(|vs| {
+            // Each version is one commit's: the first not yet given to another.
+            (!vs.is_empty()).then(|| vs.remove(0))
+        }) else {
+            continue;
+        };
+        op.manifest.get_or_insert_with(At::default).made = Some(v);
+        placed += 1;
+    }
+    placed
+}
+
+/// Hold the copy's chain of versions against the cell's commits in `log` (before
+/// [`place`]): every version after the cell's first is there (none missing but where a
+/// cleanup of the cell removed it); every entry a version added or removed is the effect of
+/// one commit of the cell that took effect, and each such commit's effect is in exactly one
+/// version; a commit whose own request named the version it made finds its effect in that
+/// version. Versions that changed no entry (a property's update, an index's) pass. `None`:
+/// all hold; otherwise the first disagreement named, and how many there were.
+pub fn judge(log: &[Op], chain: &Chain) -> Option<String> {
+    use std::collections::HashMap;
+    let mut found: Vec<String> = Vec::new();
+    let cleaned = (log.iter()).any(|o| o.operation == crate::plan::Operation::CleanupVersions);
+    let mut expect = chain.first + 1;
+    for &v in &chain.versions {
+        if v > expect && !cleaned {
+            found.push(match v - 1 == expect {
+                true => format!(
+                    "v{expect} of the copy is missing, and no cleanup of the cell removed it"
+                ),
+                false => format!(
+                    "v{expect}–v{} of the copy are missing, and no cleanup of the cell removed \
+                     them",
+                    v - 1
+                ),
+            });
+        }
+        expect = expect.max(v + 1);
+    }
+    // Each effect of the cell's commits that took effect, by (entry, added).
+    let mut effects: HashMap<(&str, bool), Vec<&Op>> = HashMap::new();
+    for op in log.iter().filter(|o| o.took_effect() == Some(true)) {
+        if let Some((id, added)) = effect(op) {
+            effects.entry((id, added)).or_default().push(op);
+        }
+    }
+    let mut made: HashMap<u64, Vec<(&str, bool)>> = HashMap::new();
+    for c in &chain.changes {
+        let changed =
+            (c.added.iter().map(|id| (id, true))).chain(c.removed.iter().map(|id| (id, false)));
+        for (id, added) in changed {
+            made.entry(c.version).or_default().push((id, added));
+            let ops = effects.get_mut(&(id.as_str(), added));
+            if ops.is_none_or(|o| o.pop().is_none()) {
+                found.push(format!(
+                    "v{} {} {id}, which no commit of the cell that took effect did",
+                    c.version,
+                    if added { "added" } else { "removed" }
+                ));
+            }
+        }
+    }
+    // Where a cleanup removed versions, effects in them are not there to find.
+    if !cleaned {
+        let mut left: Vec<&Op> = effects.into_values().flatten().collect();
+        left.sort_by_key(|o| (o.client, o.i));
+        for op in left {
+            found.push(format!(
+                "{} took effect, and no version of the copy made it",
+                op.name()
+            ));
+        }
+    }
+    let read: std::collections::HashSet<u64> = chain.changes.iter().map(|c| c.version).collect();
+    for op in log.iter().filter(|o| o.took_effect() == Some(true)) {
+        let (Some((id, added)), Some(v)) = (effect(op), op.manifest.and_then(|m| m.made)) else {
+            continue;
+        };
+        if read.contains(&v) && !made.get(&v).is_some_and(|m| m.contains(&(id, added))) {
+            found.push(format!(
+                "{} named v{v} as the version it made, and v{v} of the copy did not {} {id}",
+                op.name(),
+                if added { "add" } else { "remove" }
+            ));
+        }
+    }
+    let first = found.first()?;
+    Some(match found.len() {
+        1 => format!("the copy's chain of versions: {first}"),
+        n => format!(
+            "the copy's chain of versions: {first} (and {} more)",
+            crate::plan::count(n as u64 - 1, "disagreement", "disagreements")
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,5 +680,113 @@ mod tests {
         log.push(append(Outcome::Unknown));
         assert_eq!(table(&mut log, before, at(5, 40), 10), None);
         assert_eq!((log[1].landed, log[3].landed), (None, None));
+    }
+
+    /// Through REST, or with a reply lost, a commit's requests name no version: the copy's
+    /// chain gives it the version that added (or removed) its entry.
+    #[test]
+    fn the_copy_s_chain_places_commits_whose_requests_named_no_version() {
+        let op = |client, operation, entry: &str, made: Option<u64>| crate::oplog::Op {
+            at_us: Some([0, 1]),
+            manifest: made.map(|v| At {
+                made: Some(v),
+                ..At::default()
+            }),
+            ..sample(client, operation, 0, entry, Outcome::Ok)
+        };
+        let mut log = vec![
+            op(0, Operation::DeclareTable, "ns_0$bench_d0_0", None),
+            op(0, Operation::DropTable, "ns_0$table_3", None),
+            op(1, Operation::DeclareTable, "ns_0$bench_d1_0", Some(12)),
+            op(1, Operation::ListTables { cold: false }, "ns_0", None),
+        ];
+        assert!(chain_wanted(&log));
+        let chain = [
+            Change {
+                version: 11,
+                added: vec!["ns_0$bench_d0_0".into()],
+                removed: vec![],
+            },
+            Change {
+                version: 12,
+                added: vec!["ns_0$bench_d1_0".into()],
+                removed: vec![],
+            },
+            Change {
+                version: 13,
+                added: vec![],
+                removed: vec!["ns_0$table_3".into()],
+            },
+        ];
+        assert_eq!(place(&mut log, &chain), 2);
+        let made: Vec<Option<u64>> = log
+            .iter()
+            .map(|o| o.manifest.and_then(|m| m.made))
+            .collect();
+        assert_eq!(made, [Some(11), Some(13), Some(12), None]);
+        assert!(!chain_wanted(&log));
+    }
+
+    /// The chain held against the cell's commits: all agree; then each kind of
+    /// disagreement named — a version missing, an entry no commit made, a commit no version
+    /// made, a commit whose named version holds another's effect.
+    #[test]
+    fn the_copy_s_chain_is_held_against_the_cell_s_commits() {
+        let op = |client, operation, entry: &str, made: Option<u64>| crate::oplog::Op {
+            manifest: made.map(|v| At {
+                made: Some(v),
+                ..At::default()
+            }),
+            ..sample(client, operation, 0, entry, Outcome::Ok)
+        };
+        let change = |version, added: &[&str], removed: &[&str]| Change {
+            version,
+            added: added.iter().map(|s| s.to_string()).collect(),
+            removed: removed.iter().map(|s| s.to_string()).collect(),
+        };
+        let log = vec![
+            op(0, Operation::DeclareTable, "ns_0$bench_d0_0", Some(11)),
+            op(0, Operation::DropTable, "ns_0$table_3", None),
+            op(1, Operation::ListTables { cold: false }, "ns_0", None),
+        ];
+        let chain = |versions: &[u64], changes| Chain {
+            first: 10,
+            versions: versions.to_vec(),
+            changes,
+        };
+        let good = vec![
+            change(11, &["ns_0$bench_d0_0"], &[]),
+            // An index's or a property's version changes no entry.
+            change(12, &[], &[]),
+            change(13, &[], &["ns_0$table_3"]),
+        ];
+        assert_eq!(judge(&log, &chain(&[11, 12, 13], good.clone())), None);
+        let said = |versions: &[u64], changes| judge(&log, &chain(versions, changes)).unwrap();
+        assert_eq!(
+            said(&[11, 13], vec![good[0].clone(), good[2].clone()]),
+            "the copy's chain of versions: v12 of the copy is missing, and no cleanup of the \
+             cell removed it"
+        );
+        let mut extra = good.clone();
+        extra[1].added.push("ns_0$stray".into());
+        assert_eq!(
+            said(&[11, 12, 13], extra),
+            "the copy's chain of versions: v12 added ns_0$stray, which no commit of the cell \
+             that took effect did"
+        );
+        assert_eq!(
+            said(&[11, 12, 13], good[..2].to_vec()),
+            "the copy's chain of versions: worker 0's write-drop-table #0 (ns_0$table_3) took \
+             effect, and no version of the copy made it"
+        );
+        let swapped = vec![
+            change(11, &[], &["ns_0$table_3"]),
+            change(12, &["ns_0$bench_d0_0"], &[]),
+        ];
+        assert_eq!(
+            said(&[11, 12], swapped),
+            "the copy's chain of versions: worker 0's write-declare-table #0 (ns_0$bench_d0_0) \
+             named v11 as the version it made, and v11 of the copy did not add ns_0$bench_d0_0"
+        );
     }
 }

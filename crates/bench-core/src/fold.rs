@@ -2,10 +2,11 @@
 //! what the cell measured — its operation log, each report judged once ([`Outcome::of`]) —
 //! and deciding when to release them. No processes, no clock.
 
+use crate::measured::Measured;
 use crate::oplog::{ErrorClass, Observed, Op, Outcome};
 use crate::plan::{Names, Operation};
 use crate::protocol::{Event, OpReport, Versions, WorkerArgs};
-use crate::stats::Measured;
+use crate::versions::{At, TICKETED, Told};
 
 /// What the driver must do after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,17 +341,79 @@ impl Fold {
         if !self.failures.is_empty() {
             return Err(self.failures.join("\n"));
         }
-        crate::versions::settle(&mut self.m.log);
+        settle(&mut self.m.log);
         self.m.tally();
         self.m.io_known = !self.io_unknown;
         Ok(self.m)
     }
 }
 
+/// Settle each read of `log` that served at least a version, unseen, by the next operation
+/// of its client through the same namespace (not one opened for a cold read) that names the
+/// version it held as it began. Reports of one client arrive in the order it ran them.
+pub fn settle(log: &mut [Op]) {
+    let mut open: std::collections::HashMap<u32, usize> = Default::default();
+    for i in 0..log.len() {
+        let (client, cold) = (log[i].client, log[i].operation.describe().cold);
+        let Some(at) = log[i].manifest else { continue };
+        if cold {
+            continue;
+        }
+        if let Some(before) = at.before
+            && let Some(j) = open.remove(&client)
+            && let Some(held) = log[j].manifest.as_mut()
+            && held.at_least.is_some_and(|k| before >= k)
+        {
+            (held.served, held.at_least) = (Some(before), None);
+            if let Observed::Listed { pages, .. } = &mut log[j].observed
+                && let Some(last) = pages.last_mut().and_then(|p| p.at.as_mut())
+                && last.at_least.is_some_and(|k| before >= k)
+            {
+                (last.served, last.at_least) = (Some(before), None);
+            }
+        }
+        if at.at_least.is_some() {
+            open.insert(client, i);
+        }
+    }
+}
+
+/// Give each read of `log` that named its call ([`At::call`]) or was given a ticket
+/// ([`At::ticket`]), and each page of a listing given one, what the servers `told` of it
+/// after the cell.
+pub fn join(log: &mut [Op], told: &[Told]) {
+    let by: std::collections::HashMap<(u32, u64), &str> = (told.iter())
+        .map(|t| ((t.client, t.call), t.said.as_str()))
+        .collect();
+    let give = |client: u32, at: &mut At| {
+        let said = (at.call.map(|c| (client, c)).into_iter())
+            .chain(at.ticket.map(|t| (TICKETED, t)))
+            .find_map(|k| by.get(&k));
+        if let Some(heard) = said.and_then(|s| At::heard(s))
+            && at.made.is_none()
+            && at.served.is_none()
+        {
+            (at.served, at.served_to) = (heard.served, heard.served_to);
+        }
+    };
+    for op in log.iter_mut() {
+        if let Observed::Listed { pages, .. } = &mut op.observed {
+            for at in pages.iter_mut().filter_map(|p| p.at.as_mut()) {
+                give(op.client, at);
+            }
+        }
+        if let Some(at) = op.manifest.as_mut() {
+            give(op.client, at);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oplog::sample;
     use crate::stats::IoCounts;
+    use crate::versions::Page;
 
     /// Workers of these ids creating namespaces.
     fn plain(ids: &[u32]) -> Vec<Runs> {
@@ -779,5 +842,178 @@ mod tests {
         let mut f = Fold::new(plain(&[0]), Some(Versions::own()));
         assert_eq!(f.event(0, ready()), Action::Abort);
         assert!(f.finish().unwrap_err().contains("reports no versions"));
+    }
+
+    #[test]
+    fn the_next_probe_of_the_same_namespace_settles_a_version_loaded_unseen() {
+        let op = |client, operation, at| crate::oplog::Op {
+            manifest: Some(at),
+            ..sample(client, operation, 0, "", Outcome::Ok)
+        };
+        let list = Operation::ListTables { cold: false };
+        let cold = Operation::ListTables { cold: true };
+        let unseen = At {
+            before: Some(5),
+            at_least: Some(6),
+            ..At::default()
+        };
+        let next = |before| At {
+            before: Some(before),
+            served: Some(before),
+            ..At::default()
+        };
+        let mut log = vec![
+            op(0, list, unseen),
+            // Another client's, and a cold read's own namespace: neither settles it.
+            op(1, list, next(3)),
+            op(0, cold, next(12)),
+            op(0, list, next(9)),
+            // The last read of a client stays a lower bound.
+            op(1, list, unseen),
+        ];
+        settle(&mut log);
+        assert_eq!(log[0].manifest.unwrap().served, Some(9));
+        assert_eq!(log[0].manifest.unwrap().at_least, None);
+        assert_eq!(log[4].manifest.unwrap().served, None);
+        assert_eq!(log[4].manifest.unwrap().at_least, Some(6));
+    }
+
+    /// A listing's page that loaded a version unseen is settled by the next page's first
+    /// probe; its last page, with the listing, by the client's next operation.
+    #[test]
+    fn each_page_of_a_listing_is_settled_by_what_follows_it() {
+        let unseen = |before, k| At {
+            before: Some(before),
+            at_least: Some(k),
+            ..At::default()
+        };
+        let page = |through: Option<&str>, at| Page {
+            through: through.map(str::to_string),
+            at: Some(at),
+        };
+        let mut pages = vec![
+            page(Some("b"), unseen(5, 6)),
+            page(Some("d"), unseen(7, 8)),
+            // A probe naming less than what the page before found settles nothing.
+            page(None, unseen(6, 9)),
+        ];
+        Page::settle(&mut pages);
+        let served: Vec<_> = pages.iter().map(|p| p.at.unwrap().served).collect();
+        assert_eq!(served, [Some(7), None, None]);
+        assert_eq!(pages[2].at.unwrap().at_least, Some(9));
+        let list = Operation::ListTables { cold: false };
+        let mut log = vec![
+            crate::oplog::Op {
+                manifest: Some(unseen(5, 9)),
+                observed: crate::oplog::Observed::Listed {
+                    seen: vec![],
+                    gone: None,
+                    twice: vec![],
+                    pages,
+                },
+                ..sample(0, list, 0, "", Outcome::Ok)
+            },
+            crate::oplog::Op {
+                manifest: Some(At {
+                    before: Some(11),
+                    served: Some(11),
+                    ..At::default()
+                }),
+                ..sample(0, list, 0, "", Outcome::Ok)
+            },
+        ];
+        settle(&mut log);
+        let crate::oplog::Observed::Listed { pages, .. } = &log[0].observed else {
+            panic!("a listing")
+        };
+        assert_eq!(pages[2].at.unwrap().served, Some(11));
+        assert_eq!(log[0].manifest.unwrap().served, Some(11));
+    }
+
+    /// A look-up through `bench serve` is answered without a body: the server's account of
+    /// its call, told after the cell, gives it its version — its own client's only.
+    #[test]
+    fn a_look_up_through_a_server_is_given_what_the_server_told_of_its_call() {
+        let call = |client, call| crate::oplog::Op {
+            manifest: Some(At {
+                call: Some(call),
+                ..At::default()
+            }),
+            ..sample(
+                client,
+                Operation::TableExists { cold: false },
+                0,
+                "t",
+                Outcome::Ok,
+            )
+        };
+        let mut log = vec![call(0, 1), call(1, 1), call(0, 2)];
+        let told = |client, call, said: &str| Told {
+            client,
+            call,
+            said: said.into(),
+        };
+        join(
+            &mut log,
+            &[told(0, 1, "served=4-6"), told(0, 2, "served=7-7")],
+        );
+        let served: Vec<_> = (log.iter())
+            .map(|o| o.manifest.map(|m| (m.served, m.served_to)))
+            .collect();
+        assert_eq!(
+            served,
+            [
+                Some((Some(4), Some(6))),
+                Some((None, None)),
+                Some((Some(7), None))
+            ]
+        );
+    }
+
+    /// A listing's request cannot name its call: a server on local disk that loaded a
+    /// version unseen gives the listing (each page) a ticket in its response, and its account
+    /// after the cell is found by it.
+    #[test]
+    fn a_listing_through_a_server_is_given_what_the_server_told_of_its_ticket() {
+        let heard = At::heard("pending=77").unwrap();
+        assert_eq!(
+            (heard.ticket, heard.said()),
+            (Some(77), Some("pending=77".into()))
+        );
+        let ticketed = |t| Page {
+            through: None,
+            at: Some(At::heard(&format!("pending={t}")).unwrap()),
+        };
+        let mut log = vec![crate::oplog::Op {
+            manifest: Some(heard.and(At::heard("pending=78").unwrap())),
+            observed: crate::oplog::Observed::Listed {
+                seen: vec![],
+                gone: None,
+                twice: vec![],
+                pages: vec![ticketed(77), ticketed(78), ticketed(79)],
+            },
+            ..sample(3, Operation::ListTables { cold: false }, 0, "", Outcome::Ok)
+        }];
+        let told = |call, said: &str| Told {
+            client: TICKETED,
+            call,
+            said: said.into(),
+        };
+        join(&mut log, &[told(77, "served=4-5"), told(78, "served=6-6")]);
+        assert_eq!(log[0].manifest.unwrap().served, Some(4));
+        let crate::oplog::Observed::Listed { pages, .. } = &log[0].observed else {
+            panic!("a listing")
+        };
+        let got: Vec<_> = (pages.iter())
+            .map(|p| p.at.map(|a| (a.served, a.served_to)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Some((Some(4), Some(5))),
+                Some((Some(6), None)),
+                Some((None, None))
+            ]
+        );
     }
 }

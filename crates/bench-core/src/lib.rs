@@ -22,7 +22,10 @@ pub mod files;
 pub mod floor;
 pub mod fold;
 pub mod glob;
+#[cfg(test)]
+mod layers;
 pub mod lock;
+pub mod measured;
 pub mod observer;
 pub mod offsets;
 pub mod oplog;

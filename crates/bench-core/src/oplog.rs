@@ -292,6 +292,17 @@ pub struct Op {
 }
 
 impl Op {
+    /// The effect this write names: an entry of `__manifest` created (`1`) or removed
+    /// (`-1`).
+    pub fn catalog_effect(&self) -> Option<(&str, i64)> {
+        let id = self.entry.as_deref()?;
+        match self.operation.describe().effect {
+            Effect::CatalogRow => Some((id, 1)),
+            Effect::CatalogRowGone => Some((id, -1)),
+            Effect::TableVersion | Effect::TableProperty | Effect::Nothing => None,
+        }
+    }
+
     /// Whether the operation changes the catalog or the shared table.
     pub fn is_write(&self) -> bool {
         self.operation.is_write()

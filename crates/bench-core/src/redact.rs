@@ -1,5 +1,5 @@
 //! Values that are never shown or written: those of the storage options not known to carry
-//! no secret ([`crate::plan::is_public_option`]). Each process that holds them (the
+//! no secret ([`is_public_option`]). Each process that holds them (the
 //! coordinator from its plan and command line, a worker or server from its environment)
 //! keeps them here once, and every line bench prints and every file it writes passes
 //! through [`hide`], so that a store's error message that echoes a credential, or a value a
@@ -47,9 +47,126 @@ pub fn keep_hidden<'a>(values: impl IntoIterator<Item = &'a str>) {
 pub fn keep_options_hidden<'a>(storage: impl IntoIterator<Item = (&'a String, &'a String)>) {
     keep_hidden(
         (storage.into_iter())
-            .filter(|(k, _)| !crate::plan::is_public_option(k))
+            .filter(|(k, _)| !is_public_option(k))
             .map(|(_, v)| v.as_str()),
     );
+}
+
+/// Storage options known to carry no secret, as object_store and lance name them (without
+/// the `aws_`, `azure_`, `azure_storage_` or `google_` a key may begin with): where the store
+/// is, how to reach it and how to talk to it. Every other option's value may be a
+/// credential (a key, a token, a signature, a password in a URL, an identity), so it is
+/// hidden: never printed, never written (state.json, records, summaries, reports, messages,
+/// logs), never part of a cell's key.
+const PUBLIC_OPTIONS: &[&str] = &[
+    // Where: region, bucket, endpoint (object_store's S3, Azure and Google builders).
+    "region",
+    "default_region",
+    "bucket",
+    "bucket_name",
+    "container_name",
+    "account_name",
+    "endpoint",
+    "endpoint_url",
+    "endpoint_url_s3",
+    "endpoint_url_sts",
+    "base_url",
+    "metadata_endpoint",
+    "authority_host",
+    // How: the S3 dialect and its switches.
+    "virtual_hosted_style_request",
+    "s3_express",
+    "imdsv1_fallback",
+    "unsigned_payload",
+    "checksum_algorithm",
+    "skip_signature",
+    "copy_if_not_exists",
+    "conditional_put",
+    "disable_tagging",
+    "disable_bulk_delete",
+    "request_payer",
+    "server_side_encryption",
+    "sse_bucket_key_enabled",
+    "use_emulator",
+    "use_fabric_endpoint",
+    "use_azure_cli",
+    "credential_type",
+    // object_store's HTTP client (not proxy_url, proxy_ca_certificate: a URL may hold a
+    // password).
+    "allow_http",
+    "allow_invalid_certificates",
+    "disable_system_certificates",
+    "connect_timeout",
+    "default_content_type",
+    "http1_only",
+    "http2_only",
+    "http2_keep_alive_interval",
+    "http2_keep_alive_timeout",
+    "http2_keep_alive_while_idle",
+    "http2_max_frame_size",
+    "pool_idle_timeout",
+    "pool_max_idle_per_host",
+    "proxy_excludes",
+    "randomize_addresses",
+    "read_timeout",
+    "timeout",
+    "user_agent",
+    // lance's own.
+    "client_max_retries",
+    "client_retry_timeout",
+    "download_retry_count",
+    "expires_at_millis",
+    "refresh_offset_millis",
+    "use_constant_size_upload_parts",
+    "list_is_lexically_ordered",
+    "block_size",
+    "max_iop_size",
+    "read_chunk_size",
+];
+
+/// Whether a storage option is known to carry no secret ([`PUBLIC_OPTIONS`], or one of
+/// lance's `lance_aimd_*` pacing options); its value may be shown and stored.
+pub fn is_public_option(key: &str) -> bool {
+    let k = key.trim().to_ascii_lowercase();
+    let bare = ["azure_storage_", "aws_", "azure_", "google_"]
+        .iter()
+        .find_map(|p| k.strip_prefix(p))
+        .unwrap_or(&k);
+    PUBLIC_OPTIONS.contains(&bare)
+        || PUBLIC_OPTIONS.contains(&k.as_str())
+        || k.starts_with("lance_aimd_")
+}
+
+/// Whether the value given under a key (a plan's or `--set`'s: `storage.K` for a storage
+/// option) is hidden wherever bench shows or writes it: a storage option not known to carry
+/// no secret, or any other key whose name looks like a secret's.
+pub fn hides(key: &str) -> bool {
+    match key.trim().strip_prefix("storage.") {
+        Some(option) => !is_public_option(option),
+        None => looks_secret(key),
+    }
+}
+
+/// Whether a name (an environment variable's, a key outside `[storage]`) looks like a
+/// secret's: it names a key, a token, a password, a credential, a session, a signature, a
+/// private or an authorization.
+pub fn looks_secret(name: &str) -> bool {
+    let k = name.to_ascii_lowercase();
+    [
+        "secret",
+        "key",
+        "token",
+        "passw",
+        "credential",
+        "session",
+        "sas",
+        "signature",
+        "private",
+        "auth",
+        "cert",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
 }
 
 /// `text` with every value kept hidden replaced by [`HIDDEN`].

@@ -140,22 +140,31 @@ pub enum ServerLine {
     /// What it said of calls whose response has no body to say it in (a look-up's `exists`),
     /// each named by the client that made it: said before `Served`.
     Told {
-        calls: Vec<Told>,
+        calls: Vec<crate::versions::Told>,
     },
 }
 
-/// What a server said of one call of client `client` (its `call`-th named call): the
-/// version it served ([`crate::versions::At::said`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Told {
-    pub client: u32,
-    pub call: u64,
-    pub said: String,
+/// What one server served since `start`: its backend calls and the store requests they made.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct ServerReport {
+    /// Calls of the backend (`DirectoryNamespace`) the REST adapter made: one per request.
+    pub calls: u64,
+    /// Of which mutations of `__manifest` (the ones lance serialises behind one lock).
+    pub mutations: u64,
+    /// Calls that failed (the adapter answered them with an error status).
+    pub failed: u64,
+    /// Time inside the backend, summed over the calls, in ms.
+    pub ms: f64,
+    /// Of which time a mutation spent while mutations that arrived before it were still in
+    /// the server (`serve::waits`), summed.
+    pub wait_ms: f64,
+    /// The server's store requests since `start`.
+    pub io: IoCounts,
+    /// The process's CPU time since `start`, in seconds (user + system).
+    pub cpu_secs: f64,
+    /// The process's peak resident memory, in KiB.
+    pub rss_peak_kib: Option<u64>,
 }
-
-/// What one server served since `start` (a measurement: in `stats`, with the rest of what a
-/// run measured).
-pub use crate::stats::ServerReport;
 
 /// One backend call as the server saw it: when it entered and left the backend (µs on the
 /// server's clock), and whether it mutates `__manifest`.

@@ -30,8 +30,8 @@ pub mod worker;
 pub use bench_core::results::{self, history, merge, publish};
 pub use bench_core::sweep::{order, resume, state};
 pub use bench_core::{
-    answer, audit, clock, compare, error, export, files, fold, lock, observer, oplog, pace, plan,
-    prices, report, stats, stored, trace,
+    answer, audit, clock, compare, error, export, files, fold, lock, measured, observer, oplog,
+    pace, plan, prices, report, stats, stored, trace,
 };
 
 /// When this process started (its `main`): a worker's start-up is timed from here.

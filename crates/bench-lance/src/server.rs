@@ -17,8 +17,9 @@ use lance_namespace_impls::{RestAdapter, RestAdapterConfig};
 use tokio::io::AsyncBufReadExt;
 
 use crate::catalog::counting::{CALL, Counters, Held, Touched, Unsettled};
-use bench_core::serve::{Call, REPORT, START, ServeArgs, Served, ServerLine, ServerReport, Told};
+use bench_core::serve::{Call, REPORT, START, ServeArgs, Served, ServerLine, ServerReport};
 use bench_core::stats::IoCounts;
+use bench_core::versions::Told;
 
 /// Test hook: a server exits (code 3) after serving this many calls, as if it crashed.
 pub const SERVER_EXIT_AFTER_ENV: &str = "BENCH_SERVER_EXIT_AFTER";

@@ -104,18 +104,18 @@ pub async fn cell(
     // The copy's chain of versions, held against the cell's commits (a copy of bench's whose
     // cell keeps a history, within the budget), and where some commit's requests named no
     // version (through REST, a reply lost, a worker killed), saying which made each.
-    let wanted = bench_core::versions::chain_wanted(log);
-    let judged = first.filter(|_| bench_core::versions::keeps_history(log));
+    let wanted = bench_core::audit::chain_wanted(log);
+    let judged = first.filter(|_| bench_core::audit::keeps_history(log));
     let mut checked = None;
     if wanted || judged.is_some() {
         let budget = (!wanted).then_some(after.rows());
         match chain(root, storage, first.unwrap_or(0), budget).await {
             Ok(Some(chain)) => {
                 if judged.is_some() {
-                    error = both(error, bench_core::versions::judge(log, &chain));
+                    error = both(error, bench_core::audit::judge(log, &chain));
                     checked = Some(chain.versions.len() as u64);
                 }
-                bench_core::versions::place(log, &chain.changes);
+                bench_core::audit::place(log, &chain.changes);
             }
             Ok(None) => {}
             Err(e) => {

@@ -2,10 +2,11 @@
 //! ([`Verification`]) and where and when it ran ([`Provenance`]): every figure of the
 //! schema in [`super::record`] computed here.
 
+use crate::measured::{Measured, ReadMeasured};
 use crate::plan::{Cell, ModeKind, Operation, Transport};
 use crate::protocol::{Versions, hostname};
 use crate::serve::RestFigures;
-use crate::stats::{IoCounts, LatencySummary, Measured, ReadMeasured, throughput};
+use crate::stats::{IoCounts, LatencySummary, throughput};
 
 use super::record::{
     OpenLoopFigures, OpenMs, ReadFigures, Record, RssPeak, ServiceFigures, TableState,
@@ -90,7 +91,7 @@ pub struct Verification {
     /// and after the cell.
     pub state_bytes: Option<[u64; 2]>,
     /// The copy's versions after the cell's first that verification held against the cell's
-    /// commits ([`crate::versions::judge`]); `None` where it did not read them.
+    /// commits ([`crate::audit::judge`]); `None` where it did not read them.
     pub chain: Option<u64>,
 }
 
@@ -754,7 +755,7 @@ mod tests {
         // Through REST, a mixed cell: no per-operation counts for either, and why.
         m.servers = vec![(
             "n1".into(),
-            crate::stats::ServerReport {
+            crate::serve::ServerReport {
                 io: op(40, 20),
                 ..Default::default()
             },

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::checks::{bounded, invalid, limits};
+use super::raw::RawFixture;
 use crate::error::PlanError;
 
 /// Where a tree's tables are.
@@ -197,20 +198,6 @@ fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-/// `[fixture]` as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawFixture {
-    pub width: u64,
-    pub depth: u64,
-    /// One value, or a list: one golden (and its cells) per value.
-    pub tables_per_namespace: toml::Value,
-    pub tables_at: Option<String>,
-    pub properties: Option<u64>,
-    pub names: Option<String>,
-    pub table_data: Option<bool>,
 }
 
 /// Entries of a fixture: at most a golden's rows.

@@ -31,11 +31,11 @@ pub(super) struct RawPlan {
     pub table: Option<RawTable>,
     pub rest: Option<RawRest>,
     /// `[fixture]`: the golden as a tree of namespaces and tables.
-    pub fixture: Option<super::fixture::RawFixture>,
+    pub fixture: Option<RawFixture>,
     /// `[workload]` and `[[roles]]`: cells of roles.
-    pub workload: Option<super::role::RawWorkload>,
+    pub workload: Option<RawWorkload>,
     #[serde(default)]
-    pub roles: Vec<super::role::RawRole>,
+    pub roles: Vec<RawRole>,
 }
 
 /// `[rest]`: the REST servers of cells whose transport is `rest`.
@@ -120,4 +120,40 @@ pub(super) struct RawRun {
     pub trace_operations: Option<u32>,
     pub local_requests: Option<String>,
     pub attempt_timeout_secs: Option<f64>,
+}
+
+/// `[fixture]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFixture {
+    pub width: u64,
+    pub depth: u64,
+    /// One value, or a list: one golden (and its cells) per value.
+    pub tables_per_namespace: toml::Value,
+    pub tables_at: Option<String>,
+    pub properties: Option<u64>,
+    pub names: Option<String>,
+    pub table_data: Option<bool>,
+}
+
+/// `[workload]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWorkload {
+    pub duration_secs: u64,
+    pub seed: Option<u64>,
+    pub seed_per_repetition: Option<bool>,
+    pub storage_sample_secs: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRole {
+    pub name: String,
+    pub clients: u64,
+    pub rate: Option<f64>,
+    pub mix: toml::Table,
+    pub targets: Option<String>,
+    pub keep_versions: Option<u64>,
+    pub older_than_secs: Option<u64>,
 }

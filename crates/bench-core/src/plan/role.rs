@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::checks::{bounded, invalid, limits};
+use super::raw::{RawRole, RawWorkload};
 use super::{Effect, Fixture, Names, Operation, Target};
 use crate::error::PlanError;
 use crate::rng::Rng;
@@ -218,27 +219,6 @@ pub fn client_seed(seed: u64, repetition: u32, role: usize, client: u32) -> u64 
     let rep = u64::from(repetition).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut r = Rng::new(seed ^ rep ^ ((role as u64) << 32) ^ u64::from(client));
     r.next_u64()
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawWorkload {
-    pub duration_secs: u64,
-    pub seed: Option<u64>,
-    pub seed_per_repetition: Option<bool>,
-    pub storage_sample_secs: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawRole {
-    pub name: String,
-    pub clients: u64,
-    pub rate: Option<f64>,
-    pub mix: toml::Table,
-    pub targets: Option<String>,
-    pub keep_versions: Option<u64>,
-    pub older_than_secs: Option<u64>,
 }
 
 /// `[[roles]]`, `[workload]` and `matrix.targets` (the distributions of the roles that

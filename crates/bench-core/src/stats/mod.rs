@@ -5,7 +5,6 @@
 pub mod changepoint;
 mod inference;
 mod latency;
-mod measured;
 pub mod paired;
 mod summary;
 mod timeline;
@@ -17,7 +16,6 @@ pub use inference::{
     ALPHA, RatioTest, Spread, mean_var, paired_log, spread, t_critical, t_two_sided_p, welch_log,
 };
 pub use latency::{Latencies, LatencySummary, throughput};
-pub use measured::{Measured, OpenLoop, ReadMeasured, RoleOp, ServerReport};
 pub use paired::Unit;
 pub use summary::{extremes, latest_groups, median};
 pub use timeline::{TimeSeries, Timeline, percentile};

@@ -706,7 +706,7 @@ pub fn set_caller(worker: u32) {
 
 /// A request's context naming its call (`CLIENT:CALL`), so that a server can account for it
 /// after the cell where its response has no body to say the version in
-/// ([`bench_core::versions::join`]); the call's number is kept as what was heard of it.
+/// ([`bench_core::fold::join`]); the call's number is kept as what was heard of it.
 fn named_call() -> Option<std::collections::HashMap<String, String>> {
     use std::sync::atomic::Ordering::Relaxed;
     let call = CALLS.fetch_add(1, Relaxed) + 1;

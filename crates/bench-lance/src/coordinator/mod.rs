@@ -18,10 +18,10 @@ use tokio::sync::watch;
 
 use crate::fold::{Action, Fold};
 use crate::host_clock::monotonic_us;
+use crate::measured::Measured;
 pub use crate::observer::Observer;
 use crate::pace;
 pub use crate::pace::{ArmUnits, Pace, PairingKind};
-use crate::stats::Measured;
 use crate::worker::protocol::{Command, PROTOCOL_VERSION, Versions};
 use crate::worker::{Event, WorkerArgs};
 use process::{Msg, Workers};

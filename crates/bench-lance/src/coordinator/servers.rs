@@ -13,7 +13,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bench_core::serve::{REPORT, START, ServeArgs, ServerLine, ServerReport, Told};
+use bench_core::serve::{REPORT, START, ServeArgs, ServerLine, ServerReport};
+use bench_core::versions::Told;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 

@@ -14,10 +14,10 @@ use crate::export::Record;
 use crate::export::assemble::{self, Provenance, Verification};
 use crate::export::record;
 use crate::golden::Golden;
+use crate::measured::Measured;
 use crate::plan::{Catalog, Cell};
 use crate::progress::Progress;
 use crate::state::{State, Status};
-use crate::stats::Measured;
 use crate::verify;
 
 pub(super) enum CellResult {

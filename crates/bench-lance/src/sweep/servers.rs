@@ -8,8 +8,8 @@ use tokio::sync::watch;
 use super::Sweep;
 use crate::arm::Arm;
 use crate::coordinator::servers::{ServerSpec, Servers};
+use crate::measured::Measured;
 use crate::plan::Cell;
-use crate::stats::Measured;
 use bench_core::serve::ServeArgs;
 
 /// Run the workers (`workers`, stopped through `stop`) while watching the servers: a
@@ -103,7 +103,7 @@ pub(super) async fn finish_servers(
         match served {
             Ok((reports, told)) => {
                 m.servers = reports;
-                bench_core::versions::join(&mut m.log, &told);
+                bench_core::fold::join(&mut m.log, &told);
             }
             Err(why) => {
                 result = Err(why);

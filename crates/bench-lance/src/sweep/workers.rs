@@ -13,10 +13,10 @@ use crate::coordinator::{
     self, ArmUnits, CellRun, Observer, Outcome, Pace, PairOutcome, PairingKind,
 };
 use crate::golden::Golden;
+use crate::measured::Measured;
 use crate::plan::Cell;
 use crate::plan::Client;
 use crate::progress::{CellBar, CellView, Progress};
-use crate::stats::Measured;
 
 /// One repetition of one cell, on a copy of this golden, by the workers of this arm (or of
 /// both arms of `bench ab`, as pairs).

@@ -1,10 +1,9 @@
 //! What one run of a cell measured: its operation log, as the coordinator folds it from
 //! its workers' events, and the figures read off it ([`Measured::tally`]).
 
-use serde::{Deserialize, Serialize};
-
-use super::{IoCounts, Latencies};
 use crate::oplog::{ErrorClass, Op, Outcome};
+use crate::serve::ServerReport;
+use crate::stats::{IoCounts, Latencies, Timeline, Typical};
 
 /// The figures of one run of a cell (one repetition).
 #[derive(Debug, Clone, Default)]
@@ -37,7 +36,7 @@ pub struct Measured {
     /// Requests and bytes of the successful operations (the commits of a mixed cell).
     pub io: IoCounts,
     /// The same operations' counts, for their medians (the typical operation).
-    pub typical: super::Typical,
+    pub typical: Typical,
     /// Requests and bytes of every measured operation, failed ones too (a mixed cell's
     /// commits): what a store bills.
     pub io_billed: IoCounts,
@@ -78,7 +77,7 @@ pub struct Measured {
     /// in ms (what a rest cell's servers' time is set against).
     pub attempt_ms: f64,
     /// The window second by second (operations that reported their end).
-    pub timeline: super::Timeline,
+    pub timeline: Timeline,
     /// An open-loop cell's operations against their intended starts.
     pub open_loop: OpenLoop,
     /// When this arm's clients were paused while the other arm ran (`bench ab`'s slices),
@@ -109,13 +108,13 @@ pub struct RoleOp {
     /// Requests and bytes of the successful ones, and their critical paths' round trips.
     pub io: IoCounts,
     /// The same operations' counts, for their medians (the typical operation).
-    pub typical: super::Typical,
+    pub typical: Typical,
     /// Requests and bytes of all of them, failed ones too: what a store bills.
     pub io_billed: IoCounts,
     pub round_trips: u64,
     pub path_ops: u64,
     /// Second by second.
-    pub timeline: super::Timeline,
+    pub timeline: Timeline,
 }
 
 /// What the interleaved reads of a mixed cell measured.
@@ -128,7 +127,7 @@ pub struct ReadMeasured {
     /// Requests and bytes of the successful reads.
     pub io: IoCounts,
     /// The same reads' counts, for their medians (the typical read).
-    pub typical: super::Typical,
+    pub typical: Typical,
     /// Requests and bytes of every read, failed ones too: what a store bills.
     pub io_billed: IoCounts,
 }
@@ -164,28 +163,6 @@ impl OpenLoop {
             self.service.record(ms);
         }
     }
-}
-
-/// What one server served since `start`: its backend calls and the store requests they made.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
-pub struct ServerReport {
-    /// Calls of the backend (`DirectoryNamespace`) the REST adapter made: one per request.
-    pub calls: u64,
-    /// Of which mutations of `__manifest` (the ones lance serialises behind one lock).
-    pub mutations: u64,
-    /// Calls that failed (the adapter answered them with an error status).
-    pub failed: u64,
-    /// Time inside the backend, summed over the calls, in ms.
-    pub ms: f64,
-    /// Of which time a mutation spent while mutations that arrived before it were still in
-    /// the server (`serve::waits`), summed.
-    pub wait_ms: f64,
-    /// The server's store requests since `start`.
-    pub io: IoCounts,
-    /// The process's CPU time since `start`, in seconds (user + system).
-    pub cpu_secs: f64,
-    /// The process's peak resident memory, in KiB.
-    pub rss_peak_kib: Option<u64>,
 }
 
 impl Measured {
