@@ -276,6 +276,176 @@ pub fn properties(
     error
 }
 
+/// What verification reads of a cell's copy besides its `__manifest`'s ids, as the cell's
+/// log asks ([`Asks::of`]). bench-lance reads it all ([`Found`]); [`verify`] judges once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Asks {
+    /// The copy's chain of versions (`None`: not read).
+    pub chain: Option<ChainAsk>,
+    /// Whether the versions of `__manifest` and of the shared table are read for a
+    /// transaction file that is gone: where some write may have landed without its answer
+    /// saying so (ended unknown, or failed where a failure may come after its effect) —
+    /// elsewhere nothing is read, and nothing claimed.
+    pub dangling: bool,
+    /// The keys each table's properties are read for (`""`: the shared table): those the
+    /// log's updates set.
+    pub properties: BTreeMap<String, Vec<String>>,
+}
+
+/// The copy's chain of versions, as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainAsk {
+    /// The version the copy began at (the golden's latest; 0 where there was none).
+    pub first: u64,
+    /// Held against the cell's commits ([`judge`]): a copy of bench's whose cell keeps a
+    /// history.
+    pub judged: bool,
+    /// Read only within a budget of rows (no commit needs it to be placed).
+    pub bounded: bool,
+}
+
+impl Asks {
+    /// What to read of the copy for `log`; `first`: the version the copy began at, where
+    /// the copy is bench's own.
+    pub fn of(log: &[Op], first: Option<u64>) -> Asks {
+        let wanted = chain_wanted(log);
+        let judged = first.is_some() && keeps_history(log);
+        let chain = (wanted || judged).then(|| ChainAsk {
+            first: first.unwrap_or(0),
+            judged,
+            bounded: !wanted,
+        });
+        let dangling = (log.iter()).any(|op| {
+            op.is_write()
+                && match op.outcome {
+                    Outcome::Unknown => true,
+                    Outcome::Failed => op.operation.describe().fails_after_effect,
+                    Outcome::Ok => false,
+                }
+        });
+        let mut properties: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for o in log {
+            if let (Some(table), Some((key, _))) = (&o.entry, &o.property) {
+                let keys = properties.entry(table.clone()).or_default();
+                if !keys.contains(key) {
+                    keys.push(key.clone());
+                }
+            }
+        }
+        Asks {
+            chain,
+            dangling,
+            properties,
+        }
+    }
+}
+
+/// What verification read of a cell's copy: each part as [`Asks`] asked it, or why it could
+/// not be read.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// The ids of the copy's `__manifest`.
+    pub after: Ids,
+    /// The shared table (cells of table operations).
+    pub table: Option<Result<SharedTable, String>>,
+    /// The copy's chain of versions (`Ok(None)`: beyond the budget, left unread).
+    pub chain: Option<Result<Option<Chain>, String>>,
+    /// Each finding of the transaction files looked for (a version whose file is gone, or
+    /// why the versions could not be read).
+    pub dangling: Vec<String>,
+    /// Each table's properties by key, the value found if any (a table removed by a write
+    /// that took effect is not held to them).
+    pub properties: BTreeMap<String, Result<BTreeMap<String, Option<String>>, String>>,
+}
+
+/// The shared table before and after the cell, and where the catalog placed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedTable {
+    pub before: TableCounts,
+    pub after: TableCounts,
+    pub rows_per_commit: u64,
+    /// Where the catalog placed it, where that is outside the copy (`PATH, outside the
+    /// cell's copy ROOT`).
+    pub outside: Option<String>,
+}
+
+/// The verdict of one copy.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    /// `None`: the copy holds what it should; otherwise what differs, named.
+    pub error: Option<String>,
+    /// The copy's versions after the cell's first held against the cell's commits.
+    pub chain_checked: Option<u64>,
+}
+
+/// Judge what was `found` of a copy against the cell's `log` and `before` (the ids of the
+/// catalog the cell started from), once: each write that did not succeed marked landed or
+/// not (the catalog's, the shared table's, the properties'); the catalog, the shared table,
+/// the chain of versions (and the commits that named no version placed by it), the
+/// transaction files and the properties held to what took effect.
+pub fn verify(log: &mut [Op], before: &Ids, asks: &Asks, found: Found) -> Verdict {
+    let mut error = catalog(before, &found.after, log);
+    if let Some(t) = found.table {
+        let e = match t {
+            Err(e) => Some(e),
+            Ok(t) => match t.outside {
+                Some(at) => Some(format!("the shared table is at {at}")),
+                None => table(log, t.before, t.after, t.rows_per_commit),
+            },
+        };
+        error = error.or(e);
+    }
+    let mut chain_checked = None;
+    match (found.chain, asks.chain) {
+        (Some(Ok(Some(chain))), Some(ask)) => {
+            if ask.judged {
+                error = both(error, judge(log, &chain));
+                chain_checked = Some(chain.versions.len() as u64);
+            }
+            place(log, &chain.changes);
+        }
+        (Some(Err(e)), _) => {
+            let e = format!("cannot read the copy's versions of __manifest: {e}");
+            error = both(error, Some(e));
+        }
+        _ => {}
+    }
+    for d in found.dangling {
+        error = both(error, Some(d));
+    }
+    let removed: std::collections::HashSet<&str> = (log.iter())
+        .filter(|o| o.operation.removes() && o.took_effect() != Some(false))
+        .filter_map(|o| o.entry.as_deref())
+        .collect();
+    let mut holds = BTreeMap::new();
+    let mut unread = None;
+    for (t, read) in found.properties {
+        if removed.contains(t.as_str()) {
+            continue;
+        }
+        match read {
+            Ok(values) => holds.extend(values.into_iter().map(|(k, v)| ((t.clone(), k), v))),
+            Err(e) => unread = unread.or(Some(e)),
+        }
+    }
+    let properties_error = match unread {
+        Some(e) => Some(e),
+        None => properties(log, &holds),
+    };
+    Verdict {
+        error: error.or(properties_error),
+        chain_checked,
+    }
+}
+
+/// Two findings as one (either, or both said in turn).
+fn both(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 /// How the writes of a cell ended and, for those that did not succeed, how they resolved.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcomes {
@@ -610,6 +780,80 @@ mod tests {
         assert_eq!(catalog(&before, &before.clone(), &mut log), None);
         assert_eq!(log[1].landed, None);
         assert_eq!(Outcomes::of(&log[..1]), None, "no write, no outcomes");
+    }
+
+    /// What a log asks of its copy: the transaction files only where some write may have
+    /// landed unanswered (an unknown one, or a failure that may come after its effect, not
+    /// a conflict), the properties its updates set, table by table.
+    #[test]
+    fn a_log_asks_what_its_judge_needs() {
+        let ok = sample(0, CREATE, 0, "a", Outcome::Ok);
+        let conflict = sample(0, CREATE, 1, "b", Outcome::Failed);
+        assert_eq!(Asks::of(&[ok.clone(), conflict], None), Asks::default());
+        let lost = sample(0, CREATE, 2, "c", Outcome::Unknown);
+        assert!(Asks::of(&[ok.clone(), lost], None).dangling);
+        let refused = sample(0, Operation::DropTable, 3, "t", Outcome::Failed);
+        assert!(Asks::of(&[refused], None).dangling);
+        let asks = Asks::of(
+            &[update("1", Outcome::Ok), update("2", Outcome::Unknown)],
+            None,
+        );
+        assert_eq!(
+            asks.properties,
+            [("".to_string(), vec!["bench_w0".to_string()])].into()
+        );
+    }
+
+    /// One judgement of everything read: the catalog, the shared table where the catalog
+    /// placed it, the properties of the tables that stand (a removed table's read failing is
+    /// no finding; a standing one's is).
+    #[test]
+    fn what_was_found_is_judged_once_in_full() {
+        let before = ids(&["x"]);
+        let mut log = vec![sample(0, CREATE, 0, "a", Outcome::Ok)];
+        let asks = Asks::of(&log, None);
+        let found = |after: &[&str]| Found {
+            after: ids(after),
+            ..Found::default()
+        };
+        assert_eq!(
+            verify(&mut log, &before, &asks, found(&["x", "a"])),
+            Verdict::default()
+        );
+        let v = verify(&mut log, &before, &asks, found(&["x"]));
+        assert!(v.error.unwrap().contains("expected"));
+        let counts = |rows, version| TableCounts { rows, version };
+        let placed = |outside: Option<&str>| Found {
+            table: Some(Ok(SharedTable {
+                before: counts(0, 1),
+                after: counts(0, 1),
+                rows_per_commit: 0,
+                outside: outside.map(str::to_string),
+            })),
+            ..found(&["x", "a"])
+        };
+        assert_eq!(verify(&mut log, &before, &asks, placed(None)).error, None);
+        let v = verify(
+            &mut log,
+            &before,
+            &asks,
+            placed(Some("/elsewhere, outside the cell's copy /c")),
+        );
+        assert_eq!(
+            v.error.as_deref(),
+            Some("the shared table is at /elsewhere, outside the cell's copy /c")
+        );
+        let mut drop = sample(0, Operation::DropTable, 1, "t", Outcome::Ok);
+        drop.entry = Some("t".into());
+        let mut log = vec![drop];
+        let unread = |t: &str| Found {
+            properties: [(t.to_string(), Err(format!("cannot read table {t}")))].into(),
+            ..found(&["x"])
+        };
+        let before = ids(&["x", "t"]);
+        assert_eq!(verify(&mut log, &before, &asks, unread("t")).error, None);
+        let v = verify(&mut log, &before, &asks, unread("u"));
+        assert_eq!(v.error.as_deref(), Some("cannot read table u"));
     }
 
     fn update(value: &str, outcome: Outcome) -> Op {

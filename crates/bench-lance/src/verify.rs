@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use bench_core::audit::{self, Ids, TableCounts};
-use bench_core::oplog::{Op, Outcome};
+use bench_core::oplog::Op;
 
 use crate::catalog;
 use crate::export::record::TableState;
@@ -73,7 +73,8 @@ pub const CHAIN_ROWS: u64 = 2_000_000;
 /// the cell started from, `table` the shared table before it (cells of table operations),
 /// `first` the version of `__manifest` the cell began at where the copy is bench's own (the
 /// golden's latest; 0 where there was none), so that its chain of versions is held against
-/// the cell's commits.
+/// the cell's commits. The core says what to read ([`audit::Asks`]), this reads it all, and
+/// the core judges it once ([`audit::verify`]).
 pub async fn cell(
     root: &str,
     storage: &BTreeMap<String, String>,
@@ -93,67 +94,66 @@ pub async fn cell(
             };
         }
     };
-    let mut error = audit::catalog(before, &after, log);
-    let mut state = None;
-    let uncertain = uncertain(log);
-    if let Some(t) = table {
-        let (s, e) = shared_table(root, storage, log, t, uncertain).await;
-        state = s;
-        error = error.or(e);
+    let asks = audit::Asks::of(log, first);
+    let found = read(root, storage, after, &asks, table).await;
+    let rows_after = found.after.rows();
+    let state = match &found.table {
+        Some(Ok(t)) => table.map(|before| TableState {
+            rows_per_commit: before.rows_per_commit,
+            rows_before: t.before.rows,
+            rows_after: t.after.rows,
+            version_before: t.before.version,
+            version_after: t.after.version,
+        }),
+        _ => None,
+    };
+    let verdict = audit::verify(log, before, &asks, found);
+    Verified {
+        rows_after,
+        error: verdict.error,
+        table: state,
+        chain: verdict.chain_checked,
     }
-    // The copy's chain of versions, held against the cell's commits (a copy of bench's whose
-    // cell keeps a history, within the budget), and where some commit's requests named no
-    // version (through REST, a reply lost, a worker killed), saying which made each.
-    let wanted = bench_core::audit::chain_wanted(log);
-    let judged = first.filter(|_| bench_core::audit::keeps_history(log));
-    let mut checked = None;
-    if wanted || judged.is_some() {
-        let budget = (!wanted).then_some(after.rows());
-        match chain(root, storage, first.unwrap_or(0), budget).await {
-            Ok(Some(chain)) => {
-                if judged.is_some() {
-                    error = both(error, bench_core::audit::judge(log, &chain));
-                    checked = Some(chain.versions.len() as u64);
-                }
-                bench_core::audit::place(log, &chain.changes);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                let e = format!("cannot read the copy's versions of __manifest: {e}");
-                error = both(error, Some(e));
-            }
-        }
+}
+
+/// Everything `asks` asks of the copy at `root`, read (`after`: its `__manifest`'s ids).
+async fn read(
+    root: &str,
+    storage: &BTreeMap<String, String>,
+    after: Ids,
+    asks: &audit::Asks,
+    table: Option<TableBefore>,
+) -> audit::Found {
+    let mut found = audit::Found {
+        after,
+        ..Default::default()
+    };
+    if let Some(before) = table {
+        let (shared, dangling) = shared_table(root, storage, before, asks.dangling).await;
+        found.table = Some(shared);
+        found.dangling.extend(dangling);
     }
-    if uncertain {
+    if let Some(ask) = asks.chain {
+        let budget = ask.bounded.then_some(found.after.rows());
+        let read = chain(root, storage, ask.first, budget).await;
+        found.chain = Some(read.map_err(|e| e.to_string()));
+    }
+    if asks.dangling {
         let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
         let dangling = dangling_transactions(&manifest, storage, "__manifest", 0).await;
-        error = both(error, dangling);
+        found.dangling.extend(dangling);
     }
-    let holds = properties(root, storage, log).await;
-    let properties_error = match holds {
-        Ok(holds) => audit::properties(log, &holds),
-        Err(e) => Some(e),
-    };
-    Verified {
-        rows_after: after.rows(),
-        error: error.or(properties_error),
-        table: state,
-        chain: checked,
+    for (table, keys) in &asks.properties {
+        let values = properties(root, storage, table, keys).await;
+        found.properties.insert(table.clone(), values);
     }
+    found
 }
 
 /// The latest version of the `__manifest` at `root` (`None` where it cannot be read).
 pub async fn latest(root: &str, storage: &BTreeMap<String, String>) -> Option<u64> {
     let uri = format!("{root}/{}", catalog::MANIFEST_DIR);
     Some(catalog::load(&uri, storage).await.ok()?.version().version)
-}
-
-/// Whether some write of the log ended unknown or landed after an error: where a commit's
-/// transaction file may have been cleaned up after the commit landed, so where it is looked
-/// for (elsewhere nothing is read, and nothing claimed).
-fn uncertain(log: &[Op]) -> bool {
-    (log.iter())
-        .any(|op| op.is_write() && (op.outcome == Outcome::Unknown || op.landed == Some(true)))
 }
 
 /// The copy's `__manifest` versions from `first` on, each later one against the one before
@@ -220,21 +220,13 @@ async fn chain(
     }))
 }
 
-/// Two findings as one (either, or both said in turn).
-fn both(a: Option<String>, b: Option<String>) -> Option<String> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-        (a, b) => a.or(b),
-    }
-}
-
 /// The versions after `after` of the dataset at `uri` (`what`: `__manifest`, the shared
 /// table) whose manifest names a transaction file that is gone: a commit that landed, its
 /// transaction file deleted after it — what lance through 10.0.0 did to a commit whose reply
 /// was lost (it took the store's error for a failed commit and cleaned up;
 /// docs/track-record.md). lance reads a version's transaction from the manifest itself where
 /// it is inlined, so nothing else notices: each version is read and its file looked for, 16
-/// at a time, in a cell where some write ended [`uncertain`].
+/// at a time, in a cell where some write may have landed unanswered ([`audit::Asks::dangling`]).
 async fn dangling_transactions(
     uri: &str,
     storage: &BTreeMap<String, String>,
@@ -281,48 +273,42 @@ async fn dangling_transactions(
 }
 
 /// The shared table of the copy at `root` (found through its catalog, which must place it
-/// inside the copy), held against its commits; and, where some write ended `uncertain`,
-/// its versions' transaction files looked for.
+/// inside the copy) against what it was `before`; and, where `dangling` asks it (inside the
+/// copy), its versions' transaction files looked for.
 async fn shared_table(
     root: &str,
     storage: &BTreeMap<String, String>,
-    log: &mut [Op],
     before: TableBefore,
-    uncertain: bool,
-) -> (Option<TableState>, Option<String>) {
+    dangling: bool,
+) -> (Result<audit::SharedTable, String>, Option<String>) {
     let (location, now) = match shared_table_now(root, storage).await {
         Ok(x) => x,
         Err(e) => {
             return (
+                Err(format!("cannot read the cell's shared table: {e}")),
                 None,
-                Some(format!("cannot read the cell's shared table: {e}")),
             );
         }
     };
-    let state = TableState {
+    let inside = catalog::table::inside(&location, root);
+    let shared = audit::SharedTable {
+        before: TableCounts {
+            rows: before.rows,
+            version: before.version,
+        },
+        after: TableCounts {
+            rows: now.rows,
+            version: now.version,
+        },
         rows_per_commit: before.rows_per_commit,
-        rows_before: before.rows,
-        rows_after: now.rows,
-        version_before: before.version,
-        version_after: now.version,
+        outside: (!inside).then(|| format!("{location}, outside the cell's copy {root}")),
     };
-    if !catalog::table::inside(&location, root) {
-        let outside = format!("the shared table is at {location}, outside the cell's copy {root}");
-        return (Some(state), Some(outside));
-    }
-    let counts = |rows, version| TableCounts { rows, version };
-    let error = audit::table(
-        log,
-        counts(before.rows, before.version),
-        counts(now.rows, now.version),
-        before.rows_per_commit,
-    );
-    if !uncertain {
-        return (Some(state), error);
-    }
     let what = "the shared table";
-    let dangling = dangling_transactions(&location, storage, what, before.version).await;
-    (Some(state), both(error, dangling))
+    let gone = match dangling && inside {
+        true => dangling_transactions(&location, storage, what, before.version).await,
+        false => None,
+    };
+    (Ok(shared), gone)
 }
 
 /// Where the catalog at `root` says its shared table is, and what that table holds.
@@ -343,39 +329,23 @@ async fn shared_table_now(
     Ok((location, state))
 }
 
-/// The value each property the log's updates set holds now, by (table, key) (`""`: the
-/// shared table), of every table no write of the log removed.
+/// The value each of `keys` holds now among the properties of `table` (`""`: the shared
+/// table) of the copy at `root`.
 async fn properties(
     root: &str,
     storage: &BTreeMap<String, String>,
-    log: &[Op],
-) -> Result<BTreeMap<(String, String), Option<String>>, String> {
-    let removed: std::collections::HashSet<&str> = (log.iter())
-        .filter(|o| o.operation.removes() && o.took_effect() != Some(false))
-        .filter_map(|o| o.entry.as_deref())
-        .collect();
-    let mut keys: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for o in log {
-        if let (Some(table), Some((key, _))) = (&o.entry, &o.property)
-            && !removed.contains(table.as_str())
-        {
-            keys.entry(table).or_default().push(key);
-        }
-    }
-    let mut holds = BTreeMap::new();
-    for (table, keys) in keys {
-        let found = match table {
-            "" => shared_table_now(root, storage).await.map(|(_, now)| now),
-            t => catalog::table::state(&format!("{root}/{t}"), storage).await,
-        };
-        let found = found.map_err(|e| match table {
-            "" => format!("cannot read the cell's shared table: {e}"),
-            t => format!("cannot read table {t}: {e}"),
-        })?;
-        for key in keys {
-            let value = found.properties.get(key).cloned();
-            holds.insert((table.to_string(), key.to_string()), value);
-        }
-    }
-    Ok(holds)
+    table: &str,
+    keys: &[String],
+) -> Result<BTreeMap<String, Option<String>>, String> {
+    let found = match table {
+        "" => shared_table_now(root, storage).await.map(|(_, now)| now),
+        t => catalog::table::state(&format!("{root}/{t}"), storage).await,
+    };
+    let found = found.map_err(|e| match table {
+        "" => format!("cannot read the cell's shared table: {e}"),
+        t => format!("cannot read table {t}: {e}"),
+    })?;
+    Ok((keys.iter())
+        .map(|k| (k.clone(), found.properties.get(k).cloned()))
+        .collect())
 }

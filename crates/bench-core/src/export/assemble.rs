@@ -343,7 +343,14 @@ fn ran(cell: &Cell, m: &Measured) -> Ran {
 
 /// The record of one run of `cell`: one line a field, in the record's order but for those
 /// that borrow what a later one moves out (the verification's, the provenance's), first.
-pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
+/// `consistency`: the checker's findings on the cell's history ([`Measured::consistency`]).
+pub fn assemble(
+    cell: &Cell,
+    m: &Measured,
+    v: Verification,
+    consistency: Option<crate::consistency::Consistency>,
+    p: Provenance<'_>,
+) -> Record {
     let (l, count, window_ms, own_ms, path, io) = ran(cell, m);
     Record {
         abandoned_landed: abandoned_landed(cell, m, &v),
@@ -436,7 +443,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms, p.prices)),
-        consistency: consistency(m, v.chain),
+        consistency,
         planted: m.planted.iter().cloned().collect(),
         draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),
@@ -453,51 +460,6 @@ fn stored(
     let every = cell.storage_sample_secs?;
     let cleans = (cell.roles.iter()).any(|r| r.mix.iter().any(|(op, _)| op.is_maintenance()));
     crate::stored::Stored::of(every, m.storage.clone(), &prices.table, !cleans)
-}
-
-/// A cell whose history has both commits and reads that observe them: the checker's
-/// findings, each commit that did not succeed as the copy showed it (as verification marked
-/// it in the log), times told from the first operation. On one host every client's times
-/// are on the clock they share (`CLOCK_MONOTONIC`), compared as they are. Where its clients
-/// ran on more than one host, each one's times are moved onto the coordinator's clock by its
-/// offset ([`crate::offsets`]: bounded at `go` and after its last operation), and what
-/// remains uncertain widens every comparison across clients; none where a client's clock was
-/// not bounded twice. `chain`: the copy's versions verification held against the commits.
-fn consistency(m: &Measured, chain: Option<u64>) -> Option<crate::consistency::Consistency> {
-    let mut h = crate::consistency::history(&m.log);
-    let reads = h.iter().any(|o| o.what.is_read());
-    let commits = h.iter().any(|o| !o.what.is_read());
-    if !(reads && commits) {
-        return None;
-    }
-    let mut uncertainty_us = None;
-    if m.hosts.len() > 1 {
-        let mut half = 0;
-        for op in &mut h {
-            let offsets = m.clocks.get(&op.client)?;
-            let mut moved = |t: u64| -> Option<u64> {
-                let (mid, h) = offsets.at(t)?;
-                half = half.max(h);
-                Some((t as i64 - mid).max(0) as u64)
-            };
-            (op.start_us, op.end_us) = (moved(op.start_us)?, moved(op.end_us)?);
-        }
-        uncertainty_us = Some(half);
-    }
-    let t0 = h.iter().map(|o| o.start_us).min()?;
-    let margin = uncertainty_us.map_or(0, |u| 2 * u);
-    let mut c = crate::consistency::check_paused(&h, t0, margin, &m.paused_us);
-    c.listed_twice(&m.log, t0);
-    let mut order = crate::consistency::order::check(&h, t0, margin);
-    if order.commits_known + order.reads_known > 0 {
-        order.unknown = crate::consistency::unknown_versions(&m.log);
-        order.chain_versions = chain;
-        c.order = Some(order);
-    }
-    c.clock_uncertainty_ms = uncertainty_us.map(|u| u as f64 / 1000.0);
-    // No read observed a commit (e.g. look-ups of entries no commit touched): nothing was
-    // checked, and no findings say otherwise.
-    (c.reads > 0).then_some(c)
 }
 
 /// A cell of roles: every (role, operation of its mix), in the plan's order, with what it
@@ -620,70 +582,6 @@ mod tests {
         // Workers that did not report them (an older build): no figure, not a zero.
         assert_eq!(OpenMs::of(&[]), None);
         assert_eq!(RssPeak::of(&[]), None);
-    }
-
-    /// Across hosts, each client's times are moved onto the coordinator's clock by its
-    /// offset, and what remains uncertain widens what a read must see: a listing 3 ms after
-    /// a creation on a clock 50 ms ahead (±1 ms) is held to it; within the margin it is not.
-    #[test]
-    fn across_hosts_clocks_are_moved_by_their_offset_and_widened_by_its_uncertainty() {
-        use crate::offsets::{Bound, Offsets};
-        use crate::oplog::{Observed, Outcome, Seen, sample};
-        use crate::plan::Operation;
-        let created = crate::oplog::Op {
-            at_us: Some([1_000, 2_000]),
-            ..sample(0, Operation::DeclareTable, 0, "bench_d0_0", Outcome::Ok)
-        };
-        // Client 1's clock runs 50 ms ahead of the coordinator's (and client 0's).
-        let listed = |at_ms: u64, seen: bool| crate::oplog::Op {
-            at_us: Some([50_000 + 2_000 + at_ms * 1000, 50_000 + 2_500 + at_ms * 1000]),
-            observed: Observed::Listed {
-                seen: (seen.then(|| Seen {
-                    writer: 0,
-                    runs: vec![[0, 1]],
-                }))
-                .into_iter()
-                .collect(),
-                gone: None,
-                twice: vec![],
-                pages: vec![],
-            },
-            ..sample(1, Operation::ListTables { cold: false }, 0, "", Outcome::Ok)
-        };
-        let mut m = Measured {
-            log: vec![created, listed(3, false), listed(1, false), listed(6, true)],
-            ..Measured::default()
-        };
-        m.hosts = ["n1", "n2"].map(String::from).into();
-        // Offsets (worker − coordinator) within ±1 ms at `go` and after the last operation.
-        let offsets = |lo: i64, hi: i64| {
-            let b = |at_us| Bound { lo, hi, at_us };
-            let (go, done) = (b(0), Some(b(100_000)));
-            Offsets { go, done }
-        };
-        m.clocks = [(0, offsets(-1_000, 1_000)), (1, offsets(49_000, 51_000))].into();
-        let c = consistency(&m, None).unwrap();
-        assert_eq!(c.clock_uncertainty_ms, Some(1.0));
-        // At +1 ms: within the margin of 2 ms, not held to it; at +3 ms: stale.
-        assert_eq!(c.stale_reads, 1, "{c:?}");
-        // Shown by the listing from +6 to +6.5 ms: at most 6.5 ms.
-        assert_eq!(c.lag_max_ms, Some(6.5));
-        // Its offset 2 ms larger after its last operation: the uncertainty grows by the
-        // change (3 ms, a margin of 6), and the listing at +3 ms is no longer held to it.
-        m.clocks.get_mut(&1).unwrap().done = Some(Bound {
-            lo: 51_000,
-            hi: 53_000,
-            at_us: 100_000,
-        });
-        let c = consistency(&m, None).unwrap();
-        assert_eq!(c.clock_uncertainty_ms, Some(3.0));
-        assert_eq!(c.stale_reads, 0, "{c:?}");
-        // A client whose clock was bounded only once (its answer after the last operation
-        // never came), or not at all: no findings across hosts.
-        m.clocks.get_mut(&1).unwrap().done = None;
-        assert_eq!(consistency(&m, None), None);
-        m.clocks.remove(&1);
-        assert_eq!(consistency(&m, None), None);
     }
 
     /// Every per-operation figure is over the successful operations of its kind: a mixed
