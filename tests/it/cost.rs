@@ -16,7 +16,7 @@ fn by_hand(billed: &serde_json::Value, write: f64, read: f64) -> f64 {
 #[test]
 fn every_record_says_what_its_operations_cost_on_each_store() {
     let (_d, plan, out) = plan_dir(PLAN);
-    let o = run(&plan, &out, &[]);
+    let o = run(&plan, &out, &["--verbose"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &lines(&out.join("results.jsonl"))[0];
     let cost = &r["cost"];
@@ -122,6 +122,14 @@ fn one_s_own_price_table_is_used_and_a_bad_one_is_refused_before_any_cell() {
     let want = by_hand(&cost["billed_per_op"], 1.0, 0.5);
     assert!((mine - want).abs() < 1e-6 * want, "{cost}");
     assert!(cost["usd_per_million_ops"].get("s3-standard").is_none());
+    // Without --verbose a run's line is read at a glance: its cost is in the record only.
+    let said = stderr(&o);
+    assert!(
+        said.contains(" ops/s, p50 ")
+            && said.contains("; verified")
+            && !said.contains("a million cost"),
+        "{said}"
+    );
     // A table with a negative price: exit 2 naming it, nothing run or written.
     std::fs::write(
         &table,

@@ -103,7 +103,11 @@ fn soak_run(
 ) {
     let (dir, plan, out) = plan_dir(&soak(cleanup));
     let store = dir.path().join("store");
-    let o = run(&plan, &out, &["--root", store.to_str().unwrap()]);
+    let o = run(
+        &plan,
+        &out,
+        &["--root", store.to_str().unwrap(), "--verbose"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = lines(&out.join("results.jsonl")).remove(0);
     (dir, store, out, o, r)

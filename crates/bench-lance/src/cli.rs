@@ -169,6 +169,10 @@ pub struct RunArgs {
     /// bench's own (US East list prices, 2026; the shape is docs/cost.md's).
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+    /// Say more of each finished run: its cost, its distance from the floor, its bytes and
+    /// what __manifest held (the summary and the report have them either way).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// How `bench ab` pairs its arms, and how long each cell runs.

@@ -136,6 +136,7 @@ async fn run_cmd(
         fresh: args.fresh,
         retry_failed: args.retry_failed,
         display: args.progress,
+        verbose: args.verbose,
         pairs: ab.as_ref().map(|(_, _, p, _)| *p),
     };
     let mut over: sweep::Overrides = args.over.into();

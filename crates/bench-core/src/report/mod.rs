@@ -4,6 +4,7 @@
 
 mod charts;
 pub mod keeping;
+pub mod line;
 mod markdown;
 mod roles;
 pub mod svg;

@@ -26,6 +26,8 @@ pub struct RunOptions {
     pub fresh: bool,
     pub retry_failed: bool,
     pub display: Display,
+    /// `--verbose`: each finished run's line says its cost, floor and bytes too.
+    pub verbose: bool,
     /// `bench ab`: how its two arms form their pairs.
     pub pairs: Option<AbOptions>,
 }
@@ -1009,8 +1011,11 @@ impl Runner<'_> {
                 (Some(a), 2..) => format!(" arm {a}"),
                 _ => String::new(),
             };
-            self.progress
-                .log(format!("done {label}{arm}: {}", done_line(record)));
+            // The same cell's run before this one, of the same arm.
+            let before = (self.records.iter().rev())
+                .find(|b| b.cell_key == record.cell_key && b.arm == record.arm);
+            let line = bench_core::report::line::done(record, before, self.opts.verbose);
+            self.progress.log(format!("done {label}{arm}: {line}"));
         }
         self.records.extend(records);
         self.write_derived()?;
@@ -1090,92 +1095,6 @@ fn unverified_reason(r: &Record) -> String {
         r.repetition,
         r.verify_error.as_deref().unwrap_or("no reason recorded")
     )
-}
-
-/// The figures of a finished repetition, for its log line.
-fn done_line(record: &Record) -> String {
-    let mut s = format!(
-        "{} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors",
-        record.total_operations,
-        record.throughput_ops_per_sec,
-        record.p50_latency_ms,
-        record.p99_latency_ms,
-        record.errors,
-    );
-    if let Some(r) = &record.reads {
-        s.push_str(&format!(
-            "; reads: {} ops, {:.2} ops/s, p50 {:.1} ms, p99 {:.1} ms, {} errors",
-            r.total_operations,
-            r.throughput_ops_per_sec,
-            r.p50_latency_ms,
-            r.p99_latency_ms,
-            r.errors
-        ));
-    }
-    if let Some(c) = &record.cost {
-        let each: Vec<String> = (c.usd_per_million_ops.iter())
-            .map(|(store, usd)| format!("{store} ${usd:.2}"))
-            .collect();
-        s.push_str(&format!("; a million cost {}", each.join(", ")));
-    }
-    if let Some(f) = &record.floor {
-        s.push_str(&format!(
-            "; {:.1} requests over the floor of {} ({})",
-            f.requests_over,
-            f.floor_requests,
-            f.said()
-        ));
-        if f.bytes.is_some() {
-            s.push_str(&format!("; {}", f.bytes_said()));
-        }
-    }
-    if let Some(st) = &record.storage {
-        s.push_str(&format!(
-            "; __manifest held {}",
-            bench_core::report::keeping::held(st)
-        ));
-    }
-    for f in record.roles.iter().flatten() {
-        if let Some(c) = f.cleaned {
-            s.push_str(&format!(
-                "; {} cleanups removed {} versions, {:.1} MB",
-                f.total_operations,
-                c.versions,
-                c.bytes as f64 / 1e6
-            ));
-        }
-    }
-    if let Some(offered) = record.open_loop.offered_ops_per_sec {
-        let late = record.open_loop.late_operations.unwrap_or(0);
-        let all = record.attempts.max(record.total_operations);
-        s.push_str(&format!("; offered {offered:.2}/s"));
-        if late > 0 {
-            // Behind, not a burst's queue: many late starts, and the backlog showed (the
-            // rate achieved short of the offered one, or a lag a tenth of the window).
-            let lag = record.open_loop.max_lag_ms.unwrap_or(0.0);
-            let behind = late * 10 >= all
-                && (record.throughput_ops_per_sec < 0.95 * offered
-                    || lag > record.total_duration_ms / 10.0);
-            s.push_str(&format!(
-                ", {late} of {all} started late (largest lag {lag:.0} ms){}",
-                if behind {
-                    ": FELL BEHIND the offered rate (its latencies include the wait)"
-                } else {
-                    ""
-                }
-            ));
-        }
-    }
-    if let Some(why) = &record.stopped_early {
-        s.push_str(&format!("; STOPPED EARLY: {why}"));
-    }
-    if !record.verified {
-        s.push_str(&format!(
-            "; VERIFICATION FAILED: {}",
-            record.verify_error.as_deref().unwrap_or("")
-        ));
-    }
-    s
 }
 
 /// What a finished sweep removes (`run.cleanup`): leftover copies, and with `all` the
