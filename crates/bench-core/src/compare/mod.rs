@@ -6,9 +6,11 @@
 //! is compared arm against arm, pair by pair (the paired t interval on log ratios). The
 //! tables are written by [`table`].
 
+mod command;
 pub mod counts;
 mod explain;
 mod json;
+mod paired;
 pub mod precision;
 pub mod readers;
 mod roles;
@@ -16,8 +18,12 @@ mod table;
 pub mod variants;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
+pub use command::{
+    CompareArgs, DEFAULT_BETWEEN_RUNS_PCT, DEFAULT_THRESHOLD_PCT, Format, Gate, VerdictArgs,
+    comparison, comparison_as, parse_threshold, run,
+};
+pub use paired::{inside_batches, paired, pairs_of, run_secs, wall_secs};
 pub use table::{github, markdown, tables_markdown, text, warnings};
 
 use crate::answer::Answer;
@@ -30,236 +36,6 @@ use crate::stats::{RatioTest, Spread, Unit, paired_log, spread, welch_log};
 
 /// Repetitions each side needs before a change can be a verdict.
 pub const MIN_REPETITIONS: usize = 3;
-
-/// What `bench compare` is asked (the command line's, as plain values).
-#[derive(Debug, Clone)]
-pub struct CompareArgs {
-    /// The baseline: a results directory or a results JSONL file; alone, a results
-    /// directory of `bench ab`.
-    pub a: PathBuf,
-    /// The candidate, if any.
-    pub b: Option<PathBuf>,
-    pub verdict: VerdictArgs,
-    /// The spread between separate runs, in percent, added to each interval.
-    pub between_runs: f64,
-    /// Also write the comparison as Markdown here.
-    pub markdown: Option<PathBuf>,
-    /// Within one results directory: the baseline variant.
-    pub against: Option<variants::Selector>,
-    /// With `against`: only this variant.
-    pub variant: Option<variants::Selector>,
-}
-
-/// What makes a verdict, shared by `bench compare` and `bench ab`: the noise threshold in
-/// percent, and whether a significant regression exits 5.
-#[derive(Debug, Clone)]
-pub struct VerdictArgs {
-    pub threshold: f64,
-    pub fail_on_regression: bool,
-    /// Which verdicts `fail_on_regression` exits on.
-    pub gate: Gate,
-    /// How the comparison is said on stdout.
-    pub format: Format,
-}
-
-/// Which verdicts decide the exit code with `--fail-on-regression`: the exact counts (requests,
-/// round trips, bytes per operation), the times (throughput, p50, p99), or either.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Gate {
-    Counts,
-    Time,
-    #[default]
-    Both,
-}
-
-/// How `bench compare` and `bench ab` print their comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// The tables as text, and the verdicts.
-    #[default]
-    Text,
-    /// GitHub-flavoured Markdown for a pull request comment ([`github`]): nothing else on
-    /// stdout.
-    Github,
-    /// One JSON document ([`json::json`]): nothing else on stdout.
-    Json,
-}
-
-/// Default noise threshold, in percent.
-pub const DEFAULT_THRESHOLD_PCT: f64 = 10.0;
-
-/// Default spread between separate runs of the same build, in percent: measured on a
-/// 2-core VM with local disk (docs/results.md, "How noisy is a machine").
-pub const DEFAULT_BETWEEN_RUNS_PCT: f64 = 100.0;
-
-/// A percentage as the command line gives it (`10`, `2.5`, `5%`), 0 or more.
-pub fn parse_threshold(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        _ => Err(format!("`{s}` is not a percentage (e.g. 10 or 2.5)")),
-    }
-}
-
-/// `bench compare`: the comparison (and its warnings), the Markdown written if asked;
-/// exit 5 on a significant regression with `--fail-on-regression`.
-pub fn run(args: &CompareArgs) -> Result<Answer, BenchError> {
-    let (fa, ra) = crate::sweep::resume::load(&args.a).map_err(BenchError::output)?;
-    let na = fa.display().to_string();
-    if let Some(against) = &args.against {
-        if let Some(b) = &args.b {
-            return Err(BenchError::Usage(format!(
-                "--against compares the variants inside one results directory; give one \
-                 (bench compare {na} --against {against}), not also {}",
-                b.display()
-            )));
-        }
-        return run_variants(args, &ra, &na, against);
-    }
-    let (c, na, nb) = match &args.b {
-        Some(b) => {
-            let (fb, rb) = crate::sweep::resume::load(b).map_err(BenchError::output)?;
-            let nb = fb.display().to_string();
-            if mixes_ab(&ra, &rb) {
-                let (ab, plain) = if is_ab(&ra) { (&na, &nb) } else { (&nb, &na) };
-                return Err(BenchError::Usage(format!(
-                    "{ab} holds the two arms of a `bench ab` and {plain} does not, so their \
-                     cells do not match; compare the A/B results alone (bench compare {ab}), \
-                     or with another A/B results set (arm by arm)"
-                )));
-            }
-            (
-                compare(&ra, &rb, args.verdict.threshold, args.between_runs),
-                na,
-                nb,
-            )
-        }
-        None if is_ab(&ra) => (
-            paired(&ra, args.verdict.threshold),
-            format!("{na} arm A"),
-            format!("{na} arm B"),
-        ),
-        None => {
-            return Err(BenchError::Usage(format!(
-                "{na} holds no A/B results (of `bench ab`); give two result sets: bench compare A B"
-            )));
-        }
-    };
-    if c.rows.is_empty() {
-        return Err(BenchError::output(format!(
-            "{na} and {nb} have no cell in common, so nothing can be compared (A holds {}; B \
-             holds {}); compare results of the same plan",
-            names(&c.only_a),
-            names(&c.only_b)
-        )));
-    }
-    let mut answer = comparison_as(&c, &na, &nb, args.verdict.format);
-    if let Some(path) = &args.markdown {
-        crate::files::write_atomic(path, markdown(&c, &na, &nb).as_bytes())
-            .map_err(io_err("write", path))?;
-        answer.note(format!("markdown: {}", path.display()));
-    }
-    answer.code = c.exit_code(&args.verdict);
-    Ok(answer)
-}
-
-/// `bench compare DIR --against A [--variant V]`: each variant against the baseline, then
-/// the variants in order of their throughput.
-fn run_variants(
-    args: &CompareArgs,
-    records: &[Record],
-    name: &str,
-    against: &variants::Selector,
-) -> Result<Answer, BenchError> {
-    if args.verdict.format == Format::Github {
-        return Err(BenchError::Usage(format!(
-            "--format github says one comparison (two result sets, or an A/B directory); \
-             for the variants of {name} against {against}, write them with --markdown FILE"
-        )));
-    }
-    let cs = variants::compare_variants(
-        records,
-        against,
-        args.variant.as_ref(),
-        args.verdict.threshold,
-        args.between_runs,
-    )
-    .map_err(|m| BenchError::Usage(format!("{name}: {m}")))?;
-    let mut md = String::new();
-    let mut answer = Answer::default();
-    for (i, (v, c)) in cs.iter().enumerate() {
-        if i > 0 {
-            answer.line("");
-        }
-        let (na, nb) = (
-            format!("{name}, variant {against}"),
-            format!("{name}, variant {v}"),
-        );
-        let one = comparison(c, &na, &nb);
-        answer.stdout.push_str(&one.stdout);
-        answer.stderr.extend(one.stderr);
-        md.push_str(&format!(
-            "## {v} against {against}\n\n{}\n",
-            markdown(c, &na, &nb)
-        ));
-        answer.code = answer.code.max(c.exit_code(&args.verdict));
-    }
-    // The ranking, with one variant too (its line sums its cells up).
-    answer.line(format!(
-        "\nvariants by throughput against {against}, best first:"
-    ));
-    md.push_str(&format!("## Variants by throughput against {against}\n\n"));
-    for line in variants::ranking(&cs, against) {
-        answer.line(format!("  {line}"));
-        md.push_str(&format!("- {line}\n"));
-    }
-    if let Some(path) = &args.markdown {
-        crate::files::write_atomic(path, md.as_bytes()).map_err(io_err("write", path))?;
-        answer.note(format!("markdown: {}", path.display()));
-    }
-    Ok(answer)
-}
-
-/// Whether records are of `bench ab` (each carries its arm).
-fn is_ab(records: &[Record]) -> bool {
-    records.iter().any(|r| r.arm.is_some())
-}
-
-/// One results set of `bench ab` and one of `bench run`: their cells never match.
-fn mixes_ab(a: &[Record], b: &[Record]) -> bool {
-    is_ab(a) != is_ab(b)
-}
-
-/// A few cell ids, for a message.
-fn names(ids: &[String]) -> String {
-    match ids.len() {
-        0 => "no cells".to_string(),
-        n if n <= 3 => ids.join(", "),
-        n => format!("{}, … ({n} cells)", ids[..3].join(", ")),
-    }
-}
-
-/// A comparison in `format`, with its warnings (on stderr in either).
-pub fn comparison_as(c: &Comparison, na: &str, nb: &str, format: Format) -> Answer {
-    let mut answer = comparison(c, na, nb);
-    match format {
-        Format::Text => {}
-        Format::Github => answer.stdout = github(c, na, nb),
-        Format::Json => answer.stdout = json::json(c, na, nb),
-    }
-    answer
-}
-
-/// A comparison as text, with its warnings.
-pub fn comparison(c: &Comparison, na: &str, nb: &str) -> Answer {
-    Answer {
-        stdout: format!("A: {na}\nB: {nb}\n\n{}", text(c)),
-        stderr: warnings(c, na, nb)
-            .into_iter()
-            .map(|w| format!("warning: {w}"))
-            .collect(),
-        code: exit::OK,
-    }
-}
 
 /// The three compared figures, in the order of the tables.
 pub const METRICS: usize = 3;
@@ -779,226 +555,14 @@ pub fn compare(
     c
 }
 
-/// Compare arm A with arm B of an A/B results set, pair by pair. Pairs of whole runs
-/// (repetition `i` of A with repetition `i` of B, run back to back on fresh copies of the
-/// same golden) by the paired t-test on log ratios; pairs formed inside each run
-/// (lockstep, slices, duet: the records' `paired` units) by the ratio estimator with batch
-/// means (see `stats::paired`).
-pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
-    let t = threshold_pct / 100.0;
-    let arm_of = |name: &str| planted(records.iter().filter(|r| r.arm.as_deref() == Some(name)));
-    let mut c = Comparison {
-        threshold_pct,
-        paired: true,
-        planted: [arm_of(ARM_A), arm_of(ARM_B)],
-        ..Comparison::default()
-    };
-    let all = cells(records);
-    let arm = |x: &CellRecords<'_>| x.first().arm.clone();
-    let b_of: BTreeMap<&str, &CellRecords<'_>> = all
-        .iter()
-        .filter(|x| arm(x).as_deref() == Some(ARM_B))
-        .map(|x| (x.first().bench_tag.as_str(), x))
-        .collect();
-    let mut seen = BTreeSet::new();
-    for xa in all.iter().filter(|x| arm(x).as_deref() == Some(ARM_A)) {
-        let tag = xa.first().bench_tag.as_str();
-        seen.insert(tag);
-        let Some(xb) = b_of.get(tag) else {
-            c.only_a.push(tag.to_string());
-            continue;
-        };
-        let (pa, pb) = pairs_of(&xa.reps, &xb.reps);
-        for (reads, rows, per_sec) in [
-            (false, &mut c.rows, "ops/s"),
-            (true, &mut c.read_rows, "reads/s"),
-        ] {
-            let (Some(fa), Some(fb)) = (figures(&pa, reads), figures(&pb, reads)) else {
-                continue;
-            };
-            let mut r = paired_row(tag, (fa, fb), (&pa, &pb), reads, t, per_sec);
-            r.explanation = (!reads).then(|| explain::explain(&pa, &pb)).flatten();
-            rows.push(r);
-        }
-        c.counts.extend(counts::count_row(tag, &pa, &pb));
-        c.readers
-            .extend(readers::ReaderRow::of(tag, (&pa, &pb), 0.0));
-        c.rows.extend(roles::rows((&pa, &pb), true, (t, 0.0)));
-        if let (Some(a), Some(b)) = (io_figures(&pa), io_figures(&pb)) {
-            c.io_rows.push(IoRow {
-                cell: tag.to_string(),
-                a,
-                b,
-            });
-        }
-    }
-    c.only_b = b_of
-        .keys()
-        .filter(|k| !seen.contains(*k))
-        .map(|k| k.to_string())
-        .collect();
-    c
-}
-
-/// The pairs of records: the repetitions both arms have, the last record of each (a
-/// repetition recorded twice, e.g. after a lone half of a pair was kept, counts once).
-pub fn pairs_of<'a>(a: &[&'a Record], b: &[&'a Record]) -> (Vec<&'a Record>, Vec<&'a Record>) {
-    let last = |v: &[&'a Record]| -> BTreeMap<u32, &'a Record> {
-        v.iter().map(|r| (r.repetition, *r)).collect()
-    };
-    let (la, lb) = (last(a), last(b));
-    la.iter()
-        .filter_map(|(rep, ra)| lb.get(rep).map(|rb| (*ra, *rb)))
-        .unzip()
-}
-
-/// Wall seconds of a record's run, copies and verification included (`wall_ms`); of
-/// records without it, from its start to its end.
-pub fn wall_secs(r: &Record) -> f64 {
-    r.wall_ms.map_or_else(|| run_secs(r), |ms| ms / 1000.0)
-}
-
-/// Wall seconds of a record's run, from its start to its end.
-pub fn run_secs(r: &Record) -> f64 {
-    let t = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
-    match (t(&r.started_at), t(&r.finished_at)) {
-        (Some(a), Some(b)) => (b - a).num_milliseconds().max(0) as f64 / 1000.0,
-        _ => 0.0,
-    }
-}
-
-/// The runs of a cell whose pairs formed inside them (records in pairs, A's and B's of each
-/// repetition), summed: of its operations or of a mixed cell's reads; with the pilot's runs
-/// apart when `--precision` fixed the count after a pilot; and the number of pairs. `None`
-/// unless every record carries its units.
-pub fn inside_batches(
-    pa: &[&Record],
-    pb: &[&Record],
-    reads: bool,
-) -> Option<(Vec<Batch>, Option<Vec<Batch>>, usize)> {
-    pa.first()?.paired.as_ref()?;
-    let pilot = pa
-        .iter()
-        .chain(pb)
-        .filter_map(|r| r.paired.as_ref()?.pilot_repetitions)
-        .max();
-    let (mut all, mut before, mut pairs) = (Vec::new(), Vec::new(), 0);
-    for (ra, rb) in pa.iter().zip(pb) {
-        let (ua, ub) = (ra.paired.as_ref()?, rb.paired.as_ref()?);
-        let (ua, ub) = if reads {
-            (ua.reads(), ub.reads())
-        } else {
-            (ua.ops(), ub.ops())
-        };
-        if ua.is_empty() || ub.is_empty() {
-            continue;
-        }
-        pairs += ua.len().min(ub.len());
-        let run = run_batch(&ua, &ub);
-        if pilot.is_some_and(|p| ra.repetition <= p) {
-            before.push(run);
-        }
-        all.push(run);
-    }
-    Some((all, pilot.map(|_| before), pairs))
-}
-
-/// A row of an A/B comparison: from pairs inside the runs when the records carry them,
-/// else from pairs of whole runs.
-fn paired_row(
-    cell: &str,
-    (fa, fb): (Figures, Figures),
-    (pa, pb): (&[&Record], &[&Record]),
-    reads: bool,
-    t: f64,
-    per_sec: &'static str,
-) -> Row {
-    let secs: f64 = pa.iter().chain(pb).map(|r| wall_secs(r)).sum();
-    if let Some((all, pilot, pairs)) = inside_batches(pa, pb, reads) {
-        let kind = pa[0].paired.as_ref().map(|p| p.pairing);
-        let per_op = kind.is_some_and(|k| k.per_operation(pa[0].mode == ModeKind::Continuous));
-        // Paired runs run both arms at once: their records share one wall time.
-        let secs: f64 = pa.iter().map(|r| wall_secs(r)).sum();
-        // A test needs as many runs as an unpaired one needs repetitions.
-        let enough = all.len() >= MIN_REPETITIONS;
-        let throughput = enough
-            .then(|| throughput_ratio(&all, pilot.as_deref()))
-            .flatten();
-        // Medians run by run where a unit is one operation; p99 has no paired test.
-        let p50 = (enough && per_op && !reads)
-            .then(|| {
-                let runs: Vec<(Vec<Unit>, Vec<Unit>)> = pa
-                    .iter()
-                    .zip(pb)
-                    .filter_map(|(a, b)| Some((a.paired.as_ref()?.ops(), b.paired.as_ref()?.ops())))
-                    .collect();
-                let refs: Vec<(&[Unit], &[Unit])> =
-                    runs.iter().map(|(a, b)| (&a[..], &b[..])).collect();
-                median_ratio(&refs)
-            })
-            .flatten();
-        let tests = [throughput, p50, None];
-        let ratios = estimates(&tests, median_ratios(&fa, &fb));
-        let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
-        r.pairs = Some(PairsBehind {
-            pairing: kind.map_or("inside", PairingKind::as_str),
-            pairs,
-            runs: all.len(),
-            secs,
-        });
-        return r;
-    }
-    run_pairs_row(cell, (fa, fb), pa.len(), secs, t, per_sec)
-}
-
-/// A row of pairs of whole runs (repetition `i` of A with repetition `i` of B): the paired
-/// t-test on their log ratios, figure by figure.
-fn run_pairs_row(
-    cell: &str,
-    (fa, fb): (Figures, Figures),
-    runs: usize,
-    secs: f64,
-    t: f64,
-    per_sec: &'static str,
-) -> Row {
-    let enough = runs >= MIN_REPETITIONS;
-    let tests = std::array::from_fn(|i| {
-        let enough = enough && fa.testable(i) && fb.testable(i);
-        let pairs: Vec<(f64, f64)> = fa.values[i]
-            .iter()
-            .copied()
-            .zip(fb.values[i].iter().copied())
-            .collect();
-        enough.then(|| paired_log(&pairs)).flatten()
-    });
-    // Untested, the geometric mean of the pairs' ratios all the same (as a test would).
-    let untested = std::array::from_fn(|i| {
-        let logs: Option<Vec<f64>> = fa.values[i]
-            .iter()
-            .zip(&fb.values[i])
-            .map(|(&x, &y)| (x > 0.0 && y > 0.0).then(|| (y / x).ln()))
-            .collect();
-        logs.filter(|l| !l.is_empty())
-            .map(|l| (l.iter().sum::<f64>() / l.len() as f64).exp())
-    });
-    let ratios = estimates(&tests, untested);
-    let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
-    r.pairs = Some(PairsBehind {
-        pairing: "runs",
-        pairs: runs,
-        runs,
-        secs,
-    });
-    r
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::export::record::tests::record;
     use crate::plan::Variant;
+    use command::mixes_ab;
 
-    fn reps(tps: &[f64], arm: Option<&str>) -> Vec<Record> {
+    pub(crate) fn reps(tps: &[f64], arm: Option<&str>) -> Vec<Record> {
         tps.iter()
             .enumerate()
             .map(|(i, &t)| {
@@ -1145,20 +709,6 @@ pub(crate) mod tests {
         );
     }
 
-    #[test]
-    fn ab_results_are_compared_pair_by_pair() {
-        // Drift over time: each pair B is 20 % slower than its A.
-        let a = reps(&[100.0, 90.0, 80.0, 70.0, 60.0], Some("A"));
-        let b = reps(&[80.0, 72.5, 64.0, 55.5, 48.0], Some("B"));
-        let records: Vec<Record> = a.into_iter().chain(b).collect();
-        let c = paired(&records, 10.0);
-        assert!(c.paired);
-        assert_eq!(c.rows.len(), 1);
-        let t = c.rows[0].tests[0].unwrap();
-        assert!(t.ci.0 < 0.8 && 0.8 < t.ci.1 && t.ci.1 < 0.9, "{t:?}");
-        assert_eq!(c.regressions(), 1);
-    }
-
     /// Two A/B results sets compare arm by arm: A's arm A with B's arm A, A's arm B with
     /// B's arm B (not every arm against B's arm B).
     #[test]
@@ -1297,52 +847,5 @@ separate runs differ by what the machine did between them; to decide between two
         );
         r.arm = Some(arm.to_string());
         r
-    }
-
-    #[test]
-    fn pairs_inside_runs_give_the_pooled_ratio_inside_its_interval() {
-        // B 8 % slower on every operation: throughput ratio 1/1.08, p50 ratio 1.08.
-        let records = lockstep(6, 60, 1.08);
-        let c = paired(&records, 5.0);
-        let r = &c.rows[0];
-        let t = r.tests[0].unwrap();
-        assert!((t.ratio - 1.0 / 1.08).abs() < 0.002, "{t:?}");
-        assert_eq!(
-            r.ratios[0],
-            Some(t.ratio),
-            "the printed ratio is the estimate"
-        );
-        assert!(t.ci.0 <= t.ratio && t.ratio <= t.ci.1);
-        let p50 = r.tests[1].unwrap();
-        assert!((p50.ratio - 1.08).abs() < 0.03, "{p50:?}");
-        assert!(r.tests[2].is_none(), "p99 has no paired test");
-        assert_eq!(r.changes[0], Change::Worse);
-        let p = r.pairs.as_ref().unwrap();
-        assert_eq!((p.pairing, p.pairs, p.runs), ("lockstep", 360, 6));
-        assert!(
-            r.verdict().starts_with("REGRESSION (ops/s -7.4%"),
-            "{}",
-            r.verdict()
-        );
-        // Identical arms but for B's own noise: within noise.
-        let c = paired(&lockstep(6, 60, 1.0), 5.0);
-        assert_eq!(c.rows[0].verdict(), "within noise");
-        // Too few pairs for a test: no verdict, said so.
-        let c = paired(&lockstep(2, 30, 1.5), 5.0);
-        assert_eq!(c.rows[0].verdict(), "no verdict (2 runs; a test needs 3)");
-    }
-
-    #[test]
-    fn paired_runs_print_their_own_estimate() {
-        // Pairs of runs whose ratio of medians (0.97) differs from the pairs' geometric mean.
-        let a = reps(&[100.0, 50.0, 80.0, 120.0, 90.0], Some("A"));
-        let b = reps(&[110.0, 60.0, 78.0, 116.0, 100.0], Some("B"));
-        let records: Vec<Record> = a.into_iter().chain(b).collect();
-        let c = paired(&records, 10.0);
-        let r = &c.rows[0];
-        let t = r.tests[0].unwrap();
-        assert_eq!(r.ratios[0], Some(t.ratio));
-        assert!(t.ci.0 <= t.ratio && t.ratio <= t.ci.1);
-        assert_eq!(r.pairs.as_ref().unwrap().pairing, "runs");
     }
 }

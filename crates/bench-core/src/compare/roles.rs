@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Figures, Row, run_pairs_row, unpaired_row, wall_secs};
+use super::paired::run_pairs_row;
+use super::{Figures, Row, unpaired_row, wall_secs};
 use crate::export::Record;
 
 /// A cell of roles: each (role, operation) of its mix, its figures in every repetition

@@ -12,7 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Comparison, MIN_REPETITIONS, figures, io_figures, paired_row, pairs_of, unpaired_row};
+use super::paired::paired_row;
+use super::{Comparison, MIN_REPETITIONS, figures, io_figures, pairs_of, unpaired_row};
 use crate::export::{CellRecords, Record, cells};
 
 /// A dimension a variant is named by.
