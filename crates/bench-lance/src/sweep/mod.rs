@@ -4,8 +4,13 @@
 
 mod ab;
 mod cell;
+mod extend;
+mod goldens;
+mod open;
+mod outputs;
 mod pairing;
 mod run;
+mod runner;
 mod servers;
 mod stored;
 mod views;
