@@ -80,7 +80,8 @@ impl Provenance<'_> {
     }
 }
 
-/// What the verification of a cell's `__manifest` found.
+/// What the judges found of a run: verification, of its copy; the consistency checker, of
+/// its history.
 pub struct Verification {
     pub rows_before: u64,
     pub rows_after: u64,
@@ -93,6 +94,9 @@ pub struct Verification {
     /// The copy's versions after the cell's first that verification held against the cell's
     /// commits ([`crate::audit::judge`]); `None` where it did not read them.
     pub chain: Option<u64>,
+    /// The checker's findings on the cell's history ([`Measured::consistency`], run once
+    /// verification has marked the writes that did not succeed).
+    pub consistency: Option<crate::consistency::Consistency>,
 }
 
 impl ReadFigures {
@@ -343,14 +347,7 @@ fn ran(cell: &Cell, m: &Measured) -> Ran {
 
 /// The record of one run of `cell`: one line a field, in the record's order but for those
 /// that borrow what a later one moves out (the verification's, the provenance's), first.
-/// `consistency`: the checker's findings on the cell's history ([`Measured::consistency`]).
-pub fn assemble(
-    cell: &Cell,
-    m: &Measured,
-    v: Verification,
-    consistency: Option<crate::consistency::Consistency>,
-    p: Provenance<'_>,
-) -> Record {
+pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let (l, count, window_ms, own_ms, path, io) = ran(cell, m);
     Record {
         abandoned_landed: abandoned_landed(cell, m, &v),
@@ -443,7 +440,7 @@ pub fn assemble(
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
         roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms, p.prices)),
-        consistency,
+        consistency: v.consistency,
         planted: m.planted.iter().cloned().collect(),
         draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),

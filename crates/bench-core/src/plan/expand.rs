@@ -43,21 +43,9 @@ fn builds(plan: &Plan) -> Vec<Option<CellBuild>> {
         .collect()
 }
 
-/// Expand the matrix in the reference's order: for each inline variant, for each size: its
-/// golden, then the continuous cell, then one concurrent cell per concurrency, then (bench's
-/// addition) one mixed cell per client count. Each of those is one cell per variant of
-/// builds and `[matrix.properties]` (builds outermost), side by side.
-pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
-    let builds = builds(plan);
-    let dimensions: Vec<(String, Vec<String>)> =
-        (plan.property_matrix.iter().chain(&plan.env_matrix).cloned()).collect();
-    // Each combination of properties and variables over each transport (innermost).
-    let combinations: Vec<(Vec<(String, String)>, Transport)> =
-        (property_combinations(&dimensions).into_iter())
-            .flat_map(|c| plan.transports.iter().map(move |&t| (c.clone(), t)))
-            .collect();
-    let is_env = |k: &str| plan.env_matrix.iter().any(|(e, _)| e == k);
-    let mut steps = Vec::new();
+/// The goldens of a plan, in the reference's order: for each inline variant, each size (or
+/// tree of `[fixture]`), each history of the shared table.
+fn goldens(plan: &Plan) -> Vec<GoldenSpec> {
     // A plan of table operations has a golden per history of its shared table.
     let histories: Vec<Option<u64>> = match &plan.table {
         Some(t) => t.versions.iter().copied().map(Some).collect(),
@@ -79,56 +67,99 @@ pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
             }));
         }
     }
-    for golden in goldens {
+    goldens
+}
+
+/// What one workload of one golden is run under, side by side: each build, each
+/// combination of `[matrix.properties]` and `[matrix.env]`, each transport (innermost).
+struct Variants<'p> {
+    plan: &'p Plan,
+    root: &'p str,
+    builds: Vec<Option<CellBuild>>,
+    combinations: Vec<(Vec<(String, String)>, Transport)>,
+}
+
+/// A cell's work: its mode, its roles and the distribution its roles' targets follow.
+type Work = (Mode, Vec<super::Role>, Option<String>);
+
+impl<'p> Variants<'p> {
+    fn new(plan: &'p Plan, root: &'p str) -> Variants<'p> {
+        let dimensions: Vec<(String, Vec<String>)> =
+            (plan.property_matrix.iter().chain(&plan.env_matrix).cloned()).collect();
+        let combinations = (property_combinations(&dimensions).into_iter())
+            .flat_map(|c| plan.transports.iter().map(move |&t| (c.clone(), t)))
+            .collect();
+        Variants {
+            plan,
+            root,
+            builds: builds(plan),
+            combinations,
+        }
+    }
+
+    /// The cells of one workload on `golden`, one per variant.
+    fn of(&self, golden: GoldenSpec, (mode, roles, targets): Work) -> Vec<Step> {
+        let (plan, root) = (self.plan, self.root);
+        let is_env = |k: &str| plan.env_matrix.iter().any(|(e, _)| e == k);
+        let mut variants = Vec::new();
+        for build in &self.builds {
+            for (varied, transport) in &self.combinations {
+                let (env, props): (Vec<_>, Vec<_>) =
+                    varied.iter().cloned().partition(|(k, _)| is_env(k));
+                let mut named = varied.clone();
+                named.extend(targets.clone().map(|t| ("targets".to_string(), t)));
+                named.extend(super::transport::varied(*transport, &plan.transports));
+                let mut properties = plan.namespace.clone();
+                properties.extend(props);
+                let mut vars = plan.env.clone();
+                vars.extend(env);
+                variants.push(Step::Cell(Cell {
+                    golden,
+                    mode,
+                    operation: headline(&roles).unwrap_or(plan.operation),
+                    commit_retries: plan.commit_retries_with(&properties),
+                    warmup: plan.run.warmup_operations,
+                    root: root.to_string(),
+                    storage: plan.storage.clone(),
+                    properties,
+                    varied: named,
+                    env: vars,
+                    attempt_timeout_ms: plan.run.attempt_timeout_ms,
+                    rows_per_commit: plan.table.as_ref().map(|t| t.rows_per_commit),
+                    page_size: plan.page_size,
+                    build: build.clone(),
+                    arms: plan.arms.clone(),
+                    s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
+                    transport: *transport,
+                    rest_uri: (transport.catalog() == Catalog::Theirs)
+                        .then(|| plan.rest.external.clone())
+                        .flatten(),
+                    roles: roles.clone(),
+                    seed: plan.roles.as_ref().map_or(0, |r| r.workload.seed),
+                    seed_per_repetition: (plan.roles.as_ref())
+                        .is_some_and(|r| r.workload.seed_per_repetition),
+                    storage_sample_secs: (plan.roles.as_ref())
+                        .and_then(|r| r.workload.storage_sample_secs),
+                }));
+            }
+        }
+        variants
+    }
+}
+
+/// Expand the matrix in the reference's order: for each inline variant, for each size: its
+/// golden, then the continuous cell, then one concurrent cell per concurrency, then (bench's
+/// addition) one mixed cell per client count. Each of those is one cell per variant of
+/// builds and `[matrix.properties]` (builds outermost), side by side.
+pub fn expand(plan: &Plan, root: &str) -> Vec<Step> {
+    let variants = Variants::new(plan, root);
+    let mut steps = Vec::new();
+    for golden in goldens(plan) {
         // An external server's cells run on its catalog as it is: no golden to build.
         if plan.rest.external.is_none() {
             steps.push(Step::Golden(golden));
         }
-        let cell = |(mode, roles, targets): (Mode, Vec<super::Role>, Option<String>)| {
-            let mut variants = Vec::new();
-            for build in &builds {
-                for (varied, transport) in &combinations {
-                    let (env, props): (Vec<_>, Vec<_>) =
-                        varied.iter().cloned().partition(|(k, _)| is_env(k));
-                    let mut named = varied.clone();
-                    named.extend(targets.clone().map(|t| ("targets".to_string(), t)));
-                    named.extend(super::transport::varied(*transport, &plan.transports));
-                    let mut properties = plan.namespace.clone();
-                    properties.extend(props);
-                    let mut vars = plan.env.clone();
-                    vars.extend(env);
-                    variants.push(Step::Cell(Cell {
-                        golden,
-                        mode,
-                        operation: headline(&roles).unwrap_or(plan.operation),
-                        commit_retries: plan.commit_retries_with(&properties),
-                        warmup: plan.run.warmup_operations,
-                        root: root.to_string(),
-                        storage: plan.storage.clone(),
-                        properties,
-                        varied: named,
-                        env: vars,
-                        attempt_timeout_ms: plan.run.attempt_timeout_ms,
-                        rows_per_commit: plan.table.as_ref().map(|t| t.rows_per_commit),
-                        page_size: plan.page_size,
-                        build: build.clone(),
-                        arms: plan.arms.clone(),
-                        s3_shaped: plan.run.s3_shaped_local && !root.starts_with("s3://"),
-                        transport: *transport,
-                        rest_uri: (transport.catalog() == Catalog::Theirs)
-                            .then(|| plan.rest.external.clone())
-                            .flatten(),
-                        roles: roles.clone(),
-                        seed: plan.roles.as_ref().map_or(0, |r| r.workload.seed),
-                        seed_per_repetition: (plan.roles.as_ref())
-                            .is_some_and(|r| r.workload.seed_per_repetition),
-                        storage_sample_secs: (plan.roles.as_ref())
-                            .and_then(|r| r.workload.storage_sample_secs),
-                    }));
-                }
-            }
-            variants
-        };
+        let cell = |workload: Work| variants.of(golden, workload);
         let alone = |mode| (mode, Vec::new(), None);
         if let Some(c) = &plan.continuous {
             steps.extend(cell(alone(Mode::Continuous {

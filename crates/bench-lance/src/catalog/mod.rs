@@ -777,6 +777,31 @@ pub enum Observed {
     Cleaned(bench_core::oplog::Cleaned),
 }
 
+// How [`execute`] asks: the request of an operation on one entry (its id, the rest as
+// lance defaults it); a look-up's, its call named ([`named_call`]); and a call whose
+// response's context may say the version it made or served ([`hear`]).
+macro_rules! on {
+    ($request:ident, $id:expr) => {
+        $request {
+            id: Some($id),
+            ..Default::default()
+        }
+    };
+}
+macro_rules! named {
+    ($request:ident, $id:expr) => {
+        $request {
+            context: named_call(),
+            ..on!($request, $id)
+        }
+    };
+}
+macro_rules! heard {
+    ($call:expr) => {
+        hear($call.await?.told())
+    };
+}
+
 /// Run one operation on the entry `aim` names ([`Targets::of`], [`RoleTargets::of`]), and
 /// what it showed.
 pub async fn execute(
@@ -799,30 +824,6 @@ pub async fn execute(
             ))
         })
     };
-    // The request of an operation on one entry: its id, the rest as lance defaults it.
-    macro_rules! on {
-        ($request:ident) => {
-            $request {
-                id: Some(id),
-                ..Default::default()
-            }
-        };
-    }
-    // The request of a look-up, its call named ([`named_call`]).
-    macro_rules! named {
-        ($request:ident) => {
-            $request {
-                context: named_call(),
-                ..on!($request)
-            }
-        };
-    }
-    // A call whose response's context may say the version it made or served ([`hear`]).
-    macro_rules! heard {
-        ($call:expr) => {
-            hear($call.await?.told())
-        };
-    }
     match op {
         Operation::ListNamespaces { .. } => {
             return Ok(Observed::Names(list(&ns, false, id, page_size).await?));
@@ -832,22 +833,25 @@ pub async fn execute(
         }
         // A read names its call, for the server's account of it where its answer cannot say
         // the version (a look-up's has no body; one loaded unseen is told later).
-        Operation::DescribeTable { .. } => heard!(ns.describe_table(named!(DescribeTableRequest))),
+        Operation::DescribeTable { .. } => {
+            heard!(ns.describe_table(named!(DescribeTableRequest, id)))
+        }
         Operation::DescribeNamespace { .. } => {
-            heard!(ns.describe_namespace(named!(DescribeNamespaceRequest)))
+            heard!(ns.describe_namespace(named!(DescribeNamespaceRequest, id)))
         }
         Operation::NamespaceExists { .. } => {
-            ns.namespace_exists(named!(NamespaceExistsRequest)).await?
+            ns.namespace_exists(named!(NamespaceExistsRequest, id))
+                .await?
         }
-        Operation::TableExists { .. } => ns.table_exists(named!(TableExistsRequest)).await?,
-        Operation::DropTable => heard!(ns.drop_table(on!(DropTableRequest))),
-        Operation::DeregisterTable => heard!(ns.deregister_table(on!(DeregisterTableRequest))),
-        Operation::DropNamespace => heard!(ns.drop_namespace(on!(DropNamespaceRequest))),
-        Operation::CreateNamespace => heard!(ns.create_namespace(on!(CreateNamespaceRequest))),
+        Operation::TableExists { .. } => ns.table_exists(named!(TableExistsRequest, id)).await?,
+        Operation::DropTable => heard!(ns.drop_table(on!(DropTableRequest, id))),
+        Operation::DeregisterTable => heard!(ns.deregister_table(on!(DeregisterTableRequest, id))),
+        Operation::DropNamespace => heard!(ns.drop_namespace(on!(DropNamespaceRequest, id))),
+        Operation::CreateNamespace => heard!(ns.create_namespace(on!(CreateNamespaceRequest, id))),
         Operation::CreateTable => {
-            heard!(ns.create_table(on!(CreateTableRequest), table_data.clone()))
+            heard!(ns.create_table(on!(CreateTableRequest, id), table_data.clone()))
         }
-        Operation::DeclareTable => heard!(ns.declare_table(on!(DeclareTableRequest))),
+        Operation::DeclareTable => heard!(ns.declare_table(on!(DeclareTableRequest, id))),
         // With the namespace managing the versions, the append commits through its
         // create_table_version.
         Operation::TableAppend | Operation::CreateTableVersion => {

@@ -96,6 +96,7 @@ async fn verification(
                     table: None,
                     state_bytes: None,
                     chain: None,
+                    consistency: None,
                 };
             }
         },
@@ -146,6 +147,7 @@ async fn verification(
         table: v.table,
         state_bytes,
         chain: v.chain,
+        consistency: None,
     }
 }
 
@@ -306,10 +308,10 @@ impl Run<'_> {
         let mut measured = measured;
         for (k, (m, root)) in measured.iter_mut().zip(self.roots).enumerate() {
             crate::fault::lose_manifest(root);
-            let v = verification(cell, root, self.job.golden, &golden_root, m).await;
+            let mut v = verification(cell, root, self.job.golden, &golden_root, m).await;
             // The checker reads the log as verification left it (each write that did not
             // succeed looked up).
-            let consistency = m.consistency(v.chain);
+            v.consistency = m.consistency(v.chain);
             let p = Provenance {
                 plan: &self.sweep.plan.name,
                 arm: arms[k].name,
@@ -321,7 +323,7 @@ impl Run<'_> {
                 storage_scheme: self.scheme,
                 prices: &self.sweep.prices,
             };
-            let mut r = assemble::assemble(cell, m, v, consistency, p);
+            let mut r = assemble::assemble(cell, m, v, p);
             // The coordinator's own hooks too (a planted fault of its own, the cache of the
             // servers it starts).
             r.planted.extend(bench_core::protocol::planted(&|k: &str| {

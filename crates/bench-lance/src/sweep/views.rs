@@ -187,73 +187,96 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     Ok(s)
 }
 
+/// The plan's cells by where they stand, and what `bench status` lists of them.
+#[derive(Default)]
+struct Tally {
+    count: std::collections::HashMap<CellStatus, usize>,
+    /// Cells with some of their repetitions recorded.
+    partial: Vec<String>,
+    /// Failed cells, each with its reason.
+    failures: Vec<String>,
+    /// Stale cells whose runs are another store's.
+    elsewhere: usize,
+    /// Stale cells whose build changed.
+    rebuilt: Vec<String>,
+}
+
+impl Tally {
+    fn of(sweep: &Sweep, state: &State, records: &[Record], live: bool) -> Tally {
+        let arms = arms_in(records);
+        let mut t = Tally::default();
+        for c in &sweep.cells() {
+            let st = sweep.standing(state, records, c, &arms, live);
+            *t.count.entry(st.status).or_insert(0) += 1;
+            if st.status == CellStatus::Stale {
+                match super::resume::stale_reason(state, records, c) {
+                    Stale::Store => t.elsewhere += 1,
+                    why @ Stale::Build { .. } => {
+                        t.rebuilt.push(format!("  {}: {}\n", c.id(), why.label()))
+                    }
+                    Stale::Plan => {}
+                }
+            }
+            if st.partial() {
+                t.partial.push(format!("  {}: {}\n", c.id(), st.label()));
+            }
+            if st.status == CellStatus::Failed {
+                let reason = state.cells[&c.id()].reason.clone().unwrap_or_default();
+                let reason = reason.replace('\n', "\n      ");
+                t.failures.push(format!("  {}: {reason}\n", c.id()));
+            }
+        }
+        t
+    }
+
+    fn n(&self, st: CellStatus) -> usize {
+        self.count.get(&st).copied().unwrap_or(0)
+    }
+}
+
+/// Who holds the directory, and which cells it runs now (`live`: the pid of the run that
+/// holds it).
+fn running_note(state: &State, live: Option<u32>, running_cells: usize) -> String {
+    let Some(pid) = live else {
+        return String::new();
+    };
+    let running: Vec<&str> = (state.cells.iter())
+        .filter(|(_, c)| c.status == crate::state::Status::Running)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let now = match running.is_empty() {
+        true => String::new(),
+        false => format!("; running now: {}", running.join(", ")),
+    };
+    format!(", {running_cells} running (bench run pid {pid} holds the directory{now})")
+}
+
 /// `bench status`: counts of done / failed / pending / stale cells, each failure with its
 /// reason, and where the outputs are. Reads only.
 pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
     let records = records_for_display(sweep);
-    let cells = sweep.cells();
     let arms = arms_in(&records);
     let live = crate::lock::holder(&sweep.out);
-    let mut count = std::collections::HashMap::new();
-    let (mut partial, mut failures) = (Vec::new(), Vec::new());
-    let (mut elsewhere, mut rebuilt) = (0, Vec::new());
-    for c in &cells {
-        let st = sweep.standing(&state, &records, c, &arms, live.is_some());
-        *count.entry(st.status).or_insert(0) += 1;
-        if st.status == CellStatus::Stale {
-            match super::resume::stale_reason(&state, &records, c) {
-                Stale::Store => elsewhere += 1,
-                why @ Stale::Build { .. } => {
-                    rebuilt.push(format!("  {}: {}\n", c.id(), why.label()))
-                }
-                Stale::Plan => {}
-            }
-        }
-        if st.partial() {
-            partial.push(format!("  {}: {}\n", c.id(), st.label()));
-        }
-        if st.status == CellStatus::Failed {
-            let reason = state.cells[&c.id()].reason.clone().unwrap_or_default();
-            failures.push(format!(
-                "  {}: {}\n",
-                c.id(),
-                reason.replace('\n', "\n      ")
-            ));
-        }
-    }
-    let n = |st: CellStatus| count.get(&st).copied().unwrap_or(0);
-    let stale = stale_counts(n(CellStatus::Stale), elsewhere, rebuilt.len());
+    let t = Tally::of(sweep, &state, &records, live.is_some());
+    let stale = stale_counts(t.n(CellStatus::Stale), t.elsewhere, t.rebuilt.len());
     let mut s = format!(
         "plan `{}`{}: {} cells: {} done, {} failed, {} pending, {stale}, {} interrupted{}\n",
         sweep.plan.name,
         shard_note(sweep),
-        cells.len(),
-        n(CellStatus::Done),
-        n(CellStatus::Failed),
-        n(CellStatus::Pending),
-        n(CellStatus::Interrupted),
-        match live {
-            Some(pid) => {
-                let running: Vec<&str> = state
-                    .cells
-                    .iter()
-                    .filter(|(_, c)| c.status == crate::state::Status::Running)
-                    .map(|(id, _)| id.as_str())
-                    .collect();
-                format!(
-                    ", {} running (bench run pid {pid} holds the directory{})",
-                    n(CellStatus::Running),
-                    if running.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; running now: {}", running.join(", "))
-                    }
-                )
-            }
-            None => String::new(),
-        },
+        sweep.cells().len(),
+        t.n(CellStatus::Done),
+        t.n(CellStatus::Failed),
+        t.n(CellStatus::Pending),
+        t.n(CellStatus::Interrupted),
+        running_note(&state, live, t.n(CellStatus::Running)),
     );
+    let Tally {
+        partial,
+        failures,
+        rebuilt,
+        ..
+    } = t;
     if !partial.is_empty() {
         s.push_str("cells with some of their repetitions recorded (`bench run` runs the rest):\n");
         s.extend(partial);

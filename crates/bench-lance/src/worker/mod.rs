@@ -24,7 +24,7 @@ use crate::catalog::counting::Counters;
 use crate::catalog::{self, CatalogConfig};
 use crate::trace::TracedOp;
 use attempt::Planted;
-use pacing::{read_commands, released};
+use pacing::{Commands, read_commands, released};
 use plan::RoleClient;
 use report::{LIVE, emit};
 
@@ -93,6 +93,8 @@ struct Session {
     role: Option<std::sync::Mutex<RoleClient>>,
 }
 
+/// A worker's life: its session opened, its warm-up, `ready`, the release, its
+/// operations, and `done` with what it measured.
 pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     let env = |k: &str| std::env::var(k).ok();
     if args.rank_from_env {
@@ -105,52 +107,10 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     if let Some(d) = env_ms(START_DELAY_ENV) {
         tokio::time::sleep(d).await;
     }
-    let cfg = catalog_config(&args.root, args.inline, args.commit_retries, args.s3_shaped)?;
-    let counters = Arc::new(Counters::default());
-    let ns = open(&cfg, &counters, args.rest_uri()).await?;
-    // Table operations (the cell's, or a mixed cell's read) get the shared table's rows
-    // (the plan's default where a coordinator does not say) and a counted session.
-    let on_table = args.operation.on_table() || args.read_operation.is_some_and(|r| r.on_table());
-    let table = on_table.then(|| {
-        let n = (args.rows_per_commit).unwrap_or(bench_core::plan::DEFAULT_ROWS_PER_COMMIT);
-        let session = crate::catalog::counting::session(&counters);
-        catalog::table::TableIo::new(n, session, cfg.storage.clone())
-    });
-    let retention = (args.role.as_ref()).and_then(|r| r.role.retention);
-    let maintenance = retention.map(|retention| catalog::cleanup::Maintenance {
-        root: cfg.root.clone(),
-        storage: cfg.storage.clone(),
-        session: crate::catalog::counting::session(&counters),
-        retention,
-    });
-    let heads: u32 = (std::env::var(EXTRA_HEADS_ENV).ok())
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    let planted = match heads {
-        0 => None,
-        n => Some(Planted::open(&cfg, &counters, n).await?),
-    };
+    let session = Session::open(args).await?;
     let open_ms = crate::started().elapsed().as_secs_f64() * 1000.0;
-    let session = Session {
-        ns,
-        table,
-        maintenance,
-        counters: counters.clone(),
-        cfg,
-        table_data: catalog::table_ipc(),
-        op_delay: env_ms(OP_DELAY_ENV),
-        planted,
-        exit_after: std::env::var(EXIT_AFTER_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse().ok()),
-        kill_at: kill_at(args.worker_id),
-        traced: std::sync::Mutex::new(Vec::new()),
-        anchor: crate::host_clock::Anchor::now(),
-        role: role_client(&args),
-        args,
-    };
     let mut commands = read_commands();
-    counters.take(); // the requests that opened the catalog: no operation's
+    session.counters.take(); // the requests that opened the catalog: no operation's
     session.warm_up().await;
     emit(
         w,
@@ -165,9 +125,7 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     let clock_us = session.clock_us(Instant::now());
     emit(w, Event::Clock { clock_us });
     if session.args.trace > 0 {
-        counters
-            .tracing
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        (session.counters.tracing).store(true, std::sync::atomic::Ordering::Relaxed);
     }
     let release = Instant::now();
     let (elapsed, stopped) = if session.args.paced {
@@ -176,22 +134,80 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         let (end, stopped) = session.measure(release, &mut commands).await;
         (end - release, stopped)
     };
-    let ops = std::mem::take(&mut *session.traced.lock().expect("traced"));
-    if !ops.is_empty() {
-        emit(w, Event::Trace { ops });
-    }
-    let clock = pacing::ask_time(w, &mut commands).await;
-    emit(
-        w,
-        Event::Done {
-            elapsed_ms: elapsed.as_secs_f64() * 1000.0,
-            io: Some(counters.snapshot()),
-            rss_peak_kib: peak_rss_kib(),
-            stopped,
-            clock,
-        },
-    );
+    session.done(elapsed, stopped, &mut commands).await;
     Ok(())
+}
+
+impl Session {
+    /// The catalog opened as `args` say, with every request counted, and what the cell's
+    /// operations need beside it: the shared table, a role's cleanup, a planted request.
+    async fn open(args: WorkerArgs) -> anyhow::Result<Session> {
+        let cfg = catalog_config(&args.root, args.inline, args.commit_retries, args.s3_shaped)?;
+        let counters = Arc::new(Counters::default());
+        let ns = open(&cfg, &counters, args.rest_uri()).await?;
+        // Table operations (the cell's, or a mixed cell's read) get the shared table's rows
+        // (the plan's default where a coordinator does not say) and a counted session.
+        let on_table =
+            args.operation.on_table() || args.read_operation.is_some_and(|r| r.on_table());
+        let table = on_table.then(|| {
+            let n = (args.rows_per_commit).unwrap_or(bench_core::plan::DEFAULT_ROWS_PER_COMMIT);
+            let session = crate::catalog::counting::session(&counters);
+            catalog::table::TableIo::new(n, session, cfg.storage.clone())
+        });
+        let retention = (args.role.as_ref()).and_then(|r| r.role.retention);
+        let maintenance = retention.map(|retention| catalog::cleanup::Maintenance {
+            root: cfg.root.clone(),
+            storage: cfg.storage.clone(),
+            session: crate::catalog::counting::session(&counters),
+            retention,
+        });
+        let heads: u32 = (std::env::var(EXTRA_HEADS_ENV).ok())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let planted = match heads {
+            0 => None,
+            n => Some(Planted::open(&cfg, &counters, n).await?),
+        };
+        Ok(Session {
+            ns,
+            table,
+            maintenance,
+            counters,
+            cfg,
+            table_data: catalog::table_ipc(),
+            op_delay: env_ms(OP_DELAY_ENV),
+            planted,
+            exit_after: std::env::var(EXIT_AFTER_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
+            kill_at: kill_at(args.worker_id),
+            traced: std::sync::Mutex::new(Vec::new()),
+            anchor: crate::host_clock::Anchor::now(),
+            role: role_client(&args),
+            args,
+        })
+    }
+
+    /// After the last operation: the trace, the clock asked again, and `done` with what the
+    /// worker measured over `elapsed`.
+    async fn done(&self, elapsed: Duration, stopped: Option<String>, commands: &mut Commands) {
+        let w = self.args.worker_id;
+        let ops = std::mem::take(&mut *self.traced.lock().expect("traced"));
+        if !ops.is_empty() {
+            emit(w, Event::Trace { ops });
+        }
+        let clock = pacing::ask_time(w, commands).await;
+        emit(
+            w,
+            Event::Done {
+                elapsed_ms: elapsed.as_secs_f64() * 1000.0,
+                io: Some(self.counters.snapshot()),
+                rss_peak_kib: peak_rss_kib(),
+                stopped,
+                clock,
+            },
+        );
+    }
 }
 
 /// This worker's commit to be killed in ([`KILL_MID_COMMIT_ENV`]: `W:N`), if it is `W`.
