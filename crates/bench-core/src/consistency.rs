@@ -22,7 +22,7 @@ pub mod order;
 pub mod synthetic;
 mod visits;
 
-pub use history::{Op, Outcome, PageAt, What, history, unknown_versions};
+pub use history::{Op, Outcome, What, history, unknown_versions};
 
 pub use crate::oplog::{Seen, WARM_SUFFIX, created_index, parent, seen};
 

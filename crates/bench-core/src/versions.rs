@@ -141,6 +141,23 @@ pub struct Page {
 }
 
 impl Page {
+    /// A page that served `version` (`None`: not known), after names up to `through`.
+    pub fn served_at(through: Option<String>, version: Option<u64>) -> Page {
+        let at = version.map(|v| At {
+            served: Some(v),
+            ..At::default()
+        });
+        Page { through, at }
+    }
+
+    /// The versions it served, least and greatest (through `bench serve`, a range), where
+    /// known.
+    pub fn served(&self) -> Option<(u64, u64)> {
+        let at = self.at?;
+        let lo = at.served?;
+        Some((lo, at.served_to.unwrap_or(lo).max(lo)))
+    }
+
     /// Settle each page that served at least a version, unseen, by the next page's first
     /// probe, which names the version its client held as that page began (the last page's,
     /// with the listing's own, by the client's next operation: [`settle`]).

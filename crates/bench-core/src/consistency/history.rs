@@ -5,6 +5,7 @@
 
 use crate::oplog::{Observed, Seen, created_index};
 use crate::plan::{Entry, Names};
+use crate::versions::Page;
 
 /// One operation of the history.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,16 +18,6 @@ pub struct Op {
     /// The `__manifest` version its commit made or its read served, where its requests
     /// named it ([`crate::versions`]); a read through `bench serve` served one from it to
     /// `version_to`.
-    pub version: Option<u64>,
-    pub version_to: Option<u64>,
-}
-
-/// One page of a listing in pages: the last name it listed (`None`: the last page; each
-/// page lists the names after the one before it, in byte order) and the version it served,
-/// or from `version` to `version_to` (through `bench serve`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PageAt {
-    pub through: Option<String>,
     pub version: Option<u64>,
     pub version_to: Option<u64>,
 }
@@ -68,7 +59,7 @@ pub enum What {
         seen: Vec<Seen>,
         gone: Option<Vec<String>>,
         /// A listing in more than one page: each page's range and version (else empty).
-        pages: Vec<PageAt>,
+        pages: Vec<Page>,
     },
     /// A look-up of entry `id` (describe, exists): whether it was there.
     Probed { id: String, found: bool },
@@ -145,18 +136,10 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
             Observed::Listed {
                 seen, gone, pages, ..
             } if ok => {
-                let pages: Vec<PageAt> = (pages.iter())
-                    .map(|p| PageAt {
-                        through: p.through.clone(),
-                        version: p.at.and_then(|a| a.served),
-                        version_to: p.at.and_then(|a| a.served_to),
-                    })
-                    .collect();
+                let pages = pages.clone();
                 // Its versions: from the least any page served to the greatest.
-                let lo = pages.iter().filter_map(|p| p.version).min();
-                let hi = (pages.iter())
-                    .filter_map(|p| p.version_to.or(p.version))
-                    .max();
+                let lo = pages.iter().filter_map(|p| p.served()).map(|s| s.0).min();
+                let hi = pages.iter().filter_map(|p| p.served()).map(|s| s.1).max();
                 let paged = !pages.is_empty();
                 let mut op = at(What::Listed {
                     namespace: id,
@@ -212,7 +195,7 @@ pub fn unknown_versions(
     for o in log.iter().filter(|o| !o.warm) {
         let Some(e) = event(o) else { continue };
         let pages_unknown = match &e.what {
-            What::Listed { pages, .. } => pages.iter().any(|p| p.version.is_none()),
+            What::Listed { pages, .. } => pages.iter().any(|p| p.served().is_none()),
             _ => false,
         };
         if (e.version.is_some() && !pages_unknown) || matches!(e.what, What::Versioned { .. }) {
@@ -296,7 +279,13 @@ mod tests {
             panic!("a listing")
         };
         let got: Vec<_> = (pages.iter())
-            .map(|p| (p.through.as_deref(), p.version, p.version_to))
+            .map(|p| {
+                (
+                    p.through.as_deref(),
+                    p.at.and_then(|a| a.served),
+                    p.at.and_then(|a| a.served_to),
+                )
+            })
             .collect();
         assert_eq!(
             got,

@@ -20,7 +20,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Op, Outcome, PageAt, Seen, What, parent};
+use super::{Op, Outcome, Seen, What, parent};
+use crate::versions::Page;
 
 /// One check: how many operations failed it, and the first, named.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -278,7 +279,7 @@ impl<'h> Index<'h> {
         &self,
         (namespace, tables): (&str, bool),
         (seen, gone): (&[Seen], Option<&[String]>),
-        pages: &[PageAt],
+        pages: &[Page],
         end_us: u64,
     ) -> Vec<Extremes<'h>> {
         let mut e: Vec<Extremes> = pages.iter().map(|_| Extremes::default()).collect();
@@ -647,7 +648,7 @@ fn reads(history: &[Op], known: &[Made], at: &dyn Fn(u64) -> f64, o: &mut Order)
                 let n = pages.len();
                 (e.into_iter().zip(pages).enumerate())
                     .map(|(i, (e, p))| {
-                        let span = p.version.map(|lo| (lo, p.version_to.unwrap_or(lo).max(lo)));
+                        let span = p.served();
                         let through = match (&p.through, i.checked_sub(1)) {
                             (Some(t), _) => format!("up to {t}"),
                             (None, Some(b)) => {
@@ -896,11 +897,7 @@ mod tests {
     fn in_pages(mut op: Op, pages: &[(Option<&str>, Option<u64>)]) -> Op {
         if let What::Listed { pages: p, .. } = &mut op.what {
             *p = (pages.iter())
-                .map(|&(through, version)| PageAt {
-                    through: through.map(str::to_string),
-                    version,
-                    version_to: None,
-                })
+                .map(|&(through, version)| Page::served_at(through.map(str::to_string), version))
                 .collect();
         }
         op

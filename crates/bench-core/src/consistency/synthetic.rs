@@ -12,8 +12,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{Op, Outcome, PageAt, Seen, What};
+use super::{Op, Outcome, Seen, What};
 use crate::rng::Rng;
+use crate::versions::Page;
 
 /// What a synthetic history is made of.
 #[derive(Debug, Clone, Copy)]
@@ -404,11 +405,10 @@ fn listing(rng: &mut Rng, shape: &Shape, state: &State, ns: &str, moments: &[u64
         after.truncate(size);
         ids.extend(after.iter().cloned());
         through = after.last().cloned().or(through);
-        pages.push(PageAt {
-            through: (!last).then(|| name(through.as_deref().unwrap_or_default()).to_string()),
-            version: (rng.uniform() >= shape.unknown).then_some(v),
-            version_to: None,
-        });
+        pages.push(Page::served_at(
+            (!last).then(|| name(through.as_deref().unwrap_or_default()).to_string()),
+            (rng.uniform() >= shape.unknown).then_some(v),
+        ));
         if last || shape.page.is_none() {
             break;
         }
@@ -419,13 +419,13 @@ fn listing(rng: &mut Rng, shape: &Shape, state: &State, ns: &str, moments: &[u64
             ids.insert(c.id.clone());
         }
     }
-    for p in pages.iter_mut() {
-        if let Some(v) = p.version.as_mut() {
+    for at in pages.iter_mut().filter_map(|p| p.at.as_mut()) {
+        if let Some(v) = at.served.as_mut() {
             if rng.uniform() < shape.faults {
                 *v = v.saturating_sub(1 + pick(rng, 3));
             }
             if rng.uniform() < shape.faults {
-                p.version_to = Some(*v + 1 + pick(rng, 2));
+                at.served_to = Some(*v + 1 + pick(rng, 2));
             }
         }
     }
@@ -437,11 +437,8 @@ fn listing(rng: &mut Rng, shape: &Shape, state: &State, ns: &str, moments: &[u64
     });
     // As the log gives a listing's version: from the least of its pages' known versions to
     // the greatest; one request's is its only page's.
-    let version = pages.iter().filter_map(|p| p.version).min();
-    let highest = pages
-        .iter()
-        .filter_map(|p| p.version_to.or(p.version))
-        .max();
+    let version = pages.iter().filter_map(|p| p.served()).map(|s| s.0).min();
+    let highest = pages.iter().filter_map(|p| p.served()).map(|s| s.1).max();
     let version_to = highest.filter(|&hi| Some(hi) != version && pages.len() > 1);
     let what = What::Listed {
         namespace: namespace.to_string(),

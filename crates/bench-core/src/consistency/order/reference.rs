@@ -186,7 +186,12 @@ fn reads(read: &Op, known: &[(&Op, u64)], o: &mut Order) {
                 each[page].add(*v, shows);
             }
             (each.into_iter().zip(pages))
-                .map(|(e, p)| (e, span(p.version, p.version_to)))
+                .map(|(e, p)| {
+                    (
+                        e,
+                        span(p.at.and_then(|a| a.served), p.at.and_then(|a| a.served_to)),
+                    )
+                })
                 .collect()
         }
         What::Listed { .. } => {
