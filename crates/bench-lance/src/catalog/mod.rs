@@ -766,10 +766,12 @@ async fn list(
     .await
 }
 
-/// What an operation showed, for the consistency checker: the names a listing listed, or
-/// the shared table's version an append committed or a version read returned.
+/// What an operation showed, as lance answered it: the names a listing listed, the shared
+/// table's version an append committed or a version read returned, what a cleanup removed.
+/// The worker makes the log's `oplog::Observed` of it (the names against what the cell's
+/// writers create).
 #[derive(Debug, Default)]
-pub enum Observed {
+pub enum Shown {
     #[default]
     Nothing,
     Names(Vec<String>),
@@ -809,7 +811,7 @@ pub async fn execute(
     op: Operation,
     aim: Aim,
     inputs: &Inputs<'_>,
-) -> lance_core::Result<Observed> {
+) -> lance_core::Result<Shown> {
     let id = aim.parts();
     let Inputs {
         table_data,
@@ -826,10 +828,10 @@ pub async fn execute(
     };
     match op {
         Operation::ListNamespaces { .. } => {
-            return Ok(Observed::Names(list(&ns, false, id, page_size).await?));
+            return Ok(Shown::Names(list(&ns, false, id, page_size).await?));
         }
         Operation::ListTables { .. } => {
-            return Ok(Observed::Names(list(&ns, true, id, page_size).await?));
+            return Ok(Shown::Names(list(&ns, true, id, page_size).await?));
         }
         // A read names its call, for the server's account of it where its answer cannot say
         // the version (a look-up's has no body; one loaded unseen is told later).
@@ -855,11 +857,11 @@ pub async fn execute(
         // With the namespace managing the versions, the append commits through its
         // create_table_version.
         Operation::TableAppend | Operation::CreateTableVersion => {
-            return Ok(Observed::Version(table::append(ns, shared()?).await?));
+            return Ok(Shown::Version(table::append(ns, shared()?).await?));
         }
         Operation::InsertIntoTable => {
             let v = table::insert_into(ns, shared()?).await?;
-            return Ok(v.map_or(Observed::Nothing, Observed::Version));
+            return Ok(v.map_or(Shown::Nothing, Shown::Version));
         }
         // A table of the golden's tree, or the shared table.
         Operation::UpdateTableMetadata => {
@@ -872,16 +874,16 @@ pub async fn execute(
         }
         Operation::ListTableVersions { .. } => {
             let v = table::latest_version(ns).await?;
-            return Ok(v.map_or(Observed::Nothing, Observed::Version));
+            return Ok(v.map_or(Shown::Nothing, Shown::Version));
         }
         Operation::DescribeTableVersion { .. } => {
-            return Ok(Observed::Version(table::describe_version(ns).await?));
+            return Ok(Shown::Version(table::describe_version(ns).await?));
         }
         Operation::CleanupVersions => {
-            return Ok(Observed::Cleaned(cleanup::run(maintenance).await?));
+            return Ok(Shown::Cleaned(cleanup::run(maintenance).await?));
         }
     }
-    Ok(Observed::Nothing)
+    Ok(Shown::Nothing)
 }
 
 /// The schema of the tables bench writes: `write-create-table`'s and the shared table's.

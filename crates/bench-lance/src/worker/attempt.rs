@@ -71,7 +71,7 @@ impl Session {
         &self,
         op: Operation,
         target: catalog::Aim,
-    ) -> lance_core::Result<catalog::Observed> {
+    ) -> lance_core::Result<catalog::Shown> {
         let ns = if op.is_cold() {
             open(&self.cfg, &self.counters, self.args.rest_uri()).await?
         } else {
@@ -140,7 +140,7 @@ impl Session {
         op: Operation,
         target: catalog::Aim,
         start: Instant,
-    ) -> Result<catalog::Observed, (ErrorClass, String)> {
+    ) -> Result<catalog::Shown, (ErrorClass, String)> {
         let limit = self.args.attempt_timeout_ms.map(Duration::from_millis);
         let timed_out = |t: Duration| {
             let ms = t.as_millis();
@@ -248,7 +248,7 @@ impl Session {
         }
         let (class, err, observed) = match result {
             Ok(observed) => (None, None, observed),
-            Err((class, err)) => (Some(class), Some(err), catalog::Observed::Nothing),
+            Err((class, err)) => (Some(class), Some(err), catalog::Shown::Nothing),
         };
         // Into the history: the operation on the wall clock, and what it showed.
         let at_us = history.then(|| [self.clock_us(start), self.clock_us(end)]);

@@ -17,11 +17,11 @@ impl Session {
     pub(super) fn observe(
         &self,
         op: Operation,
-        observed: catalog::Observed,
+        observed: catalog::Shown,
         report: &mut protocol::OpReport,
     ) {
         match observed {
-            catalog::Observed::Names(names) => {
+            catalog::Shown::Names(names) => {
                 let tables = op.describe().names == Names::Lists(Entry::Table);
                 report.gone = match (&self.role, report.target.as_deref()) {
                     (Some(client), Some(namespace)) if tables => {
@@ -37,9 +37,9 @@ impl Session {
                     .collect();
                 report.twice = (!twice.is_empty()).then_some(twice);
             }
-            catalog::Observed::Version(v) => report.version = Some(v),
-            catalog::Observed::Cleaned(c) => report.cleaned = Some(c),
-            catalog::Observed::Nothing => {}
+            catalog::Shown::Version(v) => report.version = Some(v),
+            catalog::Shown::Cleaned(c) => report.cleaned = Some(c),
+            catalog::Shown::Nothing => {}
         }
     }
 
