@@ -4,6 +4,9 @@
 //! middle of a commit. Each is one record of the operation log with one outcome; those that
 //! did not succeed are looked up in the copy, and the cell verifies as they landed.
 
+use std::path::Path;
+use std::process::{Command, Output};
+
 use crate::common::*;
 
 /// A plan of every kind of cell on `write-create-namespace` (`transport`: the plan's
@@ -209,4 +212,123 @@ fn a_worker_killed_mid_commit_in_every_kind_of_cell_is_looked_up() {
     }
     // Through a REST server the server finishes the killed worker's commit.
     assert!(landed >= 3, "{landed}");
+}
+
+/// One concurrent cell of `write-create-namespace` (2 writers, 3 s, 20 rows), directly or
+/// through a REST server.
+fn kill_plan(transport: &str) -> String {
+    format!(
+        "name = 'kill'\n[matrix]\nsizes = [20]\ninline = [false]\ntransport = [{transport}]\n\
+         [concurrent]\nconcurrency = [2]\nduration_secs = 3\n[run]\nrepetitions = 1\n"
+    )
+}
+
+/// The workers `bench` (pid `parent`) started, each with the file it writes each write to
+/// before beginning it.
+fn workers_of(parent: u32) -> Vec<(u32, std::path::PathBuf)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // pid (comm) state ppid …: the comm may hold spaces, the fields after it do not.
+        let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or_default();
+        let ppid: Option<u32> = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        if ppid != Some(parent) {
+            continue;
+        }
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let key = format!("{}=", bench_lance::worker::INVOKED_ENV);
+        if let Some(path) = (environ.split(|&b| b == 0))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .find_map(|v| v.strip_prefix(&key).map(std::path::PathBuf::from))
+        {
+            out.push((pid, path));
+        }
+    }
+    out
+}
+
+/// Run the plan and SIGKILL one of its workers from outside once it has begun `after`
+/// writes (after release: the workers write a line before each measured write); the run's
+/// output.
+fn kill_a_worker(
+    mut cmd: Command,
+    plan: &Path,
+    out: &Path,
+    extra: &[&str],
+    after: usize,
+) -> Output {
+    let child = cmd
+        .arg("run")
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .args(["--progress", "lines"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let killed = std::thread::spawn(move || {
+        for _ in 0..6000 {
+            for (worker, invoked) in workers_of(pid) {
+                let begun = std::fs::read_to_string(&invoked).unwrap_or_default();
+                if begun.lines().count() >= after {
+                    // SAFETY: kill(2) of another process has no memory-safety preconditions.
+                    unsafe { libc::kill(worker as i32, libc::SIGKILL) };
+                    return Some(worker);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        None
+    });
+    let o = child.wait_with_output().unwrap();
+    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        killed.join().unwrap().is_some(),
+        "no worker began {after} writes"
+    );
+    o
+}
+
+/// A worker killed from outside (SIGKILL from this test, not a planted hook) at a moment of
+/// its own, 10 times on local disk and 3 times through a REST server: the cell goes on
+/// without it, every write it began and never reported is unknown and looked up, and the
+/// cell verifies every time.
+#[test]
+fn a_worker_killed_from_outside_never_fails_a_cell_that_verifies() {
+    for (transport, times) in [("'direct'", 10), ("'rest'", 3)] {
+        for k in 0..times {
+            let (_d, plan, out) = plan_dir(&kill_plan(transport));
+            let after = 1 + (k * 7) % 12;
+            let o = kill_a_worker(bench(), &plan, &out, &[], after);
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            let records = lines(&out.join("results.jsonl"));
+            assert_eq!(records.len(), 1);
+            verified_and_resolved(&records);
+            let stopped = records[0]["stopped_early"].as_str().unwrap_or_default();
+            assert!(stopped.contains("killed from outside"), "{}", records[0]);
+        }
+    }
+}
+
+/// The same on S3 (moto), 3 times.
+#[test]
+fn a_worker_killed_from_outside_on_s3_never_fails_a_cell_that_verifies() {
+    let server = S3Server::start(&[]);
+    for k in 0..3 {
+        let (_d, plan, out) = plan_dir(&kill_plan("'direct'"));
+        let args = server.args(&format!("s3://bench/kill{k}"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = kill_a_worker(bench_s3(), &plan, &out, &args, 1 + k * 3);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let records = lines(&out.join("results.jsonl"));
+        verified_and_resolved(&records);
+        let stopped = records[0]["stopped_early"].as_str().unwrap_or_default();
+        assert!(stopped.contains("killed from outside"), "{}", records[0]);
+    }
 }

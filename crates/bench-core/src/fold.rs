@@ -140,6 +140,9 @@ pub struct Fold {
     /// Workers that said they are being killed mid-commit (a planted fault): their exit
     /// ends them, not the cell.
     killed: Vec<bool>,
+    /// A worker killed from outside after release ends itself, not the cell
+    /// ([`Fold::killed_from_outside`]).
+    tolerant: bool,
 }
 
 impl Fold {
@@ -157,7 +160,46 @@ impl Fold {
             io_unknown: false,
             succeeded: 0,
             killed: vec![false; n],
+            tolerant: false,
         }
+    }
+
+    /// A worker killed from outside after release (a signal: SIGKILL, an out-of-memory
+    /// kill) ends itself, not the cell: where no pairing waits on its operations.
+    pub fn tolerate_kills(&mut self) {
+        self.tolerant = true;
+    }
+
+    /// Worker `idx` was killed by a signal (`status`). After release, where tolerated: every
+    /// write it began (`invoked`, as it wrote each before beginning it) and never reported is
+    /// in the log as unknown — `killed`, looked up like any other —, and the others go on.
+    /// Otherwise as [`Fold::exited`].
+    pub fn killed_from_outside(
+        &mut self,
+        idx: usize,
+        invoked: Vec<OpReport>,
+        status: String,
+        tail: String,
+    ) -> Action {
+        if !self.tolerant || !self.released || self.done[idx] || self.killed[idx] {
+            return self.exited(idx, false, status, tail);
+        }
+        let w = self.runs[idx].id;
+        let reported: std::collections::HashSet<u64> = (self.m.log.iter())
+            .filter(|o| o.client == w && !o.warm && !o.read)
+            .map(|o| o.i)
+            .collect();
+        let mut unknown = 0;
+        for report in invoked.into_iter().filter(|r| !reported.contains(&r.i)) {
+            self.op(idx, report);
+            unknown += 1;
+        }
+        self.done[idx] = true;
+        self.m.stopped.get_or_insert(format!(
+            "worker {w}: killed from outside ({status}); {unknown} write(s) it began and never \
+             reported are unknown, looked up"
+        ));
+        Action::Continue
     }
 
     /// One event of worker `idx`.
@@ -781,6 +823,53 @@ mod tests {
         assert_eq!(m.reads.latencies.summary().count, 1);
         assert_eq!(m.window_ms, 45.0, "the slowest worker's window");
         assert_eq!(m.setup_ms, 12.0);
+    }
+
+    /// A worker killed from outside after release (where no pairing waits on it) ends
+    /// itself, not the cell: each write it began and never reported is unknown (`killed`,
+    /// to be looked up), and what it reported stands. Before release, or where kills are not
+    /// tolerated, it fails the cell as any lost worker does.
+    #[test]
+    fn a_worker_killed_from_outside_leaves_its_unreported_writes_unknown() {
+        let began = |i: u64| OpReport {
+            class: Some(ErrorClass::Killed),
+            err: Some("killed in flight".into()),
+            io: Some(Default::default()),
+            target: Some(format!("bench_w0_{i}")),
+            ..OpReport::new(i, 0.0, false)
+        };
+        let mut f = Fold::new(plain(&[0, 1]), None);
+        f.tolerate_kills();
+        f.event(0, ready());
+        f.event(1, ready());
+        f.event(0, op(0, 1.0, true));
+        f.event(1, op(0, 1.0, true));
+        let action =
+            f.killed_from_outside(0, vec![began(0), began(1)], "signal: 9".into(), "".into());
+        assert_eq!(action, Action::Continue);
+        f.event(1, done(20.0));
+        let m = f.finish().unwrap();
+        let unknown: Vec<_> = (m.log.iter())
+            .filter(|o| o.outcome == Outcome::Unknown)
+            .map(|o| (o.client, o.i))
+            .collect();
+        assert_eq!(unknown, [(0, 1)], "only the write it never reported");
+        assert!(
+            m.stopped
+                .unwrap()
+                .contains("killed from outside (signal: 9)")
+        );
+
+        // Before release, or not tolerated: the cell fails.
+        let mut f = Fold::new(plain(&[0]), None);
+        f.tolerate_kills();
+        let killed = f.killed_from_outside(0, vec![], "signal: 9".into(), "".into());
+        assert_eq!(killed, Action::Abort);
+        let mut f = Fold::new(plain(&[0, 1]), None);
+        f.event(0, ready());
+        f.event(1, ready());
+        f.killed_from_outside(0, vec![began(0)], "signal: 9".into(), "".into());
+        assert!(f.finish().unwrap_err().contains("signal: 9"));
     }
 
     #[test]

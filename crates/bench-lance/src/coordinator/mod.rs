@@ -132,6 +132,7 @@ impl Arms {
     ) -> (usize, Action) {
         let arm = self.of_proc(idx);
         let success = matches!(&status, Ok(s) if s.success());
+        let signal = (status.as_ref().ok()).and_then(std::os::unix::process::ExitStatusExt::signal);
         let status = match status {
             Ok(s) => s.to_string(),
             Err(e) => format!("unknown status ({e})"),
@@ -146,7 +147,15 @@ impl Arms {
         let action = workers
             .into_iter()
             .fold(Action::Continue, |action, worker| {
-                match fold.exited(worker - first, success, status.clone(), tail.clone()) {
+                let (status, tail) = (status.clone(), tail.clone());
+                let said = match signal {
+                    // Killed from outside: what it began and never reported is unknown.
+                    Some(_) => {
+                        fold.killed_from_outside(worker - first, w.invoked(worker), status, tail)
+                    }
+                    None => fold.exited(worker - first, success, status, tail),
+                };
+                match said {
                     Action::Abort => Action::Abort,
                     _ => action,
                 }
@@ -327,7 +336,13 @@ impl<'o> Driver<'o> {
             arms.first_worker.push(first);
             arms.launcher.push(run.launcher.is_some());
             let runs = run.workers.iter().map(crate::fold::Runs::of).collect();
-            arms.folds.push(Fold::new(runs, run.versions.cloned()));
+            let mut fold = Fold::new(runs, run.versions.cloned());
+            // A worker killed from outside ends itself, not the cell, where no pairing
+            // waits on its operations.
+            if !paired && !paced {
+                fold.tolerate_kills();
+            }
+            arms.folds.push(fold);
             let started = start(&mut w, run, paced);
             arms.procs.push(p0..w.proc_count());
             if let Err(e) = started {

@@ -37,6 +37,9 @@ struct Proc {
 pub(super) struct Workers {
     children: Vec<Child>,
     procs: Vec<Proc>,
+    /// Each worker's file of the writes it began ([`crate::worker::INVOKED_ENV`]), by worker
+    /// index: for the workers started here (a launcher's tasks may run elsewhere: none).
+    invoked: Vec<Option<tempfile::TempPath>>,
     tx: Option<mpsc::UnboundedSender<Msg>>,
     pub(super) rx: mpsc::UnboundedReceiver<Msg>,
 }
@@ -57,6 +60,7 @@ impl Workers {
         Workers {
             children: Vec::new(),
             procs: Vec::new(),
+            invoked: Vec::new(),
             tx: Some(tx),
             rx,
         }
@@ -73,6 +77,13 @@ impl Workers {
         let mut cmd = Command::new(exe);
         cmd.args(args.to_args());
         cmd.envs(crate::host_clock::wall_step(args.worker_id)?);
+        let invoked = tempfile::Builder::new()
+            .prefix("bench-invoked-")
+            .tempfile()?
+            .into_temp_path();
+        cmd.env(crate::worker::INVOKED_ENV, &invoked);
+        self.invoked.resize_with(idx, || None);
+        self.invoked.push(Some(invoked));
         self.start(cmd, storage, vec![idx], Lines::Worker(idx))
     }
 
@@ -177,6 +188,22 @@ impl Workers {
     pub(super) fn mark_exited(&mut self, idx: usize) -> Vec<usize> {
         self.children[idx].stdin = None;
         self.procs[idx].workers.clone()
+    }
+
+    /// The writes worker `idx` began, as it wrote them before each ([`crate::worker::INVOKED_ENV`]):
+    /// each as it would end were the worker killed with it in flight. A line cut short by
+    /// the worker's death is left out (its write had not begun).
+    pub(super) fn invoked(&self, idx: usize) -> Vec<bench_core::protocol::OpReport> {
+        let Some(Some(path)) = self.invoked.get(idx) else {
+            return Vec::new();
+        };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        (text.lines())
+            .filter_map(|l| match serde_json::from_str(l) {
+                Ok(Event::Op(report)) => Some(*report),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The last lines process `idx` wrote to stderr.

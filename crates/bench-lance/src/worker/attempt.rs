@@ -208,12 +208,14 @@ impl Session {
             .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
         if op.is_write() {
             next.commits += 1;
+            let at = (i, mix, (target.clone(), property.clone()));
             if self.kill_at == Some(next.commits)
                 && let Ok(aim) = &aim
             {
-                let at = (i, mix, (target.clone(), property.clone()));
                 self.killed_mid_commit(op, aim.clone(), at, (start, next.release))
                     .await;
+            } else {
+                self.invoke(at, (start, next.release));
             }
         }
         let result = match aim {
@@ -283,22 +285,18 @@ impl Session {
         Some(end)
     }
 
-    /// The planted fault of [`KILL_MID_COMMIT_ENV`]: report commit `i` (its place `mix` in a
-    /// role's mix, its entry `target`) `killed` — it may land —, begin it, and kill this
-    /// process once it has made its first store request (or ended).
-    pub(super) async fn killed_mid_commit(
+    /// The report of write `i` (its place `mix` in a role's mix, its entry `target`) as it
+    /// would end were this worker to die with it in flight: `killed`, it may have landed.
+    fn in_flight(
         &self,
-        op: Operation,
-        aim: catalog::Aim,
         (i, mix, (target, property)): (u64, Option<u32>, Named),
         (start, release): (Instant, Option<Instant>),
-    ) {
+        why: String,
+    ) -> protocol::OpReport {
         let at = self.clock_us(start);
-        let report = protocol::OpReport {
+        protocol::OpReport {
             class: Some(ErrorClass::Killed),
-            err: Some(format!(
-                "killed mid-commit ({KILL_MID_COMMIT_ENV}, a planted fault): it may have landed"
-            )),
+            err: Some(why),
             io: Some(Default::default()),
             end_ms: release.map(|r| (start - r).as_secs_f64() * 1000.0),
             op: mix,
@@ -306,7 +304,35 @@ impl Session {
             property,
             at_us: Some([at, at]),
             ..protocol::OpReport::new(i, 0.0, false)
-        };
+        }
+    }
+
+    /// Write write `i` to [`INVOKED_ENV`]'s file before it begins, where there is one.
+    fn invoke(&self, at: (u64, Option<u32>, Named), times: (Instant, Option<Instant>)) {
+        let Some(file) = &self.invoked else { return };
+        let why = "its worker was killed with it in flight: it may have landed".to_string();
+        let report = Event::Op(Box::new(self.in_flight(at, times, why)));
+        let mut line = serde_json::to_string(&report).expect("a report serialises");
+        line.push('\n');
+        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        // One write(2): the line is in the file once it returns, whatever happens next.
+        let _ = std::io::Write::write_all(&mut *file, line.as_bytes());
+    }
+
+    /// The planted fault of [`KILL_MID_COMMIT_ENV`]: report commit `i` (its place `mix` in a
+    /// role's mix, its entry `target`) `killed` — it may land —, begin it, and kill this
+    /// process once it has made its first store request (or ended).
+    pub(super) async fn killed_mid_commit(
+        &self,
+        op: Operation,
+        aim: catalog::Aim,
+        at: (u64, Option<u32>, Named),
+        times: (Instant, Option<Instant>),
+    ) {
+        let why = format!(
+            "killed mid-commit ({KILL_MID_COMMIT_ENV}, a planted fault): it may have landed"
+        );
+        let report = self.in_flight(at, times, why);
         emit(self.args.worker_id, Event::Op(Box::new(report)));
         write_pending(&mut PENDING.lock().unwrap_or_else(|e| e.into_inner()));
         let before = self.counters.snapshot().requests();

@@ -46,6 +46,14 @@ pub const EXIT_AFTER_ENV: &str = "BENCH_WORKER_EXIT_AFTER";
 /// without it.
 pub const KILL_MID_COMMIT_ENV: &str = "BENCH_WORKER_KILL_MID_COMMIT";
 
+/// Where a worker writes each write operation before it begins, a JSON line an operation
+/// (its report as it would end were the worker to die with it in flight: `killed`, it may
+/// have landed), set by the coordinator for the workers it starts itself. Each line is one
+/// write(2) into a file: it survives the worker's death, and the coordinator is not woken
+/// for it. The coordinator reads it only when a worker was killed from outside: every
+/// operation written there and never reported is unknown, and looked up.
+pub const INVOKED_ENV: &str = "BENCH_WORKER_INVOKED";
+
 /// Test hook: a worker makes this many HEAD requests more inside every timed operation
 /// (of `__manifest`'s version hint, through its counted store): a known request change,
 /// planted, as a build that asks the store once more per operation would.
@@ -85,6 +93,8 @@ struct Session {
     exit_after: Option<u64>,
     /// Planted fault: killed in the middle of this measured commit ([`KILL_MID_COMMIT_ENV`]).
     kill_at: Option<u64>,
+    /// Where each write is written before it begins ([`INVOKED_ENV`]).
+    invoked: Option<std::sync::Mutex<std::fs::File>>,
     /// The traced operations so far (`--trace`).
     traced: std::sync::Mutex<Vec<TracedOp>>,
     /// A moment on both clocks, to put operations and requests on the host's monotonic one.
@@ -181,6 +191,7 @@ impl Session {
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
             kill_at: kill_at(args.worker_id),
+            invoked: invoked_file()?,
             traced: std::sync::Mutex::new(Vec::new()),
             anchor: crate::host_clock::Anchor::now(),
             role: role_client(&args),
@@ -208,6 +219,19 @@ impl Session {
             },
         );
     }
+}
+
+/// The file [`INVOKED_ENV`] names, opened to append.
+fn invoked_file() -> anyhow::Result<Option<std::sync::Mutex<std::fs::File>>> {
+    let Some(path) = std::env::var_os(INVOKED_ENV) else {
+        return Ok(None);
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.to_string_lossy()))?;
+    Ok(Some(std::sync::Mutex::new(file)))
 }
 
 /// This worker's commit to be killed in ([`KILL_MID_COMMIT_ENV`]: `W:N`), if it is `W`.
