@@ -253,24 +253,8 @@ fn workers_of(parent: u32) -> Vec<(u32, std::path::PathBuf)> {
 /// Run the plan and SIGKILL one of its workers from outside once it has begun `after`
 /// writes (after release: the workers write a line before each measured write); the run's
 /// output.
-fn kill_a_worker(
-    mut cmd: Command,
-    plan: &Path,
-    out: &Path,
-    extra: &[&str],
-    after: usize,
-) -> Output {
-    let child = cmd
-        .arg("run")
-        .arg(plan)
-        .arg("--out")
-        .arg(out)
-        .args(["--progress", "lines"])
-        .args(extra)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+fn kill_a_worker(cmd: Command, plan: &Path, out: &Path, extra: &[&str], after: usize) -> Output {
+    let child = spawn_sweep(cmd, "run", plan, out, extra);
     let pid = child.id();
     let killed = std::thread::spawn(move || {
         for _ in 0..6000 {

@@ -51,13 +51,15 @@ pub fn done(record: &Record, before: Option<&Record>, verbose: bool) -> String {
     s
 }
 
-/// What moved from the run `b` to `r` of the same cell: throughput and p50, in percent.
+/// What moved from the run `b` to `r` of the same cell: throughput and p50, in percent. Two
+/// runs of one cell differ by noise alone (10–45 % a cell on a 2-core VM): the line says it
+/// is no verdict, which `bench compare` gives over repetitions.
 fn moved(b: &Record, r: &Record) -> Option<String> {
     let pct = |new: f64, old: f64| (old > 0.0).then(|| 100.0 * (new - old) / old);
     let ops = pct(r.throughput_ops_per_sec, b.throughput_ops_per_sec)?;
     let p50 = pct(r.p50_latency_ms, b.p50_latency_ms)?;
     Some(format!(
-        "against repetition {}: ops/s {ops:+.0} %, p50 {p50:+.0} %",
+        "against repetition {} (one run each, not a verdict): ops/s {ops:+.0} %, p50 {p50:+.0} %",
         b.repetition
     ))
 }
@@ -162,7 +164,9 @@ mod tests {
         before.p50_latency_ms = 10.0;
         let line = done(&r, Some(&before), false);
         assert!(
-            line.ends_with("; against repetition 0: ops/s +10 %, p50 -10 %"),
+            line.ends_with(
+                "; against repetition 0 (one run each, not a verdict): ops/s +10 %, p50 -10 %"
+            ),
             "{line}"
         );
         r.verified = false;

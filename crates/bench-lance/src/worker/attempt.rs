@@ -201,22 +201,23 @@ impl Session {
         if let Ok(t) = &aim {
             self.prepare(op, t);
         }
+        let at = op
+            .is_write()
+            .then(|| (i, mix, (target.clone(), property.clone())));
+        next.commits += u64::from(op.is_write());
+        let planted_kill = op.is_write() && self.kill_at == Some(next.commits) && aim.is_ok();
+        // Written before the clock starts: the line is no part of the operation's time.
+        if let (Some(at), false) = (&at, planted_kill) {
+            self.invoke(at.clone(), (Instant::now(), next.release));
+        }
         let io_before = self.counters.snapshot();
         let start = Instant::now();
         let lag_ms = next
             .intended
             .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
-        if op.is_write() {
-            next.commits += 1;
-            let at = (i, mix, (target.clone(), property.clone()));
-            if self.kill_at == Some(next.commits)
-                && let Ok(aim) = &aim
-            {
-                self.killed_mid_commit(op, aim.clone(), at, (start, next.release))
-                    .await;
-            } else {
-                self.invoke(at, (start, next.release));
-            }
+        if let (true, Some(at), Ok(aim)) = (planted_kill, at, &aim) {
+            self.killed_mid_commit(op, aim.clone(), at, (start, next.release))
+                .await;
         }
         let result = match aim {
             Ok(aim) => self.attempt(op, aim, start).await,
