@@ -59,7 +59,7 @@ fn by(op: &Op) -> String {
 /// catalog the cell started from, and `after`, the copy after it) and mark it landed or
 /// not; then hold `after` against `before` and every write that took effect. `None`: they
 /// match; otherwise what differs, named (`__manifest holds 102 rows, expected 101: …`).
-pub fn catalog(before: &Ids, after: &Ids, log: &mut [Op]) -> Option<String> {
+fn catalog(before: &Ids, after: &Ids, log: &mut [Op]) -> Option<String> {
     for op in log.iter_mut().filter(|o| o.outcome != Outcome::Ok) {
         let Some((id, sign)) = op.catalog_effect() else {
             continue;
@@ -149,7 +149,7 @@ pub struct TableCounts {
 /// rows each append. Its commits that did not succeed cannot be told apart by what they left
 /// (appends of the same rows): how many landed is the versions beyond the successful ones,
 /// and each is marked only where that count decides it (all of them, or none).
-pub fn table(
+fn table(
     log: &mut [Op],
     before: TableCounts,
     after: TableCounts,
@@ -222,7 +222,7 @@ pub fn table(
 /// worker's, set in the order of its reports: the value must be the last successful
 /// update's, or that of a later one that did not succeed (which then landed, and those
 /// after it did not).
-pub fn properties(
+fn properties(
     log: &mut [Op],
     holds: &BTreeMap<(String, String), Option<String>>,
 ) -> Option<String> {
@@ -516,7 +516,7 @@ fn effect(op: &Op) -> Option<(&str, bool)> {
 
 /// Whether some commit of the catalog in `log` kept its times (a cell with a history): where
 /// the copy's chain of versions is held against the commits ([`judge`]).
-pub fn keeps_history(log: &[Op]) -> bool {
+fn keeps_history(log: &[Op]) -> bool {
     log.iter().any(timed_commit)
 }
 
@@ -527,7 +527,7 @@ fn timed_commit(o: &Op) -> bool {
 
 /// Whether some commit of a cell that keeps a history (its operations on the clock) has no
 /// version its requests named: where the copy's chain of versions is worth reading.
-pub fn chain_wanted(log: &[Op]) -> bool {
+fn chain_wanted(log: &[Op]) -> bool {
     (log.iter()).any(|o| {
         timed_commit(o)
             && o.took_effect() != Some(false)
@@ -540,7 +540,7 @@ pub fn chain_wanted(log: &[Op]) -> bool {
 /// made its effect: the version that added its entry (a creation) or removed it (a removal)
 /// — a reply lost, a worker killed, a client through REST included. Returns how many were
 /// placed.
-pub fn place(log: &mut [Op], chain: &[Change]) -> u64 {
+fn place(log: &mut [Op], chain: &[Change]) -> u64 {
     use std::collections::HashMap;
     let mut at: HashMap<(String, bool), Vec<u64>> = HashMap::new();
     for c in chain {
@@ -576,7 +576,7 @@ pub fn place(log: &mut [Op], chain: &[Change]) -> u64 {
 /// version; a commit whose own request named the version it made finds its effect in that
 /// version. Versions that changed no entry (a property's update, an index's) pass. `None`:
 /// all hold; otherwise the first disagreement named, and how many there were.
-pub fn judge(log: &[Op], chain: &Chain) -> Option<String> {
+fn judge(log: &[Op], chain: &Chain) -> Option<String> {
     use std::collections::HashMap;
     let mut found: Vec<String> = Vec::new();
     let cleaned = (log.iter()).any(|o| o.operation == crate::plan::Operation::CleanupVersions);

@@ -92,7 +92,7 @@ pub struct Verification {
     /// and after the cell.
     pub state_bytes: Option<[u64; 2]>,
     /// The copy's versions after the cell's first that verification held against the cell's
-    /// commits ([`crate::audit::judge`]); `None` where it did not read them.
+    /// commits ([`crate::audit::verify`]); `None` where it did not read them.
     pub chain: Option<u64>,
     /// The checker's findings on the cell's history ([`Measured::consistency`], run once
     /// verification has marked the writes that did not succeed).
