@@ -16,10 +16,13 @@
 #   files (scripts/rgw-down.sh).
 # - libfaketime (a worker started with its wall clock stepped, to show the history of what
 #   readers see keeps to the monotonic clock): installed with apt-get where missing, as root.
+# - adya (crates.io, a JVM-free Elle; the second judge of a kept history): installed with
+#   `cargo install --no-default-features` into $BENCH_TEST_HOME/adya where missing, and put
+#   first on PATH for the tests. No root needed.
 # - Slurm and munge (the multi-machine tests): installed with apt-get where missing, as
 #   root; a 3-node cluster is started on 127.0.0.1 (scripts/slurm-up.sh) and stopped by its
 #   pid files when this script ends.
-# Where moto, Ceph, libfaketime or Slurm cannot be installed (no python3-venv without root, not root, no
+# Where moto, adya, Ceph, libfaketime or Slurm cannot be installed (no python3-venv without root, not root, no
 # apt-get, an apt-get that fails), their tests are left out and the script says so at its
 # end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that is a failure instead.
 #
@@ -112,6 +115,22 @@ if [ "$readers" = no ]; then
 elif [ "$pinned" = no ]; then
   left_out+=("the tests of lance-bench's scripts at their pinned versions (tests/it's publish::lance_bench): ${PINNED_READERS[*]} could not be installed into $PINNED")
   skip+=(--skip publish::lance_bench)
+fi
+
+# --- adya, a JVM-free Elle: the second judge of a kept history ----------------------------
+ADYA_VERSION=0.1.0
+ADYA="$STATE/adya"
+adya=yes
+if ! "$ADYA/bin/adya" --version 2>/dev/null | grep -qx "adya $ADYA_VERSION"; then
+  say "installing adya $ADYA_VERSION into $ADYA (cargo install, about a minute)"
+  env -u CARGO_TARGET_DIR cargo install -q adya --version "$ADYA_VERSION" --locked \
+    --no-default-features --root "$ADYA" || adya=no
+fi
+if [ "$adya" = yes ]; then
+  export PATH="$ADYA/bin:$PATH"
+else
+  left_out+=("the second judge's test (tests/it's history::second_judge_*): adya $ADYA_VERSION could not be installed (cargo install adya --version $ADYA_VERSION --no-default-features)")
+  skip+=(--skip history::second_judge)
 fi
 
 # --- Debian packages: Slurm and munge, Ceph's gateway ------------------------------------

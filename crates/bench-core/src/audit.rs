@@ -569,6 +569,12 @@ fn place(log: &mut [Op], chain: &[Change]) -> u64 {
     placed
 }
 
+/// The copy's `chain` held against the commits of `log` as verification holds it
+/// ([`judge`]), for a saved history judged again (`bench check`): `None` where they agree.
+pub fn chain_findings(log: &[Op], chain: &Chain) -> Option<String> {
+    judge(log, chain)
+}
+
 /// Hold the copy's chain of versions against the cell's commits in `log` (before
 /// [`place`]): every version after the cell's first is there (none missing but where a
 /// cleanup of the cell removed it); every entry a version added or removed is the effect of

@@ -22,6 +22,7 @@ pub mod files;
 pub mod floor;
 pub mod fold;
 pub mod glob;
+pub mod history;
 #[cfg(test)]
 mod layers;
 pub mod lock;

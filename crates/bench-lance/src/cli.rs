@@ -102,6 +102,22 @@ pub enum Command {
     /// Read a `results` table's series (bench's and any other rows), find where each
     /// stepped (change points), print them and draw a chart of each.
     History(HistoryArgs),
+    /// Judge the histories a sweep kept (`histories/` of a results directory) again,
+    /// offline, with bench's checkers: what readers saw, how the writes ended, the copy's
+    /// chain of versions against the commits. Exit 0 valid, 1 anomalies, 2 undecided,
+    /// 3 bad input.
+    Check {
+        /// A history's folder (histories/<cell>_r<N>/), its history.jsonl, or a results
+        /// directory (every history in it).
+        path: PathBuf,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also write each history for Elle's list-append checker (elle-cli, adya):
+        /// elle.json and transaction-order.json in its folder.
+        #[arg(long, value_name = "FORMAT", value_parser = ["elle"])]
+        export: Option<String>,
+    },
     /// One worker process of a cell (started by `bench run`; its arguments are the
     /// coordinator's, read by the core's protocol).
     #[command(hide = true)]

@@ -42,6 +42,14 @@ async fn dispatch(command: Command) -> u8 {
             Ok(s) => sweep::show_status(&s).await.map(print),
             Err(e) => Err(e),
         },
+        Command::Check { path, json, export } => {
+            let ask = bench_core::history::command::Ask {
+                path,
+                json,
+                export_elle: export.is_some(),
+            };
+            Ok(out::answer(bench_core::history::command::run(&ask)))
+        }
         Command::Report { results } => results::regenerate(&results, false).map(out::answer),
         Command::Summarize { results } => results::regenerate(&results, true).map(out::answer),
         Command::Compare(args) => compare::run(&args.into()).map(out::answer),

@@ -61,6 +61,8 @@ pub struct Verified {
     /// The copy's versions after the cell's first held against the cell's commits (`None`:
     /// not read).
     pub chain: Option<u64>,
+    /// The copy's chain of versions as it was read, for the run's history.
+    pub versions: Option<bench_core::versions::Chain>,
 }
 
 /// The rows verification reads at most to hold the copy's chain of versions against the
@@ -91,6 +93,7 @@ pub async fn cell(
                 error: Some(format!("cannot read the cell's __manifest: {e}")),
                 table: None,
                 chain: None,
+                versions: None,
             };
         }
     };
@@ -107,8 +110,13 @@ pub async fn cell(
         }),
         _ => None,
     };
+    let versions = match &found.chain {
+        Some(Ok(Some(chain))) => Some(chain.clone()),
+        _ => None,
+    };
     let verdict = audit::verify(log, before, &asks, found);
     Verified {
+        versions,
         rows_after,
         error: verdict.error,
         table: state,

@@ -79,7 +79,9 @@ pub fn pairs_of<'a>(a: &[&'a Record], b: &[&'a Record]) -> (Vec<&'a Record>, Vec
 /// Wall seconds of a record's run, copies and verification included (`wall_ms`); of
 /// records without it, from its start to its end.
 pub fn wall_secs(r: &Record) -> f64 {
-    r.wall_ms.map_or_else(|| run_secs(r), |ms| ms / 1000.0)
+    r.attached
+        .wall_ms
+        .map_or_else(|| run_secs(r), |ms| ms / 1000.0)
 }
 
 /// Wall seconds of a record's run, from its start to its end.

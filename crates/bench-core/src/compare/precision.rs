@@ -317,7 +317,9 @@ mod tests {
         // A run's whole time where the records have it (copies and verification
         // included), once per pair.
         let mut whole = records(4);
-        whole.iter_mut().for_each(|r| r.wall_ms = Some(4000.0));
+        whole
+            .iter_mut()
+            .for_each(|r| r.attached.wall_ms = Some(4000.0));
         assert_eq!(
             spent(&whole, &c.id(), &c.key()),
             Duration::from_millis(16_000)

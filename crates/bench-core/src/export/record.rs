@@ -188,10 +188,6 @@ pub struct Record {
     pub table_versions: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<TableState>,
-    /// This run's copy of its golden: objects copied, at how many at once, and the wall
-    /// time (before the workers start; in no figure of the cell).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub copy: Option<CopyTime>,
     /// Per successful operation (of a mixed cell: per commit), means: the round trips on
     /// its critical path (maximal groups of overlapping requests), the time it waited on
     /// the store (covered by a request), and the rest of its latency (CPU, locks, other
@@ -208,9 +204,6 @@ pub struct Record {
     /// the kinds add up to the whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_wait_ms_by_kind: Option<std::collections::BTreeMap<String, f64>>,
-    /// This run's trace file (`--trace`), relative to the results directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
     /// `"s3"` where the workers reached a local root as S3 is reached
     /// (`run.local_requests`): `io_per_op` then counts S3's requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -224,10 +217,10 @@ pub struct Record {
     /// made from. `bench publish` gives `dut.version` as `lance_version+<its first 7>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lance_revision: Option<String>,
-    /// The wall time of this run, in ms: the copies of its golden, the workers, the
-    /// verification and the copies' removal (both arms of a pair: one run).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wall_ms: Option<f64>,
+    /// What the sweep attaches after assembling the record: the copy, the trace, the
+    /// history, the wall time (its fields sit among the record's own in the JSON).
+    #[serde(flatten)]
+    pub attached: Attached,
     /// `round_trips_per_op` by kind of request: each round trip shared equally among its
     /// requests, so that the kinds add up to the whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -507,6 +500,27 @@ fn one() -> u32 {
     1
 }
 
+/// What the sweep attaches to a run's record once it is assembled: what the run's copy took,
+/// the files it wrote beside the results, and its wall time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Attached {
+    /// This run's copy of its golden: objects copied, at how many at once, and the wall
+    /// time (before the workers start; in no figure of the cell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<CopyTime>,
+    /// This run's trace file (`--trace`), relative to the results directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// This run's history (`run.keep_history`, cells of roles and mixed cells): its folder,
+    /// relative to the results directory, holding `history.jsonl` and `versions.jsonl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
+    /// The wall time of this run, in ms: the copies of its golden, the workers, the
+    /// verification and the copies' removal (both arms of a pair: one run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<f64>,
+}
+
 /// The shared table of a cell of table operations, as verification found it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TableState {
@@ -630,16 +644,14 @@ pub(crate) mod tests {
             env: Default::default(),
             table_versions: None,
             table: None,
-            copy: None,
             round_trips_per_op: None,
             store_wait_ms_per_op: None,
             other_ms_per_op: None,
             store_wait_ms_by_kind: None,
-            trace: None,
             local_requests: None,
             build_digest: None,
             lance_revision: None,
-            wall_ms: None,
+            attached: Default::default(),
             round_trips_by_kind: None,
             fastest_request_ms: None,
             transport: None,

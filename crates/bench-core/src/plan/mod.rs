@@ -199,6 +199,10 @@ pub struct RunSettings {
     /// Each worker's first operations written with their requests as a trace file of the
     /// run (`run.trace_operations`, `--trace`; 0: none); not part of a cell's key.
     pub trace_operations: u32,
+    /// Each run of a cell that keeps a history (cells of roles, mixed cells) writes it
+    /// beside the results, `histories/<cell>_r<repetition>/` (`run.keep_history`, default
+    /// true); not part of a cell's key.
+    pub keep_history: bool,
     /// `run.local_requests = "s3"`: on a local root, the workers reach the disk through the
     /// object-store API as they reach S3 (lance's `file-object-store`), in S3's 64 KiB
     /// blocks, without the version-hint file; their requests are then S3's in kind and

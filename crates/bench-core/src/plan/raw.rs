@@ -118,6 +118,7 @@ pub(super) struct RawRun {
     pub launcher: Option<String>,
     pub copy_parallelism: Option<u32>,
     pub trace_operations: Option<u32>,
+    pub keep_history: Option<bool>,
     pub local_requests: Option<String>,
     pub attempt_timeout_secs: Option<f64>,
 }

@@ -449,6 +449,7 @@ fn run_settings(run: RawRun) -> Result<RunSettings, PlanError> {
         attempt_timeout_ms,
         copy_parallelism,
         trace_operations,
+        keep_history: run.keep_history.unwrap_or(true),
         s3_shaped_local,
         cell_timeout: Duration::from_secs(timeout),
         commit_retries,

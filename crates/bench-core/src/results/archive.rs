@@ -68,8 +68,13 @@ mod tests {
         std::fs::write(out.join(jsonl::RESULTS_FILE), "run 4\n").unwrap();
         std::fs::create_dir_all(out.join(TRACE_DIR)).unwrap();
         std::fs::write(out.join(TRACE_DIR).join("c_r1.json"), "{}").unwrap();
+        let kept = out.join(crate::history::DIR).join("c_r1");
+        std::fs::create_dir_all(&kept).unwrap();
+        std::fs::write(kept.join("history.jsonl"), "{}").unwrap();
         let dest = archive_outputs(out).unwrap().unwrap();
         assert!(dest.join(TRACE_DIR).join("c_r1.json").is_file());
         assert!(!out.join(TRACE_DIR).exists());
+        assert!(dest.join("histories/c_r1/history.jsonl").is_file());
+        assert!(!out.join(crate::history::DIR).exists());
     }
 }

@@ -318,8 +318,9 @@ fn combine(read: &[Input]) -> Result<Merged, BenchError> {
     Ok(m)
 }
 
-/// A record as merged: its trace file (if it names one) goes with it, at the same path
-/// relative to OUT; one that is gone from its input is named no more (and said).
+/// A record as merged: its trace file and its history's files (where it names them) go with
+/// it, at the same paths relative to OUT; one that is gone from its input is named no more
+/// (and said).
 fn with_trace(
     r: &Record,
     dir: &Path,
@@ -327,7 +328,7 @@ fn with_trace(
     notes: &mut Vec<String>,
 ) -> Record {
     let mut r = r.clone();
-    if let Some(rel) = r.trace.clone() {
+    if let Some(rel) = r.attached.trace.clone() {
         let from = dir.join(&rel);
         if from.is_file() {
             traces.push((from, rel));
@@ -337,7 +338,23 @@ fn with_trace(
                 r.bench_tag,
                 from.display()
             ));
-            r.trace = None;
+            r.attached.trace = None;
+        }
+    }
+    if let Some(rel) = r.attached.history.clone() {
+        let from = dir.join(&rel);
+        let files = [crate::history::HISTORY_FILE, crate::history::VERSIONS_FILE];
+        if from.join(files[0]).is_file() {
+            for f in files.into_iter().filter(|f| from.join(f).is_file()) {
+                traces.push((from.join(f), format!("{rel}/{f}")));
+            }
+        } else {
+            notes.push(format!(
+                "note: {}'s history {} is not there; its merged record names none",
+                r.bench_tag,
+                from.display()
+            ));
+            r.attached.history = None;
         }
     }
     r
@@ -386,14 +403,14 @@ fn write_out(
         serde_json::to_writer(&mut lines, r).expect("record serialises");
         lines.push(b'\n');
     }
-    // The traces first: a record never names a file that is not there.
+    // The traces and histories first: a record never names a file that is not there.
     for (from, rel) in traces {
         let to = out.join(rel);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
         }
         if *from != to {
-            std::fs::copy(from, &to).map_err(io_err("copy a trace to", &to))?;
+            std::fs::copy(from, &to).map_err(io_err("copy a trace or a history to", &to))?;
         }
     }
     let results = out.join(jsonl::RESULTS_FILE);
@@ -463,7 +480,11 @@ mod tests {
             let rel = format!("traces/{id}_r1.json");
             std::fs::create_dir_all(dir.join("traces")).unwrap();
             std::fs::write(dir.join(&rel), format!("{{\"cell\": \"{id}\"}}")).unwrap();
-            r.trace = Some(rel);
+            r.attached.trace = Some(rel);
+            let kept = format!("histories/{id}_r1");
+            std::fs::create_dir_all(dir.join(&kept)).unwrap();
+            std::fs::write(dir.join(&kept).join("history.jsonl"), id).unwrap();
+            r.attached.history = Some(kept);
         }
         jsonl::append_all(&dir.join(jsonl::RESULTS_FILE), &[r]).unwrap();
         let mut st = State::new("p");
@@ -480,9 +501,10 @@ mod tests {
         st.save(dir).unwrap();
     }
 
-    /// A merged record's trace names a file under OUT: the traces come with their records.
+    /// A merged record's trace and history name files under OUT: they come with their
+    /// records.
     #[test]
-    fn traces_come_with_their_records() {
+    fn traces_and_histories_come_with_their_records() {
         let tmp = tempfile::tempdir().unwrap();
         let (a, b, out) = (
             tmp.path().join("a"),
@@ -496,12 +518,20 @@ mod tests {
         shard(&b, "y", &["x", "y"], false);
         assert_eq!(run(&out, &[a.clone(), b], false).unwrap().code, exit::OK);
         let merged = jsonl::read_all(&out.join(jsonl::RESULTS_FILE)).unwrap();
-        let traced: Vec<&Record> = merged.iter().filter(|r| r.trace.is_some()).collect();
+        let traced: Vec<&Record> = merged
+            .iter()
+            .filter(|r| r.attached.trace.is_some())
+            .collect();
         assert_eq!(traced.len(), 1);
-        let rel = traced[0].trace.as_deref().unwrap();
+        let rel = traced[0].attached.trace.as_deref().unwrap();
         assert_eq!(
             std::fs::read_to_string(out.join(rel)).unwrap(),
             std::fs::read_to_string(a.join(rel)).unwrap()
+        );
+        let kept = traced[0].attached.history.as_deref().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join(kept).join("history.jsonl")).unwrap(),
+            "x"
         );
         // A trace gone from its shard: the merged record names none, rather than a file
         // that is not there.
@@ -512,6 +542,9 @@ mod tests {
             .stderr;
         assert!(said.iter().any(|n| n.contains("is not there")), "{said:?}");
         let merged = jsonl::read_all(&again.join(jsonl::RESULTS_FILE)).unwrap();
-        assert!(merged.iter().all(|r| r.trace.is_none()), "{merged:?}");
+        assert!(
+            merged.iter().all(|r| r.attached.trace.is_none()),
+            "{merged:?}"
+        );
     }
 }

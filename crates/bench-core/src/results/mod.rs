@@ -87,11 +87,12 @@ impl Derived {
 }
 
 /// Everything a sweep keeps in its results directory: its checkpoint, its records, the
-/// trace files they name, and every derived output.
-pub const FILES: [&str; 7] = [
+/// trace files and histories they name, and every derived output.
+pub const FILES: [&str; 8] = [
     STATE_FILE,
     jsonl::RESULTS_FILE,
     TRACE_DIR,
+    crate::history::DIR,
     csv::SUMMARY_FILE,
     roles::ROLES_FILE,
     report::REPORT_FILE,

@@ -69,6 +69,63 @@ fn write_trace(
     }
 }
 
+/// Whether a run kept a history: some measured operation of its log kept its times (cells
+/// of roles, mixed cells), not only one its worker was killed in.
+fn keeps_history(m: &Measured) -> bool {
+    let killed = Some(bench_core::oplog::ErrorClass::Killed);
+    (m.log.iter()).any(|o| !o.warm && o.at_us.is_some() && o.class != killed)
+}
+
+/// Write run `repetition` of cell `id` (by `arm`, when paired) as its history under
+/// `<out>/histories/`: `history.jsonl` and, where verification read the copy's chain of
+/// versions, `versions.jsonl`; the folder relative to `<out>`, or `None` (said) when it
+/// cannot be written.
+fn write_history(
+    sweep: &Sweep,
+    (id, repetition, arm, chain_versions): (&str, u32, Option<&str>, Option<u64>),
+    m: &Measured,
+    versions: Option<&bench_core::versions::Chain>,
+    progress: &Progress,
+) -> Option<String> {
+    use bench_core::history;
+    let mut name = format!("{id}_r{repetition}");
+    if let Some(a) = arm {
+        name.push_str(&format!("_{a}"));
+    }
+    let rel = format!("{}/{name}", history::DIR);
+    let run = history::Run {
+        cell: id,
+        repetition,
+        arm,
+        hosts: m.hosts.iter().cloned().collect(),
+        clocks: &m.clocks,
+        paused_us: &m.paused_us,
+        chain_versions,
+    };
+    let (text, chain) = history::write(&m.log, &run, versions);
+    let dir = sweep.out.join(&rel);
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|_| crate::files::write_atomic(&dir.join(history::HISTORY_FILE), text.as_bytes()))
+        .and_then(|_| match chain {
+            Some(c) => crate::files::write_atomic(&dir.join(history::VERSIONS_FILE), c.as_bytes()),
+            // A run again of the same repetition leaves no chain of an earlier one.
+            None => match std::fs::remove_file(dir.join(history::VERSIONS_FILE)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+        });
+    match written {
+        Ok(()) => Some(rel),
+        Err(e) => {
+            progress.log(format!(
+                "warning: {id}: its history {} was not written ({e}); its results are kept",
+                dir.display()
+            ));
+            None
+        }
+    }
+}
+
 /// Verify the copy at `root` against the run's operation log, one rule for every kind of
 /// cell ([`verify::cell`]): each write that did not succeed looked up and marked landed or
 /// not in `m.log`, then the copy held against what the cell started from (the golden, or
@@ -79,7 +136,7 @@ async fn verification(
     golden: &Golden,
     golden_root: &str,
     m: &mut Measured,
-) -> Verification {
+) -> (Verification, Option<bench_core::versions::Chain>) {
     let rows_before = golden.marker.manifest_rows;
     let empty = cell.golden.is_empty();
     let before = match &golden.before {
@@ -89,7 +146,7 @@ async fn verification(
         None => match verify::ids(golden_root, &cell.storage).await {
             Ok(ids) => std::sync::Arc::new(ids),
             Err(e) => {
-                return Verification {
+                let v = Verification {
                     rows_before,
                     rows_after: 0,
                     error: Some(format!("cannot read the golden's __manifest: {e}")),
@@ -98,6 +155,7 @@ async fn verification(
                     chain: None,
                     consistency: None,
                 };
+                return (v, None);
             }
         },
     };
@@ -140,7 +198,7 @@ async fn verification(
         }
         false => None,
     };
-    Verification {
+    let verified = Verification {
         rows_before: before.rows(),
         rows_after: v.rows_after,
         error,
@@ -148,7 +206,8 @@ async fn verification(
         state_bytes,
         chain: v.chain,
         consistency: None,
-    }
+    };
+    (verified, v.versions)
 }
 
 /// Isolate, run and verify one repetition of a cell by one arm's workers, or by both
@@ -238,7 +297,7 @@ pub(super) async fn run_one(
         // counts.
         let ms = (began.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0;
         for r in records {
-            r.wall_ms = Some(ms);
+            r.attached.wall_ms = Some(ms);
         }
     }
     Ok(result)
@@ -308,10 +367,12 @@ impl Run<'_> {
         let mut measured = measured;
         for (k, (m, root)) in measured.iter_mut().zip(self.roots).enumerate() {
             crate::fault::lose_manifest(root);
-            let mut v = verification(cell, root, self.job.golden, &golden_root, m).await;
+            let (mut v, versions) =
+                verification(cell, root, self.job.golden, &golden_root, m).await;
             // The checker reads the log as verification left it (each write that did not
             // succeed looked up).
             v.consistency = m.consistency(v.chain);
+            let chain_versions = v.chain;
             let p = Provenance {
                 plan: &self.sweep.plan.name,
                 arm: arms[k].name,
@@ -331,10 +392,14 @@ impl Run<'_> {
             }));
             r.planted.sort();
             r.planted.dedup();
-            r.copy = self.copies.get(k).copied();
+            r.attached.copy = self.copies.get(k).copied();
+            let (id, rep) = (cell.id(), self.job.repetition);
             if !m.traces.is_empty() {
-                let (id, rep) = (cell.id(), self.job.repetition);
-                r.trace = write_trace(self.sweep, &id, rep, arms[k].name, m, progress);
+                r.attached.trace = write_trace(self.sweep, &id, rep, arms[k].name, m, progress);
+            }
+            if self.sweep.plan.run.keep_history && keeps_history(m) {
+                let run = (id.as_str(), rep, arms[k].name, chain_versions);
+                r.attached.history = write_history(self.sweep, run, m, versions.as_ref(), progress);
             }
             r.paired = units
                 .as_ref()

@@ -1,0 +1,801 @@
+//! The history file a cell that keeps a history leaves beside its results: its operation log
+//! as Jepsen writes a history (`history.jsonl`: one line per event, an operation's
+//! invocation and its completion) with bench's own fields beside Jepsen's, and the copy's
+//! chain of `__manifest` versions (`versions.jsonl`). [`write`] writes both from what a run
+//! measured; [`read`] reads them back into the same log, which [`check`] judges offline and
+//! [`elle`] exports for an independent checker.
+//!
+//! The log is written as the record's checkers read it: after verification, so each write
+//! that did not succeed carries what the copy showed (`landed`), and each commit that named
+//! no version carries the one the copy's chain placed it at.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::counts::IoCounts;
+use crate::offsets::{Bound, Offsets};
+use crate::oplog::{Cleaned, ErrorClass, Observed, Op, Outcome, Seen};
+use crate::plan::Operation;
+use crate::versions::{At, Chain, Change, Page};
+
+pub mod check;
+pub mod command;
+pub mod elle;
+
+/// The format this bench writes and the newest it reads.
+pub const FORMAT: u32 = 1;
+/// Where a results directory keeps its histories: `histories/<cell>_r<repetition>/`.
+pub const DIR: &str = "histories";
+pub const HISTORY_FILE: &str = "history.jsonl";
+pub const VERSIONS_FILE: &str = "versions.jsonl";
+
+/// The first line of `history.jsonl`: which run it is, and what the checkers need besides
+/// the events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// The format ([`FORMAT`]).
+    pub bench_history: u32,
+    pub cell: String,
+    pub repetition: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<String>,
+    /// Time 0 of the events: the start of the run's first measured operation (its workers'
+    /// release), µs on the clock the workers' times are on (on one host the one they share,
+    /// `CLOCK_MONOTONIC`).
+    pub release_us: u64,
+    /// Operations in the log (each an invocation and, unless its worker died first, a
+    /// completion).
+    pub operations: u64,
+    /// The hosts its clients ran on.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Each client's clock offset against the coordinator's (several hosts only): `[lo, hi,
+    /// at_us]` at `go`, and after its last operation.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub clocks: BTreeMap<u32, [Option<[i64; 3]>; 2]>,
+    /// Spans the clients were paused (`bench ab`'s slices), µs on the wall clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paused_us: Vec<[u64; 2]>,
+    /// The copy's versions verification held against the commits (absent: not held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain_versions: Option<u64>,
+}
+
+/// One line of `history.jsonl` after the header: Jepsen's fields, then bench's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub index: u64,
+    /// ns since the header's `release_us` (negative: in the warm-up).
+    pub time: i64,
+    /// `invoke`, then `ok`, `fail` (it took no effect) or `info` (unknown).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The client's process: a client whose operation ended `info` goes on under a new one.
+    pub process: u64,
+    /// The operation (`create-namespace`, `list-tables`, …).
+    pub f: Operation,
+    /// The entry it named; a completion's: what it saw (`{"listed": …}`, `{"version": V}`,
+    /// `{"cleaned": …}`), or its entry.
+    pub value: Value,
+    pub client: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<[u32; 2]>,
+    /// Its index among its client's operations of its kind.
+    pub i: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm: bool,
+    /// Kept without times by its worker: `time` is its end after its worker's release.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untimed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<[String; 2]>,
+    /// A completion's: its place in the `__manifest` version order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<At>,
+    /// A listing in pages: each page's last name and the version it served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<Page>,
+    /// Its store requests by kind, and bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<IoCounts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// A write that did not succeed, as the copy showed it after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landed: Option<bool>,
+}
+
+/// The run `write` describes: which it is, and what its checkers read besides the log.
+pub struct Run<'a> {
+    pub cell: &'a str,
+    pub repetition: u32,
+    pub arm: Option<&'a str>,
+    pub hosts: Vec<String>,
+    pub clocks: &'a BTreeMap<u32, Offsets>,
+    pub paused_us: &'a [[u64; 2]],
+    pub chain_versions: Option<u64>,
+}
+
+fn bound(b: Bound) -> [i64; 3] {
+    [b.lo, b.hi, b.at_us as i64]
+}
+
+fn unbound(b: [i64; 3]) -> Bound {
+    Bound {
+        lo: b[0],
+        hi: b[1],
+        at_us: b[2].max(0) as u64,
+    }
+}
+
+/// A completion's type, from the operation's outcome.
+fn kind(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Ok => "ok",
+        Outcome::Failed => "fail",
+        Outcome::Unknown => "info",
+    }
+}
+
+/// What an operation showed, as a completion's value (`None`: nothing; its entry stands).
+fn shown(o: &Observed) -> Option<Value> {
+    match o {
+        Observed::Nothing => None,
+        Observed::Listed {
+            seen, gone, twice, ..
+        } => Some(json!({"listed": {"seen": seen, "gone": gone, "twice": twice}})),
+        Observed::Version(v) => Some(json!({ "version": v })),
+        Observed::Cleaned(c) => Some(json!({ "cleaned": c })),
+    }
+}
+
+/// A completion's value read back (pages apart).
+fn observed(v: &Value, pages: Vec<Page>) -> Result<Observed, String> {
+    let Some(map) = v.as_object() else {
+        return Ok(Observed::Nothing);
+    };
+    let field = |k: &str| map.get(k).cloned().unwrap_or(Value::Null);
+    let bad = |e: serde_json::Error| e.to_string();
+    if let Some(l) = map.get("listed") {
+        #[derive(Deserialize)]
+        struct Listed {
+            seen: Vec<Seen>,
+            gone: Option<Vec<String>>,
+            #[serde(default)]
+            twice: Vec<String>,
+        }
+        let l: Listed = serde_json::from_value(l.clone()).map_err(bad)?;
+        return Ok(Observed::Listed {
+            seen: l.seen,
+            gone: l.gone,
+            twice: l.twice,
+            pages,
+        });
+    }
+    if map.contains_key("version") {
+        return serde_json::from_value(field("version"))
+            .map(Observed::Version)
+            .map_err(bad);
+    }
+    if map.contains_key("cleaned") {
+        let c: Cleaned = serde_json::from_value(field("cleaned")).map_err(bad)?;
+        return Ok(Observed::Cleaned(c));
+    }
+    Err("a value that is an object holds `listed`, `version` or `cleaned`".to_string())
+}
+
+/// An operation's start and end, µs: its own times, or (kept without them) its end after its
+/// worker's release.
+fn span(o: &Op, release_us: u64) -> [u64; 2] {
+    o.at_us.unwrap_or_else(|| {
+        let end = release_us + (o.end_ms.unwrap_or(0.0) * 1000.0).max(0.0) as u64;
+        [end, end]
+    })
+}
+
+/// The run's events, in order: each operation's invocation at its start and its completion
+/// at its end (an operation's before its client's next), numbered, on processes as Jepsen
+/// numbers them.
+pub fn events(log: &[Op], release_us: u64) -> Vec<Event> {
+    numbered(log, release_us)
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect()
+}
+
+/// [`events`], each with the index in `log` of its operation.
+fn numbered(log: &[Op], release_us: u64) -> Vec<(usize, Event)> {
+    let clients = log.iter().map(|o| o.client + 1).max().unwrap_or(0) as u64;
+    // Each operation's place among its client's, in the order it reported them.
+    let mut order: Vec<usize> = (0..log.len()).collect();
+    order.sort_by_key(|&k| (log[k].client, k));
+    let mut process = vec![0u64; log.len()];
+    let mut infos: BTreeMap<u32, u64> = BTreeMap::new();
+    for &k in &order {
+        let o = &log[k];
+        let n = infos.entry(o.client).or_default();
+        process[k] = u64::from(o.client) + clients * *n;
+        *n += u64::from(o.outcome == Outcome::Unknown);
+    }
+    // Sorted by time, each client's own events in the order it ran them: an event's place
+    // is at or after its client's previous event's (a wall clock stepped back moves no time).
+    type Place = (i64, u32, usize, u8);
+    let mut keyed: Vec<(Place, usize, Event)> = Vec::with_capacity(2 * log.len());
+    let mut after: BTreeMap<u32, i64> = BTreeMap::new();
+    for (rank, &k) in order.iter().enumerate() {
+        let o = &log[k];
+        let (invoke, done) = pair(o, process[k], release_us);
+        let prev = after.entry(o.client).or_insert(i64::MIN);
+        let at_invoke = invoke.time.max(*prev);
+        let at_done = done.time.max(at_invoke);
+        *prev = at_done;
+        keyed.push(((at_invoke, o.client, rank, 0), k, invoke));
+        keyed.push(((at_done, o.client, rank, 1), k, done));
+    }
+    keyed.sort_by_key(|(place, ..)| *place);
+    (keyed.into_iter().enumerate())
+        .map(|(n, (_, k, mut e))| {
+            e.index = n as u64;
+            (k, e)
+        })
+        .collect()
+}
+
+/// Operation `o`'s invocation and completion, on `process`.
+fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
+    let [s, e] = span(o, release_us);
+    let ns = |t: u64| (t as i64 - release_us as i64) * 1000;
+    let invoke = Event {
+        index: 0,
+        time: ns(s),
+        kind: "invoke".to_string(),
+        process,
+        f: o.operation,
+        value: o.entry.clone().map_or(Value::Null, Value::String),
+        client: o.client,
+        role: o.role.map(|(a, b)| [a, b]),
+        i: o.i,
+        read: o.read,
+        warm: o.warm,
+        untimed: o.at_us.is_none(),
+        entry: o.entry.clone(),
+        property: o.property.clone().map(|(a, b)| [a, b]),
+        manifest: None,
+        pages: Vec::new(),
+        requests: None,
+        ms: None,
+        end_ms: None,
+        lag_ms: None,
+        error_class: None,
+        error: None,
+        landed: None,
+    };
+    let pages = match &o.observed {
+        Observed::Listed { pages, .. } => pages.clone(),
+        _ => Vec::new(),
+    };
+    let done = Event {
+        time: ns(e),
+        kind: kind(o.outcome).to_string(),
+        value: shown(&o.observed).unwrap_or_else(|| invoke.value.clone()),
+        manifest: o.manifest,
+        pages,
+        requests: o.io,
+        ms: Some(o.ms),
+        end_ms: o.end_ms,
+        lag_ms: o.lag_ms,
+        error_class: o.class,
+        error: o.err.clone(),
+        landed: o.landed,
+        ..invoke.clone()
+    };
+    (invoke, done)
+}
+
+/// The run's history as its lines (header first), and its copy's chain as
+/// `versions.jsonl`'s lines where verification read one.
+pub fn write(log: &[Op], run: &Run, chain: Option<&Chain>) -> (String, Option<String>) {
+    let release_us = (log.iter().filter(|o| !o.warm))
+        .filter_map(|o| o.at_us.map(|a| a[0]))
+        .min()
+        .or_else(|| log.iter().filter_map(|o| o.at_us.map(|a| a[0])).min())
+        .unwrap_or(0);
+    let header = Header {
+        bench_history: FORMAT,
+        cell: run.cell.to_string(),
+        repetition: run.repetition,
+        arm: run.arm.map(str::to_string),
+        release_us,
+        operations: log.len() as u64,
+        hosts: run.hosts.clone(),
+        clocks: (run.clocks.iter())
+            .map(|(c, o)| (*c, [Some(bound(o.go)), o.done.map(bound)]))
+            .collect(),
+        paused_us: run.paused_us.to_vec(),
+        chain_versions: run.chain_versions,
+    };
+    let mut text = serde_json::to_string(&header).expect("a header serialises");
+    text.push('\n');
+    for e in events(log, release_us) {
+        text.push_str(&serde_json::to_string(&e).expect("an event serialises"));
+        text.push('\n');
+    }
+    (text, chain.map(versions))
+}
+
+/// One line of `versions.jsonl` after its header.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Version {
+    pub version: u64,
+    /// The entries it added and removed against the version before it (absent: its
+    /// changes were not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<Vec<String>>,
+}
+
+/// `versions.jsonl`: a header naming the cell's first version, then each version present
+/// after it with what it added and removed.
+fn versions(chain: &Chain) -> String {
+    let mut text = json!({"bench_versions": FORMAT, "first": chain.first}).to_string();
+    text.push('\n');
+    let changes: BTreeMap<u64, &Change> = chain.changes.iter().map(|c| (c.version, c)).collect();
+    for &v in &chain.versions {
+        let c = changes.get(&v);
+        let line = Version {
+            version: v,
+            added: c.map(|c| c.added.clone()),
+            removed: c.map(|c| c.removed.clone()),
+        };
+        text.push_str(&serde_json::to_string(&line).expect("a version serialises"));
+        text.push('\n');
+    }
+    text
+}
+
+/// A saved history read back: its header, and the log as the run's checkers read it.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub header: Header,
+    pub log: Vec<Op>,
+    /// Operations invoked and never completed (their worker died first): each `unknown`.
+    pub unfinished: u64,
+}
+
+/// Why a file could not be read: its line (1-based; 0: the file as a whole) and what is
+/// wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bad {
+    pub line: usize,
+    pub why: String,
+}
+
+impl std::fmt::Display for Bad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            0 => f.write_str(&self.why),
+            n => write!(f, "line {n}: {}", self.why),
+        }
+    }
+}
+
+fn bad(line: usize, why: impl Into<String>) -> Bad {
+    Bad {
+        line,
+        why: why.into(),
+    }
+}
+
+/// The format number a first line declares under `key`, refused where it is newer than
+/// this bench reads.
+fn format_of(first: &Value, key: &str, what: &str) -> Result<(), Bad> {
+    let Some(n) = first.get(key).and_then(Value::as_u64) else {
+        return Err(bad(
+            1,
+            format!("not a {what}: its first line has no `{key}` (the format's number)"),
+        ));
+    };
+    if n > u64::from(FORMAT) {
+        return Err(bad(
+            1,
+            format!(
+                "a {what} of format {n}, newer than this bench reads (format {FORMAT}): check \
+                 it with a bench that reads format {n} or later"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Read `history.jsonl`'s text.
+pub fn read(text: &str) -> Result<Saved, Bad> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next().ok_or_else(|| bad(0, "the file is empty"))?;
+    let first: Value = serde_json::from_str(first).map_err(|e| bad(1, format!("not JSON: {e}")))?;
+    format_of(&first, "bench_history", "bench history")?;
+    let header: Header = serde_json::from_value(first).map_err(|e| bad(1, e.to_string()))?;
+    let mut pending: BTreeMap<u64, (usize, Event)> = BTreeMap::new();
+    let mut log = Vec::new();
+    let mut last_index = None;
+    for (n, line) in lines {
+        let n = n + 1;
+        let e: Event = serde_json::from_str(line).map_err(|e| bad(n, e.to_string()))?;
+        if last_index.is_some_and(|l| e.index <= l) {
+            return Err(bad(
+                n,
+                format!("index {} after index {}", e.index, last_index.unwrap_or(0)),
+            ));
+        }
+        last_index = Some(e.index);
+        match e.kind.as_str() {
+            "invoke" => {
+                if let Some((m, _)) = pending.insert(e.process, (n, e)) {
+                    return Err(bad(
+                        n,
+                        format!(
+                            "an invocation on a process whose invocation of line {m} has not completed"
+                        ),
+                    ));
+                }
+            }
+            "ok" | "fail" | "info" => {
+                let Some((_, invoke)) = pending.remove(&e.process) else {
+                    return Err(bad(
+                        n,
+                        format!(
+                            "a completion on process {} with no invocation before it",
+                            e.process
+                        ),
+                    ));
+                };
+                log.push(op(&header, &invoke, Some(&e)).map_err(|why| bad(n, why))?);
+            }
+            other => {
+                return Err(bad(
+                    n,
+                    format!("type `{other}`; expected invoke, ok, fail or info"),
+                ));
+            }
+        }
+    }
+    let unfinished = pending.len() as u64;
+    for (_, (n, invoke)) in pending {
+        log.push(op(&header, &invoke, None).map_err(|why| bad(n, why))?);
+    }
+    Ok(Saved {
+        header,
+        log,
+        unfinished,
+    })
+}
+
+/// One operation of the log, from its invocation and its completion (`None`: its worker
+/// died with it in flight: unknown).
+fn op(h: &Header, invoke: &Event, done: Option<&Event>) -> Result<Op, String> {
+    let at = |t: i64| (h.release_us as i64 + t.div_euclid(1000)).max(0) as u64;
+    let end = done.map_or(invoke.time, |d| d.time);
+    let (outcome, class) = match done.map(|d| d.kind.as_str()) {
+        Some("ok") => (Outcome::Ok, None),
+        Some("fail") => (Outcome::Failed, done.and_then(|d| d.error_class)),
+        Some(_) => (Outcome::Unknown, done.and_then(|d| d.error_class)),
+        None => (Outcome::Unknown, Some(ErrorClass::Killed)),
+    };
+    let d = done.unwrap_or(invoke);
+    let observed = match done {
+        Some(d) => observed(&d.value, d.pages.clone())?,
+        None => Observed::Nothing,
+    };
+    Ok(Op {
+        client: invoke.client,
+        role: invoke.role.map(|[a, b]| (a, b)),
+        operation: invoke.f,
+        read: invoke.read,
+        warm: invoke.warm,
+        i: invoke.i,
+        entry: invoke.entry.clone(),
+        property: invoke.property.clone().map(|[a, b]| (a, b)),
+        at_us: (!invoke.untimed).then(|| [at(invoke.time), at(end)]),
+        end_ms: d.end_ms,
+        ms: d.ms.unwrap_or(0.0),
+        lag_ms: d.lag_ms,
+        io: d.requests,
+        path: None,
+        outcome,
+        class,
+        err: match done {
+            Some(d) => d.error.clone(),
+            None => Some("invoked and never completed: its worker died with it".to_string()),
+        },
+        observed,
+        landed: d.landed,
+        manifest: d.manifest,
+    })
+}
+
+/// The clock offsets a header keeps, as the checker reads them.
+pub fn clocks(h: &Header) -> BTreeMap<u32, Offsets> {
+    (h.clocks.iter())
+        .filter_map(|(c, [go, done])| {
+            Some((
+                *c,
+                Offsets {
+                    go: unbound((*go)?),
+                    done: done.map(unbound),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Read `versions.jsonl`'s text: the chain verification read.
+pub fn read_versions(text: &str) -> Result<Chain, Bad> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next().ok_or_else(|| bad(0, "the file is empty"))?;
+    let first: Value = serde_json::from_str(first).map_err(|e| bad(1, format!("not JSON: {e}")))?;
+    format_of(&first, "bench_versions", "bench versions file")?;
+    let mut chain = Chain {
+        first: (first.get("first").and_then(Value::as_u64))
+            .ok_or_else(|| bad(1, "no `first` (the version the copy began at)"))?,
+        ..Chain::default()
+    };
+    for (n, line) in lines {
+        let v: Version = serde_json::from_str(line).map_err(|e| bad(n + 1, e.to_string()))?;
+        chain.versions.push(v.version);
+        if v.added.is_some() || v.removed.is_some() {
+            chain.changes.push(Change {
+                version: v.version,
+                added: v.added.unwrap_or_default(),
+                removed: v.removed.unwrap_or_default(),
+            });
+        }
+    }
+    Ok(chain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check::{ANOMALIES, UNKNOWN, VALID, check, said};
+    use super::*;
+    use crate::oplog::sample;
+
+    const DECLARE: Operation = Operation::DeclareTable;
+    const LIST: Operation = Operation::ListTables { cold: false };
+
+    /// Writer 0 declares `ns_0$bench_d0_<n>` over [10n, 10n + 5] ms, making version 11 + n;
+    /// reader 1 lists ns_0 over [10n + 7, 10n + 8] ms and sees #0 to #n.
+    fn run_log(n: u64) -> Vec<Op> {
+        let mut log = Vec::new();
+        for k in 0..n {
+            let t = 1_000_000 + k * 10_000;
+            let mut w = sample(0, DECLARE, k, &format!("ns_0$bench_d0_{k}"), Outcome::Ok);
+            w.at_us = Some([t, t + 5_000]);
+            w.end_ms = Some((k * 10 + 5) as f64);
+            w.manifest = Some(At {
+                before: Some(10 + k),
+                made: Some(11 + k),
+                ..At::default()
+            });
+            let mut r = sample(1, LIST, k, "ns_0", Outcome::Ok);
+            r.at_us = Some([t + 7_000, t + 8_000]);
+            r.observed = Observed::Listed {
+                seen: vec![Seen {
+                    writer: 0,
+                    runs: vec![[0, k + 1]],
+                }],
+                gone: None,
+                twice: vec![],
+                pages: vec![],
+            };
+            r.manifest = Some(At {
+                served: Some(11 + k),
+                ..At::default()
+            });
+            log.extend([w, r]);
+        }
+        log
+    }
+
+    fn chain_of(n: u64) -> Chain {
+        Chain {
+            first: 10,
+            versions: (11..11 + n).collect(),
+            changes: (0..n)
+                .map(|k| Change {
+                    version: 11 + k,
+                    added: vec![format!("ns_0$bench_d0_{k}")],
+                    removed: vec![],
+                })
+                .collect(),
+        }
+    }
+
+    fn saved(log: &[Op], chain: &Chain) -> (String, String) {
+        let clocks = BTreeMap::new();
+        let run = Run {
+            cell: "c",
+            repetition: 1,
+            arm: None,
+            hosts: vec!["h".into()],
+            clocks: &clocks,
+            paused_us: &[],
+            chain_versions: Some(chain.versions.len() as u64),
+        };
+        let (h, v) = write(log, &run, Some(chain));
+        (h, v.unwrap())
+    }
+
+    fn judged(history: &str, versions: &str) -> check::Checked {
+        let s = read(history).unwrap();
+        check(&s, Some(&read_versions(versions).unwrap()))
+    }
+
+    /// A written history reads back as the same log, its events Jepsen's (an invocation
+    /// before its completion on one process, indices in order), and `bench check` finds what
+    /// the run's own checker found.
+    #[test]
+    fn a_history_reads_back_as_the_log_the_run_judged() {
+        let log = run_log(5);
+        let (h, v) = saved(&log, &chain_of(5));
+        let s = read(&h).unwrap();
+        assert_eq!(s.log, log);
+        assert_eq!(s.unfinished, 0);
+        assert_eq!(read_versions(&v).unwrap(), chain_of(5));
+        let lines: Vec<Value> = (h.lines().skip(1))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 20);
+        assert_eq!(lines[0]["type"], "invoke");
+        assert_eq!(lines[0]["time"], 0);
+        assert_eq!(lines[1]["type"], "ok");
+        assert_eq!(lines[1]["time"], 5_000_000);
+        assert_eq!(lines[1]["manifest"]["made"], 11);
+        let m = crate::measured::Measured {
+            log: log.clone(),
+            hosts: ["h".to_string()].into(),
+            ..Default::default()
+        };
+        let c = judged(&h, &v);
+        assert_eq!(c.consistency, m.consistency(Some(5)));
+        assert_eq!(c.consistency.as_ref().unwrap().reads, 5);
+        assert_eq!(c.outcomes, crate::audit::Outcomes::of(&log));
+        assert_eq!((c.chain_error.clone(), c.status()), (None, VALID), "{c:?}");
+        assert_eq!(said(&c).last().unwrap(), "valid");
+    }
+
+    /// Edited by hand: a listing that misses an acknowledged declaration (a stale read), one
+    /// that sees a table no one declared (a phantom), and a chain without one declaration's
+    /// version (a lost write): each caught, with its witness named.
+    #[test]
+    fn planted_anomalies_are_caught_with_their_witness() {
+        let (h, v) = saved(&run_log(5), &chain_of(5));
+        let edit = |from: &str, to: &str| {
+            assert!(h.contains(from), "{from}");
+            h.replacen(from, to, 1)
+        };
+        // The last listing sees #0 to #3, not #4 acknowledged 2 ms before it began.
+        let stale = edit("\"runs\":[[0,5]]", "\"runs\":[[0,4]]");
+        let c = judged(&stale, &v);
+        assert_eq!(c.status(), ANOMALIES);
+        let k = c.consistency.as_ref().unwrap();
+        assert_eq!(k.stale_reads, 1, "{k:?}");
+        let first = c.first_violation().unwrap();
+        assert!(
+            first.contains("client 1") && first.contains("#4"),
+            "{first}"
+        );
+        // The first listing sees #7, which no one declared.
+        let phantom = edit("\"runs\":[[0,1]]", "\"runs\":[[0,1],[7,8]]");
+        let c = judged(&phantom, &v);
+        assert_eq!(c.status(), ANOMALIES);
+        assert!(c.consistency.as_ref().unwrap().phantoms > 0, "{c:?}");
+        // v13 of the copy does not hold #2, acknowledged.
+        let lost = v.replacen("\"added\":[\"ns_0$bench_d0_2\"]", "\"added\":[]", 1);
+        assert_ne!(lost, v);
+        let c = judged(&h, &lost);
+        assert_eq!(c.status(), ANOMALIES);
+        let e = c.chain_error.unwrap();
+        assert!(
+            e.contains("bench_d0_2") && e.contains("took effect, and no version of the copy"),
+            "{e}"
+        );
+    }
+
+    /// A declaration invoked and never completed (its worker died): unknown, and decided by
+    /// the copy's chain where it was kept; without the chain, `bench check` says it cannot
+    /// decide (exit 2).
+    #[test]
+    fn an_operation_never_completed_is_unknown_and_looked_up() {
+        let log = run_log(3);
+        let (h, v) = saved(&log, &chain_of(3));
+        // Drop the last declaration's completion (and the listing after it).
+        let kept: Vec<&str> = h
+            .lines()
+            .filter(|l| {
+                let completion = l.contains("\"type\":\"ok\"") && l.contains("bench_d0_2");
+                let listing = l.contains("\"i\":2") && l.contains("list-tables");
+                !(completion || listing)
+            })
+            .collect();
+        let cut = kept.join("\n");
+        let s = read(&cut).unwrap();
+        assert_eq!(s.unfinished, 1);
+        let lost = s.log.iter().find(|o| o.i == 2 && o.client == 0).unwrap();
+        assert_eq!(lost.outcome, Outcome::Unknown);
+        let c = check(&s, Some(&read_versions(&v).unwrap()));
+        assert_eq!(c.outcomes.as_ref().unwrap().unknown_landed, 1, "{c:?}");
+        assert_eq!(c.status(), VALID, "{c:?}");
+        let c = check(&s, None);
+        assert_eq!(c.status(), UNKNOWN, "{c:?}");
+        assert!(c.undecided[0].contains("#2"), "{:?}", c.undecided);
+    }
+
+    /// A malformed line is named by its number; a history of a newer format is refused with
+    /// the format it needs.
+    #[test]
+    fn bad_input_is_named_by_its_line() {
+        let (h, _) = saved(&run_log(2), &chain_of(2));
+        let mut lines: Vec<String> = h.lines().map(String::from).collect();
+        lines[3] = "{\"index\": 2, \"type\": \"ok\"".to_string();
+        let e = read(&lines.join("\n")).unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        let newer = h.replacen("\"bench_history\":1", "\"bench_history\":2", 1);
+        let e = read(&newer).unwrap_err().to_string();
+        assert!(e.contains("format 2") && e.contains("format 1"), "{e}");
+        let e = read("{\"index\":0}\n").unwrap_err().to_string();
+        assert!(e.contains("bench_history"), "{e}");
+        assert_eq!(read("").unwrap_err().line, 0);
+    }
+
+    /// A client whose operation ended `info` goes on under a new process.
+    #[test]
+    fn a_client_goes_on_under_a_new_process_after_an_unknown_end() {
+        let mut log = run_log(3);
+        log[2].outcome = Outcome::Unknown;
+        log[2].class = Some(ErrorClass::Network);
+        let processes: Vec<(u64, u64)> = events(&log, 1_000_000)
+            .iter()
+            .filter(|e| e.client == 0 && e.kind == "invoke")
+            .map(|e| (e.i, e.process))
+            .collect();
+        assert_eq!(processes, [(0, 0), (1, 0), (2, 2)]);
+    }
+
+    /// The export for Elle: each declaration an append to its namespace's list of tables,
+    /// each listing a read of that list in the version order; the commit order beside.
+    #[test]
+    fn the_export_is_list_append() {
+        let log = run_log(3);
+        let mut text = Vec::new();
+        let x = elle::export(&log, 1_000_000, &mut text).unwrap();
+        let ops: Vec<Value> = serde_json::from_slice(&text).unwrap();
+        assert_eq!((x.appends, x.reads), (3, 3));
+        assert_eq!(ops.len(), 12);
+        assert_eq!(ops[1]["value"], json!([["append", "ns_0/tables", 11]]));
+        let last = &ops[11];
+        assert_eq!(last["type"], "ok");
+        assert_eq!(last["value"], json!([["r", "ns_0/tables", [11, 12, 13]]]));
+        let order: BTreeMap<String, u64> = serde_json::from_str(&x.order).unwrap();
+        assert_eq!(order.values().copied().collect::<Vec<_>>(), [11, 12, 13]);
+    }
+}

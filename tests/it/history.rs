@@ -1,0 +1,137 @@
+//! The history a cell of roles keeps (`histories/<cell>_r<N>/`): `bench check` judges it
+//! again offline as the record judged it, refuses bad input by its line, and a second judge
+//! no one here wrote (adya, a JVM-free Elle, on `bench check --export elle`) agrees with
+//! bench on a clean cell and on one whose readers are served from a planted cache.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::common::*;
+
+/// One writer declaring tables at 20 a second, two readers listing their namespace.
+fn watched(transport: &str) -> String {
+    format!(
+        "name = 'watched'\n[fixture]\nwidth = 1\ndepth = 1\ntables_per_namespace = 10\n\
+         [matrix]\ninline = [false]\ntransport = ['{transport}']\n\
+         [workload]\nduration_secs = 1\n\
+         [[roles]]\nname = 'writer'\nclients = 1\nrate = 20\n[roles.mix]\n'write-declare-table' = 1\n\
+         [[roles]]\nname = 'readers'\nclients = 2\n[roles.mix]\n'warm-read-list-tables' = 1\n"
+    )
+}
+
+fn check(path: &Path, extra: &[&str]) -> Output {
+    bench().arg("check").arg(path).args(extra).output().unwrap()
+}
+
+/// A run of `plan` (with `env` set), its record and its history's folder.
+fn kept(
+    plan: &str,
+    env: Option<(&str, &str)>,
+) -> (tempfile::TempDir, serde_json::Value, std::path::PathBuf) {
+    let (d, plan, out) = plan_dir(plan);
+    let mut cmd = bench();
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    let o = run_with(cmd, &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = lines(&out.join("results.jsonl")).remove(0);
+    let folder = out.join(
+        r["history"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no history: {r}")),
+    );
+    (d, r, folder)
+}
+
+/// The history holds every operation as an invocation and a completion, and `bench check`
+/// finds in it exactly what the record says of what readers saw and of how the writes
+/// ended; `run.keep_history = false` keeps none.
+#[test]
+fn a_kept_history_is_judged_again_as_the_record_judged_it() {
+    let (_d, r, folder) = kept(&watched("direct"), None);
+    let text = std::fs::read_to_string(folder.join("history.jsonl")).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let events = text.lines().count() - 1;
+    assert_eq!(
+        events as u64,
+        2 * header["operations"].as_u64().unwrap(),
+        "{header}"
+    );
+    assert!(folder.join("versions.jsonl").is_file());
+    let o = check(&folder, &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let found: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let found = &found[0];
+    assert!(r["consistency"].is_object(), "{r}");
+    assert_eq!(found["consistency"], r["consistency"]);
+    assert_eq!(found["outcomes"], r["outcomes"]);
+    assert!(found["chain_versions"].as_u64().unwrap() > 0, "{found}");
+    // Without a history kept.
+    let (_e, plan, out) = plan_dir(&watched("direct"));
+    let o = run(&plan, &out, &["--set", "run.keep_history=false"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        lines(&out.join("results.jsonl"))[0]
+            .get("history")
+            .is_none()
+    );
+    assert!(!out.join("histories").exists());
+    let o = check(&out, &[]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("holds no history"), "{}", stderr(&o));
+    // A malformed line, named by its number; nothing of the history changed.
+    let broken = out.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    let mut ls: Vec<&str> = text.lines().collect();
+    ls[4] = "{\"index\": 3, \"type\": ";
+    std::fs::write(broken.join("history.jsonl"), ls.join("\n")).unwrap();
+    let o = check(&broken, &[]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("history.jsonl: line 5:"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// adya's verdict on `bench check --export elle`'s history of `folder`, beside bench's:
+/// both exit statuses, and what each said.
+fn both_judges(folder: &Path) -> ((i32, String), (i32, String)) {
+    let o = check(folder, &["--export", "elle"]);
+    let bench_said = (
+        o.status.code().unwrap(),
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o)),
+    );
+    let a = std::process::Command::new("adya")
+        .args(["check", "-m", "list-append", "-c", "strict-serializable"])
+        .arg(folder.join("elle.json"))
+        .output()
+        .expect("adya on PATH (scripts/test.sh installs it)");
+    let adya_said = (
+        a.status.code().unwrap(),
+        format!("{}{}", String::from_utf8_lossy(&a.stdout), stderr(&a)),
+    );
+    (bench_said, adya_said)
+}
+
+/// The second judge: a clean cell is valid to both; a cell whose readers are served from a
+/// view refreshed every 200 ms (`bench serve`'s planted cache) has anomalies to both.
+#[test]
+fn second_judge_agrees_with_bench_on_a_clean_and_a_cached_cell() {
+    let (_a, _, clean) = kept(&watched("direct"), None);
+    let cache = (bench_lance::server::CACHE_ENV, "200");
+    let (_b, r, cached) = kept(&watched("rest"), Some(cache));
+    assert!(r["consistency"]["stale_reads"].as_u64().unwrap() > 0, "{r}");
+    for (folder, want) in [(&clean, 0), (&cached, 1)] {
+        let (b, a) = both_judges(folder);
+        assert!(
+            b.0 == want && a.0 == want,
+            "bench check (exit {}):\n{}\nadya (exit {}):\n{}",
+            b.0,
+            b.1,
+            a.0,
+            a.1
+        );
+    }
+}
