@@ -34,9 +34,12 @@ A network store, on demand (each a fraction of requests, or milliseconds):
                       its effect (the client sees a broken connection for a write that landed)
   --lose-reply-every N  every N-th of those requests instead (the N-th, the 2N-th, ...)
   --lose-reply-of KIND  the requests that lose their reply: conditional_put (the default: the
-                      commits of a manifest), put, delete, or any
+                      commits of a manifest), put, delete, copy (a server-side copy, as lance
+                      publishes a table version with), or any
   --lose-reply-under TEXT  only requests whose key contains TEXT (e.g. /runs/: a sweep's
                       cells, not its goldens) are counted and lose their reply
+  --head-no-length TEXT  a HEAD of a key that contains TEXT is answered without the object's
+                      length (Content-Length: 0), as a proxy or gateway that drops it does
   --seed N            the faults' random sequence (default: random)
 
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
@@ -45,7 +48,8 @@ conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes
 bodies written by PUTs (written_bytes) and read by GETs (read_bytes); and how many requests
 were throttled, reset or denied instead, how many
 were applied and lost their reply (lost_reply; counted as served too), and how many were
-answered 412 Precondition Failed (precondition_failed); and the kinds
+answered 412 Precondition Failed (precondition_failed), how many HEADs were answered
+without their length (no_length); and the kinds
 again per access key the requests were signed with (by_access_key). GET
 /_bench/counts answers them as JSON; DELETE /_bench/counts answers them and sets them to 0.
 These requests are not counted.
@@ -99,12 +103,15 @@ parser.add_argument("--lose-reply-rate", type=float, default=0.0,
 parser.add_argument("--lose-reply-every", type=int, default=0, metavar="N",
                     help="every N-th request of --lose-reply-of loses its reply instead")
 parser.add_argument("--lose-reply-of", default="conditional_put",
-                    choices=["conditional_put", "put", "delete", "any"],
+                    choices=["conditional_put", "put", "delete", "copy", "any"],
                     help="which requests lose their reply (default: conditional_put, the "
                     "commits of a manifest)")
 parser.add_argument("--lose-reply-under", metavar="TEXT", default=None,
                     help="only requests whose key contains TEXT lose their reply (and count "
                     "towards --lose-reply-every)")
+parser.add_argument("--head-no-length", metavar="TEXT", default=None,
+                    help="a HEAD of a key that contains TEXT is answered with Content-Length: 0 "
+                    "(the object's length dropped)")
 parser.add_argument("--seed", type=int, default=None,
                     help="seed of the faults' random sequence (default: random)")
 parser.add_argument("--upstream", metavar="URL", default=None,
@@ -214,7 +221,7 @@ KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
 def zero():
     counts = {k: 0 for k in KINDS}
     counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, denied=0,
-                  lost_reply=0, precondition_failed=0, by_access_key={})
+                  lost_reply=0, precondition_failed=0, no_length=0, by_access_key={})
     return counts
 
 
@@ -372,10 +379,20 @@ class NetworkStore:
         )
         count(access_key(environ), written_bytes=written, **{k: 1 for k in kinds})
 
+        no_length = (
+            args.head_no_length is not None
+            and environ["REQUEST_METHOD"] == "HEAD"
+            and args.head_no_length in environ.get("PATH_INFO", "")
+        )
+
         def answered(status, headers, exc_info=None):
             # A conditional PUT that lost (412): the store decided a race, or a retry.
             if status.startswith("412"):
                 count(precondition_failed=1)
+            if no_length and status.startswith("200"):
+                count(no_length=1)
+                headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+                headers.append(("Content-Length", "0"))
             return start_response(status, headers, exc_info)
 
         if kinds and loses_reply(kinds, environ.get("PATH_INFO", "")):

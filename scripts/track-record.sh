@@ -35,12 +35,17 @@ BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
 SERVER=
 trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true' EXIT
 
-# bug | plan | release with the bug | release with the fix | where (local, or the S3 test
-# server's options: moto behind scripts/s3-server.py) | what it broke
+# bug | plan | release with the bug | release with the fix (none: no release fixes it yet) |
+# where (local, or the S3 test server's options: moto behind scripts/s3-server.py) | what
+# it broke
 BUGS=(
   "8233|empty-root|10.0.0|11.0.0|local|a namespace opened before the catalog existed listed nothing, forever"
   "7722|lost-reply|10.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under /runs/|a commit whose reply was lost: its transaction file deleted, an error answered for a commit that landed"
+  "cleanup-gap|cleanup-gap|14.0.2|none|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
+  "lost-reply-head|lost-reply-head|14.0.2|none|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
 )
+# The lance release this tree builds against (its own bench, $BENCH, runs it).
+THIS_LANCE=$(sed -n 's/^lance = { version = "=\([0-9.]*\)".*/\1/p' crates/bench-lance/Cargo.toml)
 
 bug() {
   for b in "${BUGS[@]}"; do
@@ -108,6 +113,9 @@ for r in records:
     landed = o.get("failed_but_applied", 0)
     if landed:
         found["writes answered with a definite error yet landed"] = landed
+    stuck = r.get("stuck_readers") or {}
+    if stuck:
+        found["stuck readers (a cleanup left them behind)"] = stuck["readers"]
     bad = found or not r["verified"]
     red = red or bad
     what = ", ".join(f"{k} {v}" for k, v in found.items()) or "no anomaly"
@@ -126,6 +134,7 @@ for r in records:
     print(f"  {name} lance {r['lance_version']} {r['bench_tag']} {r['variant']}: "
           f"{'RED' if bad else 'GREEN'}  {what}; {verified}; {writes}{seen}")
     firsts = [c.get("first_violation")] + [(order.get(k) or {}).get("first") for k in ORDER]
+    firsts.append(stuck.get("first"))
     for first in firsts + [o.get("first_failed_but_applied"), o.get("first_unknown")]:
         if first:
             print(f"    first: {first}")
@@ -156,13 +165,21 @@ run() {
   line=$(bug "$1")
   IFS='|' read -r _ plan bad good where what <<< "$line"
   [ -x "$BENCH" ] || { echo "build this tree's bench first: cargo build --release" >&2; exit 1; }
-  echo "lance #$1: $what (plans/$plan.toml)"
+  local label="lance #$1"
+  [[ "$1" =~ ^[0-9]+$ ]] || label="$1 (found by bench)"
+  echo "$label: $what (plans/$plan.toml)"
   local work ok=0
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
   for v in "$bad" "$good" this; do
+    if [ "$v" = none ]; then
+      echo "  no release fixes it yet"
+      continue
+    fi
+    # The release with the bug may be this tree's own: it runs once, as that release.
+    [ "$v" = this ] && [ "$bad" = "$THIS_LANCE" ] && continue
     local exe=$BENCH want=GREEN
-    [ "$v" = this ] || exe="$DIR/bench-$v"
+    [ "$v" = this ] || [ "$v" = "$THIS_LANCE" ] || exe="$DIR/bench-$v"
     [ "$v" = "$bad" ] && want=RED
     [ -x "$exe" ] || { echo "  no build for lance $v: scripts/track-record.sh build $v" >&2; exit 1; }
     local code=0 root="$work/store-$v" opts=()
@@ -197,7 +214,11 @@ case "${1:-}" in
   list)
     for b in "${BUGS[@]}"; do
       IFS='|' read -r n plan bad good where what <<< "$b"
-      echo "#$n  plans/$plan.toml ($where)  red on $bad, green on $good and this tree: $what"
+      if [ "$good" = none ]; then
+        echo "#$n  plans/$plan.toml ($where)  red on $bad, no release fixes it yet: $what"
+      else
+        echo "#$n  plans/$plan.toml ($where)  red on $bad, green on $good and this tree: $what"
+      fi
     done ;;
   *) sed -n '2,24p' "$0" >&2; exit 2 ;;
 esac

@@ -7,6 +7,7 @@ mod coordinator;
 mod cost;
 mod counts;
 mod faults;
+mod findings;
 mod history;
 mod local;
 mod network;

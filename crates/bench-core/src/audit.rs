@@ -569,6 +569,42 @@ fn place(log: &mut [Op], chain: &[Change]) -> u64 {
     placed
 }
 
+/// Why the copy's `__manifest` could not be read (`err`), in words: where a file of it is
+/// gone, the version that names it (`latest`, the copy's latest as its listing shows it)
+/// and the last write before it whose outcome bench could not see (the one that most
+/// likely made that version: lance deleted the files of a commit that landed).
+pub fn unreadable(err: &str, latest: Option<u64>, log: &[Op]) -> String {
+    let Some(file) = (crate::stuck::names_a_gone_file(err))
+        .then(|| crate::stuck::gone_file(err))
+        .flatten()
+    else {
+        return format!("cannot read the cell's __manifest: {err}");
+    };
+    let version = latest.map_or("the catalog's latest version".to_string(), |v| {
+        format!("the catalog's latest version, v{v},")
+    });
+    // The write whose outcome bench could not see (a lost reply, a timeout), else the last
+    // that failed; and how many writes after it failed.
+    let writes: Vec<&Op> = log.iter().filter(|o| o.is_write() && !o.warm).collect();
+    let at = (writes.iter().rposition(|o| o.outcome == Outcome::Unknown))
+        .or_else(|| writes.iter().rposition(|o| o.outcome != Outcome::Ok));
+    let before = at.map_or(String::new(), |k| {
+        let o = writes[k];
+        let after = writes[k + 1..]
+            .iter()
+            .filter(|o| o.outcome != Outcome::Ok)
+            .count();
+        format!(
+            "; the write before it whose outcome was not ok: {} ({}, {}), and {after} failed \
+             after it",
+            o.name(),
+            o.outcome.name(),
+            o.class.map_or("", |c| c.name())
+        )
+    });
+    format!("{version} names {file}, which is gone: every read of __manifest fails{before}")
+}
+
 /// The copy's `chain` held against the commits of `log` as verification holds it
 /// ([`judge`]), for a saved history judged again (`bench check`): `None` where they agree.
 pub fn chain_findings(log: &[Op], chain: &Chain) -> Option<String> {
@@ -670,6 +706,30 @@ mod tests {
     }
 
     const CREATE: Operation = Operation::CreateNamespace;
+
+    /// A `__manifest` whose latest version names a file that is gone: the version, the file
+    /// and the write whose outcome bench could not see before it, named; any other error as
+    /// it came.
+    #[test]
+    fn an_unreadable_catalog_names_its_version_its_file_and_the_write_before() {
+        let log = vec![
+            sample(0, CREATE, 0, "bench_w0_0", Outcome::Ok),
+            sample(0, CREATE, 1, "bench_w0_1", Outcome::Unknown),
+            sample(0, CREATE, 2, "bench_w0_2", Outcome::Failed),
+        ];
+        let err = "Failed to count rows: NotFound { uri: \"r/__manifest/data/01.lance\", x }";
+        assert_eq!(
+            unreadable(err, Some(5), &log),
+            "the catalog's latest version, v5, names __manifest/data/01.lance, which is gone: \
+             every read of __manifest fails; the write before it whose outcome was not ok: \
+             worker 0's write-create-namespace #1 (bench_w0_1) (unknown, network), and 1 \
+             failed after it"
+        );
+        assert_eq!(
+            unreadable("connection refused", None, &log),
+            "cannot read the cell's __manifest: connection refused"
+        );
+    }
 
     /// A commit whose reply was lost and that landed, one that did not, and a refused drop
     /// whose entry is gone: each looked up and judged as it landed; the copy verifies.

@@ -42,6 +42,7 @@ pub mod rng;
 pub mod serve;
 pub mod stats;
 pub mod stored;
+pub mod stuck;
 pub mod sweep;
 pub mod trace;
 pub mod versions;

@@ -90,7 +90,11 @@ pub async fn cell(
         Err(e) => {
             return Verified {
                 rows_after: 0,
-                error: Some(format!("cannot read the cell's __manifest: {e}")),
+                error: Some(audit::unreadable(
+                    &e.to_string(),
+                    latest(root, storage).await,
+                    log,
+                )),
                 table: None,
                 chain: None,
                 versions: None,

@@ -430,6 +430,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
         lance_revision: p.versions.lance_revision.clone(),
         attached: Default::default(),
+        stuck_readers: crate::stuck::of(&m.log),
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
         fastest_request_ms: path.and(m.fastest_request_ms),
         transport: transport_name(cell),

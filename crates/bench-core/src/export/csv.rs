@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 112;
+pub const WIDTH: usize = 113;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -128,6 +128,7 @@ pub const COLUMNS: [&str; WIDTH] = [
     "unknown_outcomes",
     "unknown_landed",
     "failed_but_applied",
+    "stuck_readers",
     "listed_twice",
     "stopped_early",
     "planted",
@@ -461,18 +462,23 @@ fn consistency(cell: &CellRecords<'_>) -> Vec<String> {
     ]
 }
 
-/// How a cell's writes whose outcome was unknown resolved, and its writes failed but
-/// applied (`outcomes`), summed over the repetitions; empty for a cell of reads.
+/// How a cell's writes whose outcome was unknown resolved, its writes failed but
+/// applied (`outcomes`) and its readers a cleanup left behind (`stuck_readers`), summed over
+/// the repetitions; empty for a cell of reads (and where no reader was stuck).
 fn outcomes(cell: &CellRecords<'_>) -> Vec<String> {
     use crate::audit::Outcomes;
     let sum = |f: fn(&Outcomes) -> u64| -> String {
         let v: Option<u64> = (cell.reps.iter()).map(|r| r.outcomes.as_ref().map(f)).sum();
         v.map(|n| n.to_string()).unwrap_or_default()
     };
+    let stuck: Option<u64> = (cell.reps.iter())
+        .filter_map(|r| r.stuck_readers.as_ref().map(|s| s.readers))
+        .reduce(|a, b| a + b);
     vec![
         sum(|o| o.unknown),
         sum(|o| o.unknown_landed),
         sum(|o| o.failed_but_applied),
+        stuck.map(|n| n.to_string()).unwrap_or_default(),
     ]
 }
 
@@ -561,7 +567,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,"
         );
     }
 

@@ -221,6 +221,11 @@ pub struct Record {
     /// history, the wall time (its fields sit among the record's own in the JSON).
     #[serde(flatten)]
     pub attached: Attached,
+    /// Readers a cleanup left behind: each failed on a file of `__manifest` that was gone
+    /// after a cleanup of the cell, and failed every read after (`crate::stuck`). Absent
+    /// where none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck_readers: Option<crate::stuck::Stuck>,
     /// `round_trips_per_op` by kind of request: each round trip shared equally among its
     /// requests, so that the kinds add up to the whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -652,6 +657,7 @@ pub(crate) mod tests {
             build_digest: None,
             lance_revision: None,
             attached: Default::default(),
+            stuck_readers: None,
             round_trips_by_kind: None,
             fastest_request_ms: None,
             transport: None,

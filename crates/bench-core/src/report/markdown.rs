@@ -337,6 +337,7 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
         s.extend(applied);
         s.push('\n');
     }
+    s.push_str(&stuck_readers(records));
     let empty = crate::export::without_operations(records);
     if !empty.is_empty() {
         s.push_str(
@@ -347,6 +348,31 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
         for id in empty {
             s.push_str(&format!("- `{id}`\n"));
         }
+        s.push('\n');
+    }
+    s
+}
+
+/// The runs with readers a cleanup left behind, each with its first such read (empty where
+/// none had any).
+fn stuck_readers(records: &[Record]) -> String {
+    let mut s = String::new();
+    let stuck: Vec<String> = (records.iter())
+        .filter_map(|r| {
+            let st = r.stuck_readers.as_ref()?;
+            Some(format!(
+                "- `{}` (repetition {}): {} readers, {} reads failed; the first: {}\n",
+                r.bench_tag, r.repetition, st.readers, st.failed_reads, st.first
+            ))
+        })
+        .collect();
+    if !stuck.is_empty() {
+        s.push_str(
+            "**Readers a cleanup left behind** (each failed on a file of `__manifest` a cleanup \
+             removed, and every read after it: a finding about the catalog, \
+             docs/findings/cleanup-gap.md):\n\n",
+        );
+        s.extend(stuck);
         s.push('\n');
     }
     s

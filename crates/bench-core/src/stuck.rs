@@ -1,0 +1,198 @@
+//! Readers a cleanup left behind: a client whose read failed on a file of `__manifest` that
+//! is gone, after a cleanup of the cell ended, and whose every read from then on failed. A
+//! warm `DirectoryNamespace` of lance 14.0.2 holds the version it last read and asks only
+//! whether the next one exists before serving it again; once a cleanup removed that next
+//! version (and the files of the one it holds), it serves a version whose files are gone,
+//! read after read (docs/findings/cleanup-gap.md).
+
+use serde::{Deserialize, Serialize};
+
+use crate::oplog::{Cleaned, Observed, Op, Outcome};
+use crate::plan::Operation;
+
+/// The stuck readers of a run (the record's `stuck_readers`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stuck {
+    /// Clients stuck by the end of the run.
+    pub readers: u64,
+    /// Their reads that failed, from the first that failed on a file a cleanup removed.
+    pub failed_reads: u64,
+    /// The first stuck reader's first such read, named: the version it held, the cleanup
+    /// before it, how many of its reads failed after it.
+    pub first: String,
+}
+
+/// Whether `err` says a file of `__manifest` was not found.
+pub fn names_a_gone_file(err: &str) -> bool {
+    let gone = ["NotFound", "Not found", "not found", "No such file"];
+    err.contains("__manifest/") && gone.iter().any(|g| err.contains(g))
+}
+
+/// The file of `__manifest` an error names (`__manifest/data/….lance`), where it names one.
+pub fn gone_file(err: &str) -> Option<&str> {
+    let at = err.find("__manifest/")?;
+    let rest = &err[at..];
+    let end = rest
+        .find(|c: char| c == '"' || c == '\'' || c == ',' || c == '}' || c.is_whitespace())
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+fn ms(t: u64, t0: u64) -> f64 {
+    t.saturating_sub(t0) as f64 / 1000.0
+}
+
+/// The stuck readers of `log`, times told from its first measured operation's start;
+/// `None` where there are none.
+pub fn of(log: &[Op]) -> Option<Stuck> {
+    let measured = log.iter().filter(|o| !o.warm);
+    let t0 = measured.filter_map(|o| o.at_us.map(|a| a[0])).min()?;
+    stuck(log, t0)
+}
+
+/// The stuck readers of `log`, times told from `t0_us`.
+fn stuck(log: &[Op], t0_us: u64) -> Option<Stuck> {
+    let measured = || log.iter().filter(|o| !o.warm);
+    let cleanups: Vec<&Op> = measured()
+        .filter(|o| o.operation == Operation::CleanupVersions && o.outcome == Outcome::Ok)
+        .filter(|o| o.at_us.is_some())
+        .collect();
+    if cleanups.is_empty() {
+        return None;
+    }
+    let mut clients: Vec<u32> = measured()
+        .filter(|o| !o.is_write())
+        .map(|o| o.client)
+        .collect();
+    clients.sort_unstable();
+    clients.dedup();
+    let mut stuck = Stuck::default();
+    for c in clients {
+        let reads: Vec<&Op> = measured()
+            .filter(|o| o.client == c && !o.is_write() && !o.operation.is_maintenance())
+            .collect();
+        // Its first read that failed on a gone file of `__manifest` after a cleanup ended.
+        let first = reads.iter().position(|o| {
+            let failed =
+                o.outcome != Outcome::Ok && o.err.as_deref().is_some_and(names_a_gone_file);
+            let start = o.at_us.map_or(0, |a| a[0]);
+            failed
+                && cleanups
+                    .iter()
+                    .any(|k| k.at_us.is_some_and(|a| a[1] <= start))
+        });
+        let Some(k) = first else { continue };
+        if reads[k..].iter().any(|o| o.outcome == Outcome::Ok) {
+            continue;
+        }
+        stuck.readers += 1;
+        stuck.failed_reads += (reads.len() - k) as u64;
+        if stuck.first.is_empty() {
+            stuck.first = said(reads[k], reads.len() - k - 1, &cleanups, t0_us);
+        }
+    }
+    (stuck.readers > 0).then_some(stuck)
+}
+
+/// The first stuck read, in words.
+fn said(read: &Op, after: usize, cleanups: &[&Op], t0: u64) -> String {
+    let start = read.at_us.map_or(0, |a| a[0]);
+    let held = match read.manifest.and_then(|m| m.before) {
+        Some(v) => format!("held v{v} of __manifest"),
+        None => "held a version of __manifest".to_string(),
+    };
+    let cleanup = (cleanups.iter())
+        .filter(|k| k.at_us.is_some_and(|a| a[1] <= start))
+        .max_by_key(|k| k.at_us.map_or(0, |a| a[1]));
+    let by = cleanup.map_or(String::new(), |k| {
+        let removed = match k.observed {
+            Observed::Cleaned(Cleaned { versions, .. }) => {
+                format!(", removing {versions} versions")
+            }
+            _ => String::new(),
+        };
+        let end = k.at_us.map_or(0, |a| a[1]);
+        format!(
+            " after {} (ended at +{:.1} ms{removed})",
+            k.name(),
+            ms(end, t0)
+        )
+    });
+    let file = read
+        .err
+        .as_deref()
+        .and_then(gone_file)
+        .unwrap_or("__manifest");
+    format!(
+        "client {} {held}; its {} at +{:.1} ms failed: {file} is gone{by}; {after} read{} after \
+         it failed too, none succeeded",
+        read.client,
+        read.operation,
+        ms(start, t0),
+        if after == 1 { "" } else { "s" }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oplog::{ErrorClass, sample};
+    use crate::versions::At;
+
+    const LIST: Operation = Operation::ListTables { cold: false };
+    const GONE: &str = "Failed to read batch: NotFound { uri: \"/r/__manifest/data/0101.lance\" }";
+
+    fn read(client: u32, i: u64, at_ms: u64, ok: bool) -> Op {
+        let outcome = if ok { Outcome::Ok } else { Outcome::Failed };
+        let mut o = sample(client, LIST, i, "ns_0", outcome);
+        o.at_us = Some([at_ms * 1000, at_ms * 1000 + 500]);
+        if !ok {
+            (o.class, o.err) = (Some(ErrorClass::Other), Some(GONE.to_string()));
+            o.manifest = Some(At {
+                before: Some(12),
+                ..At::default()
+            });
+        }
+        o
+    }
+
+    /// A reader whose reads fail on a gone file after a cleanup, to the end, is stuck; one
+    /// that recovers, or that failed before any cleanup, is not; the first is named.
+    #[test]
+    fn a_reader_that_never_recovers_after_a_cleanup_is_stuck() {
+        let mut cleanup = sample(9, Operation::CleanupVersions, 0, "", Outcome::Ok);
+        cleanup.entry = None;
+        cleanup.at_us = Some([90_000, 100_000]);
+        cleanup.observed = Observed::Cleaned(Cleaned {
+            versions: 7,
+            ..Cleaned::default()
+        });
+        let log = vec![
+            cleanup,
+            read(1, 0, 50, true),
+            read(1, 1, 150, false),
+            read(1, 2, 250, false),
+            read(1, 3, 350, false),
+            // Recovers: not stuck.
+            read(2, 0, 150, false),
+            read(2, 1, 250, true),
+            // Failed before any cleanup ended: not this.
+            read(3, 0, 20, false),
+        ];
+        let s = stuck(&log, 0).unwrap();
+        assert_eq!((s.readers, s.failed_reads), (1, 3), "{s:?}");
+        assert_eq!(
+            s.first,
+            "client 1 held v12 of __manifest; its warm-read-list-tables at +150.0 ms failed: \
+             __manifest/data/0101.lance is gone after worker 9's maintain-cleanup-versions #0 \
+             (ended at +100.0 ms, removing 7 versions); 2 reads after it failed too, none \
+             succeeded"
+        );
+        assert_eq!(of(&log[1..]), None, "no cleanup, no stuck reader");
+        assert_eq!(of(&log).unwrap().readers, 1);
+        assert_eq!(
+            gone_file("x \"/a/__manifest/_indices/u/i.idx\" y"),
+            Some("__manifest/_indices/u/i.idx")
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! What bench finds in lance 14.0.2 (docs/findings/), each run as its plan and named in the
+//! words of the finding. These tests hold that bench names what lance does, not that lance
+//! is fixed: a later lance that fixes one turns its test red, and its track-record row green.
+
+use crate::common::*;
+
+/// The cleanup gap (plans/cleanup-gap.toml, local disk): readers slower than the cleanup of
+/// `__manifest` are stuck, and the record, the summary, the report and the run's line say
+/// so: how many, their failed reads, the first named with the version it held, the file
+/// that was gone and the cleanup before it.
+#[test]
+fn the_cleanup_gap_leaves_readers_stuck_and_bench_names_them() {
+    let (_d, plan, out) =
+        plan_dir(&std::fs::read_to_string(repo_file("plans/cleanup-gap.toml")).unwrap());
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "the writer's commits all landed: {r}");
+    let s = &r["stuck_readers"];
+    assert!(s["readers"].as_u64().unwrap() >= 1, "{r}");
+    assert!(s["failed_reads"].as_u64().unwrap() >= s["readers"].as_u64().unwrap());
+    let first = s["first"].as_str().unwrap();
+    for words in [
+        " held v",
+        " is gone after ",
+        "maintain-cleanup-versions #",
+        "none succeeded",
+    ] {
+        assert!(first.contains(words), "{words:?} in {first}");
+    }
+    assert!(stderr(&o).contains("STUCK READERS: "), "{}", stderr(&o));
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let (head, row) = summary.split_once('\n').unwrap();
+    let col = head.split(',').position(|c| c == "stuck_readers").unwrap();
+    assert_eq!(
+        row.split(',').nth(col),
+        Some(s["readers"].to_string().as_str())
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("**Readers a cleanup left behind**"),
+        "{report}"
+    );
+}
+
+/// A `__manifest` commit whose reply was lost, on a store whose HEADs of manifest versions
+/// give no length (plans/lost-reply-head.toml): lance 14.0.2 cannot tell that the version
+/// landed, deletes its data file, and every later operation fails; verification names the
+/// version, the file that is gone and the write whose reply was lost. With the HEADs
+/// answered with their length, the same lost replies lose nothing: lance recognises its
+/// own commits.
+#[test]
+fn a_lost_reply_checked_by_heads_without_length_loses_a_landed_commit() {
+    let text = std::fs::read_to_string(repo_file("plans/lost-reply-head.toml")).unwrap();
+    let lose = ["--lose-reply-every", "4", "--lose-reply-under", "/runs/"];
+    let server = S3Server::start(&[&lose[..], &["--head-no-length", "_versions/"]].concat());
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-reply-head", &text);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let r = &records[0];
+    let e = r["verify_error"].as_str().unwrap();
+    for words in [
+        "the catalog's latest version, v",
+        " names __manifest/data/",
+        ", which is gone: every read of __manifest fails",
+        "(unknown, network)",
+    ] {
+        assert!(e.contains(words), "{words:?} in {e}");
+    }
+    let counts = server.counts();
+    assert!(counts["no_length"].as_u64().unwrap() > 0, "{counts}");
+    assert!(counts["lost_reply"].as_u64().unwrap() > 0, "{counts}");
+    // The control: the same lost replies, HEADs with their length.
+    let server = S3Server::start(&lose);
+    let (_e, o, records) = sweep_s3(&server, "s3://bench/lost-reply-head", &text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records[0]["verified"], true, "{}", records[0]);
+    assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
+}
