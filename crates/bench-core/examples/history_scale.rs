@@ -13,11 +13,7 @@ use std::time::Instant;
 use bench_core::history;
 
 fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    (status.lines())
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    bench_core::memory::peak_rss_kib().unwrap_or(0)
 }
 
 fn ms(t: Instant) -> f64 {

@@ -25,11 +25,7 @@ use bench_core::consistency::synthetic::{self, Shape};
 use bench_core::consistency::{Op, Outcome, Seen, What};
 
 fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    (status.lines())
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    bench_core::memory::peak_rss_kib().unwrap_or(0)
 }
 
 fn history(n: u64, writers: u32) -> Vec<Op> {

@@ -27,6 +27,7 @@ pub mod history;
 mod layers;
 pub mod lock;
 pub mod measured;
+pub mod memory;
 pub mod observer;
 pub mod offsets;
 pub mod oplog;

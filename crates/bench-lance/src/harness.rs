@@ -18,12 +18,7 @@ use crate::plan::{GoldenSpec, Operation};
 use crate::store::Store;
 
 fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
+    bench_core::memory::peak_rss_kib().map_or(0.0, |kb| kb as f64 / 1024.0)
 }
 
 /// `harness ARGS` (the example's `main`): see the module's doc.

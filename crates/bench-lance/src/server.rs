@@ -724,7 +724,7 @@ async fn supervised(timed: &Timed, counters: &Counters) {
                     wait_ms,
                     io: counters.snapshot() - base.0,
                     cpu_secs: cpu_secs() - base.1,
-                    rss_peak_kib: crate::worker::peak_rss_kib(),
+                    rss_peak_kib: bench_core::memory::peak_rss_kib(),
                 }));
             }
             _ => {}

@@ -422,21 +422,30 @@ fn format_of(first: &Value, key: &str, what: &str) -> Result<(), Bad> {
     Ok(())
 }
 
-/// Read `history.jsonl`'s text.
-pub fn read(text: &str) -> Result<Saved, Bad> {
-    let mut lines = text
-        .lines()
-        .enumerate()
+/// A file's first line, which names its format under `key` (refused where it is newer than
+/// this bench reads), and its other lines that are not blank, numbered from 1.
+fn opened<'a>(
+    text: &'a str,
+    key: &str,
+    what: &str,
+) -> Result<(Value, impl Iterator<Item = (usize, &'a str)>), Bad> {
+    let mut lines = (text.lines().enumerate())
+        .map(|(n, l)| (n + 1, l))
         .filter(|(_, l)| !l.trim().is_empty());
     let (_, first) = lines.next().ok_or_else(|| bad(0, "the file is empty"))?;
     let first: Value = serde_json::from_str(first).map_err(|e| bad(1, format!("not JSON: {e}")))?;
-    format_of(&first, "bench_history", "bench history")?;
+    format_of(&first, key, what)?;
+    Ok((first, lines))
+}
+
+/// Read `history.jsonl`'s text.
+pub fn read(text: &str) -> Result<Saved, Bad> {
+    let (first, lines) = opened(text, "bench_history", "bench history")?;
     let header: Header = serde_json::from_value(first).map_err(|e| bad(1, e.to_string()))?;
     let mut pending: BTreeMap<u64, (usize, Event)> = BTreeMap::new();
     let mut log = Vec::new();
     let mut last_index = None;
     for (n, line) in lines {
-        let n = n + 1;
         let e: Event = serde_json::from_str(line).map_err(|e| bad(n, e.to_string()))?;
         if last_index.is_some_and(|l| e.index <= l) {
             return Err(bad(
@@ -547,20 +556,14 @@ pub fn clocks(h: &Header) -> BTreeMap<u32, Offsets> {
 
 /// Read `versions.jsonl`'s text: the chain verification read.
 pub fn read_versions(text: &str) -> Result<Chain, Bad> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, first) = lines.next().ok_or_else(|| bad(0, "the file is empty"))?;
-    let first: Value = serde_json::from_str(first).map_err(|e| bad(1, format!("not JSON: {e}")))?;
-    format_of(&first, "bench_versions", "bench versions file")?;
+    let (first, lines) = opened(text, "bench_versions", "bench versions file")?;
     let mut chain = Chain {
         first: (first.get("first").and_then(Value::as_u64))
             .ok_or_else(|| bad(1, "no `first` (the version the copy began at)"))?,
         ..Chain::default()
     };
     for (n, line) in lines {
-        let v: Version = serde_json::from_str(line).map_err(|e| bad(n + 1, e.to_string()))?;
+        let v: Version = serde_json::from_str(line).map_err(|e| bad(n, e.to_string()))?;
         chain.versions.push(v.version);
         if v.added.is_some() || v.removed.is_some() {
             chain.changes.push(Change {

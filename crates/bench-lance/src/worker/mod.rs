@@ -213,7 +213,7 @@ impl Session {
             Event::Done {
                 elapsed_ms: elapsed.as_secs_f64() * 1000.0,
                 io: Some(self.counters.snapshot()),
-                rss_peak_kib: peak_rss_kib(),
+                rss_peak_kib: bench_core::memory::peak_rss_kib(),
                 stopped,
                 clock,
             },
@@ -323,17 +323,3 @@ fn s3_shaped_root(root: &str) -> anyhow::Result<String> {
 
 /// Lance's environment switch of the version-hint file, off for S3-shaped requests.
 pub const VERSION_HINT_ENV: &str = "LANCE_USE_VERSION_HINT";
-
-/// This process's peak resident memory (VmHWM of /proc/self/status), in KiB; `None`
-/// where the kernel does not tell it.
-pub(crate) fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status.lines().find_map(|l| {
-        l.strip_prefix("VmHWM:")?
-            .trim()
-            .strip_suffix("kB")?
-            .trim()
-            .parse()
-            .ok()
-    })
-}
