@@ -22,15 +22,24 @@ pub struct Stuck {
     pub first: String,
 }
 
-/// Whether `err` says a file of `__manifest` was not found.
+/// Where a version of `__manifest` keeps its files: its data, its indices, its deletions.
+const FILES: [&str; 3] = [
+    "__manifest/data/",
+    "__manifest/_indices/",
+    "__manifest/_deletions/",
+];
+
+/// Whether `err` says a file a version of `__manifest` names (a data, index or deletion
+/// file) was not found — not its versions' folder, nor a version's manifest.
 pub fn names_a_gone_file(err: &str) -> bool {
     let gone = ["NotFound", "Not found", "not found", "No such file"];
-    err.contains("__manifest/") && gone.iter().any(|g| err.contains(g))
+    gone_file(err).is_some() && gone.iter().any(|g| err.contains(g))
 }
 
-/// The file of `__manifest` an error names (`__manifest/data/….lance`), where it names one.
+/// The file of a `__manifest` version an error names (`__manifest/data/….lance`), where it
+/// names one.
 pub fn gone_file(err: &str) -> Option<&str> {
-    let at = err.find("__manifest/")?;
+    let at = FILES.iter().filter_map(|f| err.find(f)).min()?;
     let rest = &err[at..];
     let end = rest
         .find(|c: char| c == '"' || c == '\'' || c == ',' || c == '}' || c.is_whitespace())
