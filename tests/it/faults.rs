@@ -132,10 +132,19 @@ fn the_lost_reply_plan_is_green_on_this_lance() {
     assert!(server.counts()["lost_reply"].as_u64().unwrap() >= 10);
 }
 
-/// The same faults in front of a real S3 server.
+/// The same faults in front of a real S3 server: Ceph's gateway, and SeaweedFS.
 #[test]
 fn lost_replies_in_front_of_ceph_s_gateway_leave_every_kind_of_cell_verified() {
-    let server = S3Server::start_on(Backend::Rgw, &["--lose-reply-every", "4"]);
+    lost_replies_in_front_of(Backend::Rgw);
+}
+
+#[test]
+fn lost_replies_in_front_of_seaweedfs_leave_every_kind_of_cell_verified() {
+    lost_replies_in_front_of(Backend::Seaweed);
+}
+
+fn lost_replies_in_front_of(backend: Backend) {
+    let server = S3Server::start_on(backend, &["--lose-reply-every", "4"]);
     let (_d, o, records) = sweep_s3(&server, "s3://bench/lost", &every_kind("'direct'"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(records.len(), 3);

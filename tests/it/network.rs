@@ -14,9 +14,10 @@ use crate::common::*;
 
 const ROOT: &str = "s3://bench/net";
 
-on_both_servers!(
+on_every_server!(
     the_requests_counted_in_the_workers_are_the_servers_own_count,
-    on_ceph_s_gateway_the_requests_counted_in_the_workers_are_the_servers_own_count
+    on_ceph_s_gateway_the_requests_counted_in_the_workers_are_the_servers_own_count,
+    on_seaweedfs_the_requests_counted_in_the_workers_are_the_servers_own_count
         => requests_counted_in_the_workers_are_the_servers
 );
 
@@ -169,7 +170,7 @@ fn table_operations_verified_and_counted(backend: Backend) {
     // result for version 2 is unknown"), so there the appends are lance's own commits.
     let op = match backend {
         Backend::Moto => "write-create-table-version",
-        Backend::Rgw => "write-table-append",
+        Backend::Rgw | Backend::Seaweed => "write-table-append",
     };
     let server = S3Server::start_on(backend, &[]);
     let (_dir, o, records) = sweep_s3(
@@ -359,4 +360,41 @@ fn keys_rotated_in_a_profile_during_a_sweep_are_used_from_the_next_cell_on() {
     );
     assert!(committing("KEYTWO") > 0, "{counts}");
     assert_eq!(lines(&out.join("results.jsonl")).len(), 2);
+}
+
+/// One writer's commits make the same requests on SeaweedFS as on moto: the same cells of
+/// plans/tiny.toml's one-writer kind, each store's count per commit (every kind), equal.
+#[test]
+fn a_commit_on_seaweedfs_makes_the_requests_it_makes_on_moto() {
+    let plan = tiny_plan() + "\n";
+    let per_commit = |backend: Backend| {
+        let server = S3Server::start_on(backend, &[]);
+        let (dir, plan, out) = plan_dir(&plan);
+        let mut args = server.args("s3://bench/same");
+        args.extend(["--only".to_string(), "cont_*".to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run_with(bench_s3(), &plan, &out, &args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let records = lines(&out.join("results.jsonl"));
+        drop(dir);
+        let kinds = [
+            "get",
+            "put",
+            "conditional_put",
+            "list",
+            "head",
+            "delete",
+            "copy",
+        ];
+        (records.iter())
+            .map(|r| {
+                let io = &r["io_per_op"];
+                let counts: Vec<String> = kinds.iter().map(|k| format!("{k}={}", io[*k])).collect();
+                (r["bench_tag"].as_str().unwrap().to_string(), counts)
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (moto, seaweed) = (per_commit(Backend::Moto), per_commit(Backend::Seaweed));
+    assert_eq!(moto.len(), 4, "{moto:?}");
+    assert_eq!(seaweed, moto);
 }

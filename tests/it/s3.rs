@@ -19,9 +19,10 @@ fn run_s3(server: &S3Server, plan: &Path, out: &Path, root: &str, extra: &[&str]
     run_with(bench_s3(), plan, out, &args)
 }
 
-on_both_servers!(
+on_every_server!(
     tiny_sweep_on_s3_matches_local_leaves_no_runs_and_reuses_goldens,
-    tiny_sweep_on_ceph_s_gateway_leaves_no_runs_and_reuses_goldens
+    tiny_sweep_on_ceph_s_gateway_leaves_no_runs_and_reuses_goldens,
+    tiny_sweep_on_seaweedfs_leaves_no_runs_and_reuses_goldens
         => tiny_sweep_leaves_no_runs_and_reuses_goldens
 );
 
@@ -641,12 +642,14 @@ fn s3_shaped_local_requests_are_the_requests_of_s3() {
     }
 }
 
-on_both_servers!(
+on_every_server!(
     /// Writers that contend for `__manifest` race on its conditional PUT, and the store
-    /// alone decides each race (on Ceph's gateway there is no lock in front of it): some
-    /// PUTs are answered 412, and no commit is lost (every cell verified), in every mode.
+    /// alone decides each race (on Ceph's gateway and SeaweedFS there is no lock in front
+    /// of it): some PUTs are answered 412, and no commit is lost (every cell verified), in
+    /// every mode.
     contending_writers_lose_no_commit_on_moto,
-    contending_writers_lose_no_commit_on_ceph_s_gateway => writers_race_on_the_store
+    contending_writers_lose_no_commit_on_ceph_s_gateway,
+    contending_writers_lose_no_commit_on_seaweedfs => writers_race_on_the_store
 );
 
 fn writers_race_on_the_store(backend: Backend) {
