@@ -13,7 +13,7 @@ fn watched(transport: &str) -> String {
     format!(
         "name = 'watched'\n[fixture]\nwidth = 1\ndepth = 1\ntables_per_namespace = 10\n\
          [matrix]\ninline = [false]\ntransport = ['{transport}']\n\
-         [workload]\nduration_secs = 1\n\
+         [workload]\nduration_secs = 2\n\
          [[roles]]\nname = 'writer'\nclients = 1\nrate = 20\n[roles.mix]\n'write-declare-table' = 1\n\
          [[roles]]\nname = 'readers'\nclients = 2\n[roles.mix]\n'warm-read-list-tables' = 1\n"
     )

@@ -27,6 +27,15 @@ pub(super) enum CellResult {
     Interrupted,
 }
 
+/// How the files a run writes beside the results name it: `<cell id>_r<repetition>`, with
+/// `_<arm>` after it when paired.
+fn run_name(id: &str, repetition: u32, arm: Option<&str>) -> String {
+    match arm {
+        Some(a) => format!("{id}_r{repetition}_{a}"),
+        None => format!("{id}_r{repetition}"),
+    }
+}
+
 /// Write run `repetition` of cell `id` (by `arm`, when paired) as a trace file under
 /// `<out>/traces/`; its path relative to `<out>`, or `None` (said) when it cannot be written.
 fn write_trace(
@@ -37,10 +46,7 @@ fn write_trace(
     m: &Measured,
     progress: &Progress,
 ) -> Option<String> {
-    let mut name = format!("{id}_r{repetition}");
-    if let Some(a) = arm {
-        name.push_str(&format!("_{a}"));
-    }
+    let name = run_name(id, repetition, arm);
     let rel = format!("{}/{name}.json", crate::trace::TRACE_DIR);
     // Each traced operation's outcome as the log holds it (resolved by verification).
     let mut traces = m.traces.clone();
@@ -88,11 +94,7 @@ fn write_history(
     progress: &Progress,
 ) -> Option<String> {
     use bench_core::history;
-    let mut name = format!("{id}_r{repetition}");
-    if let Some(a) = arm {
-        name.push_str(&format!("_{a}"));
-    }
-    let rel = format!("{}/{name}", history::DIR);
+    let rel = format!("{}/{}", history::DIR, run_name(id, repetition, arm));
     let run = history::Run {
         cell: id,
         repetition,
