@@ -195,6 +195,8 @@ macro_rules! on_every_server {
 pub struct Seaweed {
     dir: PathBuf,
     pub endpoint: String,
+    /// Its Lance Namespace server.
+    pub lance: String,
 }
 
 impl Seaweed {
@@ -217,12 +219,17 @@ impl Seaweed {
             String::from_utf8_lossy(&up.stderr)
         );
         let env = std::fs::read_to_string(dir.join("env")).unwrap();
-        let endpoint = env
-            .lines()
-            .find_map(|l| l.strip_prefix("export SEAWEED_ENDPOINT="))
-            .expect("SEAWEED_ENDPOINT in its env file")
-            .to_string();
-        Seaweed { dir, endpoint }
+        let value = |key: &str| {
+            (env.lines())
+                .find_map(|l| l.strip_prefix(&format!("export {key}=")))
+                .unwrap_or_else(|| panic!("{key} in its env file"))
+                .to_string()
+        };
+        Seaweed {
+            endpoint: value("SEAWEED_ENDPOINT"),
+            lance: value("SEAWEED_LANCE"),
+            dir,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 #[macro_use]
 mod common;
 mod catalog_ops;
+mod catalogs;
 mod coordinator;
 mod cost;
 mod counts;

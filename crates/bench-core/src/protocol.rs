@@ -453,6 +453,10 @@ pub struct WorkerArgs {
     /// Added to the name of everything the worker commits (`--names`): a run's own mark,
     /// where runs share one catalog (an external server's); empty: none.
     pub names: String,
+    /// The server's namespace every id the worker names is under (`--scope`, its parts
+    /// joined by `$`): a run's own namespace under an external server's `rest.parent`;
+    /// empty: the catalog's root.
+    pub scope: String,
     /// An open-loop cell: the operations a second offered across its `writers` (each
     /// worker offers its share, from an intended start time for each operation).
     pub rate: Option<f64>,
@@ -492,6 +496,7 @@ impl WorkerArgs {
             page_size: None,
             rest: Vec::new(),
             names: String::new(),
+            scope: String::new(),
             rate: None,
             writers: 1,
             poisson: false,
@@ -573,6 +578,9 @@ impl WorkerArgs {
         if !self.names.is_empty() {
             v.extend(["--names".into(), self.names.clone()]);
         }
+        if !self.scope.is_empty() {
+            v.extend(["--scope".into(), self.scope.clone()]);
+        }
         if let Some(r) = self.rate {
             v.extend(["--rate".into(), r.to_string()]);
             if self.poisson {
@@ -628,6 +636,7 @@ impl WorkerArgs {
                 "--page-size" => w.page_size = Some(num(flag, value()?)?),
                 "--rest" => w.rest = value()?.split(',').map(str::to_string).collect(),
                 "--names" => w.names = value()?,
+                "--scope" => w.scope = value()?,
                 "--rate" => {
                     let v = value()?;
                     let r: f64 = v
@@ -856,6 +865,7 @@ mod tests {
             page_size: Some(50),
             rest: vec!["http://127.0.0.1:1".into(), "http://127.0.0.1:2".into()],
             names: "_r5f3a".into(),
+            scope: "tb$bench_r5f3a".into(),
             rate: Some(12.5),
             writers: 4,
             poisson: true,

@@ -43,6 +43,7 @@ pub fn worker_args(
             page_size: cell.page_size,
             rest: rest.clone(),
             names: names.to_string(),
+            scope: String::new(),
             // A mixed cell's load counts its commits; its workers schedule every operation,
             // each commit's reads before it.
             rate: (cell.mode.load()).map(|l| l.rate() * (1 + mix.map_or(0, |(_, r)| r)) as f64),

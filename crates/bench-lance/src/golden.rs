@@ -64,6 +64,10 @@ pub struct Golden {
     /// which verification holds the catalog after it against. `None`: a golden of bench's,
     /// whose `__manifest` verification reads.
     pub before: Option<std::sync::Arc<bench_core::audit::Ids>>,
+    /// A run's own namespace on an external server, under its `rest.parent` (its parts
+    /// joined by `$`), where its golden was built through the server: every id the run's
+    /// workers name is under it, and verification lists it. `None`: a catalog's root.
+    pub scope: Option<String>,
 }
 
 impl Golden {
@@ -95,6 +99,7 @@ pub async fn find(store: &Store, spec: GoldenSpec) -> Option<Golden> {
         rel,
         marker,
         before: None,
+        scope: None,
     })
 }
 
@@ -201,6 +206,7 @@ async fn mark(
         rel,
         marker,
         before: None,
+        scope: None,
     })
 }
 

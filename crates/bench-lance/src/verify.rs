@@ -128,6 +128,39 @@ pub async fn cell(
     }
 }
 
+/// Verify a run on an external server's namespace (`scope`, under its `rest.parent`)
+/// against the run's `log` by what the server lists there, `before` being what it listed
+/// when the run began: the entries only (the server's store is not bench's to read: no
+/// chain of versions, no transaction files).
+pub async fn listed(uri: &str, scope: &str, before: &Ids, log: &mut [Op]) -> Verified {
+    let after = match catalog::served::listed_at(uri, scope).await {
+        Ok(ids) => ids,
+        Err(e) => {
+            return Verified {
+                rows_after: 0,
+                error: Some(format!("cannot list {scope} on the server at {uri}: {e}")),
+                table: None,
+                chain: None,
+                versions: None,
+            };
+        }
+    };
+    let asks = audit::Asks::default();
+    let found = audit::Found {
+        after,
+        ..Default::default()
+    };
+    let rows_after = found.after.rows();
+    let verdict = audit::verify(log, before, &asks, found);
+    Verified {
+        rows_after,
+        error: verdict.error,
+        table: None,
+        chain: verdict.chain_checked,
+        versions: None,
+    }
+}
+
 /// Everything `asks` asks of the copy at `root`, read (`after`: its `__manifest`'s ids).
 async fn read(
     root: &str,

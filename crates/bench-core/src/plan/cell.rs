@@ -339,6 +339,9 @@ pub struct Cell {
     pub transport: Transport,
     /// [`Transport::External`]: the server's address (`rest.uri`).
     pub rest_uri: Option<String>,
+    /// [`Transport::External`] with `rest.parent`: the server's namespace under which each
+    /// run makes its own, built through the server and verified by its listing.
+    pub parent: Option<String>,
     /// A cell of roles: its roles (their targets this cell's) and the seed of their draws;
     /// empty otherwise.
     pub roles: Vec<super::Role>,
@@ -500,6 +503,9 @@ impl Cell {
             h.update(format!("table_versions={v}\n"));
         }
         h.update(self.transport.key_lines(self.rest_uri.as_deref()));
+        if let Some(p) = &self.parent {
+            h.update(format!("rest_parent={p}\n"));
+        }
         if let Some(f) = &self.golden.fixture {
             h.update(format!("fixture={}\n", f.label()));
         }
@@ -544,6 +550,7 @@ pub fn sample(operations: u64) -> Cell {
         s3_shaped: false,
         transport: Transport::Direct,
         rest_uri: None,
+        parent: None,
         roles: Vec::new(),
         seed: 0,
         seed_per_repetition: false,

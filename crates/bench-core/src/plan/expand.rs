@@ -134,6 +134,9 @@ impl<'p> Variants<'p> {
                     rest_uri: (transport.catalog() == Catalog::Theirs)
                         .then(|| plan.rest.external.clone())
                         .flatten(),
+                    parent: (transport.catalog() == Catalog::Theirs)
+                        .then(|| plan.rest.parent.clone())
+                        .flatten(),
                     roles: roles.clone(),
                     seed: plan.roles.as_ref().map_or(0, |r| r.workload.seed),
                     seed_per_repetition: (plan.roles.as_ref())

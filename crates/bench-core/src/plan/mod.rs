@@ -36,7 +36,7 @@ pub use fixture::{DELIMITER, Fixture, NameShape, TablesAt};
 pub use operation::{Cost, Descriptor, Effect, Entry, Names, Operation, Target};
 pub use role::{Distribution, HOT_SHARE, Picker, Retention, Role, Workload, client_seed};
 pub use table::DEFAULT_ROWS_PER_COMMIT;
-pub use transport::{Catalog, Client, RestSettings, Transport};
+pub use transport::{Catalog, Client, RestSettings, Transport, used_operations};
 
 use crate::error::PlanError;
 use crate::redact::keep_options_hidden;

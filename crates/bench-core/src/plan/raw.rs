@@ -47,6 +47,7 @@ pub(super) struct RawRest {
     pub launcher: Option<String>,
     pub uri: Option<String>,
     pub external: Option<bool>,
+    pub parent: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

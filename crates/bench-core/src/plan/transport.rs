@@ -120,6 +120,10 @@ pub struct RestSettings {
     pub launcher: Option<Launcher>,
     /// `rest.uri` of a server bench did not start (with `rest.external = true`).
     pub external: Option<String>,
+    /// `rest.parent`: the namespace of the external server under which each run makes a
+    /// namespace of its own, its golden built there through the server, and verified by the
+    /// server's own listing (`None`: the server's catalog at `root`, read directly).
+    pub parent: Option<String>,
 }
 
 impl Default for RestSettings {
@@ -128,6 +132,7 @@ impl Default for RestSettings {
             bind: DEFAULT_BIND.to_string(),
             launcher: None,
             external: None,
+            parent: None,
         }
     }
 }
@@ -146,6 +151,7 @@ pub(super) struct RawTransport {
     pub launcher: Option<String>,
     pub uri: Option<String>,
     pub external: Option<bool>,
+    pub parent: Option<String>,
     /// Whether the plan has `run.launcher`.
     pub clients_launched: bool,
 }
@@ -167,6 +173,7 @@ impl RawTransport {
             launcher: rest.launcher,
             uri: rest.uri,
             external: rest.external,
+            parent: rest.parent,
             clients_launched,
         }
     }
@@ -177,6 +184,13 @@ impl RawTransport {
 pub(super) fn settings(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanError> {
     if raw.uri.is_some() || raw.external.is_some() {
         return external(raw);
+    }
+    if raw.parent.is_some() {
+        return Err(invalid(
+            "rest.parent",
+            "names a namespace of an external server (rest.uri with rest.external = true); \
+             remove it, or give the server",
+        ));
     }
     let names = raw.transport.unwrap_or_else(|| vec!["direct".to_string()]);
     check_list("matrix.transport", &names)?;
@@ -263,6 +277,7 @@ pub(super) fn settings(raw: RawTransport) -> Result<(Vec<Transport>, RestSetting
         bind,
         launcher,
         external: None,
+        parent: None,
     };
     Ok((transports, rest))
 }
@@ -317,11 +332,34 @@ fn external(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanErr
              remove it",
         ));
     }
+    let parent = raw.parent.map(|p| p.trim().to_string());
+    if let Some(p) = &parent {
+        check_parent(p)?;
+    }
     let rest = RestSettings {
         external: Some(uri),
+        parent,
         ..RestSettings::default()
     };
     Ok((vec![Transport::External], rest))
+}
+
+/// `rest.parent`: a namespace id, its parts joined by `$`, none empty (SeaweedFS's first part
+/// is a table bucket).
+fn check_parent(parent: &str) -> Result<(), PlanError> {
+    let delimiter = super::DELIMITER;
+    let bad = parent.is_empty()
+        || parent.split(delimiter).any(|p| p.is_empty() || p.contains(char::is_whitespace));
+    match bad {
+        false => Ok(()),
+        true => Err(invalid(
+            "rest.parent",
+            format!(
+                "is `{parent}`; give a namespace of the server as its parts joined by \
+                 `{delimiter}` (e.g. \"bench\", or \"bucket{delimiter}bench\"), none empty"
+            ),
+        )),
+    }
 }
 
 /// What a plan through an external server may measure: one size and one index setting
@@ -332,6 +370,9 @@ pub(super) fn check_external(plan: &super::Plan) -> Result<(), PlanError> {
         return Ok(());
     }
     let why = |key: &str, what: &str| Err(invalid(key, format!("{what} with rest.external")));
+    if plan.rest.parent.is_some() {
+        return check_parent_plan(plan);
+    }
     if plan.root.is_none() {
         return why(
             "root",
@@ -395,6 +436,79 @@ pub(super) fn check_external(plan: &super::Plan) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// What a plan may measure under an external server's `rest.parent`, where each run builds
+/// its golden through the server in a namespace of its own: catalog operations of every
+/// kind (creations, reads, listings, removals of the run's own entries), one index setting
+/// (the server's), a flat golden; nothing that needs the store under the catalog (`root`, a
+/// table's data or versions, properties, cleanups) or configures the server.
+fn check_parent_plan(plan: &super::Plan) -> Result<(), PlanError> {
+    let why = |key: &str, what: &str| {
+        Err(invalid(
+            key,
+            format!(
+                "{what} with rest.parent (each run builds its golden through the server, in a \
+                 namespace of its own under rest.parent, and verifies it by the server's own \
+                 listing)"
+            ),
+        ))
+    };
+    if plan.root.is_some() {
+        return why(
+            "root",
+            "cannot be set: bench reads no store under the server's catalog; remove root",
+        );
+    }
+    if plan.inline.len() != 1 {
+        return why(
+            "matrix.inline",
+            "must hold one value, the server's own setting (bench cannot set it; it labels the \
+             results)",
+        );
+    }
+    if !plan.fixtures.is_empty() {
+        return why("fixture", "cannot be set: the golden is flat (matrix.sizes)");
+    }
+    if !plan.namespace.is_empty() || !plan.property_matrix.is_empty() {
+        return why(
+            "namespace",
+            "cannot be set: the server's namespace is configured where it runs; remove \
+             [namespace] and matrix.properties",
+        );
+    }
+    for (key, op) in used_operations(plan) {
+        let data = op.on_table()
+            || op.describe().effect == super::Effect::TableProperty
+            || op == super::Operation::CleanupVersions;
+        if data {
+            return Err(invalid(
+                &key,
+                format!(
+                    "`{op}` needs a table's data, its properties or the store under the \
+                     catalog, which bench does not set up through a server's namespace \
+                     (rest.parent); measure it on bench's own copies (without rest.external)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every operation a plan's cells run, with the key that names it (`operation`,
+/// `mixed.read_operation`, `roles[i].mix`).
+pub fn used_operations(plan: &super::Plan) -> Vec<(String, super::Operation)> {
+    let mut ops: Vec<(String, super::Operation)> = Vec::new();
+    for (i, role) in plan.roles.iter().flat_map(|r| r.roles.iter()).enumerate() {
+        ops.extend((role.mix.iter()).map(|(op, _)| (format!("roles[{i}].mix"), *op)));
+    }
+    if plan.roles.is_none() {
+        ops.push(("operation".to_string(), plan.operation));
+        if let Some(m) = &plan.mixed {
+            ops.push(("mixed.read_operation".to_string(), m.read_operation));
+        }
+    }
+    ops
+}
+
 /// How a cell's transport shows in its id and variant name, where the plan varies it (or
 /// uses only REST): `transport=rest`, and `servers=k` where a plan's REST cells could
 /// differ in it.
@@ -423,6 +537,7 @@ mod tests {
             launcher: None,
             uri: None,
             external: None,
+            parent: None,
             clients_launched: false,
         }
     }
@@ -663,5 +778,71 @@ mod tests {
                 "{op}: {e}"
             );
         }
+    }
+
+    /// A plan of roles on a server's namespace (`rest.parent`), `extra` after `[rest]`.
+    fn parent_text(head: &str, mix: &str, extra: &str) -> String {
+        format!(
+            "name = 'two'\n{head}[matrix]\nsizes = [30, 300]\ninline = [false]\n\
+             [workload]\nduration_secs = 2\n[[roles]]\nname = 'w'\nclients = 2\n\
+             [roles.mix]\n{mix}\n[rest]\nuri = 'http://127.0.0.1:2333'\nexternal = true\n\
+             parent = 'catalog'\n{extra}"
+        )
+    }
+
+    #[test]
+    fn a_servers_namespace_takes_every_catalog_operation_and_nothing_of_the_store() {
+        let mix = "'write-declare-table' = 2\n'write-drop-table' = 1\n\
+                   'write-create-namespace' = 1\n'warm-read-list-tables' = 1";
+        let plan = parse(&parent_text("", mix, "")).unwrap();
+        assert_eq!(plan.rest.parent.as_deref(), Some("catalog"));
+        let steps = super::super::expand(&plan, "/tmp/store");
+        // No golden step: each run builds its own through the server.
+        assert!(steps.iter().all(|s| !matches!(s, super::super::Step::Golden(_))));
+        let cells = super::super::cells(&steps);
+        assert_eq!(cells.len(), 2);
+        assert!(cells.iter().all(|c| c.parent.as_deref() == Some("catalog")));
+        // The parent is part of the key: another namespace is another measurement.
+        let other = parse(&parent_text("", mix, "").replace("'catalog'", "'other'")).unwrap();
+        let keys = |p: &super::super::Plan| {
+            let steps = super::super::expand(p, "/tmp/store");
+            super::super::cells(&steps).iter().map(|c| c.key()).collect::<Vec<_>>()
+        };
+        assert_ne!(keys(&plan), keys(&other));
+        let refused = [
+            (parent_text("root = '/srv'\n", mix, ""), "root", "remove root"),
+            (
+                parent_text("", "'maintain-cleanup-versions' = 1", "")
+                    .replace("[roles.mix]", "keep_versions = 2\n[roles.mix]"),
+                "roles[0].mix",
+                "`maintain-cleanup-versions` needs a table's data",
+            ),
+            (
+                parent_text("", "'write-update-table-metadata' = 1", ""),
+                "roles[0].mix",
+                "needs tables with data",
+            ),
+            (
+                parent_text("", mix, "").replace("parent = 'catalog'", "parent = 'a$$b'"),
+                "rest.parent",
+                "none empty",
+            ),
+            (
+                parent_text("", mix, "").replace("external = true\n", ""),
+                "rest.uri",
+                "external = true",
+            ),
+        ];
+        for (text, key, said) in refused {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(said), "{key}: {e}");
+        }
+        let e = parse(
+            "name = 'x'\n[matrix]\nsizes = [0]\n[continuous]\noperations = 1\n[rest]\n\
+             parent = 'catalog'\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("rest.parent") && e.contains("external server"), "{e}");
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod cleanup;
 pub mod counting;
+pub mod served;
 pub mod table;
 
 use std::collections::{BTreeMap, HashMap};
@@ -534,6 +535,9 @@ pub struct Inputs<'a> {
     pub page_size: Option<u32>,
     /// Cleanups: the catalog's store and what they keep (a maintenance role's client has it).
     pub maintenance: Option<&'a cleanup::Maintenance>,
+    /// The namespace every id is under, as a request names it (a run's own under an
+    /// external server's `rest.parent`; empty: the root).
+    pub scope: &'a str,
 }
 
 impl<'a> Inputs<'a> {
@@ -544,13 +548,15 @@ impl<'a> Inputs<'a> {
             table: None,
             page_size: None,
             maintenance: None,
+            scope: "",
         }
     }
 }
 
 /// Every page of a listing: `list` of a page token (lance's "start after") and a limit
-/// gives the page's names and the next token, if there are more pages; one request without
-/// a page size. Returns every name listed; a token that comes back is an error, not a loop.
+/// gives the page's names and the next token, if there are more pages; without a page size,
+/// one request unless the server pages on its own. Returns every name listed; a token
+/// that comes back is an error, not a loop.
 pub async fn every_page<F, Fut>(
     page_size: Option<u32>,
     mut list: F,
@@ -570,7 +576,9 @@ where
             true => names = page,
             false => names.extend(page),
         }
-        match next.filter(|t| !t.is_empty() && limit.is_some()) {
+        // A server that pages on its own (SeaweedFS: 1,000 entries) gives a token without
+        // being asked for a limit: the listing goes on, or it would miss the rest.
+        match next.filter(|t| !t.is_empty()) {
             Some(t) if !given.insert(t.clone()) => {
                 return Err(lance_core::Error::invalid_input(format!(
                     "the listing's page token `{t}` came back after {}: the catalog does not \
@@ -812,13 +820,14 @@ pub async fn execute(
     aim: Aim,
     inputs: &Inputs<'_>,
 ) -> lance_core::Result<Shown> {
-    let id = aim.parts();
     let Inputs {
         table_data,
         table,
         page_size,
         maintenance,
+        scope,
     } = *inputs;
+    let id = [id_parts(scope), aim.parts()].concat();
     let shared = || {
         table.ok_or_else(|| {
             lance_core::Error::invalid_input(format!(
@@ -831,7 +840,8 @@ pub async fn execute(
             return Ok(Shown::Names(list(&ns, false, id, page_size).await?));
         }
         Operation::ListTables { .. } => {
-            return Ok(Shown::Names(list(&ns, true, id, page_size).await?));
+            let names = list(&ns, true, id, page_size).await?;
+            return Ok(Shown::Names(names.into_iter().map(last_part).collect()));
         }
         // A read names its call, for the server's account of it where its answer cannot say
         // the version (a look-up's has no body; one loaded unseen is told later).
@@ -884,6 +894,16 @@ pub async fn execute(
         }
     }
     Ok(Shown::Nothing)
+}
+
+/// A listed table's name: the spec of the Lance Namespace has each listed table as its full
+/// identifier (SeaweedFS's server answers so), lance's directory catalog its name; a listing
+/// of one namespace's tables is held to the names, so the last part is taken.
+fn last_part(listed: String) -> String {
+    match listed.rsplit_once(crate::plan::DELIMITER) {
+        Some((_, name)) => name.to_string(),
+        None => listed,
+    }
 }
 
 /// The schema of the tables bench writes: `write-create-table`'s and the shared table's.

@@ -178,13 +178,21 @@ async fn verification(
         (None, true) => Some(0),
         (None, false) => verify::latest(golden_root, &cell.storage).await,
     };
-    let v = verify::cell(root, &cell.storage, &before, &mut m.log, table, first).await;
+    let v = match (&golden.scope, &cell.rest_uri) {
+        (Some(scope), Some(uri)) => verify::listed(uri, scope, &before, &mut m.log).await,
+        _ => verify::cell(root, &cell.storage, &before, &mut m.log, table, first).await,
+    };
     let mut error = v.error;
-    if let (Some(e), Some(uri)) = (&mut error, &cell.rest_uri) {
-        e.push_str(&format!(
+    match (&mut error, &cell.rest_uri, &golden.scope) {
+        (Some(e), Some(uri), Some(scope)) => e.push_str(&format!(
+            " (as the server at {uri} lists {scope}, the run's own namespace: is anyone else \
+             changing it?)"
+        )),
+        (Some(e), Some(uri), None) => e.push_str(&format!(
             " (is `root`, {root}, the catalog the server at {uri} serves, and no one else \
              committing to it?)"
-        ));
+        )),
+        _ => {}
     }
     // The catalog's state before and after, for the floor's bytes (a catalog operation on a
     // copy; best effort: a floor without bytes where it cannot be read).
@@ -267,6 +275,10 @@ pub(super) async fn run_one(
         }
         Ok(copies) => {
             let (roots, names) = match catalog {
+                // A namespace of the run's own needs no mark.
+                Catalog::Theirs if job.golden.scope.is_some() => {
+                    (vec![store.root_uri()], String::new())
+                }
                 Catalog::Theirs => (vec![store.root_uri()], format!("_r{:x}", unix_ms())),
                 Catalog::Copies => (rels.iter().map(|r| store.uri(r)).collect(), String::new()),
             };

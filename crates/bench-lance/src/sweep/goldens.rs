@@ -13,6 +13,9 @@ impl Runner<'_> {
     pub(super) async fn server_catalog(&self, cell: &Cell) -> Result<Golden, String> {
         let root = self.sweep.store.root_uri();
         let uri = cell.rest_uri.as_deref().unwrap_or_default();
+        if let Some(parent) = &cell.parent {
+            return served_golden(uri, parent, cell).await;
+        }
         // What the catalog holds as the run starts, which verification holds it against.
         let ids = match crate::verify::ids(&root, &cell.storage).await {
             Ok(ids) => ids,
@@ -47,6 +50,7 @@ impl Runner<'_> {
                 fixture: None,
             },
             before: Some(std::sync::Arc::new(ids)),
+            scope: None,
         })
     }
 
@@ -98,4 +102,26 @@ impl Runner<'_> {
         self.goldens.insert(spec, result.clone());
         result
     }
+}
+
+/// A run's own namespace under the server's `rest.parent`, its golden built there through
+/// the server, and what the server lists there: the golden the run starts from.
+async fn served_golden(uri: &str, parent: &str, cell: &Cell) -> Result<Golden, String> {
+    let rows = cell.golden.rows;
+    let (scope, ids) = crate::catalog::served::make_run(uri, parent, rows).await?;
+    Ok(Golden {
+        rel: String::new(),
+        marker: golden::GoldenMarker {
+            format: golden::MARKER_FORMAT,
+            rows,
+            inline: cell.golden.inline,
+            lance_version: crate::plan::LANCE_VERSION.to_string(),
+            manifest_rows: rows,
+            build_secs: 0.0,
+            table: None,
+            fixture: None,
+        },
+        before: Some(std::sync::Arc::new(ids)),
+        scope: Some(scope),
+    })
 }

@@ -173,6 +173,13 @@ impl Sweep {
             .map(|t| t.describe(self.plan.rest.external.as_deref()))
             .collect();
         let rest = &self.plan.rest;
+        if let (Some(uri), Some(parent)) = (&rest.external, &rest.parent) {
+            return format!(
+                "transports: external (lance's REST namespace to {uri}, a server bench did not \
+                 start: each run in a namespace of its own under {parent}, its golden built \
+                 through the server, verified by the server's listing)"
+            );
+        }
         if rest.external.is_some() {
             return format!("transports: {}", given.join(", "));
         }

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::catalog::served::Served;
+
 use tokio::sync::watch;
 
 use super::Sweep;
@@ -68,8 +70,9 @@ pub(super) async fn open(
     arms: &[Option<&str>],
 ) -> Result<Opened, BenchError> {
     let out = &sweep.out;
-    sweep.store.prepare().await?;
+    // The server first: a plan it cannot serve leaves nothing behind, not even the store.
     probe_external(sweep).await?;
+    sweep.store.prepare().await?;
     let had_dir = out.exists();
     let had_lock = out.join(crate::lock::LOCK_FILE).exists();
     std::fs::create_dir_all(out).map_err(io_err("create results directory", out))?;
@@ -106,9 +109,9 @@ pub(super) async fn open(
 
 /// An external server (`rest.uri` with `rest.external = true`) must answer before anything
 /// runs: a refused connection would otherwise fail every operation of every cell.
-pub(super) async fn probe_external(sweep: &Sweep) -> Result<(), BenchError> {
+pub(super) async fn probe_external(sweep: &Sweep) -> Result<Option<Vec<Served>>, BenchError> {
     let Some(uri) = sweep.plan.rest.external.as_deref() else {
-        return Ok(());
+        return Ok(None);
     };
     catalog::probe_rest(uri, Duration::from_secs(30))
         .await
@@ -118,7 +121,32 @@ pub(super) async fn probe_external(sweep: &Sweep) -> Result<(), BenchError> {
                  first (e.g. `bench serve --root ROOT --bind HOST --port PORT`, see docs/plan.md, \
                  \"An external server\") or fix rest.uri"
             ))
-        })
+        })?;
+    served(sweep).await
+}
+
+/// Under an external server's `rest.parent`: which of bench's catalog operations the server
+/// serves (`None` without `rest.parent`), the plan refused (exit 2) where it runs one the
+/// server does not serve, naming it and the server's answer.
+async fn served(sweep: &Sweep) -> Result<Option<Vec<Served>>, BenchError> {
+    let (Some(uri), Some(parent)) = (&sweep.plan.rest.external, &sweep.plan.rest.parent) else {
+        return Ok(None);
+    };
+    let served = catalog::served::served(uri, parent).await;
+    for (key, op) in crate::plan::used_operations(&sweep.plan) {
+        let answer = (served.iter())
+            .find(|s| catalog::served::rest_name(s.operation) == catalog::served::rest_name(op))
+            .and_then(|s| s.refused.as_ref());
+        if let Some(answer) = answer {
+            return Err(BenchError::Usage(format!(
+                "{key}: `{op}` ({}) is not served by the server at {uri}, which answered: \
+                 {answer}; remove it from the plan (`bench plan` lists what the server \
+                 serves) or measure another server",
+                catalog::served::rest_name(op)
+            )));
+        }
+    }
+    Ok(Some(served))
 }
 
 /// With the results directory and the store root held: `--fresh`, the checkpoint and the

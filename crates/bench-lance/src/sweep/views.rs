@@ -120,6 +120,13 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     for line in sweep.namespace_note() {
         s.push_str(&format!("  {line}\n"));
     }
+    // Under an external server's namespace: what it serves (a plan that needs more is
+    // refused here, exit 2).
+    if plan.rest.parent.is_some()
+        && let Some(served) = super::open::probe_external(sweep).await?
+    {
+        s.push_str(&served_lines(&served));
+    }
     s.push_str(&format!(
         "{:>4}  {:<40} {:<18} {}\n",
         "#", "cell", "key", "status"
@@ -311,4 +318,18 @@ pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
         sweep.store.root_uri()
     ));
     Ok(s)
+}
+
+/// What `bench plan` says an external server serves, operation by operation.
+fn served_lines(served: &[crate::catalog::served::Served]) -> String {
+    let mut s = "  the server serves:\n".to_string();
+    for x in served {
+        let rest = crate::catalog::served::rest_name(x.operation);
+        s.push_str(&match &x.refused {
+            None => format!("    {:<34} {rest:<18} served\n", x.operation.as_str()),
+            Some(why) => format!("    {:<34} {rest:<18} NOT served: {why}\n", x.operation.as_str()),
+        });
+    }
+    s.push('\n');
+    s
 }

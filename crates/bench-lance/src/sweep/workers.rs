@@ -205,7 +205,13 @@ pub(super) async fn watch_workers(
                     (Client::Rest, None) => cell.rest_uri.iter().cloned().collect(),
                 },
                 names,
-            ),
+            )
+            .into_iter()
+            .map(|mut args| {
+                args.scope = job.golden.scope.clone().unwrap_or_default();
+                args
+            })
+            .collect(),
             storage: &worker_env,
             timeout: sweep.plan.run.cell_timeout,
             bound: cell.mode.bound(),

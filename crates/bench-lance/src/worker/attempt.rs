@@ -82,6 +82,7 @@ impl Session {
             table: self.table.as_ref(),
             page_size: self.args.page_size,
             maintenance: self.maintenance.as_ref(),
+            scope: &self.args.scope,
         };
         catalog::execute(ns, op, target, &inputs).await
     }
