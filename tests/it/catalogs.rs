@@ -2,9 +2,6 @@
 //! through `bench serve`, and SeaweedFS's Lance Namespace server, each a server bench did
 //! not start, each run in a namespace of its own under `rest.parent`.
 
-use std::io::BufRead;
-use std::path::Path;
-
 use crate::common::*;
 
 /// POST `{}` to `path` of the server at `uri`: its status and body.
@@ -35,29 +32,15 @@ fn every(uri: &str, path: &str, key: &str) -> usize {
     let (mut n, mut token) = (0, String::new());
     loop {
         let page = get(uri, &format!("{path}?limit=500&page_token={token}"));
-        n += page[key].as_array().unwrap_or_else(|| panic!("{page}")).len();
+        n += page[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{page}"))
+            .len();
         match page["page_token"].as_str() {
             Some(t) if !t.is_empty() => token = t.to_string(),
             _ => return n,
         }
     }
-}
-
-/// `bench serve` on a catalog of its own, started as a user starts it.
-fn serve(root: &Path) -> (std::process::Child, String) {
-    let mut server = bench()
-        .args(["serve", "--root", root.to_str().unwrap(), "--bind", "127.0.0.1"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let listening: serde_json::Value = serde_json::from_str(&line).unwrap();
-    (server, listening["uri"].as_str().unwrap().to_string())
 }
 
 /// plans/two-catalogs.toml, shortened, runs on both servers as it is: `bench plan` lists what
@@ -72,13 +55,28 @@ fn one_plan_runs_on_lance_and_on_seaweedfs_each_verified_by_its_listing() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog");
     std::fs::create_dir_all(&catalog).unwrap();
-    let (mut lance, lance_uri) = serve(&catalog);
+    let (mut lance, lance_uri) = serve(&catalog, &[]);
     let plan = std::fs::read_to_string(repo_file("plans/two-catalogs.toml"))
         .unwrap()
         .replace("duration_secs = 10", "duration_secs = 2")
         .replace("repetitions = 3", "repetitions = 1")
         .replace("sizes = [300]", "sizes = [30]");
     let (_d, plan, _) = plan_dir(&plan);
+    // A server that does not answer: the plan is shown all the same, saying so.
+    let o = bench()
+        .arg("plan")
+        .arg(&plan)
+        .args(["--set", "rest.uri=http://127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        text.contains(
+            "what the server serves is not known: the external REST server at http://127.0.0.1:1"
+        ),
+        "{text}"
+    );
     for (name, uri) in [("lance", &lance_uri), ("seaweedfs", &seaweed.lance)] {
         let out = dir.path().join(name);
         let set = format!("rest.uri={uri}");
@@ -139,9 +137,10 @@ fn one_plan_runs_on_lance_and_on_seaweedfs_each_verified_by_its_listing() {
         assert_eq!(listed as i64, after, "{name}");
     }
     // What SeaweedFS does not serve is refused before anything runs.
-    let refused = std::fs::read_to_string(&plan)
-        .unwrap()
-        .replace("\"write-create-namespace\" = 1", "\"write-create-table\" = 1");
+    let refused = std::fs::read_to_string(&plan).unwrap().replace(
+        "\"write-create-namespace\" = 1",
+        "\"write-create-table\" = 1",
+    );
     let (_d, refused, out) = plan_dir(&refused);
     let set = format!("rest.uri={}", seaweed.lance);
     for cmd in ["plan", "run"] {
@@ -159,6 +158,62 @@ fn one_plan_runs_on_lance_and_on_seaweedfs_each_verified_by_its_listing() {
             assert!(stderr(&o).contains(said), "{cmd}: {}", stderr(&o));
         }
         assert!(!out.exists(), "{cmd}");
+    }
+    lance.kill().unwrap();
+    lance.wait().unwrap();
+}
+
+/// scripts/conformance.py on both servers (schemathesis 4.32.5, the spec kept in
+/// spec/lance-namespace/): each answers what docs/conformance.md's table says it answers,
+/// case by case, and schemathesis's coverage phase finds there what the docs say it finds.
+#[test]
+fn the_spec_holds_each_server_to_the_table_in_the_docs_on_seaweedfs() {
+    let python = std::env::var("BENCH_SCHEMATHESIS_PYTHON").unwrap_or_else(|_| "python3".into());
+    let seaweed = Seaweed::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut lance, lance_uri) = serve(dir.path(), &[]);
+    let o = std::process::Command::new(&python)
+        .arg(repo_file("scripts/conformance.py"))
+        .arg("--coverage")
+        .arg(format!("lance 14.0.2 (bench serve)={lance_uri}"))
+        .arg(format!("SeaweedFS 4.48={}", seaweed.lance))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "scripts/conformance.py (schemathesis==4.32.5 for {python}):\n{}",
+        stderr(&o)
+    );
+    let found = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let docs = std::fs::read_to_string(repo_file("docs/conformance.md")).unwrap();
+    let begin = "<!-- conformance table: scripts/conformance.py --coverage -->\n";
+    let table = docs.split(begin).nth(1).unwrap();
+    let table = table
+        .split("\n<!-- end of conformance table -->")
+        .next()
+        .unwrap();
+    let (found, table): (Vec<&str>, Vec<&str>) = (found.lines().collect(), table.lines().collect());
+    assert_eq!(found.len(), table.len(), "{}", found.join("\n"));
+    for (f, t) in found.iter().zip(&table) {
+        assert_eq!(
+            f,
+            t,
+            "docs/conformance.md's table, where the servers now answer:\n{}",
+            found.join("\n")
+        );
+    }
+    // Every operation bench uses is in it, on both.
+    for op in [
+        "CreateNamespace",
+        "ListTables",
+        "DeclareTable",
+        "DropTable",
+        "DeregisterTable",
+    ] {
+        assert!(
+            found.iter().any(|l| l.starts_with(&format!("| {op} |"))),
+            "{op}"
+        );
     }
     lance.kill().unwrap();
     lance.wait().unwrap();

@@ -550,3 +550,29 @@ pub fn sweep_s3(
     let records = lines(&out.join("results.jsonl"));
     (dir, o, records)
 }
+
+/// `bench serve` on a catalog of its own (`extra`: more of its options), started as a user
+/// starts it (stdin closed, it runs on): the process and the address it listens at.
+pub fn serve(root: &Path, extra: &[&str]) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut server = bench()
+        .args([
+            "serve",
+            "--root",
+            root.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let listening: serde_json::Value = serde_json::from_str(&line).unwrap();
+    (server, listening["uri"].as_str().unwrap().to_string())
+}

@@ -237,7 +237,6 @@ fn a_rest_cell_on_s3_counts_its_servers_requests_and_verifies() {
 /// not the server's catalog fails the cell, saying so.
 #[test]
 fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog");
     std::fs::create_dir_all(&catalog).unwrap();
@@ -247,20 +246,7 @@ fn an_external_server_is_measured_on_its_own_catalog_and_left_running() {
     for flag in ["--root ROOT", "--bind HOST", "--port PORT", "rest.external"] {
         assert!(help.contains(flag), "{help}");
     }
-    let mut server = bench()
-        .args(["serve", "--root", catalog.to_str().unwrap()])
-        .args(["--commit-retries", "20", "--bind", "127.0.0.1"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let listening: serde_json::Value = serde_json::from_str(&line).unwrap();
-    let uri = listening["uri"].as_str().unwrap().to_string();
+    let (mut server, uri) = serve(&catalog, &["--commit-retries", "20"]);
     let plan = |root: &std::path::Path, external: &str| {
         format!(
             "name = 'ext'\nroot = '{}'\noperation = 'write-create-table'\n\

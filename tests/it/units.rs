@@ -496,14 +496,20 @@ mod listing {
     /// look like a catalog that lost entries.
     #[tokio::test]
     async fn a_server_that_pages_unasked_is_followed() {
-        let all = every_page(None, |token: Option<String>, limit: Option<i32>| async move {
-            assert_eq!(limit, None);
-            Ok(match token.as_deref() {
-                None => (vec!["a".to_string(), "b".to_string()], Some("b".to_string())),
-                Some("b") => (vec!["c".to_string()], None),
-                Some(t) => panic!("token {t}"),
-            })
-        })
+        let all = every_page(
+            None,
+            |token: Option<String>, limit: Option<i32>| async move {
+                assert_eq!(limit, None);
+                Ok(match token.as_deref() {
+                    None => (
+                        vec!["a".to_string(), "b".to_string()],
+                        Some("b".to_string()),
+                    ),
+                    Some("b") => (vec!["c".to_string()], None),
+                    Some(t) => panic!("token {t}"),
+                })
+            },
+        )
         .await
         .unwrap();
         assert_eq!(all, ["a", "b", "c"]);

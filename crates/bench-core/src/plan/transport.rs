@@ -182,15 +182,8 @@ impl RawTransport {
 /// The transports the cells run over, in the matrix's order (each server count of `rest`
 /// in turn), and where their servers listen.
 pub(super) fn settings(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanError> {
-    if raw.uri.is_some() || raw.external.is_some() {
+    if raw.uri.is_some() || raw.external.is_some() || raw.parent.is_some() {
         return external(raw);
-    }
-    if raw.parent.is_some() {
-        return Err(invalid(
-            "rest.parent",
-            "names a namespace of an external server (rest.uri with rest.external = true); \
-             remove it, or give the server",
-        ));
     }
     let names = raw.transport.unwrap_or_else(|| vec!["direct".to_string()]);
     check_list("matrix.transport", &names)?;
@@ -296,6 +289,13 @@ fn external(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanErr
                  its servers",
             ));
         }
+        (None, None) => {
+            return Err(invalid(
+                "rest.parent",
+                "names a namespace of an external server (rest.uri with rest.external = true); \
+                 remove it, or give the server",
+            ));
+        }
         (None, _) => {
             return Err(invalid(
                 "rest.external",
@@ -349,7 +349,9 @@ fn external(raw: RawTransport) -> Result<(Vec<Transport>, RestSettings), PlanErr
 fn check_parent(parent: &str) -> Result<(), PlanError> {
     let delimiter = super::DELIMITER;
     let bad = parent.is_empty()
-        || parent.split(delimiter).any(|p| p.is_empty() || p.contains(char::is_whitespace));
+        || parent
+            .split(delimiter)
+            .any(|p| p.is_empty() || p.contains(char::is_whitespace));
     match bad {
         false => Ok(()),
         true => Err(invalid(
@@ -466,7 +468,10 @@ fn check_parent_plan(plan: &super::Plan) -> Result<(), PlanError> {
         );
     }
     if !plan.fixtures.is_empty() {
-        return why("fixture", "cannot be set: the golden is flat (matrix.sizes)");
+        return why(
+            "fixture",
+            "cannot be set: the golden is flat (matrix.sizes)",
+        );
     }
     if !plan.namespace.is_empty() || !plan.property_matrix.is_empty() {
         return why(
@@ -798,7 +803,11 @@ mod tests {
         assert_eq!(plan.rest.parent.as_deref(), Some("catalog"));
         let steps = super::super::expand(&plan, "/tmp/store");
         // No golden step: each run builds its own through the server.
-        assert!(steps.iter().all(|s| !matches!(s, super::super::Step::Golden(_))));
+        assert!(
+            steps
+                .iter()
+                .all(|s| !matches!(s, super::super::Step::Golden(_)))
+        );
         let cells = super::super::cells(&steps);
         assert_eq!(cells.len(), 2);
         assert!(cells.iter().all(|c| c.parent.as_deref() == Some("catalog")));
@@ -806,11 +815,18 @@ mod tests {
         let other = parse(&parent_text("", mix, "").replace("'catalog'", "'other'")).unwrap();
         let keys = |p: &super::super::Plan| {
             let steps = super::super::expand(p, "/tmp/store");
-            super::super::cells(&steps).iter().map(|c| c.key()).collect::<Vec<_>>()
+            super::super::cells(&steps)
+                .iter()
+                .map(|c| c.key())
+                .collect::<Vec<_>>()
         };
         assert_ne!(keys(&plan), keys(&other));
         let refused = [
-            (parent_text("root = '/srv'\n", mix, ""), "root", "remove root"),
+            (
+                parent_text("root = '/srv'\n", mix, ""),
+                "root",
+                "remove root",
+            ),
             (
                 parent_text("", "'maintain-cleanup-versions' = 1", "")
                     .replace("[roles.mix]", "keep_versions = 2\n[roles.mix]"),
@@ -843,6 +859,9 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("rest.parent") && e.contains("external server"), "{e}");
+        assert!(
+            e.contains("rest.parent") && e.contains("external server"),
+            "{e}"
+        );
     }
 }

@@ -37,21 +37,7 @@ impl Runner<'_> {
                 cell.golden.rows
             ));
         }
-        Ok(Golden {
-            rel: String::new(),
-            marker: golden::GoldenMarker {
-                format: golden::MARKER_FORMAT,
-                rows,
-                inline: cell.golden.inline,
-                lance_version: crate::plan::LANCE_VERSION.to_string(),
-                manifest_rows: rows,
-                build_secs: 0.0,
-                table: None,
-                fixture: None,
-            },
-            before: Some(std::sync::Arc::new(ids)),
-            scope: None,
-        })
+        Ok(theirs(cell, ids, None))
     }
 
     /// Reuse or build a cell's golden (once per sweep), logging which.
@@ -109,7 +95,14 @@ impl Runner<'_> {
 async fn served_golden(uri: &str, parent: &str, cell: &Cell) -> Result<Golden, String> {
     let rows = cell.golden.rows;
     let (scope, ids) = crate::catalog::served::make_run(uri, parent, rows).await?;
-    Ok(Golden {
+    Ok(theirs(cell, ids, Some(scope)))
+}
+
+/// A catalog bench did not make, in a golden's shape: its entries `ids` as the run starts
+/// (`scope`: the run's own namespace on the server, where it has one).
+fn theirs(cell: &Cell, ids: bench_core::audit::Ids, scope: Option<String>) -> Golden {
+    let rows = ids.rows();
+    Golden {
         rel: String::new(),
         marker: golden::GoldenMarker {
             format: golden::MARKER_FORMAT,
@@ -122,6 +115,6 @@ async fn served_golden(uri: &str, parent: &str, cell: &Cell) -> Result<Golden, S
             fixture: None,
         },
         before: Some(std::sync::Arc::new(ids)),
-        scope: Some(scope),
-    })
+        scope,
+    }
 }

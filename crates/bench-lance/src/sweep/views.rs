@@ -91,9 +91,8 @@ fn planted_note(records: &[crate::export::Record]) -> String {
 }
 
 /// `bench plan`: print the cells in order with their status. Runs and writes nothing.
-pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
-    let state = sweep.state()?;
-    let records = records_for_display(sweep);
+/// `bench plan`'s first lines: the plan, its cells and repetitions, where results go.
+fn plan_head(sweep: &Sweep) -> String {
     let plan = &sweep.plan;
     let mixed = match &plan.mixed {
         Some(m) => format!(
@@ -104,7 +103,7 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     };
     let reps = plan.run.repetitions;
     let what = runs_what(plan);
-    let mut s = format!(
+    format!(
         "plan `{}` ({}): {} cells{}, {}, {what}{mixed}\n  results: {}\n  store:   {}\n\n",
         plan.name,
         sweep.plan_path.display(),
@@ -113,7 +112,14 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         crate::plan::count(reps as u64, "repetition", "repetitions") + " each",
         sweep.out.display(),
         sweep.store.root_uri(),
-    );
+    )
+}
+
+pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
+    let state = sweep.state()?;
+    let records = records_for_display(sweep);
+    let plan = &sweep.plan;
+    let mut s = plan_head(sweep);
     if let Some(l) = &plan.run.launcher {
         s.push_str(&format!("  writers start through: {l}\n\n"));
     }
@@ -121,11 +127,15 @@ pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
         s.push_str(&format!("  {line}\n"));
     }
     // Under an external server's namespace: what it serves (a plan that needs more is
-    // refused here, exit 2).
-    if plan.rest.parent.is_some()
-        && let Some(served) = super::open::probe_external(sweep).await?
-    {
-        s.push_str(&served_lines(&served));
+    // refused here, exit 2); a server that does not answer yet is said, the plan shown.
+    if plan.rest.parent.is_some() {
+        match super::open::probe_external(sweep).await {
+            Ok(served) => s.push_str(&served_lines(&served.unwrap_or_default())),
+            Err(BenchError::Store { message, .. }) => s.push_str(&format!(
+                "  what the server serves is not known: {message}\n\n"
+            )),
+            Err(e) => return Err(e),
+        }
     }
     s.push_str(&format!(
         "{:>4}  {:<40} {:<18} {}\n",
@@ -327,7 +337,10 @@ fn served_lines(served: &[crate::catalog::served::Served]) -> String {
         let rest = crate::catalog::served::rest_name(x.operation);
         s.push_str(&match &x.refused {
             None => format!("    {:<34} {rest:<18} served\n", x.operation.as_str()),
-            Some(why) => format!("    {:<34} {rest:<18} NOT served: {why}\n", x.operation.as_str()),
+            Some(why) => format!(
+                "    {:<34} {rest:<18} NOT served: {why}\n",
+                x.operation.as_str()
+            ),
         });
     }
     s.push('\n');

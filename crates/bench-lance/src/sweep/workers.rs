@@ -134,6 +134,19 @@ pub(super) fn run_label(
     label
 }
 
+/// The workers' environment: storage options, the namespace properties and the plan's
+/// variables, each under its prefix.
+fn worker_env(cell: &crate::plan::Cell) -> std::collections::BTreeMap<String, String> {
+    let mut env = cell.storage.clone();
+    for (prefix, map) in [
+        (crate::worker::protocol::PROPERTY_PREFIX, &cell.properties),
+        (crate::worker::protocol::ENV_PREFIX, &cell.env),
+    ] {
+        env.extend(map.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone())));
+    }
+    env
+}
+
 /// Start the run's workers on their copies (`roots`, one per arm) and watch them to the end,
 /// with the cell's bar.
 pub(super) async fn watch_workers(
@@ -169,15 +182,7 @@ pub(super) async fn watch_workers(
         ..CellView::default()
     });
     let launcher = (sweep.plan.run.launcher.as_ref()).map(|l| l.command(cell.mode.workers()));
-    // The workers' environment: storage options, the namespace properties and the plan's
-    // variables, each under its prefix.
-    let mut worker_env = cell.storage.clone();
-    for (prefix, map) in [
-        (crate::worker::protocol::PROPERTY_PREFIX, &cell.properties),
-        (crate::worker::protocol::ENV_PREFIX, &cell.env),
-    ] {
-        worker_env.extend(map.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone())));
-    }
+    let worker_env = worker_env(cell);
     let starting = start_servers(sweep, cell, arms, roots, &worker_env);
     let mut servers = match interruptible(starting, interrupt).await {
         Ok(s) => s,
