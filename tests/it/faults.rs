@@ -132,6 +132,31 @@ fn the_lost_reply_plan_is_green_on_this_lance() {
     assert!(server.counts()["lost_reply"].as_u64().unwrap() >= 10);
 }
 
+/// plans/lost-reply-version.toml, the track record's plan for lance #7939 (a retried
+/// create_table_version after a lost reply, fixed in 10.0.0), on 14.0.2 as shipped: 20
+/// versions of the shared table through the namespace's create_table_version, the reply of
+/// every 2nd copy under the cells' copies (the copy that publishes a version) lost. Each
+/// commit ends ok or unknown and resolved, the table one version per commit that took
+/// effect (verified), and replies were lost.
+#[test]
+fn the_lost_reply_of_a_version_s_copy_is_green_on_this_lance() {
+    let faults = ["--lose-reply-of", "copy", "--lose-reply-every", "2"];
+    let server = S3Server::start(&[&faults[..], &["--lose-reply-under", "/runs/"]].concat());
+    let text = std::fs::read_to_string(repo_file("plans/lost-reply-version.toml")).unwrap();
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-reply-version", &text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records.len(), 1);
+    verified_and_resolved(&records);
+    let r = &records[0];
+    assert_eq!(r["outcomes"]["failed_but_applied"], 0, "{r}");
+    let t = &r["table"];
+    let made = t["version_after"].as_u64().unwrap() - t["version_before"].as_u64().unwrap();
+    let took =
+        r["outcomes"]["ok"].as_u64().unwrap() + r["outcomes"]["unknown_landed"].as_u64().unwrap();
+    assert_eq!(made, took, "{r}");
+    assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
+}
+
 /// The same faults in front of a real S3 server: Ceph's gateway, and SeaweedFS.
 #[test]
 fn lost_replies_in_front_of_ceph_s_gateway_leave_every_kind_of_cell_verified() {
