@@ -11,7 +11,10 @@
 mod lance_lock;
 
 /// (cfg, the first lance major version that has it).
-const SINCE: [(&str, u64); 4] = [
+const SINCE: [(&str, u64); 5] = [
+    // `DataStorageFormat::lance_file_format` (a table's exact file format; before: its
+    // `version` text).
+    ("lance_concrete_file_version", 10),
     // `InsertIntoTableResponse::version` (lance-namespace-reqwest-client 0.11).
     ("lance_insert_reports_version", 11),
     // A response's `context` (the same client): where `bench serve` says a call's version.

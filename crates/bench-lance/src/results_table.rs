@@ -119,11 +119,11 @@ pub const CREATE_FORMAT: &str = "2.1";
 
 /// The Lance file format of a table's data files (`2.0`, `2.1`, `2.2` ...).
 pub fn file_format(dataset: &lance::Dataset) -> String {
-    dataset
-        .manifest()
-        .data_storage_format
-        .lance_file_format()
-        .to_string()
+    let format = &dataset.manifest().data_storage_format;
+    #[cfg(lance_concrete_file_version)]
+    return format.lance_file_format().to_string();
+    #[cfg(not(lance_concrete_file_version))]
+    format.version.clone()
 }
 
 /// The rows as one batch of [`schema`]. `throughput` is null in every row (bench's values
