@@ -41,7 +41,7 @@ trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true' EXIT
 BUGS=(
   "8233|empty-root|10.0.0|11.0.0|local|a namespace opened before the catalog existed listed nothing, forever"
   "7722|lost-reply|10.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under /runs/|a commit whose reply was lost: its transaction file deleted, an error answered for a commit that landed"
-  "7939|lost-reply-version|9.0.0|10.0.0|--lose-reply-of copy --lose-reply-every 2 --lose-reply-under /runs/|a table version whose publication (a copy if absent) lost its reply: the retried create_table_version failed as a conflict, although its version had landed"
+  "7939|lost-reply-version|9.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under bench_shared/_versions/|a table version whose publication (a PUT if absent) lost its reply: the store's retry answered 412, create_table_version a conflict for a version that had landed, and the append landed twice (red on 10.0.0 too)"
   "cleanup-gap|cleanup-gap|14.0.2|none|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
   "lost-reply-head|lost-reply-head|14.0.2|none|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
 )
