@@ -46,7 +46,9 @@ pub struct Served {
 /// Ask the server at `uri` each catalog operation once, on an entry under a namespace that
 /// does not exist (under `parent`), so that nothing is created: an operation it does not
 /// serve answers `Unsupported` (the spec's code 0, which SeaweedFS sends with 501); any other
-/// answer (found, not found, refused input) is an operation it serves.
+/// answer (found, not found, refused input) is an operation it serves. lance's directory
+/// catalog declares the table all the same; the drop asked after it (the operations' order)
+/// removes it, so the catalog gains no entry.
 pub async fn served(uri: &str, parent: &str) -> Vec<Served> {
     let ns = open_rest(uri);
     let scope = format!("{parent}{DELIMITER}bench_probe_{:x}", unix_nanos());
