@@ -55,7 +55,7 @@ fn one_plan_runs_on_lance_and_on_seaweedfs_each_verified_by_its_listing() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog");
     std::fs::create_dir_all(&catalog).unwrap();
-    let (mut lance, lance_uri) = serve(&catalog, &[]);
+    let (_lance, lance_uri) = serve(&catalog, &[]);
     let plan = std::fs::read_to_string(repo_file("plans/two-catalogs.toml"))
         .unwrap()
         .replace("duration_secs = 10", "duration_secs = 2")
@@ -159,8 +159,6 @@ fn one_plan_runs_on_lance_and_on_seaweedfs_each_verified_by_its_listing() {
         }
         assert!(!out.exists(), "{cmd}");
     }
-    lance.kill().unwrap();
-    lance.wait().unwrap();
 }
 
 /// scripts/conformance.py on both servers (schemathesis 4.32.5, the spec kept in
@@ -171,7 +169,7 @@ fn the_spec_holds_each_server_to_the_table_in_the_docs_on_seaweedfs() {
     let python = std::env::var("BENCH_SCHEMATHESIS_PYTHON").unwrap_or_else(|_| "python3".into());
     let seaweed = Seaweed::start();
     let dir = tempfile::tempdir().unwrap();
-    let (mut lance, lance_uri) = serve(dir.path(), &[]);
+    let (_lance, lance_uri) = serve(dir.path(), &[]);
     let o = std::process::Command::new(&python)
         .arg(repo_file("scripts/conformance.py"))
         .arg("--coverage")
@@ -215,6 +213,4 @@ fn the_spec_holds_each_server_to_the_table_in_the_docs_on_seaweedfs() {
             "{op}"
         );
     }
-    lance.kill().unwrap();
-    lance.wait().unwrap();
 }

@@ -551,9 +551,19 @@ pub fn sweep_s3(
     (dir, o, records)
 }
 
+/// A `bench serve` a test started: stopped when it goes out of scope, the test passed or not.
+pub struct Serving(pub std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `bench serve` on a catalog of its own (`extra`: more of its options), started as a user
 /// starts it (stdin closed, it runs on): the process and the address it listens at.
-pub fn serve(root: &Path, extra: &[&str]) -> (std::process::Child, String) {
+pub fn serve(root: &Path, extra: &[&str]) -> (Serving, String) {
     use std::io::BufRead;
     let mut server = bench()
         .args([
@@ -574,5 +584,6 @@ pub fn serve(root: &Path, extra: &[&str]) -> (std::process::Child, String) {
         .read_line(&mut line)
         .unwrap();
     let listening: serde_json::Value = serde_json::from_str(&line).unwrap();
-    (server, listening["uri"].as_str().unwrap().to_string())
+    let uri = listening["uri"].as_str().unwrap().to_string();
+    (Serving(server), uri)
 }

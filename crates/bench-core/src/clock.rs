@@ -13,7 +13,13 @@ pub fn now_utc_ms() -> String {
 
 /// Milliseconds since the Unix epoch, now (a mark unique to one run of a cell).
 pub fn unix_ms() -> u64 {
-    chrono::Utc::now().timestamp_millis().max(0) as u64
+    (unix_micros() / 1000) as u64
+}
+
+/// Microseconds since the Unix epoch, now (a mark unique to one run's namespace on a
+/// server, or to one probe of it).
+pub fn unix_micros() -> u128 {
+    (chrono::Utc::now().timestamp_micros().max(0)) as u128
 }
 
 /// A duration as `1h02m`, `4m10s` or `37s`.

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use bench_core::audit::Ids;
+use bench_core::clock::unix_micros;
 use futures::{StreamExt, TryStreamExt};
 use lance_namespace::LanceNamespace;
 use lance_namespace::models::CreateNamespaceRequest;
@@ -51,7 +52,7 @@ pub struct Served {
 /// removes it, so the catalog gains no entry.
 pub async fn served(uri: &str, parent: &str) -> Vec<Served> {
     let ns = open_rest(uri);
-    let scope = format!("{parent}{DELIMITER}bench_probe_{:x}", unix_nanos());
+    let scope = format!("{parent}{DELIMITER}bench_probe_{:x}", unix_micros());
     let data = super::table_ipc();
     let mut out = Vec::new();
     for op in &Operation::ALL[..CATALOG_OPERATIONS] {
@@ -82,19 +83,13 @@ fn unsupported(e: &lance_core::Error) -> Option<String> {
     }
 }
 
-fn unix_nanos() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
-}
-
 /// Make a run's own namespace under `parent` (`<parent>$bench_r<hex>`) on the server at
 /// `uri`, and its golden of `rows` entries in it through the server (the first third
 /// namespaces, the rest declared tables, as bench's goldens): its id, and the entries the
 /// server then lists there (ids relative to it), which must be those made.
 pub async fn make_run(uri: &str, parent: &str, rows: u64) -> Result<(String, Ids), String> {
     let ns = open_rest(uri);
-    let scope = format!("{parent}{DELIMITER}bench_r{:x}", unix_nanos() / 1000);
+    let scope = format!("{parent}{DELIMITER}bench_r{:x}", unix_micros());
     let create = CreateNamespaceRequest {
         id: Some(id_parts(&scope)),
         ..Default::default()
@@ -155,8 +150,7 @@ pub async fn listed(ns: &Arc<dyn LanceNamespace>, scope: &str) -> lance_core::Re
             ids.push(id);
         }
         for table in list(ns, true, id_parts(&full), Some(PAGE)).await? {
-            let name = (table.rsplit_once(DELIMITER)).map_or(table.as_str(), |(_, n)| n);
-            ids.push(join(&rel, name));
+            ids.push(join(&rel, &super::last_part(table)));
         }
     }
     Ok(Ids::of(ids))
