@@ -211,15 +211,11 @@ fn property_updates_leave_each_writer_s_last_value() {
     // Its updates, as the log holds them: with the last one (index 4) they verify; without
     // it, the table's value is named against the one expected.
     use bench_lance::oplog::{Op, Outcome, sample};
-    let update = |i: u64| Op {
-        property: Some(("bench_w0".into(), i.to_string())),
-        ..sample(
-            0,
-            bench_lance::plan::Operation::UpdateTableMetadata,
-            i,
-            "",
-            Outcome::Ok,
-        )
+    let update = |i: u64| {
+        let operation = bench_lance::plan::Operation::UpdateTableMetadata;
+        let mut o = sample(0, operation, i, "", Outcome::Ok);
+        o.attempt.property = Some(("bench_w0".into(), i.to_string()));
+        o
     };
     let storage = std::collections::BTreeMap::new();
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -76,8 +76,8 @@ fn a_well_behaved_worker_is_measured() {
             assert_eq!(m.first_conflict.as_deref(), Some("disk on fire"));
             assert_eq!(m.warmup_committed, 3);
             let mut committed: Vec<(u32, u64)> = (m.log.iter())
-                .filter(|o| !o.warm && o.outcome == bench_lance::oplog::Outcome::Ok)
-                .map(|o| (o.client, o.i))
+                .filter(|o| !o.attempt.warm && o.outcome == bench_lance::oplog::Outcome::Ok)
+                .map(|o| (o.client, o.attempt.i))
                 .collect();
             committed.sort();
             assert_eq!(committed, vec![(0, 0), (1, 0), (2, 0)]);

@@ -211,7 +211,7 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         // A creation reported failed that landed all the same: failed but applied, verified.
         let mut failed = honest.clone();
         failed[1] = sample(0, op, 1, &id(1), Outcome::Failed);
-        failed[1].class = Some(ErrorClass::Other);
+        failed[1].attempt.class = Some(ErrorClass::Other);
         let (v, log) = verify(&mut failed).await;
         assert_eq!(v.error, None);
         let o = bench_lance::audit::Outcomes::of(&log).unwrap();

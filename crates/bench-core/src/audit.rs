@@ -159,7 +159,7 @@ fn table(
     // role's update of a table of the golden's tree is not one).
     let commits = |o: &&mut Op| match o.operation.describe().effect {
         Effect::TableVersion => true,
-        Effect::TableProperty => o.entry.as_deref() == Some(""),
+        Effect::TableProperty => o.attempt.entry.as_deref() == Some(""),
         Effect::CatalogRow | Effect::CatalogRowGone | Effect::Nothing => false,
     };
     let rows_of = |o: &Op| match o.operation.describe().effect {
@@ -228,7 +228,7 @@ fn properties(
 ) -> Option<String> {
     let mut by_key: BTreeMap<(String, String), Vec<&mut Op>> = BTreeMap::new();
     for op in log.iter_mut() {
-        if let (Some(table), Some((key, _))) = (&op.entry, &op.property) {
+        if let (Some(table), Some((key, _))) = (&op.attempt.entry, &op.attempt.property) {
             let k = (table.clone(), key.clone());
             by_key.entry(k).or_default().push(op);
         }
@@ -239,7 +239,7 @@ fn properties(
             continue;
         };
         let found = found.as_deref();
-        let value = |o: &Op| o.property.as_ref().map(|p| p.1.clone());
+        let value = |o: &Op| o.attempt.property.as_ref().map(|p| p.1.clone());
         let last_ok = updates.iter().rposition(|o| o.outcome == Outcome::Ok);
         let from = last_ok.map_or(0, |i| i + 1);
         let shown = (updates[from..].iter())
@@ -325,7 +325,7 @@ impl Asks {
         });
         let mut properties: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for o in log {
-            if let (Some(table), Some((key, _))) = (&o.entry, &o.property) {
+            if let (Some(table), Some((key, _))) = (&o.attempt.entry, &o.attempt.property) {
                 let keys = properties.entry(table.clone()).or_default();
                 if !keys.contains(key) {
                     keys.push(key.clone());
@@ -415,7 +415,7 @@ pub fn verify(log: &mut [Op], before: &Ids, asks: &Asks, found: Found) -> Verdic
     }
     let removed: std::collections::HashSet<&str> = (log.iter())
         .filter(|o| o.operation.removes() && o.took_effect() != Some(false))
-        .filter_map(|o| o.entry.as_deref())
+        .filter_map(|o| o.attempt.entry.as_deref())
         .collect();
     let mut holds = BTreeMap::new();
     let mut unread = None;
@@ -492,7 +492,7 @@ impl Outcomes {
                             Some(false) => "did not land",
                             None => "not told apart",
                         };
-                        let why = op.class.map_or("unknown", |c| c.name());
+                        let why = op.attempt.class.map_or("unknown", |c| c.name());
                         o.first_unknown = Some(format!("{} ({why}): {resolved}", op.name()));
                     }
                 }
@@ -500,7 +500,7 @@ impl Outcomes {
             if op.failed_but_applied() {
                 o.failed_but_applied += 1;
                 if o.first_failed_but_applied.is_none() {
-                    let err = op.err.as_deref().unwrap_or("an error");
+                    let err = op.attempt.err.as_deref().unwrap_or("an error");
                     o.first_failed_but_applied = Some(format!("{}: {err}", op.name()));
                 }
             }
@@ -522,7 +522,7 @@ fn keeps_history(log: &[Op]) -> bool {
 
 /// A commit of the catalog that kept its times.
 fn timed_commit(o: &Op) -> bool {
-    o.at_us.is_some() && effect(o).is_some()
+    o.attempt.at_us.is_some() && effect(o).is_some()
 }
 
 /// Whether some commit of a cell that keeps a history (its operations on the clock) has no
@@ -531,7 +531,7 @@ fn chain_wanted(log: &[Op]) -> bool {
     (log.iter()).any(|o| {
         timed_commit(o)
             && o.took_effect() != Some(false)
-            && o.manifest.is_none_or(|m| m.made.is_none())
+            && o.attempt.manifest.is_none_or(|m| m.made.is_none())
     })
 }
 
@@ -553,7 +553,7 @@ fn place(log: &mut [Op], chain: &[Change]) -> u64 {
     }
     let mut placed = 0;
     for op in log.iter_mut() {
-        if op.manifest.is_some_and(|m| m.made.is_some()) {
+        if op.attempt.manifest.is_some_and(|m| m.made.is_some()) {
             continue;
         }
         let key = effect(op).map(|(id, added)| (id.to_string(), added));
@@ -563,7 +563,7 @@ fn place(log: &mut [Op], chain: &[Change]) -> u64 {
         }) else {
             continue;
         };
-        op.manifest.get_or_insert_with(At::default).made = Some(v);
+        op.attempt.manifest.get_or_insert_with(At::default).made = Some(v);
         placed += 1;
     }
     placed
@@ -585,7 +585,10 @@ pub fn unreadable(err: &str, latest: Option<u64>, log: &[Op]) -> String {
     });
     // The write whose outcome bench could not see (a lost reply, a timeout), else the last
     // that failed; and how many writes after it failed.
-    let writes: Vec<&Op> = log.iter().filter(|o| o.is_write() && !o.warm).collect();
+    let writes: Vec<&Op> = log
+        .iter()
+        .filter(|o| o.is_write() && !o.attempt.warm)
+        .collect();
     let at = (writes.iter().rposition(|o| o.outcome == Outcome::Unknown))
         .or_else(|| writes.iter().rposition(|o| o.outcome != Outcome::Ok));
     let before = at.map_or(String::new(), |k| {
@@ -599,7 +602,7 @@ pub fn unreadable(err: &str, latest: Option<u64>, log: &[Op]) -> String {
              after it",
             o.name(),
             o.outcome.name(),
-            o.class.map_or("", |c| c.name())
+            o.attempt.class.map_or("", |c| c.name())
         )
     });
     format!("{version} names {file}, which is gone: every read of __manifest fails{before}")
@@ -664,7 +667,7 @@ fn judge(log: &[Op], chain: &Chain) -> Option<String> {
     // Where a cleanup removed versions, effects in them are not there to find.
     if !cleaned {
         let mut left: Vec<&Op> = effects.into_values().flatten().collect();
-        left.sort_by_key(|o| (o.client, o.i));
+        left.sort_by_key(|o| (o.client, o.attempt.i));
         for op in left {
             found.push(format!(
                 "{} took effect, and no version of the copy made it",
@@ -674,7 +677,8 @@ fn judge(log: &[Op], chain: &Chain) -> Option<String> {
     }
     let read: std::collections::HashSet<u64> = chain.changes.iter().map(|c| c.version).collect();
     for op in log.iter().filter(|o| o.took_effect() == Some(true)) {
-        let (Some((id, added)), Some(v)) = (effect(op), op.manifest.and_then(|m| m.made)) else {
+        let (Some((id, added)), Some(v)) = (effect(op), op.attempt.manifest.and_then(|m| m.made))
+        else {
             continue;
         };
         if read.contains(&v) && !made.get(&v).is_some_and(|m| m.contains(&(id, added))) {
@@ -740,7 +744,8 @@ mod tests {
         let before = ids(&["ns_0", "table_1", "table_2"]);
         let after = ids(&["ns_0", "table_1", "bench_w0_0", "bench_w0_1"]);
         let mut drop = sample(1, Operation::DropTable, 0, "table_2", Outcome::Unknown);
-        (drop.class, drop.err) = (Some(ErrorClass::Other), Some("403 AccessDenied".into()));
+        (drop.attempt.class, drop.attempt.err) =
+            (Some(ErrorClass::Other), Some("403 AccessDenied".into()));
         let mut log = vec![
             sample(0, CREATE, 0, "bench_w0_0", Outcome::Ok),
             sample(0, CREATE, 1, "bench_w0_1", Outcome::Unknown),
@@ -843,7 +848,7 @@ mod tests {
             Outcome::Ok,
         )];
         let mut nothing = sample(0, Operation::DropTable, 1, "", Outcome::Failed);
-        nothing.entry = None;
+        nothing.attempt.entry = None;
         log.push(nothing);
         assert_eq!(catalog(&before, &before.clone(), &mut log), None);
         assert_eq!(log[1].landed, None);
@@ -912,7 +917,7 @@ mod tests {
             Some("the shared table is at /elsewhere, outside the cell's copy /c")
         );
         let mut drop = sample(0, Operation::DropTable, 1, "t", Outcome::Ok);
-        drop.entry = Some("t".into());
+        drop.attempt.entry = Some("t".into());
         let mut log = vec![drop];
         let unread = |t: &str| Found {
             properties: [(t.to_string(), Err(format!("cannot read table {t}")))].into(),
@@ -925,10 +930,9 @@ mod tests {
     }
 
     fn update(value: &str, outcome: Outcome) -> Op {
-        Op {
-            property: Some(("bench_w0".into(), value.into())),
-            ..sample(0, Operation::UpdateTableMetadata, 0, "", outcome)
-        }
+        let mut o = sample(0, Operation::UpdateTableMetadata, 0, "", outcome);
+        o.attempt.property = Some(("bench_w0".into(), value.into()));
+        o
     }
 
     #[test]
@@ -960,9 +964,10 @@ mod tests {
 
     #[test]
     fn the_shared_table_holds_one_version_per_commit_that_took_effect() {
-        let append = |o| Op {
-            entry: None,
-            ..sample(0, Operation::TableAppend, 0, "", o)
+        let append = |o| {
+            let mut o = sample(0, Operation::TableAppend, 0, "", o);
+            o.attempt.entry = None;
+            o
         };
         let before = TableCounts {
             rows: 10,
@@ -998,13 +1003,14 @@ mod tests {
     /// chain gives it the version that added (or removed) its entry.
     #[test]
     fn the_copy_s_chain_places_commits_whose_requests_named_no_version() {
-        let op = |client, operation, entry: &str, made: Option<u64>| crate::oplog::Op {
-            at_us: Some([0, 1]),
-            manifest: made.map(|v| At {
+        let op = |client, operation, entry: &str, made: Option<u64>| {
+            let mut o = sample(client, operation, 0, entry, Outcome::Ok);
+            o.attempt.at_us = Some([0, 1]);
+            o.attempt.manifest = made.map(|v| At {
                 made: Some(v),
                 ..At::default()
-            }),
-            ..sample(client, operation, 0, entry, Outcome::Ok)
+            });
+            o
         };
         let mut log = vec![
             op(0, Operation::DeclareTable, "ns_0$bench_d0_0", None),
@@ -1033,7 +1039,7 @@ mod tests {
         assert_eq!(place(&mut log, &chain), 2);
         let made: Vec<Option<u64>> = log
             .iter()
-            .map(|o| o.manifest.and_then(|m| m.made))
+            .map(|o| o.attempt.manifest.and_then(|m| m.made))
             .collect();
         assert_eq!(made, [Some(11), Some(13), Some(12), None]);
         assert!(!chain_wanted(&log));
@@ -1044,12 +1050,13 @@ mod tests {
     /// made, a commit whose named version holds another's effect.
     #[test]
     fn the_copy_s_chain_is_held_against_the_cell_s_commits() {
-        let op = |client, operation, entry: &str, made: Option<u64>| crate::oplog::Op {
-            manifest: made.map(|v| At {
+        let op = |client, operation, entry: &str, made: Option<u64>| {
+            let mut o = sample(client, operation, 0, entry, Outcome::Ok);
+            o.attempt.manifest = made.map(|v| At {
                 made: Some(v),
                 ..At::default()
-            }),
-            ..sample(client, operation, 0, entry, Outcome::Ok)
+            });
+            o
         };
         let change = |version, added: &[&str], removed: &[&str]| Change {
             version,

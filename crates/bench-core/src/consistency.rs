@@ -120,7 +120,7 @@ impl Consistency {
     /// The listings of `log` that listed an entry more than once, counted, the first named
     /// (where no other violation was) with its time from `t0_us`.
     pub fn listed_twice(&mut self, log: &[crate::oplog::Op], t0_us: u64) {
-        for o in log.iter().filter(|o| !o.warm) {
+        for o in log.iter().filter(|o| !o.attempt.warm) {
             let Observed::Listed { twice, .. } = &o.observed else {
                 continue;
             };
@@ -129,8 +129,11 @@ impl Consistency {
             };
             self.duplicates += 1;
             if self.first_violation.is_none() {
-                let at = o.at_us.map_or(0.0, |[s, _]| ms(s.saturating_sub(t0_us)));
-                let whose = match o.entry.as_deref() {
+                let at = o
+                    .attempt
+                    .at_us
+                    .map_or(0.0, |[s, _]| ms(s.saturating_sub(t0_us)));
+                let whose = match o.attempt.entry.as_deref() {
                     Some("") | None => "the root".to_string(),
                     Some(ns) => ns.to_string(),
                 };
@@ -981,21 +984,22 @@ mod tests {
     fn a_listing_that_lists_an_entry_twice_is_named() {
         use crate::oplog::{Observed, Outcome as Logged, sample};
         use crate::plan::Operation;
-        let listing = |twice: &[&str]| crate::oplog::Op {
-            at_us: Some([5_000, 6_000]),
-            observed: Observed::Listed {
-                seen: vec![],
-                gone: None,
-                twice: twice.iter().map(|n| n.to_string()).collect(),
-                pages: vec![],
-            },
-            ..sample(
+        let listing = |twice: &[&str]| {
+            let mut o = sample(
                 2,
                 Operation::ListTables { cold: false },
                 0,
                 "ns_0",
                 Logged::Ok,
-            )
+            );
+            o.attempt.at_us = Some([5_000, 6_000]);
+            o.observed = Observed::Listed {
+                seen: vec![],
+                gone: None,
+                twice: twice.iter().map(|n| n.to_string()).collect(),
+                pages: vec![],
+            };
+            o
         };
         let mut c = Consistency::default();
         c.listed_twice(&[listing(&[]), listing(&["bench_d0_3"])], 1_000);

@@ -56,7 +56,7 @@ impl Runs {
         {
             return (kind, Some((*role, at)));
         }
-        match (op.read, self.read) {
+        match (op.attempt.read, self.read) {
             (true, Some(read)) => (read, None),
             _ => (self.operation, None),
         }
@@ -79,12 +79,13 @@ fn names_entry(operation: Operation) -> bool {
 /// One report as a record of the operation log: its operation, its outcome, what it showed.
 pub fn logged(runs: &Runs, r: OpReport) -> Op {
     let (operation, role) = runs.operation(&r);
-    let class = (!r.ok).then(|| r.class.unwrap_or(ErrorClass::Other));
+    let mut attempt = r.attempt;
+    attempt.class = (!r.ok).then(|| attempt.class.unwrap_or(ErrorClass::Other));
     // A failed operation with nothing left to name never reached the catalog.
-    let reached = r.target.is_some() || !names_entry(operation);
-    let outcome = match (class, reached) {
+    let reached = attempt.entry.is_some() || !names_entry(operation);
+    let outcome = match (attempt.class, reached) {
         (Some(_), false) => Outcome::Failed,
-        _ => Outcome::of(operation, class),
+        (class, _) => Outcome::of(operation, class),
     };
     let observed = match (r.seen, r.version) {
         (Some(seen), _) => Observed::Listed {
@@ -100,23 +101,10 @@ pub fn logged(runs: &Runs, r: OpReport) -> Op {
         client: runs.id,
         role,
         operation,
-        read: r.read,
-        warm: r.warm,
-        i: r.i,
-        entry: r.target,
-        property: r.property,
-        at_us: r.at_us,
-        end_ms: r.end_ms,
-        ms: r.ms,
-        lag_ms: r.lag_ms,
-        io: r.io,
-        path: r.path,
+        attempt,
         outcome,
-        class,
-        err: r.err,
         observed,
         landed: None,
-        manifest: r.manifest,
     }
 }
 
@@ -186,11 +174,14 @@ impl Fold {
         }
         let w = self.runs[idx].id;
         let reported: std::collections::HashSet<u64> = (self.m.log.iter())
-            .filter(|o| o.client == w && !o.warm && !o.read)
-            .map(|o| o.i)
+            .filter(|o| o.client == w && !o.attempt.warm && !o.attempt.read)
+            .map(|o| o.attempt.i)
             .collect();
         let mut unknown = 0;
-        for report in invoked.into_iter().filter(|r| !reported.contains(&r.i)) {
+        for report in invoked
+            .into_iter()
+            .filter(|r| !reported.contains(&r.attempt.i))
+        {
             self.op(idx, report);
             unknown += 1;
         }
@@ -274,12 +265,12 @@ impl Fold {
 
     /// An operation's report, into the log.
     fn op(&mut self, idx: usize, report: OpReport) {
-        if report.class == Some(ErrorClass::Killed) {
+        if report.attempt.class == Some(ErrorClass::Killed) {
             self.killed[idx] = true;
         }
-        self.io_unknown |= report.io.is_none() && !report.warm;
+        self.io_unknown |= report.attempt.io.is_none() && !report.attempt.warm;
         let op = logged(&self.runs[idx], report);
-        let counted = !op.warm && !op.read && op.outcome == Outcome::Ok;
+        let counted = !op.attempt.warm && !op.attempt.read && op.outcome == Outcome::Ok;
         self.succeeded += u64::from(counted);
         self.m.log.push(op);
     }
@@ -397,13 +388,15 @@ pub fn settle(log: &mut [Op]) {
     let mut open: std::collections::HashMap<u32, usize> = Default::default();
     for i in 0..log.len() {
         let (client, cold) = (log[i].client, log[i].operation.describe().cold);
-        let Some(at) = log[i].manifest else { continue };
+        let Some(at) = log[i].attempt.manifest else {
+            continue;
+        };
         if cold {
             continue;
         }
         if let Some(before) = at.before
             && let Some(j) = open.remove(&client)
-            && let Some(held) = log[j].manifest.as_mut()
+            && let Some(held) = log[j].attempt.manifest.as_mut()
             && held.at_least.is_some_and(|k| before >= k)
         {
             (held.served, held.at_least) = (Some(before), None);
@@ -444,7 +437,7 @@ pub fn join(log: &mut [Op], told: &[Told]) {
                 give(op.client, at);
             }
         }
-        if let Some(at) = op.manifest.as_mut() {
+        if let Some(at) = op.attempt.manifest.as_mut() {
             give(op.client, at);
         }
     }
@@ -505,14 +498,14 @@ mod tests {
             let Event::Op(mut o) = failed(0, 1.0, ok, false, class, None) else {
                 unreachable!()
             };
-            (o.op, o.target) = (at, target.map(str::to_string));
+            (o.op, o.attempt.entry) = (at, target.map(str::to_string));
             Event::Op(o)
         };
         // A warm-up's creation, before ready: logged, not measured.
         let Event::Op(mut warm) = report(Some(0), true, None, Some("ns_0$bench_d4_0_warm")) else {
             unreachable!()
         };
-        warm.warm = true;
+        warm.attempt.warm = true;
         f.event(0, Event::Op(warm));
         f.event(0, ready());
         f.event(1, ready());
@@ -529,14 +522,14 @@ mod tests {
         let Event::Op(mut read) = report(None, false, network, Some("")) else {
             unreachable!()
         };
-        read.read = true;
+        read.attempt.read = true;
         f.event(1, Event::Op(read));
         f.event(1, report(None, false, network, Some("bench_w5_0")));
         f.event(0, done(1.0));
         f.event(1, done(1.0));
         let m = f.finish().unwrap();
         let got: Vec<_> = (m.log.iter())
-            .map(|o| (o.client, o.role, o.operation, o.warm, o.outcome))
+            .map(|o| (o.client, o.role, o.operation, o.attempt.warm, o.outcome))
             .collect();
         use Outcome::*;
         let list = Operation::ListTables { cold: false };
@@ -617,7 +610,7 @@ mod tests {
             let Event::Op(mut o) = op(i as u64, ms, true) else {
                 unreachable!()
             };
-            o.lag_ms = Some(lag);
+            o.attempt.lag_ms = Some(lag);
             f.event(0, Event::Op(o));
         }
         let m = f.finish().unwrap();
@@ -678,25 +671,28 @@ mod tests {
         class: Option<ErrorClass>,
         err: Option<&str>,
     ) -> Event {
-        Event::Op(Box::new(OpReport {
-            read,
-            class,
-            err: err.map(str::to_string),
-            io: Some(IoCounts {
-                get: 1,
-                read_bytes: 100,
-                ..IoCounts::default()
-            }),
-            path: Some(crate::stats::CriticalPath {
-                round_trips: 2,
-                wait_ms: ms / 2.0,
-                wait_by_kind: [("put".to_string(), ms / 2.0)].into(),
-                trips_by_kind: [("put".to_string(), 2.0)].into(),
-                fastest_ms: Some(ms / 4.0),
-            }),
-            end_ms: Some(i as f64 * 1000.0 + ms),
-            ..OpReport::new(i, ms, ok)
-        }))
+        Event::Op(Box::new(OpReport::of(
+            crate::oplog::Attempt {
+                read,
+                class,
+                err: err.map(str::to_string),
+                io: Some(IoCounts {
+                    get: 1,
+                    read_bytes: 100,
+                    ..IoCounts::default()
+                }),
+                path: Some(crate::stats::CriticalPath {
+                    round_trips: 2,
+                    wait_ms: ms / 2.0,
+                    wait_by_kind: [("put".to_string(), ms / 2.0)].into(),
+                    trips_by_kind: [("put".to_string(), 2.0)].into(),
+                    fastest_ms: Some(ms / 4.0),
+                }),
+                end_ms: Some(i as f64 * 1000.0 + ms),
+                ..crate::oplog::Attempt::new(i, ms)
+            },
+            ok,
+        )))
     }
 
     fn done(elapsed_ms: f64) -> Event {
@@ -802,8 +798,8 @@ mod tests {
         assert_eq!(m.io_workers.list, 2);
         assert!(m.io_known);
         let committed: Vec<_> = (m.log.iter())
-            .filter(|o| o.outcome == Outcome::Ok && !o.read)
-            .map(|o| (o.client, o.i))
+            .filter(|o| o.outcome == Outcome::Ok && !o.attempt.read)
+            .map(|o| (o.client, o.attempt.i))
             .collect();
         assert_eq!(committed, [(7, 0), (9, 0)], "worker ids, not indices");
         assert_eq!(m.latencies.summary().count, 2);
@@ -831,12 +827,17 @@ mod tests {
     /// tolerated, it fails the cell as any lost worker does.
     #[test]
     fn a_worker_killed_from_outside_leaves_its_unreported_writes_unknown() {
-        let began = |i: u64| OpReport {
-            class: Some(ErrorClass::Killed),
-            err: Some("killed in flight".into()),
-            io: Some(Default::default()),
-            target: Some(format!("bench_w0_{i}")),
-            ..OpReport::new(i, 0.0, false)
+        let began = |i: u64| {
+            OpReport::of(
+                crate::oplog::Attempt {
+                    class: Some(ErrorClass::Killed),
+                    err: Some("killed in flight".into()),
+                    io: Some(Default::default()),
+                    entry: Some(format!("bench_w0_{i}")),
+                    ..crate::oplog::Attempt::new(i, 0.0)
+                },
+                false,
+            )
         };
         let mut f = Fold::new(plain(&[0, 1]), None);
         f.tolerate_kills();
@@ -851,7 +852,7 @@ mod tests {
         let m = f.finish().unwrap();
         let unknown: Vec<_> = (m.log.iter())
             .filter(|o| o.outcome == Outcome::Unknown)
-            .map(|o| (o.client, o.i))
+            .map(|o| (o.client, o.attempt.i))
             .collect();
         assert_eq!(unknown, [(0, 1)], "only the write it never reported");
         assert!(
@@ -935,9 +936,10 @@ mod tests {
 
     #[test]
     fn the_next_probe_of_the_same_namespace_settles_a_version_loaded_unseen() {
-        let op = |client, operation, at| crate::oplog::Op {
-            manifest: Some(at),
-            ..sample(client, operation, 0, "", Outcome::Ok)
+        let op = |client, operation, at| {
+            let mut o = sample(client, operation, 0, "", Outcome::Ok);
+            o.attempt.manifest = Some(at);
+            o
         };
         let list = Operation::ListTables { cold: false };
         let cold = Operation::ListTables { cold: true };
@@ -961,10 +963,10 @@ mod tests {
             op(1, list, unseen),
         ];
         settle(&mut log);
-        assert_eq!(log[0].manifest.unwrap().served, Some(9));
-        assert_eq!(log[0].manifest.unwrap().at_least, None);
-        assert_eq!(log[4].manifest.unwrap().served, None);
-        assert_eq!(log[4].manifest.unwrap().at_least, Some(6));
+        assert_eq!(log[0].attempt.manifest.unwrap().served, Some(9));
+        assert_eq!(log[0].attempt.manifest.unwrap().at_least, None);
+        assert_eq!(log[4].attempt.manifest.unwrap().served, None);
+        assert_eq!(log[4].attempt.manifest.unwrap().at_least, Some(6));
     }
 
     /// A listing's page that loaded a version unseen is settled by the next page's first
@@ -992,23 +994,25 @@ mod tests {
         assert_eq!(pages[2].at.unwrap().at_least, Some(9));
         let list = Operation::ListTables { cold: false };
         let mut log = vec![
-            crate::oplog::Op {
-                manifest: Some(unseen(5, 9)),
-                observed: crate::oplog::Observed::Listed {
+            {
+                let mut o = sample(0, list, 0, "", Outcome::Ok);
+                o.attempt.manifest = Some(unseen(5, 9));
+                o.observed = crate::oplog::Observed::Listed {
                     seen: vec![],
                     gone: None,
                     twice: vec![],
                     pages,
-                },
-                ..sample(0, list, 0, "", Outcome::Ok)
+                };
+                o
             },
-            crate::oplog::Op {
-                manifest: Some(At {
+            {
+                let mut o = sample(0, list, 0, "", Outcome::Ok);
+                o.attempt.manifest = Some(At {
                     before: Some(11),
                     served: Some(11),
                     ..At::default()
-                }),
-                ..sample(0, list, 0, "", Outcome::Ok)
+                });
+                o
             },
         ];
         settle(&mut log);
@@ -1016,25 +1020,26 @@ mod tests {
             panic!("a listing")
         };
         assert_eq!(pages[2].at.unwrap().served, Some(11));
-        assert_eq!(log[0].manifest.unwrap().served, Some(11));
+        assert_eq!(log[0].attempt.manifest.unwrap().served, Some(11));
     }
 
     /// A look-up through `bench serve` is answered without a body: the server's account of
     /// its call, told after the cell, gives it its version — its own client's only.
     #[test]
     fn a_look_up_through_a_server_is_given_what_the_server_told_of_its_call() {
-        let call = |client, call| crate::oplog::Op {
-            manifest: Some(At {
-                call: Some(call),
-                ..At::default()
-            }),
-            ..sample(
+        let call = |client, call| {
+            let mut o = sample(
                 client,
                 Operation::TableExists { cold: false },
                 0,
                 "t",
                 Outcome::Ok,
-            )
+            );
+            o.attempt.manifest = Some(At {
+                call: Some(call),
+                ..At::default()
+            });
+            o
         };
         let mut log = vec![call(0, 1), call(1, 1), call(0, 2)];
         let told = |client, call, said: &str| Told {
@@ -1047,7 +1052,7 @@ mod tests {
             &[told(0, 1, "served=4-6"), told(0, 2, "served=7-7")],
         );
         let served: Vec<_> = (log.iter())
-            .map(|o| o.manifest.map(|m| (m.served, m.served_to)))
+            .map(|o| o.attempt.manifest.map(|m| (m.served, m.served_to)))
             .collect();
         assert_eq!(
             served,
@@ -1073,15 +1078,16 @@ mod tests {
             through: None,
             at: Some(At::heard(&format!("pending={t}")).unwrap()),
         };
-        let mut log = vec![crate::oplog::Op {
-            manifest: Some(heard.and(At::heard("pending=78").unwrap())),
-            observed: crate::oplog::Observed::Listed {
+        let mut log = vec![{
+            let mut o = sample(3, Operation::ListTables { cold: false }, 0, "", Outcome::Ok);
+            o.attempt.manifest = Some(heard.and(At::heard("pending=78").unwrap()));
+            o.observed = crate::oplog::Observed::Listed {
                 seen: vec![],
                 gone: None,
                 twice: vec![],
                 pages: vec![ticketed(77), ticketed(78), ticketed(79)],
-            },
-            ..sample(3, Operation::ListTables { cold: false }, 0, "", Outcome::Ok)
+            };
+            o
         }];
         let told = |call, said: &str| Told {
             client: TICKETED,
@@ -1089,7 +1095,7 @@ mod tests {
             said: said.into(),
         };
         join(&mut log, &[told(77, "served=4-5"), told(78, "served=6-6")]);
-        assert_eq!(log[0].manifest.unwrap().served, Some(4));
+        assert_eq!(log[0].attempt.manifest.unwrap().served, Some(4));
         let crate::oplog::Observed::Listed { pages, .. } = &log[0].observed else {
             panic!("a listing")
         };

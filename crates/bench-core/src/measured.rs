@@ -218,7 +218,7 @@ impl Measured {
     pub fn tally(&mut self) {
         let log = std::mem::take(&mut self.log);
         for op in &log {
-            match op.warm {
+            match op.attempt.warm {
                 true => {
                     let committed = op.is_write() && op.outcome == Outcome::Ok;
                     self.warmup_committed += u64::from(committed);
@@ -243,55 +243,56 @@ impl Measured {
     fn add(&mut self, op: &Op) {
         let ok = op.outcome == Outcome::Ok;
         // Only cells of roles count entries not found apart.
-        let class = match (op.class.unwrap_or(ErrorClass::Other), op.role) {
+        let class = match (op.attempt.class.unwrap_or(ErrorClass::Other), op.role) {
             (ErrorClass::NotFound, None) => ErrorClass::Other,
             (class, _) => class,
         };
-        let io = op.io.unwrap_or_default();
-        self.attempt_ms += op.ms;
+        let io = op.attempt.io.unwrap_or_default();
+        self.attempt_ms += op.attempt.ms;
         // An open-loop operation's latency runs from its intended start; `ms` is its service.
-        let latency = op.ms + op.lag_ms.unwrap_or(0.0);
+        let latency = op.attempt.ms + op.attempt.lag_ms.unwrap_or(0.0);
         if let Some(place) = op.role {
             self.roles.entry(place).or_default().add(op, latency, class);
         }
-        if let Some(lag) = op.lag_ms.filter(|_| !op.read) {
-            self.open_loop.lagged(lag, ok.then_some(op.ms));
+        if let Some(lag) = op.attempt.lag_ms.filter(|_| !op.attempt.read) {
+            self.open_loop.lagged(lag, ok.then_some(op.attempt.ms));
         }
-        if let Some(end) = op.end_ms {
+        if let Some(end) = op.attempt.end_ms {
             match ok {
-                true => self.timeline.success(end, latency, op.read),
+                true => self.timeline.success(end, latency, op.attempt.read),
                 false => self.timeline.failure(end, class.name()),
             }
         }
-        if op.read {
+        if op.attempt.read {
             let r = &mut self.reads;
             r.attempts += 1;
             r.io_billed += io;
             if ok {
                 r.latencies.record(latency);
                 r.io += io;
-                if op.io.is_some() {
-                    r.typical.add(&io, op.path.as_ref().map(|p| p.round_trips));
+                if op.attempt.io.is_some() {
+                    r.typical
+                        .add(&io, op.attempt.path.as_ref().map(|p| p.round_trips));
                 }
             } else {
                 r.errors += 1;
-                r.first_error = r.first_error.take().or_else(|| op.err.clone());
+                r.first_error = r.first_error.take().or_else(|| op.attempt.err.clone());
             }
             return;
         }
         self.attempts += 1;
         self.io_billed += io;
         if !ok {
-            self.failed(class, op.err.clone());
+            self.failed(class, op.attempt.err.clone());
             return;
         }
         self.latencies.record(latency);
         self.io += io;
-        if op.io.is_some() {
+        if op.attempt.io.is_some() {
             self.typical
-                .add(&io, op.path.as_ref().map(|p| p.round_trips));
+                .add(&io, op.attempt.path.as_ref().map(|p| p.round_trips));
         }
-        if let Some(p) = &op.path {
+        if let Some(p) = &op.attempt.path {
             self.path_round_trips += u64::from(p.round_trips);
             self.path_wait_ms += p.wait_ms;
             self.path_ops += 1;
@@ -333,8 +334,8 @@ impl RoleOp {
     fn add(&mut self, op: &Op, latency: f64, class: ErrorClass) {
         let ok = op.outcome == Outcome::Ok;
         self.attempts += 1;
-        self.io_billed += op.io.unwrap_or_default();
-        if let Some(end) = op.end_ms {
+        self.io_billed += op.attempt.io.unwrap_or_default();
+        if let Some(end) = op.attempt.end_ms {
             match ok {
                 true => self.timeline.success(end, latency, false),
                 false => self.timeline.failure(end, class.name()),
@@ -343,17 +344,17 @@ impl RoleOp {
         if !ok {
             *self.errors.entry(class.name()).or_default() += 1;
             if self.first_error.is_none() {
-                self.first_error = op.err.clone();
+                self.first_error = op.attempt.err.clone();
             }
             return;
         }
         self.latencies.record(latency);
-        self.io += op.io.unwrap_or_default();
-        if let Some(io) = &op.io {
+        self.io += op.attempt.io.unwrap_or_default();
+        if let Some(io) = &op.attempt.io {
             self.typical
-                .add(io, op.path.as_ref().map(|p| p.round_trips));
+                .add(io, op.attempt.path.as_ref().map(|p| p.round_trips));
         }
-        if let Some(p) = &op.path {
+        if let Some(p) = &op.attempt.path {
             self.round_trips += u64::from(p.round_trips);
             self.path_ops += 1;
         }
@@ -372,14 +373,16 @@ mod tests {
         use crate::offsets::{Bound, Offsets};
         use crate::oplog::{Observed, Outcome, Seen, sample};
         use crate::plan::Operation;
-        let created = crate::oplog::Op {
-            at_us: Some([1_000, 2_000]),
-            ..sample(0, Operation::DeclareTable, 0, "bench_d0_0", Outcome::Ok)
+        let created = {
+            let mut o = sample(0, Operation::DeclareTable, 0, "bench_d0_0", Outcome::Ok);
+            o.attempt.at_us = Some([1_000, 2_000]);
+            o
         };
         // Client 1's clock runs 50 ms ahead of the coordinator's (and client 0's).
-        let listed = |at_ms: u64, seen: bool| crate::oplog::Op {
-            at_us: Some([50_000 + 2_000 + at_ms * 1000, 50_000 + 2_500 + at_ms * 1000]),
-            observed: Observed::Listed {
+        let listed = |at_ms: u64, seen: bool| {
+            let mut o = sample(1, Operation::ListTables { cold: false }, 0, "", Outcome::Ok);
+            o.attempt.at_us = Some([50_000 + 2_000 + at_ms * 1000, 50_000 + 2_500 + at_ms * 1000]);
+            o.observed = Observed::Listed {
                 seen: (seen.then(|| Seen {
                     writer: 0,
                     runs: vec![[0, 1]],
@@ -389,8 +392,8 @@ mod tests {
                 gone: None,
                 twice: vec![],
                 pages: vec![],
-            },
-            ..sample(1, Operation::ListTables { cold: false }, 0, "", Outcome::Ok)
+            };
+            o
         };
         let mut m = Measured {
             log: vec![created, listed(3, false), listed(1, false), listed(6, true)],

@@ -248,6 +248,69 @@ impl std::ops::AddAssign for Cleaned {
     }
 }
 
+/// One attempt at an operation, as its worker ran it and told it: its index, the entry it
+/// named, its times, its requests, its error. The worker's report carries it on the wire
+/// ([`crate::protocol::OpReport`]) and the log's record keeps it as told ([`Op`]), beside
+/// what the coordinator judged of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// Its index among its worker's operations of its kind (commits, or interleaved reads;
+    /// a warm-up's own).
+    pub i: u64,
+    /// Its time, from its actual start; an open-loop operation's `lag_ms` after its
+    /// intended one (its latency is both).
+    pub ms: f64,
+    /// A read a mixed cell interleaves between its commits (not the cell's operation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read: bool,
+    /// Run in the warm-up, before release: not measured, but what it did is in the copy.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm: bool,
+    /// The entry it named (created, removed, read, listed; `""`: the root, or for a property
+    /// update the shared table); `None`: none (the shared table's rows and history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// A property update: the key it set and the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<(String, String)>,
+    /// Its start and end on its worker's wall clock (µs since the epoch), where the cell
+    /// keeps a history (cells of roles, mixed cells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_us: Option<[u64; 2]>,
+    /// When it ended, in ms after its worker's release (for the record's time series).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<f64>,
+    /// Its requests by kind and bytes (requests through lance's object-store layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoCounts>,
+    /// Its requests' round trips on its critical path and the time it waited on the store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<CriticalPath>,
+    /// What kind of failure it was (a report: as its worker classed it; the log: every
+    /// failure has one, `other` where the worker named none, and a success none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ErrorClass>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub err: Option<String>,
+    /// Its place in the `__manifest` version order: the version it made or served, as its
+    /// requests showed it (`None`: no request of it named one, e.g. through REST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<crate::versions::At>,
+}
+
+impl Attempt {
+    /// Attempt `i`, which took `ms`, nothing else told.
+    pub fn new(i: u64, ms: f64) -> Attempt {
+        Attempt {
+            i,
+            ms,
+            ..Attempt::default()
+        }
+    }
+}
+
 /// One operation of a cell, as its worker reported it and the coordinator judged it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Op {
@@ -256,46 +319,21 @@ pub struct Op {
     /// A role's client: its role's place among the cell's and the operation's in its mix.
     pub role: Option<(u32, u32)>,
     pub operation: Operation,
-    /// A read a mixed cell interleaves between its commits (not the cell's operation).
-    pub read: bool,
-    /// Run in the warm-up, before release: not measured, but what it did is in the copy.
-    pub warm: bool,
-    /// Its index among its worker's operations of its kind (commits, or interleaved reads).
-    pub i: u64,
-    /// The entry it named (created, removed, read, listed; `""`: the root, or for a property
-    /// update the shared table); `None`: none (the shared table's rows and history).
-    pub entry: Option<String>,
-    /// A property update: the key it set and the value.
-    pub property: Option<(String, String)>,
-    /// Its start and end on its worker's wall clock (µs since the epoch), where the cell
-    /// keeps a history (cells of roles, mixed cells).
-    pub at_us: Option<[u64; 2]>,
-    /// When it ended, in ms after its worker's release.
-    pub end_ms: Option<f64>,
-    /// Its time, from its actual start; an open-loop operation's `lag_ms` after its
-    /// intended one.
-    pub ms: f64,
-    pub lag_ms: Option<f64>,
-    pub io: Option<IoCounts>,
-    pub path: Option<CriticalPath>,
+    /// What its worker told of it.
+    pub attempt: Attempt,
     pub outcome: Outcome,
-    pub class: Option<ErrorClass>,
-    pub err: Option<String>,
     pub observed: Observed,
     /// A write that did not succeed, looked up in the copy after the cell: whether its
     /// effect is there (`None`: not looked up, or not knowable, e.g. one append among
     /// several of the shared table).
     pub landed: Option<bool>,
-    /// Its place in the `__manifest` version order: the version it made or served, as its
-    /// requests showed it (`None`: no request of it named one, e.g. through REST).
-    pub manifest: Option<crate::versions::At>,
 }
 
 impl Op {
     /// The effect this write names: an entry of `__manifest` created (`1`) or removed
     /// (`-1`).
     pub fn catalog_effect(&self) -> Option<(&str, i64)> {
-        let id = self.entry.as_deref()?;
+        let id = self.attempt.entry.as_deref()?;
         match self.operation.describe().effect {
             Effect::CatalogRow => Some((id, 1)),
             Effect::CatalogRowGone => Some((id, -1)),
@@ -323,7 +361,7 @@ impl Op {
     pub fn failed_but_applied(&self) -> bool {
         self.outcome != Outcome::Ok
             && self.landed == Some(true)
-            && self.class.is_some_and(ErrorClass::answered)
+            && self.attempt.class.is_some_and(ErrorClass::answered)
     }
 
     /// The kind of entry it creates, removes or lists, from its descriptor.
@@ -349,16 +387,20 @@ impl Op {
 
     /// How messages name it: `worker 2's write-create-namespace #7 (bench_w2_7)`.
     pub fn name(&self) -> String {
-        let what = match (&self.entry, &self.property) {
+        let what = match (&self.attempt.entry, &self.attempt.property) {
             (Some(e), Some((k, v))) if e.is_empty() => format!(" ({k}={v})"),
             (Some(e), Some((k, v))) => format!(" ({e}: {k}={v})"),
             (Some(e), None) if !e.is_empty() => format!(" ({e})"),
             _ => String::new(),
         };
-        let warm = if self.warm { " of its warm-up" } else { "" };
+        let warm = if self.attempt.warm {
+            " of its warm-up"
+        } else {
+            ""
+        };
         format!(
             "worker {}'s {} #{}{warm}{what}",
-            self.client, self.operation, self.i
+            self.client, self.operation, self.attempt.i
         )
     }
 }
@@ -371,27 +413,19 @@ pub fn sample(client: u32, operation: Operation, i: u64, entry: &str, outcome: O
         client,
         role: None,
         operation,
-        read: false,
-        warm: false,
-        i,
-        entry: Some(entry.to_string()),
-        property: None,
-        at_us: None,
-        end_ms: None,
-        ms: 1.0,
-        lag_ms: None,
-        io: None,
-        path: None,
-        outcome,
-        class: match outcome {
-            Outcome::Ok => None,
-            Outcome::Failed => Some(ErrorClass::Conflict),
-            Outcome::Unknown => Some(ErrorClass::Network),
+        attempt: Attempt {
+            entry: Some(entry.to_string()),
+            class: match outcome {
+                Outcome::Ok => None,
+                Outcome::Failed => Some(ErrorClass::Conflict),
+                Outcome::Unknown => Some(ErrorClass::Network),
+            },
+            err: (outcome != Outcome::Ok).then(|| "an error".to_string()),
+            ..Attempt::new(i, 1.0)
         },
-        err: (outcome != Outcome::Ok).then(|| "an error".to_string()),
+        outcome,
         observed: Observed::Nothing,
         landed: None,
-        manifest: None,
     }
 }
 

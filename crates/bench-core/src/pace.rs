@@ -131,17 +131,17 @@ impl Pace {
             Pace::Lockstep(l) => l.op(
                 arm,
                 Unit {
-                    ms: op.ms,
+                    ms: op.attempt.ms,
                     ops: done,
                 },
             ),
-            Pace::Slices(s) => s.op(arm, op.ok, op.read).map(|()| Vec::new()),
+            Pace::Slices(s) => s.op(arm, op.ok, op.attempt.read).map(|()| Vec::new()),
             Pace::DuetOps(units) => {
                 let u = Unit {
-                    ms: op.ms,
+                    ms: op.attempt.ms,
                     ops: done,
                 };
-                if op.read {
+                if op.attempt.read {
                     units[arm].reads.push(u);
                 } else {
                     units[arm].ops.push(u);
@@ -149,7 +149,7 @@ impl Pace {
                 Ok(Vec::new())
             }
             Pace::DuetBuckets(b) => {
-                b.op(arm, op.ok, op.read, now);
+                b.op(arm, op.ok, op.attempt.read, now);
                 Ok(Vec::new())
             }
         }
@@ -470,10 +470,13 @@ mod tests {
     use super::*;
 
     fn op(ms: f64, ok: bool, read: bool) -> OpReport {
-        OpReport {
-            read,
-            ..OpReport::new(0, ms, ok)
-        }
+        OpReport::of(
+            crate::oplog::Attempt {
+                read,
+                ..crate::oplog::Attempt::new(0, ms)
+            },
+            ok,
+        )
     }
 
     /// One command to one arm.

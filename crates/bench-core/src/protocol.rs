@@ -286,54 +286,18 @@ impl Command {
     }
 }
 
-/// One finished operation, as a worker reports it (the coordinator makes it a record of the
-/// cell's operation log, [`crate::oplog::Op`], and decides its outcome). `i` is its index
-/// within this worker among operations of its kind (the commits, or in a mixed cell the
-/// interleaved reads; a warm-up's own).
+/// One finished operation, as a worker reports it: its attempt, as the log keeps it
+/// ([`crate::oplog::Attempt`]), whether it succeeded, and what it showed (the coordinator
+/// makes it a record of the cell's operation log, [`crate::oplog::Op`], and decides its
+/// outcome).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpReport {
-    pub i: u64,
-    pub ms: f64,
+    #[serde(flatten)]
+    pub attempt: crate::oplog::Attempt,
     pub ok: bool,
-    /// A read interleaved by a mixed cell (not the cell's committed operation).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub read: bool,
-    /// Run in the warm-up, before release (reported before `ready`): not measured.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub warm: bool,
-    /// What kind of failure a failed operation was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub class: Option<ErrorClass>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub err: Option<String>,
-    /// The requests and bytes of this operation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub io: Option<IoCounts>,
-    /// Its requests' round trips on its critical path and the time it waited on the store
-    /// (requests through lance's object-store layer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<crate::stats::CriticalPath>,
-    /// When it ended, in ms after the worker's release (for the record's time series).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_ms: Option<f64>,
-    /// An open-loop cell: how long after its intended start it started, in ms (`ms` is its
-    /// service time; its latency is both).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lag_ms: Option<f64>,
     /// A client of a role: the operation's place in its role's mix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<u32>,
-    /// The entry it named: the one a commit created or removed, a look-up's, a listing's
-    /// namespace (`""`: the root), a property update's table (`""`: the shared table).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    /// A property update: the key it set and the value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub property: Option<(String, String)>,
-    /// A client of a role or of a mixed cell: its start and end on the host's wall clock
-    /// (µs since the epoch), for the history the consistency checker reads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_us: Option<[u64; 2]>,
     /// A role's or a mixed cell's listing: what it saw of each writer's creations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen: Option<Vec<crate::oplog::Seen>>,
@@ -350,9 +314,6 @@ pub struct OpReport {
     /// A cleanup: what it removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cleaned: Option<crate::oplog::Cleaned>,
-    /// Its place in the `__manifest` version order, from its requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manifest: Option<crate::versions::At>,
     /// A listing in more than one page: each page's last name and version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<Vec<crate::versions::Page>>,
@@ -362,28 +323,23 @@ impl OpReport {
     /// A report of operation `i` that took `ms` and ended as `ok` says, nothing else told.
     pub fn new(i: u64, ms: f64, ok: bool) -> OpReport {
         OpReport {
-            i,
-            ms,
+            attempt: crate::oplog::Attempt::new(i, ms),
             ok,
-            read: false,
-            warm: false,
-            class: None,
-            err: None,
-            io: None,
-            path: None,
-            end_ms: None,
-            lag_ms: None,
             op: None,
-            target: None,
-            property: None,
-            at_us: None,
             seen: None,
             gone: None,
             version: None,
             twice: None,
             cleaned: None,
-            manifest: None,
             pages: None,
+        }
+    }
+
+    /// A report of `attempt`, ended as `ok` says, nothing else told.
+    pub fn of(attempt: crate::oplog::Attempt, ok: bool) -> OpReport {
+        OpReport {
+            attempt,
+            ..OpReport::new(0, 0.0, ok)
         }
     }
 }
@@ -707,31 +663,39 @@ mod tests {
                 open_ms: Some(104.5),
                 planted: vec!["BENCH_OP_DELAY_MS=20".into()],
             },
+            Event::Op(Box::new(OpReport::of(
+                crate::oplog::Attempt {
+                    class: Some(ErrorClass::Conflict),
+                    err: Some("conflict\nline".into()),
+                    ..crate::oplog::Attempt::new(3, 12.5)
+                },
+                false,
+            ))),
             Event::Op(Box::new(OpReport {
-                class: Some(ErrorClass::Conflict),
-                err: Some("conflict\nline".into()),
-                ..OpReport::new(3, 12.5, false)
-            })),
-            Event::Op(Box::new(OpReport {
-                read: true,
-                warm: true,
-                io: Some(IoCounts {
-                    get: 2,
-                    read_bytes: 512,
-                    ..IoCounts::default()
-                }),
-                path: Some(crate::stats::CriticalPath {
-                    round_trips: 3,
-                    wait_ms: 0.75,
-                    wait_by_kind: [("get".to_string(), 0.75)].into(),
-                    ..Default::default()
-                }),
-                end_ms: Some(1234.5),
-                lag_ms: Some(0.25),
                 op: Some(2),
-                target: Some("ns_0$table_1".into()),
-                property: Some(("bench_w0".into(), "7".into())),
-                ..OpReport::new(4, 1.0, true)
+                ..OpReport::of(
+                    crate::oplog::Attempt {
+                        read: true,
+                        warm: true,
+                        io: Some(IoCounts {
+                            get: 2,
+                            read_bytes: 512,
+                            ..IoCounts::default()
+                        }),
+                        path: Some(crate::stats::CriticalPath {
+                            round_trips: 3,
+                            wait_ms: 0.75,
+                            wait_by_kind: [("get".to_string(), 0.75)].into(),
+                            ..Default::default()
+                        }),
+                        end_ms: Some(1234.5),
+                        lag_ms: Some(0.25),
+                        entry: Some("ns_0$table_1".into()),
+                        property: Some(("bench_w0".into(), "7".into())),
+                        ..crate::oplog::Attempt::new(4, 1.0)
+                    },
+                    true,
+                )
             })),
             Event::Paused,
             Event::Trace {

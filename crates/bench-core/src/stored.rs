@@ -213,7 +213,7 @@ pub fn cleaned(log: &[Op], role: u32, mix: u32) -> Option<Cleaned> {
     let mut total = None::<Cleaned>;
     for o in log
         .iter()
-        .filter(|o| !o.warm && o.role == Some((role, mix)))
+        .filter(|o| !o.attempt.warm && o.role == Some((role, mix)))
     {
         if let Observed::Cleaned(c) = o.observed {
             *total.get_or_insert_with(Cleaned::default) += c;
@@ -227,8 +227,8 @@ pub fn cleaned(log: &[Op], role: u32, mix: u32) -> Option<Cleaned> {
 /// cleanup or the operation is one.
 pub fn beside_cleanup(log: &[Op], role: u32, mix: u32) -> Option<BesideCleanup> {
     let cleanups: Vec<[u64; 2]> = (log.iter())
-        .filter(|o| !o.warm && o.operation.is_maintenance())
-        .filter_map(|o| o.at_us)
+        .filter(|o| !o.attempt.warm && o.operation.is_maintenance())
+        .filter_map(|o| o.attempt.at_us)
         .collect();
     if cleanups.is_empty() {
         return None;
@@ -236,15 +236,15 @@ pub fn beside_cleanup(log: &[Op], role: u32, mix: u32) -> Option<BesideCleanup> 
     let (mut during, mut outside) = (Vec::new(), Vec::new());
     for o in log
         .iter()
-        .filter(|o| !o.warm && o.role == Some((role, mix)))
+        .filter(|o| !o.attempt.warm && o.role == Some((role, mix)))
     {
         if o.operation.is_maintenance() {
             return None;
         }
-        let (Some([s, e]), Outcome::Ok) = (o.at_us, o.outcome) else {
+        let (Some([s, e]), Outcome::Ok) = (o.attempt.at_us, o.outcome) else {
             continue;
         };
-        let ms = o.ms + o.lag_ms.unwrap_or(0.0);
+        let ms = o.attempt.ms + o.attempt.lag_ms.unwrap_or(0.0);
         match cleanups.iter().any(|&[cs, ce]| s < ce && cs < e) {
             true => during.push(ms),
             false => outside.push(ms),
@@ -342,12 +342,11 @@ mod tests {
     }
 
     fn op(role: (u32, u32), operation: Operation, at: [u64; 2], ms: f64) -> Op {
-        Op {
-            role: Some(role),
-            at_us: Some(at),
-            ms,
-            ..crate::oplog::sample(0, operation, 0, "", Outcome::Ok)
-        }
+        let mut o = crate::oplog::sample(0, operation, 0, "", Outcome::Ok);
+        o.role = Some(role);
+        o.attempt.at_us = Some(at);
+        o.attempt.ms = ms;
+        o
     }
 
     #[test]

@@ -54,17 +54,19 @@ fn ms(t: u64, t0: u64) -> f64 {
 /// The stuck readers of `log`, times told from its first measured operation's start;
 /// `None` where there are none.
 pub fn of(log: &[Op]) -> Option<Stuck> {
-    let measured = log.iter().filter(|o| !o.warm);
-    let t0 = measured.filter_map(|o| o.at_us.map(|a| a[0])).min()?;
+    let measured = log.iter().filter(|o| !o.attempt.warm);
+    let t0 = measured
+        .filter_map(|o| o.attempt.at_us.map(|a| a[0]))
+        .min()?;
     stuck(log, t0)
 }
 
 /// The stuck readers of `log`, times told from `t0_us`.
 fn stuck(log: &[Op], t0_us: u64) -> Option<Stuck> {
-    let measured = || log.iter().filter(|o| !o.warm);
+    let measured = || log.iter().filter(|o| !o.attempt.warm);
     let cleanups: Vec<&Op> = measured()
         .filter(|o| o.operation == Operation::CleanupVersions && o.outcome == Outcome::Ok)
-        .filter(|o| o.at_us.is_some())
+        .filter(|o| o.attempt.at_us.is_some())
         .collect();
     if cleanups.is_empty() {
         return None;
@@ -83,12 +85,12 @@ fn stuck(log: &[Op], t0_us: u64) -> Option<Stuck> {
         // Its first read that failed on a gone file of `__manifest` after a cleanup ended.
         let first = reads.iter().position(|o| {
             let failed =
-                o.outcome != Outcome::Ok && o.err.as_deref().is_some_and(names_a_gone_file);
-            let start = o.at_us.map_or(0, |a| a[0]);
+                o.outcome != Outcome::Ok && o.attempt.err.as_deref().is_some_and(names_a_gone_file);
+            let start = o.attempt.at_us.map_or(0, |a| a[0]);
             failed
                 && cleanups
                     .iter()
-                    .any(|k| k.at_us.is_some_and(|a| a[1] <= start))
+                    .any(|k| k.attempt.at_us.is_some_and(|a| a[1] <= start))
         });
         let Some(k) = first else { continue };
         if reads[k..].iter().any(|o| o.outcome == Outcome::Ok) {
@@ -105,14 +107,14 @@ fn stuck(log: &[Op], t0_us: u64) -> Option<Stuck> {
 
 /// The first stuck read, in words.
 fn said(read: &Op, after: usize, cleanups: &[&Op], t0: u64) -> String {
-    let start = read.at_us.map_or(0, |a| a[0]);
-    let held = match read.manifest.and_then(|m| m.before) {
+    let start = read.attempt.at_us.map_or(0, |a| a[0]);
+    let held = match read.attempt.manifest.and_then(|m| m.before) {
         Some(v) => format!("held v{v} of __manifest"),
         None => "held a version of __manifest".to_string(),
     };
     let cleanup = (cleanups.iter())
-        .filter(|k| k.at_us.is_some_and(|a| a[1] <= start))
-        .max_by_key(|k| k.at_us.map_or(0, |a| a[1]));
+        .filter(|k| k.attempt.at_us.is_some_and(|a| a[1] <= start))
+        .max_by_key(|k| k.attempt.at_us.map_or(0, |a| a[1]));
     let by = cleanup.map_or(String::new(), |k| {
         let removed = match k.observed {
             Observed::Cleaned(Cleaned { versions, .. }) => {
@@ -120,7 +122,7 @@ fn said(read: &Op, after: usize, cleanups: &[&Op], t0: u64) -> String {
             }
             _ => String::new(),
         };
-        let end = k.at_us.map_or(0, |a| a[1]);
+        let end = k.attempt.at_us.map_or(0, |a| a[1]);
         format!(
             " after {} (ended at +{:.1} ms{removed})",
             k.name(),
@@ -128,6 +130,7 @@ fn said(read: &Op, after: usize, cleanups: &[&Op], t0: u64) -> String {
         )
     });
     let file = read
+        .attempt
         .err
         .as_deref()
         .and_then(gone_file)
@@ -154,10 +157,10 @@ mod tests {
     fn read(client: u32, i: u64, at_ms: u64, ok: bool) -> Op {
         let outcome = if ok { Outcome::Ok } else { Outcome::Failed };
         let mut o = sample(client, LIST, i, "ns_0", outcome);
-        o.at_us = Some([at_ms * 1000, at_ms * 1000 + 500]);
+        o.attempt.at_us = Some([at_ms * 1000, at_ms * 1000 + 500]);
         if !ok {
-            (o.class, o.err) = (Some(ErrorClass::Other), Some(GONE.to_string()));
-            o.manifest = Some(At {
+            (o.attempt.class, o.attempt.err) = (Some(ErrorClass::Other), Some(GONE.to_string()));
+            o.attempt.manifest = Some(At {
                 before: Some(12),
                 ..At::default()
             });
@@ -170,8 +173,8 @@ mod tests {
     #[test]
     fn a_reader_that_never_recovers_after_a_cleanup_is_stuck() {
         let mut cleanup = sample(9, Operation::CleanupVersions, 0, "", Outcome::Ok);
-        cleanup.entry = None;
-        cleanup.at_us = Some([90_000, 100_000]);
+        cleanup.attempt.entry = None;
+        cleanup.attempt.at_us = Some([90_000, 100_000]);
         cleanup.observed = Observed::Cleaned(Cleaned {
             versions: 7,
             ..Cleaned::default()

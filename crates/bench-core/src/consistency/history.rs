@@ -94,20 +94,24 @@ impl What {
 /// listing with what it saw, every look-up (found, or not found), every version of the
 /// shared table an acknowledged commit made or a read returned.
 pub fn history(log: &[crate::oplog::Op]) -> Vec<Op> {
-    log.iter().filter(|o| !o.warm).filter_map(event).collect()
+    log.iter()
+        .filter(|o| !o.attempt.warm)
+        .filter_map(event)
+        .collect()
 }
 
 /// One record of the log as an event of the history, if it is one.
 fn event(o: &crate::oplog::Op) -> Option<Op> {
     use crate::oplog::Outcome as Logged;
-    let [start_us, end_us] = o.at_us?;
+    let [start_us, end_us] = o.attempt.at_us?;
     let ok = o.outcome == Logged::Ok;
     let at = |what| Op {
         client: o.client,
         start_us,
         end_us,
-        version: o.manifest.and_then(|m| m.made.or(m.served)),
+        version: o.attempt.manifest.and_then(|m| m.made.or(m.served)),
         version_to: o
+            .attempt
             .manifest
             .filter(|m| m.made.is_none())
             .and_then(|m| m.served_to),
@@ -121,7 +125,7 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
             commit,
         }));
     }
-    let id = o.entry.clone()?;
+    let id = o.attempt.entry.clone()?;
     // A commit acknowledged, or one that may have taken effect (its outcome unknown, or an
     // error whose effect the copy showed).
     let outcome = || match (o.outcome, o.landed) {
@@ -160,7 +164,7 @@ fn event(o: &crate::oplog::Op) -> Option<Op> {
             | Observed::Nothing => return None,
         },
         Names::ReadsGolden(_) => {
-            let not_found = o.class == Some(crate::oplog::ErrorClass::NotFound);
+            let not_found = o.attempt.class == Some(crate::oplog::ErrorClass::NotFound);
             if !(ok || not_found) {
                 return None;
             }
@@ -192,7 +196,7 @@ pub fn unknown_versions(
     log: &[crate::oplog::Op],
 ) -> Option<std::collections::BTreeMap<String, u64>> {
     let mut why: std::collections::BTreeMap<String, u64> = Default::default();
-    for o in log.iter().filter(|o| !o.warm) {
+    for o in log.iter().filter(|o| !o.attempt.warm) {
         let Some(e) = event(o) else { continue };
         let pages_unknown = match &e.what {
             What::Listed { pages, .. } => pages.iter().any(|p| p.served().is_none()),
@@ -202,7 +206,7 @@ pub fn unknown_versions(
             continue;
         }
         let read = e.what.is_read();
-        let said = match o.manifest {
+        let said = match o.attempt.manifest {
             _ if e.version.is_some() => {
                 "a listing in pages, a page of which named no version it served (one that loaded \
                  a newer version unseen on local disk, bounded by no later probe)"
@@ -253,9 +257,16 @@ mod tests {
                 ..At::default()
             }),
         };
-        let listing = crate::oplog::Op {
-            at_us: Some([1_000, 2_000]),
-            observed: Observed::Listed {
+        let listing = {
+            let mut o = sample(
+                0,
+                crate::plan::Operation::ListTables { cold: false },
+                0,
+                "ns_0",
+                Logged::Ok,
+            );
+            o.attempt.at_us = Some([1_000, 2_000]);
+            o.observed = Observed::Listed {
                 seen: vec![],
                 gone: None,
                 twice: vec![],
@@ -264,14 +275,8 @@ mod tests {
                     page(Some("d"), None, None),
                     page(None, Some(8), Some(10)),
                 ],
-            },
-            ..sample(
-                0,
-                crate::plan::Operation::ListTables { cold: false },
-                0,
-                "ns_0",
-                Logged::Ok,
-            )
+            };
+            o
         };
         let h = history(&[listing]);
         assert_eq!((h[0].version, h[0].version_to), (Some(7), Some(10)));
@@ -302,23 +307,24 @@ mod tests {
         use crate::oplog::{ErrorClass, Observed, Outcome as Logged, sample};
         use crate::plan::Operation;
         let at = |mut o: crate::oplog::Op, landed| {
-            (o.at_us, o.landed) = (Some([1_000, 2_000]), landed);
+            (o.attempt.at_us, o.landed) = (Some([1_000, 2_000]), landed);
             o
         };
-        let listing = crate::oplog::Op {
-            observed: Observed::Listed {
-                seen: vec![],
-                gone: None,
-                twice: vec![],
-                pages: vec![],
-            },
-            ..sample(
+        let listing = {
+            let mut o = sample(
                 1,
                 Operation::ListNamespaces { cold: false },
                 0,
                 "ns_0",
                 Logged::Ok,
-            )
+            );
+            o.observed = Observed::Listed {
+                seen: vec![],
+                gone: None,
+                twice: vec![],
+                pages: vec![],
+            };
+            o
         };
         let mut not_found = sample(
             1,
@@ -327,7 +333,7 @@ mod tests {
             "ns_0$table_2",
             Logged::Failed,
         );
-        not_found.class = Some(ErrorClass::NotFound);
+        not_found.attempt.class = Some(ErrorClass::NotFound);
         let mut warm = sample(
             0,
             Operation::CreateNamespace,
@@ -335,7 +341,7 @@ mod tests {
             "ns_0$bench_w0_0",
             Logged::Ok,
         );
-        warm.warm = true;
+        warm.attempt.warm = true;
         let log = vec![
             at(
                 sample(

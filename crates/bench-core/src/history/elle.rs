@@ -55,7 +55,7 @@ fn left_out(o: &Op) -> Option<&'static str> {
 /// The list a creation of `o` appends to, or a listing of `o` reads; and whether `o` is a
 /// creation.
 fn list_of(o: &Op) -> Option<(String, bool)> {
-    let id = o.entry.as_deref()?;
+    let id = o.attempt.entry.as_deref()?;
     let tables = o.entry_kind()? == Entry::Table;
     match o.operation.describe().names {
         Names::Creates(..) => Some((key(parent(id), tables), true)),
@@ -78,18 +78,21 @@ fn creations(log: &[Op]) -> HashMap<(String, u32, u64), (u64, u64)> {
     let mut made = HashMap::new();
     for o in log
         .iter()
-        .filter(|o| !o.warm && o.took_effect() != Some(false))
+        .filter(|o| !o.attempt.warm && o.took_effect() != Some(false))
     {
-        let (Some((list, true)), Some(id)) = (list_of(o), o.entry.as_deref()) else {
+        let (Some((list, true)), Some(id)) = (list_of(o), o.attempt.entry.as_deref()) else {
             continue;
         };
         let leaf = id.rsplit('$').next().unwrap_or_default();
         let Some((w, n, _)) = created_index(leaf) else {
             continue;
         };
-        let place = match o.manifest.and_then(|m| m.made) {
+        let place = match o.attempt.manifest.and_then(|m| m.made) {
             Some(v) => (v, v),
-            None => (element(UNPLACED, w, n), o.at_us.map_or(u64::MAX, |a| a[1])),
+            None => (
+                element(UNPLACED, w, n),
+                o.attempt.at_us.map_or(u64::MAX, |a| a[1]),
+            ),
         };
         made.insert((list, w, n), place);
     }
@@ -136,7 +139,7 @@ pub fn export(
     for (k, e) in super::numbered(log, release_us) {
         let o = &log[k];
         let invoke = e.kind == "invoke";
-        if o.warm {
+        if o.attempt.warm {
             continue;
         }
         let why = left_out(o);
@@ -158,7 +161,13 @@ pub fn export(
         );
         match (creates, &o.observed) {
             (true, _) => {
-                let leaf = o.entry.as_deref().unwrap_or_default().rsplit('$').next();
+                let leaf = o
+                    .attempt
+                    .entry
+                    .as_deref()
+                    .unwrap_or_default()
+                    .rsplit('$')
+                    .next();
                 let (w, n, _) = leaf.and_then(created_index).unwrap_or((0, 0, ""));
                 let el = made
                     .get(&(list.clone(), w, n))
@@ -181,7 +190,8 @@ pub fn export(
             (true, false) => x.reads += 1,
             _ => {}
         }
-        if let (false, Outcome::Ok, Some(v)) = (invoke, o.outcome, o.manifest.and_then(|m| m.made))
+        if let (false, Outcome::Ok, Some(v)) =
+            (invoke, o.outcome, o.attempt.manifest.and_then(|m| m.made))
         {
             order.insert(index, v);
         }

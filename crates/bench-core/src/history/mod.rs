@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::counts::IoCounts;
 use crate::offsets::{Bound, Offsets};
-use crate::oplog::{Cleaned, ErrorClass, Observed, Op, Outcome, Seen};
+use crate::oplog::{Attempt, Cleaned, ErrorClass, Observed, Op, Outcome, Seen};
 use crate::plan::Operation;
 use crate::versions::{At, Chain, Change, Page};
 
@@ -201,8 +201,8 @@ fn observed(v: &Value, pages: Vec<Page>) -> Result<Observed, String> {
 /// An operation's start and end, µs: its own times, or (kept without them) its end after its
 /// worker's release.
 fn span(o: &Op, release_us: u64) -> [u64; 2] {
-    o.at_us.unwrap_or_else(|| {
-        let end = release_us + (o.end_ms.unwrap_or(0.0) * 1000.0).max(0.0) as u64;
+    o.attempt.at_us.unwrap_or_else(|| {
+        let end = release_us + (o.attempt.end_ms.unwrap_or(0.0) * 1000.0).max(0.0) as u64;
         [end, end]
     })
 }
@@ -265,15 +265,15 @@ fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
         kind: "invoke".to_string(),
         process,
         f: o.operation,
-        value: o.entry.clone().map_or(Value::Null, Value::String),
+        value: o.attempt.entry.clone().map_or(Value::Null, Value::String),
         client: o.client,
         role: o.role.map(|(a, b)| [a, b]),
-        i: o.i,
-        read: o.read,
-        warm: o.warm,
-        untimed: o.at_us.is_none(),
-        entry: o.entry.clone(),
-        property: o.property.clone().map(|(a, b)| [a, b]),
+        i: o.attempt.i,
+        read: o.attempt.read,
+        warm: o.attempt.warm,
+        untimed: o.attempt.at_us.is_none(),
+        entry: o.attempt.entry.clone(),
+        property: o.attempt.property.clone().map(|(a, b)| [a, b]),
         manifest: None,
         pages: Vec::new(),
         requests: None,
@@ -292,14 +292,14 @@ fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
         time: ns(e),
         kind: kind(o.outcome).to_string(),
         value: shown(&o.observed).unwrap_or_else(|| invoke.value.clone()),
-        manifest: o.manifest,
+        manifest: o.attempt.manifest,
         pages,
-        requests: o.io,
-        ms: Some(o.ms),
-        end_ms: o.end_ms,
-        lag_ms: o.lag_ms,
-        error_class: o.class,
-        error: o.err.clone(),
+        requests: o.attempt.io,
+        ms: Some(o.attempt.ms),
+        end_ms: o.attempt.end_ms,
+        lag_ms: o.attempt.lag_ms,
+        error_class: o.attempt.class,
+        error: o.attempt.err.clone(),
         landed: o.landed,
         ..invoke.clone()
     };
@@ -309,10 +309,14 @@ fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
 /// The run's history as its lines (header first), and its copy's chain as
 /// `versions.jsonl`'s lines where verification read one.
 pub fn write(log: &[Op], run: &Run, chain: Option<&Chain>) -> (String, Option<String>) {
-    let release_us = (log.iter().filter(|o| !o.warm))
-        .filter_map(|o| o.at_us.map(|a| a[0]))
+    let release_us = (log.iter().filter(|o| !o.attempt.warm))
+        .filter_map(|o| o.attempt.at_us.map(|a| a[0]))
         .min()
-        .or_else(|| log.iter().filter_map(|o| o.at_us.map(|a| a[0])).min())
+        .or_else(|| {
+            log.iter()
+                .filter_map(|o| o.attempt.at_us.map(|a| a[0]))
+                .min()
+        })
         .unwrap_or(0);
     let header = Header {
         bench_history: FORMAT,
@@ -516,26 +520,28 @@ fn op(h: &Header, invoke: &Event, done: Option<&Event>) -> Result<Op, String> {
         client: invoke.client,
         role: invoke.role.map(|[a, b]| (a, b)),
         operation: invoke.f,
-        read: invoke.read,
-        warm: invoke.warm,
-        i: invoke.i,
-        entry: invoke.entry.clone(),
-        property: invoke.property.clone().map(|[a, b]| (a, b)),
-        at_us: (!invoke.untimed).then(|| [at(invoke.time), at(end)]),
-        end_ms: d.end_ms,
-        ms: d.ms.unwrap_or(0.0),
-        lag_ms: d.lag_ms,
-        io: d.requests,
-        path: None,
-        outcome,
-        class,
-        err: match done {
-            Some(d) => d.error.clone(),
-            None => Some("invoked and never completed: its worker died with it".to_string()),
+        attempt: Attempt {
+            i: invoke.i,
+            ms: d.ms.unwrap_or(0.0),
+            read: invoke.read,
+            warm: invoke.warm,
+            entry: invoke.entry.clone(),
+            property: invoke.property.clone().map(|[a, b]| (a, b)),
+            at_us: (!invoke.untimed).then(|| [at(invoke.time), at(end)]),
+            end_ms: d.end_ms,
+            lag_ms: d.lag_ms,
+            io: d.requests,
+            path: None,
+            class,
+            err: match done {
+                Some(d) => d.error.clone(),
+                None => Some("invoked and never completed: its worker died with it".to_string()),
+            },
+            manifest: d.manifest,
         },
+        outcome,
         observed,
         landed: d.landed,
-        manifest: d.manifest,
     })
 }
 
@@ -592,15 +598,15 @@ mod tests {
         for k in 0..n {
             let t = 1_000_000 + k * 10_000;
             let mut w = sample(0, DECLARE, k, &format!("ns_0$bench_d0_{k}"), Outcome::Ok);
-            w.at_us = Some([t, t + 5_000]);
-            w.end_ms = Some((k * 10 + 5) as f64);
-            w.manifest = Some(At {
+            w.attempt.at_us = Some([t, t + 5_000]);
+            w.attempt.end_ms = Some((k * 10 + 5) as f64);
+            w.attempt.manifest = Some(At {
                 before: Some(10 + k),
                 made: Some(11 + k),
                 ..At::default()
             });
             let mut r = sample(1, LIST, k, "ns_0", Outcome::Ok);
-            r.at_us = Some([t + 7_000, t + 8_000]);
+            r.attempt.at_us = Some([t + 7_000, t + 8_000]);
             r.observed = Observed::Listed {
                 seen: vec![Seen {
                     writer: 0,
@@ -610,7 +616,7 @@ mod tests {
                 twice: vec![],
                 pages: vec![],
             };
-            r.manifest = Some(At {
+            r.attempt.manifest = Some(At {
                 served: Some(11 + k),
                 ..At::default()
             });
@@ -743,7 +749,11 @@ mod tests {
         let cut = kept.join("\n");
         let s = read(&cut).unwrap();
         assert_eq!(s.unfinished, 1);
-        let lost = s.log.iter().find(|o| o.i == 2 && o.client == 0).unwrap();
+        let lost = s
+            .log
+            .iter()
+            .find(|o| o.attempt.i == 2 && o.client == 0)
+            .unwrap();
         assert_eq!(lost.outcome, Outcome::Unknown);
         let c = check(&s, Some(&read_versions(&v).unwrap()));
         assert_eq!(c.outcomes.as_ref().unwrap().unknown_landed, 1, "{c:?}");
@@ -775,7 +785,7 @@ mod tests {
     fn a_client_goes_on_under_a_new_process_after_an_unknown_end() {
         let mut log = run_log(3);
         log[2].outcome = Outcome::Unknown;
-        log[2].class = Some(ErrorClass::Network);
+        log[2].attempt.class = Some(ErrorClass::Network);
         let processes: Vec<(u64, u64)> = events(&log, 1_000_000)
             .iter()
             .filter(|e| e.client == 0 && e.kind == "invoke")

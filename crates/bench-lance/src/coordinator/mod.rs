@@ -422,7 +422,7 @@ impl<'o> Driver<'o> {
         let (arm, local) = self.arms.of_worker(idx);
         let paced_reply = match (&event, self.pace.as_mut()) {
             (Event::Op(op), p) => {
-                self.observer.op(op.ok, op.read);
+                self.observer.op(op.ok, op.attempt.read);
                 crate::fault::point("cell");
                 p.map(|p| p.op(arm, op, Instant::now()))
             }

@@ -54,7 +54,10 @@ fn write_trace(
         for op in ops {
             op.outcome = (m.log.iter())
                 .find(|o| {
-                    o.client == *w && !o.warm && o.i == op.i && o.operation.as_str() == op.name
+                    o.client == *w
+                        && !o.attempt.warm
+                        && o.attempt.i == op.i
+                        && o.operation.as_str() == op.name
                 })
                 .map(crate::oplog::Op::said);
         }
@@ -79,7 +82,8 @@ fn write_trace(
 /// of roles, mixed cells), not only one its worker was killed in.
 fn keeps_history(m: &Measured) -> bool {
     let killed = Some(bench_core::oplog::ErrorClass::Killed);
-    (m.log.iter()).any(|o| !o.warm && o.at_us.is_some() && o.class != killed)
+    (m.log.iter())
+        .any(|o| !o.attempt.warm && o.attempt.at_us.is_some() && o.attempt.class != killed)
 }
 
 /// Write run `repetition` of cell `id` (by `arm`, when paired) as its history under

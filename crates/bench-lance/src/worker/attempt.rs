@@ -115,17 +115,21 @@ impl Session {
             let (class, err) = result.err().unzip();
             let (manifest, _) = self.placed(&self.counters.take(), p.op.is_write());
             let report = protocol::OpReport {
-                read: p.read,
-                warm: true,
-                manifest,
-                class,
-                err,
                 op: p.mix,
-                target,
-                property,
-                ..protocol::OpReport::new(
-                    p.i,
-                    start.elapsed().as_secs_f64() * 1000.0,
+                ..protocol::OpReport::of(
+                    bench_core::oplog::Attempt {
+                        read: p.read,
+                        warm: true,
+                        manifest,
+                        class,
+                        err,
+                        entry: target,
+                        property,
+                        ..bench_core::oplog::Attempt::new(
+                            p.i,
+                            start.elapsed().as_secs_f64() * 1000.0,
+                        )
+                    },
                     class.is_none(),
                 )
             };
@@ -257,20 +261,25 @@ impl Session {
         // Into the history: the operation on the wall clock, and what it showed.
         let at_us = history.then(|| [self.clock_us(start), self.clock_us(end)]);
         let mut report = protocol::OpReport {
-            read,
-            class,
-            err,
-            io: Some(io),
-            path: Some(path),
-            end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
-            lag_ms,
             op: mix,
-            target,
-            property,
-            at_us,
-            manifest,
             pages: pages.filter(|_| history),
-            ..protocol::OpReport::new(i, ms, class.is_none())
+            ..protocol::OpReport::of(
+                bench_core::oplog::Attempt {
+                    read,
+                    class,
+                    err,
+                    io: Some(io),
+                    path: Some(path),
+                    end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
+                    lag_ms,
+                    entry: target,
+                    property,
+                    at_us,
+                    manifest,
+                    ..bench_core::oplog::Attempt::new(i, ms)
+                },
+                class.is_none(),
+            )
         };
         // A role's client (the only one that cleans up) keeps a history.
         if history {
@@ -297,15 +306,20 @@ impl Session {
     ) -> protocol::OpReport {
         let at = self.clock_us(start);
         protocol::OpReport {
-            class: Some(ErrorClass::Killed),
-            err: Some(why),
-            io: Some(Default::default()),
-            end_ms: release.map(|r| (start - r).as_secs_f64() * 1000.0),
             op: mix,
-            target,
-            property,
-            at_us: Some([at, at]),
-            ..protocol::OpReport::new(i, 0.0, false)
+            ..protocol::OpReport::of(
+                bench_core::oplog::Attempt {
+                    class: Some(ErrorClass::Killed),
+                    err: Some(why),
+                    io: Some(Default::default()),
+                    end_ms: release.map(|r| (start - r).as_secs_f64() * 1000.0),
+                    entry: target,
+                    property,
+                    at_us: Some([at, at]),
+                    ..bench_core::oplog::Attempt::new(i, 0.0)
+                },
+                false,
+            )
         }
     }
 

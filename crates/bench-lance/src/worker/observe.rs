@@ -23,7 +23,7 @@ impl Session {
         match observed {
             catalog::Shown::Names(names) => {
                 let tables = op.describe().names == Names::Lists(Entry::Table);
-                report.gone = match (&self.role, report.target.as_deref()) {
+                report.gone = match (&self.role, report.attempt.entry.as_deref()) {
                     (Some(client), Some(namespace)) if tables => {
                         (client.lock().expect("role client").targets).gone(namespace, &names)
                     }
