@@ -99,6 +99,36 @@ fn creations(log: &[Op]) -> HashMap<(String, u32, u64), (u64, u64)> {
     made
 }
 
+/// What a listing of `list` read (`seen`), written to `line`: the elements of what it saw,
+/// in the version order of the appends that made them (`elements`: a buffer).
+fn read(
+    made: &HashMap<(String, u32, u64), (u64, u64)>,
+    (list, seen): (&str, &[Seen]),
+    elements: &mut Vec<(u64, u64)>,
+    line: &mut String,
+) {
+    elements.clear();
+    let mut probe = (list.to_string(), 0, 0);
+    for s in seen {
+        for n in s.indices() {
+            (probe.1, probe.2) = (s.writer, n);
+            let place = made.get(&probe).copied();
+            // Seen, and created by no one: an element no append wrote.
+            let e = place.map_or(element(UNMADE, s.writer, n), |p| p.0);
+            elements.push((place.map_or(u64::MAX, |p| p.1), e));
+        }
+    }
+    elements.sort_unstable();
+    line.push('[');
+    for (k, (_, e)) in elements.iter().enumerate() {
+        if k > 0 {
+            line.push(',');
+        }
+        let _ = write!(line, "{e}");
+    }
+    line.push(']');
+}
+
 /// `log` (as a saved history holds it) as list-append transactions, written to `out` as
 /// elle-cli's JSON (an array, one operation a line).
 pub fn export(
@@ -109,29 +139,6 @@ pub fn export(
     let mut x = Exported::default();
     let made = creations(log);
     let mut elements: Vec<(u64, u64)> = Vec::new();
-    // What a listing read: the elements of what it saw, in the version order.
-    let mut read = |list: &str, seen: &[Seen], line: &mut String| {
-        elements.clear();
-        let mut probe = (list.to_string(), 0, 0);
-        for s in seen {
-            for n in s.indices() {
-                (probe.1, probe.2) = (s.writer, n);
-                let place = made.get(&probe).copied();
-                // Seen, and created by no one: an element no append wrote.
-                let e = place.map_or(element(UNMADE, s.writer, n), |p| p.0);
-                elements.push((place.map_or(u64::MAX, |p| p.1), e));
-            }
-        }
-        elements.sort_unstable();
-        line.push('[');
-        for (k, (_, e)) in elements.iter().enumerate() {
-            if k > 0 {
-                line.push(',');
-            }
-            let _ = write!(line, "{e}");
-        }
-        line.push(']');
-    };
     let mut order: BTreeMap<u64, u64> = BTreeMap::new();
     let mut index = 0u64;
     let mut line = String::new();
@@ -176,7 +183,7 @@ pub fn export(
             }
             (false, Observed::Listed { seen, .. }) if !invoke && o.outcome == Outcome::Ok => {
                 let _ = write!(line, "[\"r\",{quoted},");
-                read(&list, seen, &mut line);
+                read(&made, (&list, seen), &mut elements, &mut line);
                 line.push(']');
             }
             (false, _) => {

@@ -9,7 +9,7 @@ use super::cell::Arrivals;
 use super::checks::{
     at_most, bounded, check_counts, check_list, dimension, id_safe, invalid, limits,
 };
-use super::raw::{RawConcurrent, RawMixed, RawPlan, RawRun};
+use super::raw::{RawConcurrent, RawContinuous, RawMixed, RawPlan, RawRun};
 use super::{
     Build, Cleanup, Concurrent, Continuous, DEFAULT_CELL_TIMEOUT_SECS, DEFAULT_COMMIT_RETRIES,
     DEFAULT_MIXED_READ, Launcher, Load, Mixed, Operation, Order, Plan, RunSettings,
@@ -486,6 +486,42 @@ fn attempt_timeout(secs: f64, cell_timeout_secs: u64) -> Result<u64, PlanError> 
     Ok((secs * 1000.0).round() as u64)
 }
 
+/// The plan's modes, each valid: `[continuous]`, `[concurrent]` and `[mixed]` (of the
+/// plan's `operation`); a plan with none of them and no roles (`roles`) has no cells.
+type Modes = (Option<Continuous>, Option<Concurrent>, Option<Mixed>);
+
+fn modes(
+    (continuous, concurrent, mixed): (
+        Option<RawContinuous>,
+        Option<RawConcurrent>,
+        Option<RawMixed>,
+    ),
+    operation: Operation,
+    roles: bool,
+) -> Result<Modes, PlanError> {
+    let continuous = match continuous {
+        None => None,
+        Some(c) => Some(Continuous {
+            operations: bounded(
+                "continuous.operations",
+                c.operations,
+                "must be at least 1",
+                limits::OPERATIONS,
+            )?,
+        }),
+    };
+    let concurrent = concurrent.map(self::concurrent).transpose()?;
+    let mixed = mixed.map(|m| self::mixed(m, operation)).transpose()?;
+    if continuous.is_none() && concurrent.is_none() && mixed.is_none() && !roles {
+        return Err(invalid(
+            "",
+            "the plan has none of the tables [continuous], [concurrent] and [mixed], nor \
+             [[roles]], so it has no cells; add at least one of them",
+        ));
+    }
+    Ok((continuous, concurrent, mixed))
+}
+
 pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
     let name = check_name(&raw.name)?;
     if let Some(root) = &raw.root
@@ -506,26 +542,15 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
     let inline = raw.matrix.inline.unwrap_or_else(|| vec![true, false]);
     check_list("matrix.inline", &inline)?;
 
-    let continuous = match raw.continuous {
-        None => None,
-        Some(c) => Some(Continuous {
-            operations: bounded(
-                "continuous.operations",
-                c.operations,
-                "must be at least 1",
-                limits::OPERATIONS,
-            )?,
-        }),
-    };
-    let concurrent = raw.concurrent.map(concurrent).transpose()?;
-    let mixed = raw.mixed.map(|m| mixed(m, operation)).transpose()?;
-    if continuous.is_none() && concurrent.is_none() && mixed.is_none() && roles.is_none() {
-        return Err(invalid(
-            "",
-            "the plan has none of the tables [continuous], [concurrent] and [mixed], nor \
-             [[roles]], so it has no cells; add at least one of them",
-        ));
-    }
+    let (continuous, concurrent, mixed) = modes(
+        (
+            raw.continuous.take(),
+            raw.concurrent.take(),
+            raw.mixed.take(),
+        ),
+        operation,
+        roles.is_some(),
+    )?;
     let read = mixed.as_ref().map(|m| m.read_operation);
     let table = super::table::settings(
         raw.table.and_then(|t| t.rows_per_commit),

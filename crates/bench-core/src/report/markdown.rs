@@ -474,6 +474,70 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
     )
 }
 
+/// One mode's section of the report: its heading, its charts, its table (a table per
+/// variant where variants are named; `ab`: a paired sweep's columns), and the notes its
+/// rows call for (spread, open loop, a mixed cell's readers).
+fn mode_section(
+    section: &Section,
+    rows: &[&[String; csv::WIDTH]],
+    (charts, cells): (&[Chart], &[CellRecords<'_>]),
+    (ab, named): (bool, bool),
+) -> String {
+    let mut s = String::new();
+    let spread = rows
+        .iter()
+        .any(|r| !r[COLUMNS.iter().position(|c| *c == "tps_cv").expect("tps_cv")].is_empty());
+    s.push_str(&format!("## {}\n\n", section.heading));
+    for c in charts.iter().filter(|c| c.file.starts_with(section.prefix)) {
+        s.push_str(&format!("![{}]({CHART_DIR}/{})\n\n", c.alt, c.file));
+    }
+    let open = rows.iter().any(|r| {
+        !r[COLUMNS
+            .iter()
+            .position(|c| *c == "offered_ops_per_sec")
+            .expect("offered_ops_per_sec")]
+        .is_empty()
+    });
+    let cols = columns(section, ab, spread, open);
+    if named {
+        // A table per variant, in the summary's order.
+        let at = COLUMNS
+            .iter()
+            .position(|c| *c == "variant_name")
+            .expect("a column");
+        let mut names: Vec<&str> = Vec::new();
+        for r in rows {
+            if !names.contains(&r[at].as_str()) {
+                names.push(&r[at]);
+            }
+        }
+        for name in names {
+            let of: Vec<&[String; csv::WIDTH]> =
+                rows.iter().copied().filter(|r| r[at] == name).collect();
+            s.push_str(&format!("### {name}\n\n{}\n", table(&of, &cols)));
+        }
+    } else {
+        s.push_str(&table(rows, &cols));
+        s.push('\n');
+    }
+    if spread {
+        s.push_str(&spread_note(rows));
+    }
+    if open {
+        s.push_str(
+            "Open-loop cells (offered/s given): each operation is timed from its intended \
+             start (p50, p99), so waiting for its writer counts; ops/s is what it achieved \
+             over the window it was offered, the offered rate while it keeps up, never its \
+             capacity; late starts: operations that began more than 1 ms after their \
+             intended start (many: it fell behind); service p99: from the actual start.\n\n",
+        );
+    }
+    if section.mode == ModeKind::Mixed {
+        s.push_str(&mixed_readers(cells));
+    }
+    s
+}
+
 pub fn markdown(
     records: &[Record],
     cells: &[CellRecords<'_>],
@@ -502,57 +566,7 @@ pub fn markdown(
         if rows.is_empty() {
             continue;
         }
-        let spread = rows
-            .iter()
-            .any(|r| !r[COLUMNS.iter().position(|c| *c == "tps_cv").expect("tps_cv")].is_empty());
-        s.push_str(&format!("## {}\n\n", section.heading));
-        for c in charts.iter().filter(|c| c.file.starts_with(section.prefix)) {
-            s.push_str(&format!("![{}]({CHART_DIR}/{})\n\n", c.alt, c.file));
-        }
-        let open = rows.iter().any(|r| {
-            !r[COLUMNS
-                .iter()
-                .position(|c| *c == "offered_ops_per_sec")
-                .expect("offered_ops_per_sec")]
-            .is_empty()
-        });
-        let cols = columns(section, ab, spread, open);
-        if named {
-            // A table per variant, in the summary's order.
-            let at = COLUMNS
-                .iter()
-                .position(|c| *c == "variant_name")
-                .expect("a column");
-            let mut names: Vec<&str> = Vec::new();
-            for r in &rows {
-                if !names.contains(&r[at].as_str()) {
-                    names.push(&r[at]);
-                }
-            }
-            for name in names {
-                let of: Vec<&[String; csv::WIDTH]> =
-                    rows.iter().copied().filter(|r| r[at] == name).collect();
-                s.push_str(&format!("### {name}\n\n{}\n", table(&of, &cols)));
-            }
-        } else {
-            s.push_str(&table(&rows, &cols));
-            s.push('\n');
-        }
-        if spread {
-            s.push_str(&spread_note(&rows));
-        }
-        if open {
-            s.push_str(
-                "Open-loop cells (offered/s given): each operation is timed from its intended \
-                 start (p50, p99), so waiting for its writer counts; ops/s is what it achieved \
-                 over the window it was offered, the offered rate while it keeps up, never its \
-                 capacity; late starts: operations that began more than 1 ms after their \
-                 intended start (many: it fell behind); service p99: from the actual start.\n\n",
-            );
-        }
-        if section.mode == ModeKind::Mixed {
-            s.push_str(&mixed_readers(cells));
-        }
+        s.push_str(&mode_section(section, &rows, (charts, cells), (ab, named)));
     }
     s.push_str(&cost(records, &all));
     s.push_str(&super::keeping::section(records));

@@ -12,6 +12,7 @@ use super::{EXIT_TEST_CRASH, KILL_MID_COMMIT_ENV, Session, open, protocol};
 use crate::catalog::counting::{self, Counters};
 use crate::catalog::{self, CatalogConfig, ErrorClass};
 use crate::plan::Operation;
+use bench_core::oplog::Attempt;
 use bench_core::versions::At;
 use protocol::Event;
 
@@ -49,6 +50,22 @@ impl Planted {
             let _ = object_store::ObjectStoreExt::head(self.store.inner.as_ref(), &self.path).await;
         }
     }
+}
+
+/// One operation that ran, as its report needs it: what it was (its operation, its index,
+/// whether an interleaved read, its place in a role's mix, whether the cell keeps a history,
+/// the entry and property it named), when (its start and end, how late it started), and the
+/// requests counted before it began.
+struct Ran {
+    op: Operation,
+    i: u64,
+    read: bool,
+    mix: Option<u32>,
+    history: bool,
+    named: Named,
+    span: (Instant, Instant),
+    lag_ms: Option<f64>,
+    io_before: bench_core::counts::IoCounts,
 }
 
 impl Session {
@@ -117,7 +134,7 @@ impl Session {
             let report = protocol::OpReport {
                 op: p.mix,
                 ..protocol::OpReport::of(
-                    bench_core::oplog::Attempt {
+                    Attempt {
                         read: p.read,
                         warm: true,
                         manifest,
@@ -125,10 +142,7 @@ impl Session {
                         err,
                         entry: target,
                         property,
-                        ..bench_core::oplog::Attempt::new(
-                            p.i,
-                            start.elapsed().as_secs_f64() * 1000.0,
-                        )
+                        ..Attempt::new(p.i, start.elapsed().as_secs_f64() * 1000.0)
                     },
                     class.is_none(),
                 )
@@ -245,10 +259,53 @@ impl Session {
             next.failed_in_row + 1
         };
         let end = Instant::now();
+        let ran = Ran {
+            op,
+            i,
+            read,
+            mix,
+            history,
+            named: (target, property),
+            span: (start, end),
+            lag_ms,
+            io_before,
+        };
+        let report = self.report(ran, result, next);
+        emit(self.args.worker_id, Event::Op(Box::new(report)));
+        if let Some(n) = self.exit_after
+            && next.k >= n
+        {
+            // Test hook: die mid-cell, as a crashed worker would (its reports so far out).
+            write_pending(&mut PENDING.lock().unwrap_or_else(|e| e.into_inner()));
+            std::process::exit(EXIT_TEST_CRASH);
+        }
+        Some(end)
+    }
+
+    /// The report of one operation that ran (`ran`) and ended as `result`: its requests and
+    /// their critical path, its place in the `__manifest` version order, its trace where
+    /// kept, and what it showed where the cell keeps a history.
+    fn report(
+        &self,
+        ran: Ran,
+        result: Result<catalog::Shown, (ErrorClass, String)>,
+        next: &Next,
+    ) -> protocol::OpReport {
+        let Ran {
+            op,
+            i,
+            read,
+            mix,
+            history,
+            named: (target, property),
+            span: (start, end),
+            lag_ms,
+            io_before,
+        } = ran;
         let ms = (end - start).as_secs_f64() * 1000.0;
         let io = self.counters.snapshot() - io_before;
         let requests = self.counters.take();
-        let path = crate::catalog::counting::critical_path(&requests, start, end);
+        let path = counting::critical_path(&requests, start, end);
         let (manifest, pages) = self.placed(&requests, op.is_write());
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
@@ -260,40 +317,30 @@ impl Session {
         };
         // Into the history: the operation on the wall clock, and what it showed.
         let at_us = history.then(|| [self.clock_us(start), self.clock_us(end)]);
+        let attempt = Attempt {
+            read,
+            class,
+            err,
+            io: Some(io),
+            path: Some(path),
+            end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
+            lag_ms,
+            entry: target,
+            property,
+            at_us,
+            manifest,
+            ..Attempt::new(i, ms)
+        };
         let mut report = protocol::OpReport {
             op: mix,
             pages: pages.filter(|_| history),
-            ..protocol::OpReport::of(
-                bench_core::oplog::Attempt {
-                    read,
-                    class,
-                    err,
-                    io: Some(io),
-                    path: Some(path),
-                    end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
-                    lag_ms,
-                    entry: target,
-                    property,
-                    at_us,
-                    manifest,
-                    ..bench_core::oplog::Attempt::new(i, ms)
-                },
-                class.is_none(),
-            )
+            ..protocol::OpReport::of(attempt, class.is_none())
         };
         // A role's client (the only one that cleans up) keeps a history.
         if history {
             self.observe(op, observed, &mut report);
         }
-        emit(self.args.worker_id, Event::Op(Box::new(report)));
-        if let Some(n) = self.exit_after
-            && next.k >= n
-        {
-            // Test hook: die mid-cell, as a crashed worker would (its reports so far out).
-            write_pending(&mut PENDING.lock().unwrap_or_else(|e| e.into_inner()));
-            std::process::exit(EXIT_TEST_CRASH);
-        }
-        Some(end)
+        report
     }
 
     /// The report of write `i` (its place `mix` in a role's mix, its entry `target`) as it
@@ -308,7 +355,7 @@ impl Session {
         protocol::OpReport {
             op: mix,
             ..protocol::OpReport::of(
-                bench_core::oplog::Attempt {
+                Attempt {
                     class: Some(ErrorClass::Killed),
                     err: Some(why),
                     io: Some(Default::default()),
@@ -316,7 +363,7 @@ impl Session {
                     entry: target,
                     property,
                     at_us: Some([at, at]),
-                    ..bench_core::oplog::Attempt::new(i, 0.0)
+                    ..Attempt::new(i, 0.0)
                 },
                 false,
             )
