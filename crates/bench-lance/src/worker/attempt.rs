@@ -291,25 +291,15 @@ impl Session {
         result: Result<catalog::Shown, (ErrorClass, String)>,
         next: &Next,
     ) -> protocol::OpReport {
-        let Ran {
-            op,
-            i,
-            read,
-            mix,
-            history,
-            named: (target, property),
-            span: (start, end),
-            lag_ms,
-            io_before,
-        } = ran;
+        let (op, history, (start, end)) = (ran.op, ran.history, ran.span);
         let ms = (end - start).as_secs_f64() * 1000.0;
-        let io = self.counters.snapshot() - io_before;
+        let io = self.counters.snapshot() - ran.io_before;
         let requests = self.counters.take();
         let path = counting::critical_path(&requests, start, end);
         let (manifest, pages) = self.placed(&requests, op.is_write());
         self.counters.operation_over();
         if next.k <= u64::from(self.args.trace) {
-            self.trace(op, i, result.is_ok(), (start, end), requests);
+            self.trace(op, ran.i, result.is_ok(), (start, end), requests);
         }
         let (class, err, observed) = match result {
             Ok(observed) => (None, None, observed),
@@ -318,21 +308,21 @@ impl Session {
         // Into the history: the operation on the wall clock, and what it showed.
         let at_us = history.then(|| [self.clock_us(start), self.clock_us(end)]);
         let attempt = Attempt {
-            read,
+            read: ran.read,
             class,
             err,
             io: Some(io),
             path: Some(path),
             end_ms: next.release.map(|r| (end - r).as_secs_f64() * 1000.0),
-            lag_ms,
-            entry: target,
-            property,
+            lag_ms: ran.lag_ms,
+            entry: ran.named.0,
+            property: ran.named.1,
             at_us,
             manifest,
-            ..Attempt::new(i, ms)
+            ..Attempt::new(ran.i, ms)
         };
         let mut report = protocol::OpReport {
-            op: mix,
+            op: ran.mix,
             pages: pages.filter(|_| history),
             ..protocol::OpReport::of(attempt, class.is_none())
         };
