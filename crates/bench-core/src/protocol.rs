@@ -322,8 +322,13 @@ pub struct OpReport {
 impl OpReport {
     /// A report of operation `i` that took `ms` and ended as `ok` says, nothing else told.
     pub fn new(i: u64, ms: f64, ok: bool) -> OpReport {
+        OpReport::of(crate::oplog::Attempt::new(i, ms), ok)
+    }
+
+    /// A report of `attempt`, ended as `ok` says, nothing else told.
+    pub fn of(attempt: crate::oplog::Attempt, ok: bool) -> OpReport {
         OpReport {
-            attempt: crate::oplog::Attempt::new(i, ms),
+            attempt,
             ok,
             op: None,
             seen: None,
@@ -332,14 +337,6 @@ impl OpReport {
             twice: None,
             cleaned: None,
             pages: None,
-        }
-    }
-
-    /// A report of `attempt`, ended as `ok` says, nothing else told.
-    pub fn of(attempt: crate::oplog::Attempt, ok: bool) -> OpReport {
-        OpReport {
-            attempt,
-            ..OpReport::new(0, 0.0, ok)
         }
     }
 }
