@@ -280,28 +280,52 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
         "{r}"
     );
     // 0.88 x the median, but spread +-30 %: the test's own ratio (of the geometric means,
-    // inside its interval) 0.822, beyond the threshold, within noise.
+    // inside its interval) 0.822, beyond the threshold, its interval across it: undecided,
+    // never "within noise".
     let r = row(main, "cont_inline_false_rows_1000");
     assert!(
-        r.contains(" 0.822 [0.589–1.149]") && r.ends_with("within noise"),
+        r.contains(" 0.822 [0.589–1.149]")
+            && r.ends_with("undecided (ops/s -17.8%, CI -41.1%..+14.9%, p50 +0.0%, CI -25.4%..+34.0%: across ±10%)"),
         "{r}"
     );
-    // The same repetitions in another order.
+    // The same repetitions in another order: 1.000, but spread ±15 %: undecided at ±10 %.
     let r = row(main, "cont_inline_false_rows_10000");
-    assert!(r.contains(" 1.000 [") && r.ends_with("within noise"), "{r}");
+    assert!(
+        r.contains(" 1.000 [") && r.contains("undecided (ops/s +0.0%"),
+        "{r}"
+    );
+    // Spread ±6 %: its interval wholly inside ±10 %, within noise.
+    let r = row(main, "conc_inline_true_rows_10000_c_2");
+    assert!(
+        r.contains(" 1.000 [0.916–1.091]") && r.ends_with("within noise"),
+        "{r}"
+    );
     // Two repetitions in B: no verdict for that cell.
     let r = row(main, "cont_inline_true_rows_10000");
     assert!(r.ends_with("no verdict (5/2 repetitions)"), "{r}");
     // The reads of a mixed cell halved, its commits untouched.
     let r = row(reads, "mixed_inline_true_rows_1000_c_2");
     assert!(r.contains("REGRESSION (reads/s -50.0%"), "{r}");
-    assert!(row(main, "mixed_inline_true_rows_1000_c_2").ends_with("within noise"));
+    assert!(
+        row(main, "mixed_inline_true_rows_1000_c_2").ends_with("CI -9.5%..+10.5%: across ±10%)")
+    );
     assert!(
         text.contains(
-            "12 cells compared: 2 regressed, 1 improved, 8 within noise, 1 without a verdict"
+            "12 cells compared: 2 regressed, 1 improved, 1 within noise, 7 undecided, 1 \
+             without a verdict"
         ),
         "{text}"
     );
+    // A gate that must not pass what it could not judge: exit 7 where nothing regressed.
+    let o = bench_cmd(&[
+        "compare",
+        a,
+        a,
+        "--between-runs",
+        "0",
+        "--fail-on-undecided",
+    ]);
+    assert_eq!(o.status.code(), Some(7), "{}", stdout(&o));
 
     let o = bench_cmd(&[
         "compare",
@@ -328,7 +352,9 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
     let md = stdout(&o);
     let (head, all) = md.split_once("<details>").expect("a details block");
     assert!(
-        head.starts_with("**bench**: 2 cells regressed, 1 improved beyond ±10 % (of 12 cells)"),
+        head.starts_with(
+            "**bench**: 2 cells regressed, 1 improved beyond ±10 % (of 12 cells; 7 undecided)"
+        ),
         "{md}"
     );
     for cell in [
@@ -345,7 +371,7 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
         "nothing after it: {md}"
     );
     // As separate runs (the default spread between runs, 100 %: two runs of one build can
-    // differ by 2x), neither the 40 % improvement nor the halving is a verdict.
+    // differ by 2x), neither the 40 % improvement nor the halving is a verdict: undecided.
     let o = bench_cmd(&["compare", a, b]);
     let text = stdout(&o);
     for cell in [
@@ -353,7 +379,7 @@ fn compare_of_repetitions_gives_verdicts_only_beyond_noise() {
         "cont_inline_true_rows_1000",
     ] {
         let r = row(&text, cell);
-        assert!(r.ends_with("within noise"), "{r}");
+        assert!(r.contains("undecided (ops/s "), "{r}");
     }
     assert!(
         text.contains("widened by the ±100% two separate runs differ by")
@@ -394,7 +420,9 @@ fn compare_as_json_holds_each_cell_s_ratio_interval_and_verdict() {
         assert!((slow["metrics"][0]["ratio"].as_f64().unwrap() - 0.5).abs() < 1e-9);
         assert!(slow["verdict"].as_str().unwrap().starts_with("REGRESSION"));
         let noisy = cell("cont_inline_false_rows_1000");
-        assert_eq!(noisy["metrics"][0]["change"], "noise", "{noisy}");
+        assert_eq!(noisy["metrics"][0]["change"], "undecided", "{noisy}");
+        let steady = cell("conc_inline_true_rows_10000_c_2");
+        assert_eq!(steady["metrics"][0]["change"], "same", "{steady}");
         assert!(doc["regressions"].as_u64().unwrap() >= 1, "{doc}");
         assert!(!doc["reads"].as_array().unwrap().is_empty(), "{doc}");
     }
@@ -441,7 +469,8 @@ fn compare_gives_ratios_warnings_and_no_verdict_for_single_runs() {
     assert_eq!(r[3], "0.500", "{r:?}");
     assert!(
         text.contains(
-            "19 cells compared: 0 regressed, 0 improved, 0 within noise, 19 without a verdict"
+            "19 cells compared: 0 regressed, 0 improved, 0 within noise, 0 undecided, 19 \
+             without a verdict"
         ),
         "{text}"
     );

@@ -76,31 +76,47 @@ fn ratio_row(text: &str, cell: &str) -> (String, f64, f64, f64) {
     (row, ratio, lo, hi)
 }
 
+/// A continuous cell of 20 commits, six repetitions: three crossovers, the fewest a test
+/// needs.
 const LOCKSTEP: &str = "name = 'lockstep'\n[matrix]\nsizes = [100]\ninline = [false]\n\
-                        [continuous]\noperations = 20\n[run]\nrepetitions = 3\n";
+                        [continuous]\noperations = 20\n[run]\nrepetitions = 6\n";
 
 #[test]
 fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
     let _alone = crate::alone();
-    let (_dir, plan, out) = plan_dir(LOCKSTEP);
+    let (dir, plan, out) = plan_dir(LOCKSTEP);
+    // Both arms through wrappers that log each start with its process id: who is started
+    // first in each run (the lower id: processes are numbered as they are forked; the
+    // wrappers' lines may land in either order).
+    let log = dir.path().join("starts.log");
+    let wrapper = |name: &str| {
+        let line = format!("echo \"$1 $$ {name}\" >> {};", log.display());
+        candidate(dir.path(), &format!("{name}.sh"), &line)
+    };
+    let (a, b) = (wrapper("A"), wrapper("B"));
     let o = ab(
         &plan,
         &out,
-        &own(),
-        &["--fail-on-regression", "--no-extend"],
+        &b,
+        &[
+            "--baseline",
+            a.to_str().unwrap(),
+            "--fail-on-regression",
+            "--no-extend",
+        ],
     );
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
     let records = lines(&out.join("results.jsonl"));
     assert_eq!(
         records.len(),
-        6,
-        "three repetitions, an A and a B record each"
+        12,
+        "six repetitions, an A and a B record each"
     );
     let tag = "cont_inline_false_rows_100";
     for name in ["A", "B"] {
         let reps = arm(&records, tag, name);
-        assert_eq!(reps.len(), 3);
+        assert_eq!(reps.len(), 6);
         for r in reps {
             check_units(r, "lockstep");
             assert_eq!(
@@ -108,11 +124,31 @@ fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
                 20,
                 "one unit per commit"
             );
+            // A goes first in odd repetitions, B in even ones: a crossover each two.
+            let odd = r["repetition"].as_u64().unwrap() % 2 == 1;
+            assert_eq!(r["paired"]["first"], (name == "A") == odd, "{r}");
         }
     }
+    // The arm that goes first is started first: A B, B A, A B, ... (a run's two workers
+    // start before the next run's).
+    let starts = std::fs::read_to_string(&log).unwrap();
+    let workers: Vec<(u64, &str)> = (starts.lines())
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["worker", pid, name] => Some((pid.parse().unwrap(), name)),
+            _ => None,
+        })
+        .collect();
+    let firsts: String = workers
+        .chunks(2)
+        .map(|run| run.iter().min().unwrap().1)
+        .collect();
+    assert_eq!(
+        firsts, "ABABAB",
+        "the first started, run by run: {workers:?}"
+    );
     // Both records of a repetition were appended together, A then B.
     let arms: Vec<&str> = records.iter().map(|r| r["arm"].as_str().unwrap()).collect();
-    assert_eq!(arms, ["A", "B", "A", "B", "A", "B"]);
+    assert_eq!(arms, ["A", "B"].repeat(6));
     let (row, ratio, lo, hi) = ratio_row(&text, tag);
     assert!(
         lo <= ratio && ratio <= hi,
@@ -122,10 +158,17 @@ fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
     let at = cols.iter().position(|c| *c == "lockstep").unwrap();
     assert_eq!(
         (cols[at - 1], cols[at + 1]),
-        ("60", "3"),
-        "60 pairs from 3 runs: {row}"
+        ("120", "6"),
+        "120 pairs from 6 runs: {row}"
     );
     assert!(!row.contains("REGRESSION"), "{row}");
+    // The workers told what the scheduler did to them.
+    for r in &records {
+        let cpu = &r["worker_cpu"];
+        assert!(cpu["busy_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(cpu["wait_ms"].as_f64().unwrap() >= 0.0, "{r}");
+        assert!(!cpu["by_cpu_ms"].as_array().unwrap().is_empty(), "{r}");
+    }
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["sweep"]["pairing"], "alternate");
@@ -133,7 +176,7 @@ fn lockstep_pairs_every_operation_and_verifies_both_catalogs() {
     let o = ab(&plan, &out, &own(), &["--pairing", "runs"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--pairing alternate"), "{}", stderr(&o));
-    assert_eq!(lines(&out.join("results.jsonl")).len(), 6);
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 12);
 }
 
 #[test]
@@ -143,7 +186,7 @@ fn slices_pause_slow_operations_and_lose_none() {
     let plan = "name = 'slices'\n[matrix]\nsizes = [100]\ninline = [false]\n\
                 [concurrent]\nconcurrency = [2]\nduration_secs = 1\n\
                 [mixed]\nclients = [2]\nreads_per_write = 2\nduration_secs = 1\n\
-                [run]\nrepetitions = 3\n";
+                [run]\nrepetitions = 6\n";
     let (dir, plan, out) = plan_dir(plan);
     let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=150");
     let o = ab(&plan, &out, &slow, &["--slice-ms", "200", "--no-extend"]);
@@ -155,7 +198,7 @@ fn slices_pause_slow_operations_and_lose_none() {
         "mixed_inline_false_rows_100_c_2",
     ] {
         let (a, b) = (arm(&records, tag, "A"), arm(&records, tag, "B"));
-        assert_eq!((a.len(), b.len()), (3, 3), "{tag}");
+        assert_eq!((a.len(), b.len()), (6, 6), "{tag}");
         for (ra, rb) in a.iter().zip(&b) {
             for r in [ra, rb] {
                 check_units(r, "slices");
@@ -254,25 +297,25 @@ fn an_interrupted_ab_resumes_without_losing_finished_pairs() {
 #[test]
 fn precision_mode_fixes_the_count_after_a_pilot_and_says_when_the_budget_ends_it() {
     let _alone = crate::alone();
-    // The plan's 5 runs are the pilot that fixes the count; ±0.1 % needs far more runs
-    // than a budget of 1 s allows (the pilot alone takes about that long).
+    // The plan's 8 runs (4 crossovers) are the pilot that fixes the count; ±0.1 % needs
+    // far more runs than a budget of 1 s allows (the pilot alone takes about that long).
     let plan = "name = 'precision'\n[matrix]\nsizes = [100]\ninline = [false]\n\
-                [continuous]\noperations = 20\n[run]\nrepetitions = 5\n";
+                [continuous]\noperations = 20\n[run]\nrepetitions = 8\n";
     let (_dir, plan, out) = plan_dir(plan);
     let args = ["--precision", "0.1", "--budget-secs", "1"];
     let o = ab(&plan, &out, &own(), &args);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{err}");
-    assert!(err.contains("its pilot of 5 repetitions needs"), "{err}");
+    assert!(err.contains("its pilot of 8 repetitions needs"), "{err}");
     assert!(err.contains("budget of 1s ran out after"), "{err}");
     assert!(text.contains("not ±0.1 %"), "{text}");
     let runs = lines(&out.join("results.jsonl")).len() / 2;
-    assert!(runs >= 5, "the pilot's runs at least: {runs}");
+    assert!(runs >= 8, "the pilot's runs at least: {runs}");
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
     let decided = &state["cells"]["cont_inline_false_rows_100"]["precision"];
-    assert_eq!(decided["pilot"], 5, "{state}");
+    assert_eq!(decided["pilot"], 8, "{state}");
     assert_eq!(
         decided["repetitions"], runs,
         "what the budget allowed: {state}"
@@ -301,14 +344,14 @@ fn duet_runs_both_arms_at_once_and_pairs_by_operation() {
     let _alone = crate::alone();
     let (dir, plan, out) = plan_dir(LOCKSTEP);
     let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=20");
-    // By default the cell runs on until it decides: 3 runs do on a quiet machine, more
-    // where a neighbour makes the runs noisy.
+    // By default the cell runs on until it decides: 6 runs (3 crossovers) do on a quiet
+    // machine, more where a neighbour makes the runs noisy.
     let o = ab(&plan, &out, &slow, &["--pairing", "duet"]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
     let records = lines(&out.join("results.jsonl"));
     assert!(
-        records.len() >= 6 && records.len().is_multiple_of(2),
+        records.len() >= 12 && records.len().is_multiple_of(2),
         "{}",
         records.len()
     );
@@ -371,7 +414,7 @@ fn a_rebuilt_candidate_runs_every_cell_again_and_the_verdict_is_its_own() {
     let o = ab(&plan, &out, &cand, &args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let first = lines(&out.join("results.jsonl"));
-    assert_eq!(first.len(), 6);
+    assert_eq!(first.len(), 12);
     let was = digest16(&cand);
     assert!(
         first
@@ -400,8 +443,8 @@ fn a_rebuilt_candidate_runs_every_cell_again_and_the_verdict_is_its_own() {
         stderr(&o)
     );
     let all = lines(&out.join("results.jsonl"));
-    assert_eq!(all.len(), 12, "every run again, both arms");
-    let key = all[11]["cell_key"].clone();
+    assert_eq!(all.len(), 24, "every run again, both arms");
+    let key = all[23]["cell_key"].clone();
     assert_ne!(key, first[0]["cell_key"]);
     let current: Vec<_> = all.iter().filter(|r| r["cell_key"] == key).collect();
     assert!(
@@ -429,7 +472,7 @@ fn a_rebuilt_candidate_runs_every_cell_again_and_the_verdict_is_its_own() {
     let all = lines(&results);
     let key = all.last().unwrap()["cell_key"].clone();
     let current: Vec<_> = all.iter().filter(|r| r["cell_key"] == key).collect();
-    assert_eq!(current.len(), 6, "three pairs of the new build");
+    assert_eq!(current.len(), 12, "six pairs of the new build");
     let digests: std::collections::BTreeSet<String> = current
         .iter()
         .filter(|r| r["arm"] == "B")
@@ -518,7 +561,7 @@ fn the_default_runs_a_cell_on_until_it_decides_or_its_budget_ends() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("decided at ±10.0 % after"), "{err}");
     let runs = lines(&out.join("results.jsonl")).len() / 2;
-    assert!(runs >= 3, "{runs}");
+    assert!(runs >= 6, "three crossovers at least: {runs}");
     assert!(err.contains("repetition 3, until decided"), "{err}");
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).unwrap()).unwrap();

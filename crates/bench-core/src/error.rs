@@ -20,6 +20,9 @@ pub mod exit {
     pub const REGRESSION: u8 = 5;
     /// `bench merge`: some planned cells are in none of the merged directories.
     pub const INCOMPLETE: u8 = 6;
+    /// `bench compare` or `bench ab --fail-on-undecided`: no regression, but some cell's
+    /// time could not be judged (its interval across the threshold, or too few runs).
+    pub const UNDECIDED: u8 = 7;
     /// Interrupted by Ctrl-C or SIGTERM; the running cell is pending again.
     pub const INTERRUPTED: u8 = 130;
 }

@@ -40,6 +40,7 @@ pub mod redact;
 pub mod report;
 pub mod results;
 pub mod rng;
+pub mod sched;
 pub mod serve;
 pub mod stats;
 pub mod stored;

@@ -90,6 +90,9 @@ pub struct Measured {
     pub servers: Vec<(String, ServerReport)>,
     /// The first worker that stopped before the cell's end, and why.
     pub stopped: Option<String>,
+    /// What the CPU scheduler did to the workers' threads during their measured operations,
+    /// summed (`None` where no worker told it).
+    pub cpu: Option<crate::sched::CpuUse>,
     /// A cell of roles: the figures of each (role, operation of its mix), by their places.
     pub roles: std::collections::BTreeMap<(u32, u32), RoleOp>,
     /// Every operation the workers ran, warm-up included, in the order their reports came:
@@ -249,6 +252,9 @@ impl Measured {
         };
         let io = op.attempt.io.unwrap_or_default();
         self.attempt_ms += op.attempt.ms;
+        if let Some(c) = &op.attempt.cpu {
+            *self.cpu.get_or_insert_with(Default::default) += c;
+        }
         // An open-loop operation's latency runs from its intended start; `ms` is its service.
         let latency = op.attempt.ms + op.attempt.lag_ms.unwrap_or(0.0);
         if let Some(place) = op.role {

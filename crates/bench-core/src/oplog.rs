@@ -298,6 +298,11 @@ pub struct Attempt {
     /// requests showed it (`None`: no request of it named one, e.g. through REST).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<crate::versions::At>,
+    /// What the CPU scheduler did to its worker's threads while it ran: their time on a
+    /// CPU, waiting for one, and where (Linux; `None` elsewhere, and for workers that do not
+    /// tell it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::sched::CpuUse>,
 }
 
 impl Attempt {

@@ -21,10 +21,11 @@ pub const PROPERTY_PREFIX: &str = "namespace.";
 pub const ENV_PREFIX: &str = "env.";
 
 /// The test hooks that change what a run measures (a slowdown, requests more, none
-/// counted, a cache, a killed worker, a late start, a coordinator's planted fault): a run
+/// counted, a cache, a killed worker, a late start, a coordinator's planted fault, `bench
+/// ab`'s arms started in a fixed order): a run
 /// with any of them set is a test, never a measurement, and its record names them
 /// (`planted`).
-pub const PLANTED: [&str; 11] = [
+pub const PLANTED: [&str; 12] = [
     "BENCH_OP_DELAY_MS",
     "BENCH_EXTRA_HEADS",
     "BENCH_UNCOUNTED",
@@ -36,6 +37,7 @@ pub const PLANTED: [&str; 11] = [
     "BENCH_WORKER_START_DELAY_MS",
     "BENCH_FAULT",
     "BENCH_WORKER_WALL_STEP",
+    "BENCH_AB_START_A_FIRST",
 ];
 
 /// The hooks of [`PLANTED`] set in an environment (`env`), as `NAME=value`.

@@ -400,6 +400,11 @@ pub struct VerdictArgs {
     /// every run), as --gate says.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Exit with code 7 when no cell regressed but some cell's time was not judged: its
+    /// interval reaches across ±threshold (undecided), or it has too few runs for a test.
+    /// For a gate that passes only what it could judge.
+    #[arg(long)]
+    pub fail_on_undecided: bool,
     /// Which verdicts --fail-on-regression exits on: `counts` (requests, round trips and
     /// bytes per operation: exact, the same on any machine), `time` (throughput, p50, p99)
     /// or `both`.
@@ -437,6 +442,7 @@ impl From<VerdictArgs> for crate::compare::VerdictArgs {
         crate::compare::VerdictArgs {
             threshold: v.threshold,
             fail_on_regression: v.fail_on_regression,
+            fail_on_undecided: v.fail_on_undecided,
             gate: match v.gate {
                 GateArg::Counts => crate::compare::Gate::Counts,
                 GateArg::Time => crate::compare::Gate::Time,

@@ -30,6 +30,8 @@ pub struct CompareArgs {
 pub struct VerdictArgs {
     pub threshold: f64,
     pub fail_on_regression: bool,
+    /// Exit 7 where no regression was found but some cell's time was not judged.
+    pub fail_on_undecided: bool,
     /// Which verdicts `fail_on_regression` exits on.
     pub gate: Gate,
     /// How the comparison is said on stdout.
@@ -175,7 +177,11 @@ fn run_variants(
             "## {v} against {against}\n\n{}\n",
             markdown(c, &na, &nb)
         ));
-        answer.code = answer.code.max(c.exit_code(&args.verdict));
+        // A regression anywhere (5) before a cell not judged (7).
+        answer.code = match (answer.code, c.exit_code(&args.verdict)) {
+            (exit::REGRESSION, _) | (_, exit::REGRESSION) => exit::REGRESSION,
+            (a, b) => a.max(b),
+        };
     }
     // The ranking, with one variant too (its line sums its cells up).
     answer.line(format!(

@@ -11,7 +11,7 @@ use super::{Change, Comparison, IoRow, METRICS, Row};
 fn change(c: Change) -> &'static str {
     match c {
         Change::Same => "same",
-        Change::Noise => "noise",
+        Change::Undecided => "undecided",
         Change::Untested => "untested",
         Change::Better => "better",
         Change::Worse => "worse",
@@ -37,6 +37,7 @@ fn row(r: &Row) -> Value {
         "repetitions": [r.a.repetitions(), r.b.repetitions()],
         "pairs": r.pairs.as_ref().map(|p| json!({
             "pairing": p.pairing, "pairs": p.pairs, "runs": p.runs, "secs": p.secs,
+            "crossovers": p.crossover.then_some(p.units),
         })),
         "metrics": metrics,
         "regressed": r.regressed(),
@@ -136,6 +137,11 @@ pub fn json(c: &Comparison, na: &str, nb: &str) -> String {
         "only_a": c.only_a,
         "only_b": c.only_b,
         "differing": c.differing.iter().map(|(cell, what)| json!({"cell": cell, "differs": what})).collect::<Vec<_>>(),
+        "interference": c.interference.iter().map(|i| json!({
+            "cell": i.cell, "runs": i.runs, "disturbed_runs": i.disturbed,
+            "wait_share_calmest": i.calmest, "wait_share_worst": i.worst,
+            "wait_share_a": i.a, "wait_share_b": i.b, "note": i.note(),
+        })).collect::<Vec<_>>(),
         "regressions": c.regressions(),
         "improvements": c.improvements(),
         "count_regressions": c.count_regressions(),
@@ -172,5 +178,6 @@ mod tests {
         assert!(cell["verdict"].as_str().unwrap().starts_with("REGRESSION"));
         assert_eq!(doc["regressions"], 1);
         assert_eq!(cell["pairs"]["runs"], 20);
+        assert_eq!(cell["pairs"]["crossovers"], 10);
     }
 }

@@ -9,6 +9,7 @@
 mod command;
 pub mod counts;
 mod explain;
+pub mod interference;
 mod json;
 mod paired;
 pub mod precision;
@@ -23,7 +24,7 @@ pub use command::{
     CompareArgs, DEFAULT_BETWEEN_RUNS_PCT, DEFAULT_THRESHOLD_PCT, Format, Gate, VerdictArgs,
     comparison, comparison_as, parse_threshold, run,
 };
-pub use paired::{inside_batches, paired, pairs_of, run_secs, wall_secs};
+pub use paired::{Inside, inside_batches, paired, pairs_of, run_secs, wall_secs};
 pub use table::{github, markdown, tables_markdown, text, warnings};
 
 use crate::answer::Answer;
@@ -31,8 +32,11 @@ use crate::error::{BenchError, exit, io_err};
 use crate::export::record::{ARM_A, ARM_B};
 use crate::export::{CellRecords, ReadFigures, Record, cells};
 use crate::plan::ModeKind;
-use crate::stats::paired::{Batch, PairingKind, median_ratio, run_batch, throughput_ratio};
-use crate::stats::{RatioTest, Spread, Unit, paired_log, spread, welch_log};
+use crate::stats::paired::{
+    Batch, PairingKind, crossover_log, crossovers, median_ratio, run_batch, singles,
+    throughput_ratio,
+};
+use crate::stats::{RatioTest, Spread, Unit, spread, welch_log};
 
 /// Repetitions each side needs before a change can be a verdict.
 pub const MIN_REPETITIONS: usize = 3;
@@ -83,14 +87,16 @@ impl Figures {
     }
 }
 
-/// How a metric moved from A to B.
+/// How a metric moved from A to B, by where its interval lies against ±threshold. One word
+/// for one state: `within noise` (Same) only when the whole interval lies inside the band,
+/// `undecided` when it reaches across either edge, a verdict when it lies wholly beyond.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
-    /// Within the threshold.
+    /// The whole interval lies within ±threshold: no change that large ("within noise").
     Same,
-    /// Beyond the threshold, but not significant: noise.
-    Noise,
-    /// Beyond the threshold, with too few repetitions to test.
+    /// The interval reaches across an edge of ±threshold: it cannot tell ("undecided").
+    Undecided,
+    /// No test: too few repetitions (or runs), or a figure that is shown but not tested.
     Untested,
     Better,
     Worse,
@@ -114,6 +120,8 @@ pub struct Row {
     pub explanation: Option<String>,
     /// One (role, operation) of a cell of roles, beside the cell's own row.
     pub of_role: bool,
+    /// The threshold its changes were judged at, a fraction.
+    pub threshold: f64,
 }
 
 /// The pairs behind a paired row.
@@ -124,20 +132,33 @@ pub struct PairsBehind {
     pub pairs: usize,
     /// The runs they came from (each a repetition of the cell, both arms).
     pub runs: usize,
+    /// The interval's observations: in `bench ab`, the crossovers among those runs (runs
+    /// `2j − 1` and `2j`, each arm first in one); else each pair of runs.
+    pub units: usize,
+    /// Whether the observations are crossovers (`bench ab`).
+    pub crossover: bool,
     /// Wall time of the cell's runs, both arms (copies and verification included).
     pub secs: f64,
 }
 
 impl Row {
-    /// The row with its throughput test replaced by `test` (the same estimate, another
-    /// interval: `bench ab`'s sequential one), its verdict judged again at `t` (a fraction).
-    pub fn retest_throughput(&mut self, test: RatioTest, t: f64) {
-        self.tests[0] = Some(test);
-        self.changes[0] = change(self.ratios[0], self.tests[0].as_ref(), t, true);
+    /// The row with the test of figure `i` replaced by `test` (the same estimate, another
+    /// interval: `bench ab`'s sequential one), its change judged again at `t` (a fraction).
+    pub fn retest(&mut self, i: usize, test: RatioTest, t: f64) {
+        self.tests[i] = Some(test);
+        self.changes[i] = change(self.ratios[i], self.tests[i].as_ref(), t, i == 0);
     }
 
     pub fn regressed(&self) -> bool {
         self.changes.contains(&Change::Worse)
+    }
+
+    /// Tested, neither a regression nor an improvement, and some figure's interval across
+    /// the threshold: "undecided".
+    pub fn undecided(&self) -> bool {
+        let verdict =
+            self.changes.contains(&Change::Worse) || self.changes.contains(&Change::Better);
+        self.tested() && !verdict && self.changes.contains(&Change::Undecided)
     }
 
     fn tested(&self) -> bool {
@@ -168,7 +189,16 @@ impl Row {
                 .join(", ")
         };
         let (worse, better) = (moved(Change::Worse), moved(Change::Better));
+        let undecided = moved(Change::Undecided);
         match (worse.is_empty(), better.is_empty()) {
+            (true, true) if !self.tested() && self.pairs.as_ref().is_some_and(|p| p.crossover) => {
+                let p = self.pairs.as_ref().expect("paired");
+                format!(
+                    "no verdict ({} runs, {}; a test needs {MIN_REPETITIONS})",
+                    p.runs,
+                    crate::plan::count(p.units as u64, "crossover", "crossovers")
+                )
+            }
             (true, true) if !self.tested() && self.pairs.is_some() => format!(
                 "no verdict ({} runs; a test needs {MIN_REPETITIONS})",
                 self.pairs.as_ref().map_or(0, |p| p.runs)
@@ -178,6 +208,12 @@ impl Row {
                 self.a.repetitions(),
                 self.b.repetitions()
             ),
+            (true, true) if !undecided.is_empty() => {
+                format!(
+                    "undecided ({undecided}: across ±{}%)",
+                    self.threshold * 100.0
+                )
+            }
             (true, true) => "within noise".to_string(),
             (false, true) => format!("REGRESSION ({worse}){}", self.why()),
             (true, false) => format!("improved ({better}){}", self.why()),
@@ -216,6 +252,8 @@ pub struct Comparison {
     pub readers: Vec<readers::ReaderRow>,
     /// The test hooks set in A's runs and in B's (`planted`): a test, not a measurement.
     pub planted: [BTreeSet<String>; 2],
+    /// An A/B comparison's cells whose runs met CPU interference.
+    pub interference: Vec<interference::Interference>,
 }
 
 /// The test hooks set in any of these runs.
@@ -274,8 +312,26 @@ impl Comparison {
     }
 
     /// Rows without a verdict for lack of repetitions.
-    fn untested(&self) -> usize {
+    pub fn untested(&self) -> usize {
         self.rows.iter().filter(|r| !r.tested()).count()
+    }
+
+    /// Cells without a verdict (in their commits or their reads) whose interval reaches
+    /// across the threshold somewhere: undecided.
+    pub fn undecided(&self) -> usize {
+        let judged: BTreeSet<&str> = (self.rows.iter().chain(&self.read_rows))
+            .filter(|r| {
+                r.changes
+                    .iter()
+                    .any(|c| matches!(c, Change::Better | Change::Worse))
+            })
+            .map(|r| r.cell.as_str())
+            .collect();
+        let undecided: BTreeSet<&str> = (self.rows.iter().chain(&self.read_rows))
+            .filter(|r| r.undecided() && !judged.contains(r.cell.as_str()))
+            .map(|r| r.cell.as_str())
+            .collect();
+        undecided.len()
     }
 
     /// Cells with more requests, round trips or bytes per operation in every run of B.
@@ -302,13 +358,19 @@ impl Comparison {
     }
 
     /// 5 for a regression the gate looks at (a significant time regression, a count that
-    /// grew, readers' anomalies or lag) with `--fail-on-regression`, else 0.
+    /// grew, readers' anomalies or lag) with `--fail-on-regression`; else, with
+    /// `--fail-on-undecided` and a gate that looks at the time, 7 where a cell's time was
+    /// not judged (undecided, or too few runs for a test); else 0.
     pub fn exit_code(&self, v: &VerdictArgs) -> u8 {
-        let time = matches!(v.gate, Gate::Time | Gate::Both) && self.regressions() > 0;
+        let on_time = matches!(v.gate, Gate::Time | Gate::Both);
+        let time = on_time && self.regressions() > 0;
         let counts = matches!(v.gate, Gate::Counts | Gate::Both) && self.count_regressions() > 0;
         let counts = counts || self.reader_regressions(v.gate) > 0;
+        let unjudged = on_time && self.undecided() + self.untested() > 0;
         if v.fail_on_regression && (time || counts) {
             exit::REGRESSION
+        } else if v.fail_on_undecided && unjudged {
+            exit::UNDECIDED
         } else {
             exit::OK
         }
@@ -369,17 +431,13 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
     (a > 0.0).then(|| b / a)
 }
 
-/// Classify a ratio: for throughput higher is better, for latency lower is. A change is a
-/// verdict only when its whole confidence interval lies beyond the threshold: a one-sided
-/// test at 2.5 % that the change exceeds the threshold (with threshold 0, that it exists).
+/// Classify a ratio by its test's interval against ±`t`: for throughput higher is better,
+/// for latency lower is. A verdict only when the whole interval lies beyond the threshold (a
+/// one-sided test at 2.5 % that the change exceeds it; with threshold 0, that it exists);
+/// "within noise" only when it lies wholly inside ±threshold; across an edge, undecided.
+/// Without a test, untested whatever the ratio.
 fn change(ratio: Option<f64>, test: Option<&RatioTest>, t: f64, higher_is_better: bool) -> Change {
-    let Some(r) = ratio else {
-        return Change::Same;
-    };
-    if (r - 1.0).abs() <= t {
-        return Change::Same;
-    }
-    let Some(test) = test else {
+    let (Some(_), Some(test)) = (ratio, test) else {
         return Change::Untested;
     };
     let (lo, hi) = test.ci;
@@ -387,8 +445,10 @@ fn change(ratio: Option<f64>, test: Option<&RatioTest>, t: f64, higher_is_better
         true
     } else if hi < 1.0 - t {
         false
+    } else if lo >= 1.0 - t && hi <= 1.0 + t {
+        return Change::Same;
     } else {
-        return Change::Noise;
+        return Change::Undecided;
     };
     if up == higher_is_better {
         Change::Better
@@ -419,6 +479,7 @@ fn row(
         pairs: None,
         explanation: None,
         of_role: false,
+        threshold: t,
     }
 }
 
@@ -598,14 +659,32 @@ pub(crate) mod tests {
             ratio: 1.2,
             ci: (1.05, 1.3),
         };
-        assert_eq!(change(Some(1.05), Some(&up), 0.1, true), Change::Same);
+        let inside = RatioTest {
+            ratio: 1.02,
+            ci: (0.95, 1.08),
+        };
+        // Wholly above 1 yet across +10 %: undecided, never "within noise".
+        let above = RatioTest {
+            ratio: 1.05,
+            ci: (1.01, 1.12),
+        };
         assert_eq!(change(Some(1.2), Some(&up), 0.1, true), Change::Better);
         assert_eq!(change(Some(0.8), Some(&down), 0.1, true), Change::Worse);
         assert_eq!(change(Some(1.2), Some(&up), 0.1, false), Change::Worse);
-        assert_eq!(change(Some(1.2), Some(&near), 0.1, true), Change::Noise);
+        assert_eq!(change(Some(1.2), Some(&near), 0.1, true), Change::Undecided);
         assert_eq!(change(Some(1.2), Some(&near), 0.0, true), Change::Better);
+        assert_eq!(change(Some(1.02), Some(&inside), 0.1, true), Change::Same);
+        assert_eq!(
+            change(Some(1.05), Some(&above), 0.1, true),
+            Change::Undecided
+        );
+        assert_eq!(
+            change(Some(1.02), Some(&inside), 0.0, true),
+            Change::Undecided
+        );
         assert_eq!(change(Some(1.2), None, 0.1, true), Change::Untested);
-        assert_eq!(change(None, None, 0.1, false), Change::Same);
+        assert_eq!(change(Some(1.0), None, 0.1, true), Change::Untested);
+        assert_eq!(change(None, None, 0.1, false), Change::Untested);
         assert_eq!(ratio(0.0, 5.0), None);
     }
 
@@ -622,15 +701,63 @@ pub(crate) mod tests {
             "{}",
             c.rows[0].verdict()
         );
-        // A wide spread: beyond 10 % on the median, and not significant.
+        // A wide spread: beyond 10 % on the median, and not significant: undecided, its
+        // interval named.
         let wobbly = reps(&[88.0, 140.0, 60.0, 130.0, 85.0], None);
         let c = compare(&a, &wobbly, 10.0, 0.0);
         assert!(!c.rows[0].regressed(), "{:?}", c.rows[0]);
-        assert_eq!(c.rows[0].verdict(), "within noise");
+        let v = c.rows[0].verdict();
+        assert!(
+            v.starts_with("undecided (ops/s ") && v.ends_with(": across ±10%)"),
+            "{v}"
+        );
+        // Tight and close: within noise.
+        let close = reps(&[101.0, 103.0, 98.0, 100.0, 99.5], None);
+        assert_eq!(
+            compare(&a, &close, 10.0, 0.0).rows[0].verdict(),
+            "within noise"
+        );
         // Too few repetitions: no verdict, however large the change.
         let c = compare(&a[..2], &slow[..2], 10.0, 0.0);
         assert_eq!(c.regressions(), 0);
         assert_eq!(c.rows[0].verdict(), "no verdict (2/2 repetitions)");
+    }
+
+    /// `--fail-on-regression` exits 5 on a regression; `--fail-on-undecided` exits 7 where
+    /// nothing regressed but a cell could not be judged; a regression wins over both.
+    #[test]
+    fn a_gate_can_refuse_what_it_could_not_judge() {
+        let a = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
+        let close = reps(&[101.0, 103.0, 98.0, 100.0, 99.5], None);
+        let wobbly = reps(&[88.0, 140.0, 60.0, 130.0, 85.0], None);
+        let slow = reps(&[80.0, 83.0, 78.0, 81.0, 79.0], None);
+        let gate = |regression: bool, undecided: bool| VerdictArgs {
+            threshold: 10.0,
+            fail_on_regression: regression,
+            fail_on_undecided: undecided,
+            gate: Gate::Both,
+            format: Format::Text,
+        };
+        let code = |b: &[Record], v: VerdictArgs| compare(&a, b, 10.0, 0.0).exit_code(&v);
+        assert_eq!(
+            code(&wobbly, gate(true, false)),
+            exit::OK,
+            "undecided passes"
+        );
+        assert_eq!(code(&wobbly, gate(true, true)), exit::UNDECIDED);
+        assert_eq!(code(&close, gate(true, true)), exit::OK, "within noise");
+        assert_eq!(
+            code(&a[..2], gate(false, true)),
+            exit::UNDECIDED,
+            "untested"
+        );
+        assert_eq!(code(&slow, gate(true, true)), exit::REGRESSION);
+        // Counts alone: the time is not the gate's to judge.
+        let counts = VerdictArgs {
+            gate: Gate::Counts,
+            ..gate(true, true)
+        };
+        assert_eq!(code(&wobbly, counts), exit::OK);
     }
 
     /// One estimator per test: the ratio shown and thresholded is the test's own, inside
@@ -667,7 +794,7 @@ pub(crate) mod tests {
         assert_eq!(compare(&a, &slow, 10.0, 0.0).regressions(), 1);
         let c = compare(&a, &slow, 10.0, DEFAULT_BETWEEN_RUNS_PCT);
         assert_eq!(c.regressions(), 0);
-        assert_eq!(c.rows[0].changes[0], Change::Noise);
+        assert_eq!(c.rows[0].changes[0], Change::Undecided);
         let t = c.rows[0].tests[0].unwrap();
         assert!(t.ci.0 < 0.65 && t.ci.1 > 1.0, "widened: {t:?}");
         let half = reps(&[25.0, 26.0, 24.2, 25.2, 24.7], None);
@@ -772,6 +899,24 @@ pub(crate) mod tests {
             "{same}"
         );
         assert_eq!(md, SNAPSHOT, "the comment as pinned");
+        // An undecided cell is no "no change": the headline says it, its row is shown.
+        let wobbly = [
+            cell("cont_a", &[88.0, 140.0, 60.0, 130.0, 85.0]),
+            cell("cont_b", &steady),
+        ];
+        let md = github(&compare(&a, &wobbly.concat(), 10.0, 0.0), "base", "cand");
+        let (head, _) = md.split_once("<details>").unwrap();
+        assert!(
+            head.starts_with(
+                "**bench**: no verdict at ±10 % in 2 cells: 1 undecided (an interval across ±10 \
+                 %), 0 untested, 1 within noise\n"
+            ),
+            "{md}"
+        );
+        assert!(
+            head.contains("`cont_a`") && head.contains("undecided (ops/s"),
+            "{md}"
+        );
     }
 
     const SNAPSHOT: &str = r#"**bench**: 1 cell regressed, 0 improved beyond ±10 % (of 2 cells)
@@ -790,7 +935,7 @@ A: `base` · B: `cand`
 | `cont_a` | 100.000 ±1% | 80.000 ±1% | 0.800 [0.791–0.809] | 10.00 ±1% | 12.50 ±1% | 1.250 | 20.00 ±1% | 25.00 ±1% | 1.250 | **REGRESSION (ops/s -20.0%, CI -20.9%..-19.1%)** |
 | `cont_b` | 100.000 ±1% | 100.000 ±1% | 1.000 [0.989–1.012] | 10.00 ±1% | 10.00 ±1% | 1.000 | 20.00 ±1% | 20.00 ±1% | 1.000 | within noise |
 
-2 cells compared: 1 regressed, 0 improved, 1 within noise (a verdict needs the ratio's 95 % confidence interval [..], by Welch's t-test on logarithms, to lie entirely beyond ±10%, and p50 and p99 are tested only with at least 20 and 1,000 operations a repetition; B/A above 1 is faster for ops/s, slower for latency; ±% is the coefficient of variation over repetitions)
+2 cells compared: 1 regressed, 0 improved, 1 within noise, 0 undecided (a verdict needs the ratio's 95 % confidence interval [..], by Welch's t-test on logarithms, to lie entirely beyond ±10%, within noise entirely within it, undecided across it; p50 and p99 are tested only with at least 20 and 1,000 operations a repetition; B/A above 1 is faster for ops/s, slower for latency; ±% is the coefficient of variation over repetitions)
 separate runs differ by what the machine did between them; to decide between two builds, use `bench ab`, which pairs them inside each run
 
 </details>
@@ -830,6 +975,7 @@ separate runs differ by what the machine did between them; to decide between two
                         reads: Vec::new(),
                     },
                     None,
+                    (arm == "A") == (rep % 2 == 1),
                 ));
                 out.push(r);
             }

@@ -45,6 +45,8 @@ pub fn paired(records: &[Record], threshold_pct: f64) -> Comparison {
             rows.push(r);
         }
         c.counts.extend(counts::count_row(tag, &pa, &pb));
+        c.interference
+            .extend(interference::Interference::of(tag, &pa, &pb));
         c.readers
             .extend(readers::ReaderRow::of(tag, (&pa, &pb), 0.0));
         c.rows.extend(roles::rows((&pa, &pb), true, (t, 0.0)));
@@ -93,22 +95,35 @@ pub fn run_secs(r: &Record) -> f64 {
     }
 }
 
+/// What a cell's runs with pairs formed inside them add up to: their crossovers' sums
+/// (`stats::paired::crossovers`), of its operations or of a mixed cell's reads; the pilot's
+/// crossovers apart when `--precision` fixed the count after a pilot; the pairs and the runs
+/// behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inside {
+    pub blocks: Vec<Batch>,
+    pub pilot: Option<Vec<Batch>>,
+    pub pairs: usize,
+    pub runs: usize,
+}
+
+/// The records' repetitions, in the order given.
+fn reps(pa: &[&Record]) -> Vec<u32> {
+    pa.iter().map(|r| r.repetition).collect()
+}
+
 /// The runs of a cell whose pairs formed inside them (records in pairs, A's and B's of each
-/// repetition), summed: of its operations or of a mixed cell's reads; with the pilot's runs
-/// apart when `--precision` fixed the count after a pilot; and the number of pairs. `None`
-/// unless every record carries its units.
-pub fn inside_batches(
-    pa: &[&Record],
-    pb: &[&Record],
-    reads: bool,
-) -> Option<(Vec<Batch>, Option<Vec<Batch>>, usize)> {
+/// repetition, from [`pairs_of`]), summed crossover by crossover. `None` unless every record
+/// carries its units.
+pub fn inside_batches(pa: &[&Record], pb: &[&Record], reads: bool) -> Option<Inside> {
     pa.first()?.paired.as_ref()?;
     let pilot = pa
         .iter()
         .chain(pb)
         .filter_map(|r| r.paired.as_ref()?.pilot_repetitions)
         .max();
-    let (mut all, mut before, mut pairs) = (Vec::new(), Vec::new(), 0);
+    let mut runs = Vec::new();
+    let mut pairs = 0;
     for (ra, rb) in pa.iter().zip(pb) {
         let (ua, ub) = (ra.paired.as_ref()?, rb.paired.as_ref()?);
         let (ua, ub) = if reads {
@@ -116,17 +131,30 @@ pub fn inside_batches(
         } else {
             (ua.ops(), ub.ops())
         };
-        if ua.is_empty() || ub.is_empty() {
-            continue;
-        }
-        pairs += ua.len().min(ub.len());
-        let run = run_batch(&ua, &ub);
-        if pilot.is_some_and(|p| ra.repetition <= p) {
-            before.push(run);
-        }
-        all.push(run);
+        // A run without units of this kind (a mixed cell's reads) is no observation.
+        let run = (!ua.is_empty() && !ub.is_empty()).then(|| run_batch(&ua, &ub));
+        pairs += run.map_or(0, |_| ua.len().min(ub.len()));
+        runs.push(run);
     }
-    Some((all, pilot.map(|_| before), pairs))
+    let mut inside = Inside {
+        blocks: Vec::new(),
+        pilot: pilot.map(|_| Vec::new()),
+        pairs,
+        runs: runs.iter().flatten().count(),
+    };
+    for [i, j] in crossovers(&reps(pa)) {
+        let (Some(x), Some(y)) = (runs[i], runs[j]) else {
+            continue;
+        };
+        let block = x.plus(y);
+        if let (Some(p), Some(before)) = (pilot, inside.pilot.as_mut())
+            && pa[j].repetition <= p
+        {
+            before.push(block);
+        }
+        inside.blocks.push(block);
+    }
+    Some(inside)
 }
 
 /// A row of an A/B comparison: from pairs inside the runs when the records carry them,
@@ -140,27 +168,31 @@ pub(super) fn paired_row(
     per_sec: &'static str,
 ) -> Row {
     let secs: f64 = pa.iter().chain(pb).map(|r| wall_secs(r)).sum();
-    if let Some((all, pilot, pairs)) = inside_batches(pa, pb, reads) {
+    if let Some(inside) = inside_batches(pa, pb, reads) {
         let kind = pa[0].paired.as_ref().map(|p| p.pairing);
         let per_op = kind.is_some_and(|k| k.per_operation(pa[0].mode == ModeKind::Continuous));
         // Paired runs run both arms at once: their records share one wall time.
         let secs: f64 = pa.iter().map(|r| wall_secs(r)).sum();
-        // A test needs as many runs as an unpaired one needs repetitions.
-        let enough = all.len() >= MIN_REPETITIONS;
+        // A test needs as many crossovers as an unpaired one needs repetitions.
+        let enough = inside.blocks.len() >= MIN_REPETITIONS;
         let throughput = enough
-            .then(|| throughput_ratio(&all, pilot.as_deref()))
+            .then(|| throughput_ratio(&inside.blocks, inside.pilot.as_deref()))
             .flatten();
-        // Medians run by run where a unit is one operation; p99 has no paired test.
+        // Medians run by run, crossover by crossover, where a unit is one operation; p99 has
+        // no paired test.
         let p50 = (enough && per_op && !reads)
             .then(|| {
                 let runs: Vec<(Vec<Unit>, Vec<Unit>)> = pa
                     .iter()
                     .zip(pb)
-                    .filter_map(|(a, b)| Some((a.paired.as_ref()?.ops(), b.paired.as_ref()?.ops())))
+                    .map(|(a, b)| {
+                        let units = |r: &Record| r.paired.as_ref().map(|p| p.ops());
+                        (units(a).unwrap_or_default(), units(b).unwrap_or_default())
+                    })
                     .collect();
                 let refs: Vec<(&[Unit], &[Unit])> =
                     runs.iter().map(|(a, b)| (&a[..], &b[..])).collect();
-                median_ratio(&refs)
+                median_ratio(&refs, &crossovers(&reps(pa)))
             })
             .flatten();
         let tests = [throughput, p50, None];
@@ -168,43 +200,51 @@ pub(super) fn paired_row(
         let mut r = row(cell, (fa, fb), tests, ratios, t, per_sec);
         r.pairs = Some(PairsBehind {
             pairing: kind.map_or("inside", PairingKind::as_str),
-            pairs,
-            runs: all.len(),
+            pairs: inside.pairs,
+            runs: inside.runs,
+            units: inside.blocks.len(),
+            crossover: true,
             secs,
         });
         return r;
     }
-    run_pairs_row(cell, (fa, fb), pa.len(), secs, t, per_sec)
+    // Whole runs of bench ab's arms alternate their order (A B, then B A): crossovers. Runs
+    // of a plan's builds rotate in one order: each pair on its own.
+    let reps = reps(pa);
+    let units = match pa.iter().chain(pb).all(|r| r.arm.is_some()) {
+        true => crossovers(&reps),
+        false => singles(reps.len()),
+    };
+    run_pairs_row(cell, (fa, fb), (reps.len(), &units), secs, t, per_sec)
 }
 
-/// A row of pairs of whole runs (repetition `i` of A with repetition `i` of B): the paired
-/// t-test on their log ratios, figure by figure.
+/// A row of `runs` pairs of whole runs (repetition `i` of A with repetition `i` of B): the
+/// paired t interval on their log ratios over `blocks` (each a crossover of two pairs, or one
+/// pair on its own twice), figure by figure.
 pub(super) fn run_pairs_row(
     cell: &str,
     (fa, fb): (Figures, Figures),
-    runs: usize,
+    (runs, blocks): (usize, &[[usize; 2]]),
     secs: f64,
     t: f64,
     per_sec: &'static str,
 ) -> Row {
-    let enough = runs >= MIN_REPETITIONS;
-    let tests = std::array::from_fn(|i| {
-        let enough = enough && fa.testable(i) && fb.testable(i);
-        let pairs: Vec<(f64, f64)> = fa.values[i]
-            .iter()
-            .copied()
-            .zip(fb.values[i].iter().copied())
-            .collect();
-        enough.then(|| paired_log(&pairs)).flatten()
-    });
-    // Untested, the geometric mean of the pairs' ratios all the same (as a test would).
-    let untested = std::array::from_fn(|i| {
-        let logs: Option<Vec<f64>> = fa.values[i]
+    let enough = blocks.len() >= MIN_REPETITIONS;
+    let logs = |i: usize| -> Vec<Option<f64>> {
+        fa.values[i]
             .iter()
             .zip(&fb.values[i])
             .map(|(&x, &y)| (x > 0.0 && y > 0.0).then(|| (y / x).ln()))
-            .collect();
-        logs.filter(|l| !l.is_empty())
+            .collect()
+    };
+    let tests = std::array::from_fn(|i| {
+        let enough = enough && fa.testable(i) && fb.testable(i);
+        enough.then(|| crossover_log(&logs(i), blocks)).flatten()
+    });
+    // Untested, the geometric mean of the pairs' ratios all the same (as a test would).
+    let untested = std::array::from_fn(|i| {
+        let l: Option<Vec<f64>> = logs(i).into_iter().collect();
+        l.filter(|l| !l.is_empty())
             .map(|l| (l.iter().sum::<f64>() / l.len() as f64).exp())
     });
     let ratios = estimates(&tests, untested);
@@ -213,6 +253,8 @@ pub(super) fn run_pairs_row(
         pairing: "runs",
         pairs: runs,
         runs,
+        units: blocks.len(),
+        crossover: blocks.iter().any(|[i, j]| i != j),
         secs,
     });
     r
@@ -225,9 +267,10 @@ mod tests {
 
     #[test]
     fn ab_results_are_compared_pair_by_pair() {
-        // Drift over time: each pair B is 20 % slower than its A.
-        let a = reps(&[100.0, 90.0, 80.0, 70.0, 60.0], Some("A"));
-        let b = reps(&[80.0, 72.5, 64.0, 55.5, 48.0], Some("B"));
+        // Drift over time: each pair B is 20 % slower than its A; six pairs of whole runs,
+        // three crossovers.
+        let a = reps(&[100.0, 90.0, 80.0, 70.0, 60.0, 50.0], Some("A"));
+        let b = reps(&[80.0, 72.5, 64.0, 55.5, 48.0, 40.5], Some("B"));
         let records: Vec<Record> = a.into_iter().chain(b).collect();
         let c = paired(&records, 10.0);
         assert!(c.paired);
@@ -256,7 +299,10 @@ mod tests {
         assert!(r.tests[2].is_none(), "p99 has no paired test");
         assert_eq!(r.changes[0], Change::Worse);
         let p = r.pairs.as_ref().unwrap();
-        assert_eq!((p.pairing, p.pairs, p.runs), ("lockstep", 360, 6));
+        assert_eq!(
+            (p.pairing, p.pairs, p.runs, p.units),
+            ("lockstep", 360, 6, 3)
+        );
         assert!(
             r.verdict().starts_with("REGRESSION (ops/s -7.4%"),
             "{}",
@@ -265,22 +311,42 @@ mod tests {
         // Identical arms but for B's own noise: within noise.
         let c = paired(&lockstep(6, 60, 1.0), 5.0);
         assert_eq!(c.rows[0].verdict(), "within noise");
-        // Too few pairs for a test: no verdict, said so.
+        // Too few runs for a test: no verdict, said so.
         let c = paired(&lockstep(2, 30, 1.5), 5.0);
-        assert_eq!(c.rows[0].verdict(), "no verdict (2 runs; a test needs 3)");
+        assert_eq!(
+            c.rows[0].verdict(),
+            "no verdict (2 runs, 1 crossover; a test needs 3)"
+        );
     }
 
     #[test]
     fn paired_runs_print_their_own_estimate() {
         // Pairs of runs whose ratio of medians (0.97) differs from the pairs' geometric mean.
-        let a = reps(&[100.0, 50.0, 80.0, 120.0, 90.0], Some("A"));
-        let b = reps(&[110.0, 60.0, 78.0, 116.0, 100.0], Some("B"));
+        let a = reps(&[100.0, 50.0, 80.0, 120.0, 90.0, 70.0], Some("A"));
+        let b = reps(&[110.0, 60.0, 78.0, 116.0, 100.0, 72.0], Some("B"));
         let records: Vec<Record> = a.into_iter().chain(b).collect();
         let c = paired(&records, 10.0);
         let r = &c.rows[0];
         let t = r.tests[0].unwrap();
         assert_eq!(r.ratios[0], Some(t.ratio));
         assert!(t.ci.0 <= t.ratio && t.ratio <= t.ci.1);
-        assert_eq!(r.pairs.as_ref().unwrap().pairing, "runs");
+        let p = r.pairs.as_ref().unwrap();
+        assert_eq!(
+            (p.pairing, p.runs, p.units, p.crossover),
+            ("runs", 6, 3, true)
+        );
+        // Five pairs: two crossovers, the fifth waiting for its partner; no test.
+        let c = paired(
+            &records[..5]
+                .iter()
+                .chain(&records[6..11])
+                .cloned()
+                .collect::<Vec<_>>(),
+            10.0,
+        );
+        assert_eq!(
+            c.rows[0].verdict(),
+            "no verdict (5 runs, 2 crossovers; a test needs 3)"
+        );
     }
 }

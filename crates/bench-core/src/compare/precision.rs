@@ -45,9 +45,11 @@ pub fn decides(t: &RatioTest, threshold: f64) -> bool {
     hi < down || lo > up || (lo >= down && hi <= up)
 }
 
-/// A row's throughput test, if it decides at `threshold`.
+/// Whether a row decides at `threshold`: its throughput has a test, and every figure it
+/// tests (throughput; p50 where a unit is one operation) decides — so that a row is never
+/// left undecided by its p50 when more runs could decide it.
 fn row_decides(r: &Row, threshold: f64) -> bool {
-    r.tests[0].is_some_and(|t| decides(&t, threshold))
+    r.tests[0].is_some() && r.tests.iter().flatten().all(|t| decides(t, threshold))
 }
 
 /// The error the rule may spend at its `look`-th look (1-based): `0.05 · 6 / (π² k²)`.
@@ -56,19 +58,20 @@ pub fn look_alpha(look: usize) -> f64 {
     ALPHA * 6.0 / (std::f64::consts::PI.powi(2) * k * k)
 }
 
-/// The look a test of `runs` runs is: the first run count with a test is look 1.
-pub fn look_of(runs: usize) -> usize {
-    (runs + 1)
+/// The look a test over `units` observations (crossovers) is: the first count with a test
+/// is look 1. A look comes with each new crossover, so every second run.
+pub fn look_of(units: usize) -> usize {
+    (units + 1)
         .saturating_sub(crate::compare::MIN_REPETITIONS)
         .max(1)
 }
 
-/// A 95 % interval of `runs` runs (a t interval on the log scale, `runs − 1` degrees of
-/// freedom) as the sequential rule's interval at that look: the same centre, widened by
-/// `t(α_k) / t(0.05)`.
-pub fn sequential(t: &RatioTest, runs: usize) -> RatioTest {
-    let df = runs.saturating_sub(1).max(1) as f64;
-    let scale = t_critical(look_alpha(look_of(runs)), df) / t_critical(ALPHA, df);
+/// A 95 % interval over `units` observations (crossovers: a t interval on the log scale,
+/// `units − 1` degrees of freedom) as the sequential rule's interval at that look: the same
+/// centre, widened by `t(α_k) / t(0.05)`.
+pub fn sequential(t: &RatioTest, units: usize) -> RatioTest {
+    let df = units.saturating_sub(1).max(1) as f64;
+    let scale = t_critical(look_alpha(look_of(units)), df) / t_critical(ALPHA, df);
     let centre = t.ratio.ln();
     let (lo, hi) = (t.ci.0.ln(), t.ci.1.ln());
     RatioTest {
@@ -80,14 +83,19 @@ pub fn sequential(t: &RatioTest, runs: usize) -> RatioTest {
     }
 }
 
-/// A paired comparison's throughput rows judged by the sequential rule's intervals (what
-/// `bench ab` run until decided reports, so that its verdicts are the rule's).
+/// A paired comparison's rows judged by the sequential rule's intervals, throughput and p50
+/// alike (what `bench ab` run until decided reports, so that its verdicts are the rule's:
+/// a p50 looked at after every crossover spends its error over the looks too).
 pub fn sequential_verdicts(c: &mut Comparison) {
     let t = c.threshold_pct / 100.0;
     for r in c.rows.iter_mut().chain(c.read_rows.iter_mut()) {
-        if let (Some(test), Some(p)) = (r.tests[0], r.pairs.as_ref()) {
-            let runs = p.runs;
-            r.retest_throughput(sequential(&test, runs), t);
+        let Some(units) = r.pairs.as_ref().map(|p| p.units) else {
+            continue;
+        };
+        for i in 0..2 {
+            if let Some(test) = r.tests[i] {
+                r.retest(i, sequential(&test, units), t);
+            }
         }
     }
 }
@@ -144,17 +152,24 @@ pub fn notes(c: &Comparison, state: &State, until: Until, budget: Duration) -> V
                 ));
             }
             (Until::Decided(th), test) if !row_decides(r, th) => {
-                let why = match test {
-                    Some(t) => format!(
-                        "its interval {:+.1} %..{:+.1} % reaches across ±{:.1} %: the change \
-                         is close to the threshold (raise --budget-secs to decide it)",
+                let names = [r.per_sec, "p50"];
+                // The first figure whose interval does not decide, and where it lies.
+                let across = (0..2).find_map(|i| {
+                    let t = r.tests[i].filter(|t| !decides(t, th))?;
+                    Some(format!(
+                        "its {} interval {:+.1} %..{:+.1} % reaches across ±{:.1} %: a change                          close to the threshold, or runs too noisy to tell it (raise                          --budget-secs to decide it)",
+                        names[i],
                         pct(t.ci.0),
                         pct(t.ci.1),
                         th * 100.0
-                    ),
-                    None => format!(
-                        "a test needs {} runs (raise --budget-secs)",
-                        crate::compare::MIN_REPETITIONS
+                    ))
+                });
+                let why = match (test, across) {
+                    (Some(_), Some(why)) => why,
+                    _ => format!(
+                        "a test needs {} crossovers, {} runs (raise --budget-secs)",
+                        crate::compare::MIN_REPETITIONS,
+                        2 * crate::compare::MIN_REPETITIONS
                     ),
                 };
                 out.push(format!(
@@ -172,9 +187,13 @@ pub fn notes(c: &Comparison, state: &State, until: Until, budget: Duration) -> V
     out
 }
 
-/// Runs the pilot must hold before it can fix the count: Stein's count uses the t of the
-/// pilot's degrees of freedom (t(4) = 2.78 for 5 runs; fewer make it larger still).
-pub const PILOT_RUNS: usize = 5;
+/// Crossovers the pilot must hold before it can fix the count (each two runs): Stein's count
+/// uses the t of the pilot's degrees of freedom (t(3) = 3.18 for 4 crossovers; fewer make
+/// it larger still).
+pub const PILOT_CROSSOVERS: usize = 4;
+
+/// The runs of the pilot: [`PILOT_CROSSOVERS`] crossovers.
+pub const PILOT_RUNS: usize = 2 * PILOT_CROSSOVERS;
 
 /// What the pilot says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,16 +218,19 @@ fn of_arm<'a>(records: &'a [Record], cell: &Cell, arm: &str) -> Vec<&'a Record> 
 /// a mixed cell, reads alike.
 pub fn decide(cell: &Cell, records: &[Record], precision: f64) -> Decision {
     let (pa, pb) = pairs_of(&of_arm(records, cell, ARM_A), &of_arm(records, cell, ARM_B));
-    let runs = pa.len();
-    if runs < PILOT_RUNS {
+    let Some(inside) = inside_batches(&pa, &pb, false) else {
+        return Decision::MorePilot;
+    };
+    if inside.blocks.len() < PILOT_CROSSOVERS {
         return Decision::MorePilot;
     }
-    let mut need = runs;
+    // Stein's count is of crossovers: twice as many runs.
+    let mut need = pa.len();
     for reads in [false, true] {
-        if let Some((batches, _, _)) = inside_batches(&pa, &pb, reads)
-            && let Some(k) = stein_batches(&batches, precision)
+        if let Some(inside) = inside_batches(&pa, &pb, reads)
+            && let Some(k) = stein_batches(&inside.blocks, precision)
         {
-            need = need.max(k);
+            need = need.max(2 * k);
         }
     }
     Decision::Total(need as u32)
@@ -299,13 +321,13 @@ mod tests {
     }
 
     #[test]
-    fn the_pilot_needs_five_runs_then_stein_fixes_the_count() {
-        assert_eq!(decide(&cell(), &records(4), 0.02), Decision::MorePilot);
-        // 5 runs: the count is fixed; these runs differ by about 1 %, so ±5 % needs no more
-        // than the pilot, ±0.01 % far more.
-        assert_eq!(decide(&cell(), &records(5), 0.05), Decision::Total(5));
-        match decide(&cell(), &records(5), 0.0001) {
-            Decision::Total(n) => assert!(n > 5, "{n}"),
+    fn the_pilot_needs_four_crossovers_then_stein_fixes_the_count() {
+        assert_eq!(decide(&cell(), &records(7), 0.02), Decision::MorePilot);
+        // 8 runs, 4 crossovers: the count is fixed; these runs differ by about 1 %, so ±5 %
+        // needs no more than the pilot, ±0.01 % far more (and in whole crossovers).
+        assert_eq!(decide(&cell(), &records(8), 0.05), Decision::Total(8));
+        match decide(&cell(), &records(8), 0.0001) {
+            Decision::Total(n) => assert!(n > 8 && n % 2 == 0, "{n}"),
             d => panic!("{d:?}"),
         }
         // 4 runs of 2.5 s, both arms together.
@@ -340,7 +362,7 @@ mod tests {
         assert_eq!(label(1, 1, None), None);
         assert_eq!(
             label(4, 3, Some(Until::Precision(0.02))).as_deref(),
-            Some("repetition 4 of a pilot of at least 5")
+            Some("repetition 4 of a pilot of at least 8")
         );
         assert_eq!(
             label(4, 3, Some(Until::Decided(0.05))).as_deref(),
@@ -463,7 +485,7 @@ mod tests {
         assert!(
             notes[0].contains(
                 "undecided at ±5.0 % after 2 runs, when its budget of 120s ran out: a test \
-                 needs 3 runs"
+                 needs 3 crossovers, 6 runs"
             ),
             "{notes:?}"
         );
@@ -485,7 +507,7 @@ mod tests {
     /// than its pilot; one cut short ran out of budget. The note tells them apart.
     #[test]
     fn a_wide_interval_is_blamed_on_what_made_it() {
-        let recs = at_ratio(4, 1.05);
+        let recs = at_ratio(6, 1.05);
         let cmp = crate::compare::paired(&recs, 5.0);
         let mut state = State::new("p");
         let id = cell().id();
@@ -493,8 +515,8 @@ mod tests {
             &id,
             &cell().key(),
             crate::sweep::state::Decided {
-                pilot: 4,
-                repetitions: 4,
+                pilot: 6,
+                repetitions: 6,
                 threshold_pct: None,
             },
         );
@@ -508,14 +530,14 @@ mod tests {
             &id,
             &cell().key(),
             crate::sweep::state::Decided {
-                pilot: 4,
+                pilot: 6,
                 repetitions: 40,
                 threshold_pct: None,
             },
         );
         let cut = notes(&cmp, &state, tight, Duration::from_secs(60));
         assert!(
-            cut[0].contains("budget of 60s ran out after 4 runs"),
+            cut[0].contains("budget of 60s ran out after 6 runs"),
             "{cut:?}"
         );
     }

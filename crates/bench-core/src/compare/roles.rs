@@ -55,7 +55,12 @@ pub(super) fn rows(
         .filter_map(|(name, fa)| {
             let fb = b.get(&name)?.clone();
             let mut row = match paired {
-                true => run_pairs_row(&name, (fa, fb), ra.len(), secs, t, "ops/s"),
+                // bench ab's runs: crossovers.
+                true => {
+                    let reps: Vec<u32> = ra.iter().map(|r| r.repetition).collect();
+                    let units = crate::stats::paired::crossovers(&reps);
+                    run_pairs_row(&name, (fa, fb), (reps.len(), &units), secs, t, "ops/s")
+                }
                 false => unpaired_row(&name, (fa, fb), (t, between), "ops/s"),
             };
             row.of_role = true;
@@ -71,8 +76,8 @@ mod tests {
     use crate::export::record::tests::{record, role};
     use crate::plan::{ModeKind, Operation, Variant};
 
-    /// Three runs of a cell of two roles, the writers' creates at `tps` a second.
-    fn runs(tps: [f64; 3]) -> Vec<Record> {
+    /// Runs of a cell of two roles, the writers' creates at `tps` a second.
+    fn runs(tps: [f64; 6]) -> Vec<Record> {
         tps.iter()
             .enumerate()
             .map(|(i, &t)| {
@@ -93,7 +98,11 @@ mod tests {
 
     #[test]
     fn a_role_cell_is_compared_operation_by_operation() {
-        let (a, b) = (runs([100.0, 101.0, 99.0]), runs([80.0, 81.0, 79.0]));
+        // Six runs: three crossovers where paired.
+        let (a, b) = (
+            runs([100.0, 101.0, 99.0, 100.0, 101.0, 99.0]),
+            runs([80.0, 81.0, 79.0, 80.0, 81.0, 79.0]),
+        );
         let (ra, rb): (Vec<&Record>, Vec<&Record>) = (a.iter().collect(), b.iter().collect());
         for paired in [false, true] {
             let rows = rows((&ra, &rb), paired, (0.05, 0.0));

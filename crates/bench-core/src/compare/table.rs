@@ -116,6 +116,7 @@ fn notes(c: &Comparison, a: &str, b: &str) -> Vec<String> {
             "{cell} was measured with different parameters: {d}"
         ));
     }
+    n.extend(c.interference.iter().map(|i| i.note()));
     n
 }
 
@@ -349,10 +350,20 @@ fn summary_line(c: &Comparison) -> String {
         .rows
         .iter()
         .any(|r| r.pairs.as_ref().is_some_and(|p| p.pairing != "runs"));
+    let crossed = c
+        .rows
+        .iter()
+        .any(|r| r.pairs.as_ref().is_some_and(|p| p.crossover));
     let test = match (c.paired, inside) {
         (true, true) => {
-            "the ratio of the arms' pooled throughputs, each run of a cell one observation \
-             (p50: the runs' median ratios; p99 not tested)"
+            "the ratio of the arms' pooled throughputs, each crossover of a cell's runs (two \
+             runs, each arm first in one) one observation (p50: the runs' median ratios; p99 \
+             not tested)"
+                .to_string()
+        }
+        (true, false) if crossed => {
+            "the paired t-test on log ratios, each crossover of pairs of runs (A B, then B A) \
+             one observation"
                 .to_string()
         }
         (true, false) => "the paired t-test on log ratios".to_string(),
@@ -364,16 +375,18 @@ fn summary_line(c: &Comparison) -> String {
         (false, _) => "Welch's t-test on logarithms".to_string(),
     };
     let untested = c.untested();
+    let undecided = c.undecided();
     let mut s = format!(
-        "{} compared: {} regressed, {} improved, {} within noise{} (a verdict needs the \
-         ratio's 95 % confidence interval [..], by {test}, to lie entirely beyond ±{}%, and p50 \
-         and p99 are tested only with at least 20 and 1,000 operations a repetition; B/A above \
-         1 is faster for ops/s, slower for latency; ±% is the coefficient of variation over \
+        "{} compared: {} regressed, {} improved, {} within noise, {undecided} undecided{} (a \
+         verdict needs the ratio's 95 % confidence interval [..], by {test}, to lie entirely \
+         beyond ±{}%, within noise entirely within it, undecided across it; p50 and p99 are \
+         tested only with at least 20 and 1,000 operations a repetition; B/A above 1 is \
+         faster for ops/s, slower for latency; ±% is the coefficient of variation over \
          repetitions)\n",
         crate::plan::count(c.rows.len() as u64, "cell", "cells"),
         c.regressions(),
         improved,
-        c.rows.len() - c.regressions() - improved - untested,
+        c.rows.len() - c.regressions() - improved - untested - undecided,
         if untested > 0 {
             format!(", {untested} without a verdict")
         } else {
@@ -425,7 +438,7 @@ pub fn markdown(c: &Comparison, a: &str, b: &str) -> String {
 }
 
 /// A comparison as a pull request comment (GitHub-flavoured Markdown): a one-line headline,
-/// a table of only the cells whose verdict crossed the threshold (or that none did), and
+/// a table of only the cells with a verdict (where none has one, the undecided ones), and
 /// every table inside `<details>`. Warnings stay on stderr, so this is all of stdout.
 pub fn github(c: &Comparison, a: &str, b: &str) -> String {
     let cells = c.rows.len();
@@ -442,21 +455,36 @@ pub fn github(c: &Comparison, a: &str, b: &str) -> String {
         0 => counts,
         n => format!("{counts}; readers: {n} regressed"),
     };
-    let mut s = if worse + better == 0 {
+    let (undecided, untested) = (c.undecided(), c.untested());
+    let mut s = if worse + better + undecided + untested == 0 {
         format!("**bench**: no change beyond ±{t} % in {cells} cells{counts}\n\n")
+    } else if worse + better == 0 {
+        // Not "no change": an undecided cell could hide one.
+        format!(
+            "**bench**: no verdict at ±{t} % in {}: {undecided} undecided (an interval across \
+             ±{t} %), {untested} untested, {} within noise{counts}\n\n",
+            crate::plan::count(cells as u64, "cell", "cells"),
+            cells - undecided - untested
+        )
     } else {
         let regressed = crate::plan::count(worse as u64, "cell regressed", "cells regressed");
+        let undecided = match undecided {
+            0 => String::new(),
+            n => format!("; {n} undecided"),
+        };
         format!(
-            "**bench**: {regressed}, {better} improved beyond ±{t} % (of {cells} cells){counts}\n\n"
+            "**bench**: {regressed}, {better} improved beyond ±{t} % (of {cells} \
+             cells{undecided}){counts}\n\n"
         )
     };
     s.push_str(&format!("A: `{a}` · B: `{b}`\n\n"));
-    let moved = |rows: &[Row]| -> Vec<Row> {
-        (rows.iter())
-            .filter(|r| (r.changes.iter()).any(|ch| matches!(ch, Change::Better | Change::Worse)))
-            .cloned()
-            .collect()
+    // The cells with a verdict; where none has one, the undecided ones (one could hide a
+    // change).
+    let shown = |r: &Row| match worse + better {
+        0 => r.undecided(),
+        _ => (r.changes.iter()).any(|ch| matches!(ch, Change::Better | Change::Worse)),
     };
+    let moved = |rows: &[Row]| -> Vec<Row> { rows.iter().filter(|r| shown(r)).cloned().collect() };
     let (rows, reads) = (moved(&c.rows), moved(&c.read_rows));
     if !rows.is_empty() {
         s.push_str(&table_md(&rows, &HEADER, c.paired));

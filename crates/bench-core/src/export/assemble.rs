@@ -415,6 +415,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
+        worker_cpu: m.cpu.as_ref().map(crate::sched::CpuUse::rounded),
         arm: p.arm.map(str::to_string),
         paired: None,
         variant_name: variant_name(cell),

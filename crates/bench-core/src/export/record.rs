@@ -157,6 +157,11 @@ pub struct Record {
     /// workers; absent where the workers did not report it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_rss_peak_kib: Option<RssPeak>,
+    /// What the CPU scheduler did to the workers' threads during their measured operations
+    /// (Linux): their time on a CPU, their time runnable but waiting for one (a neighbour's
+    /// load), and their time on each CPU; absent where the workers did not tell it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_cpu: Option<crate::sched::CpuUse>,
     /// `bench ab` only: which arm's workers measured this record, `A` (the baseline) or
     /// `B` (the candidate); absent from the records of `bench run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -377,7 +382,7 @@ pub struct ServiceFigures {
 }
 
 /// How a run's copy of its golden went.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CopyTime {
     pub objects: u64,
     pub parallelism: u32,
@@ -424,10 +429,15 @@ pub struct PairUnits {
     /// runs (on the records after the pilot).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pilot_repetitions: Option<u32>,
+    /// Whether this arm went first in the run: its copy made first, its workers started
+    /// first, its operation or slice first in each turn (arm A in odd repetitions, B in even
+    /// ones).
+    #[serde(default)]
+    pub first: bool,
 }
 
 impl PairUnits {
-    pub fn new(pairing: PairingKind, u: &ArmUnits, pilot: Option<u32>) -> PairUnits {
+    pub fn new(pairing: PairingKind, u: &ArmUnits, pilot: Option<u32>, first: bool) -> PairUnits {
         // Microseconds are all a unit's time can resolve.
         let ms = |x: f64| (x * 1000.0).round() / 1000.0;
         let reads: Vec<u64> = u.reads.iter().map(|x| x.ops as u64).collect();
@@ -441,6 +451,7 @@ impl PairUnits {
                 Vec::new()
             },
             pilot_repetitions: pilot,
+            first,
         }
     }
 
@@ -641,6 +652,7 @@ pub(crate) mod tests {
             hosts: vec!["h".into()],
             open_ms: None,
             worker_rss_peak_kib: None,
+            worker_cpu: None,
             arm: None,
             paired: None,
             variant_name: None,

@@ -538,6 +538,7 @@ fn op(h: &Header, invoke: &Event, done: Option<&Event>) -> Result<Op, String> {
                 None => Some("invoked and never completed: its worker died with it".to_string()),
             },
             manifest: d.manifest,
+            cpu: None,
         },
         outcome,
         observed,

@@ -150,20 +150,6 @@ pub fn welch_log(a: &[f64], b: &[f64]) -> Option<RatioTest> {
     ))
 }
 
-/// The paired t-test on log ratios `ln(b_i / a_i)`: the geometric mean of the ratios, its
-/// interval and p. `None` with fewer than two pairs or a value that is not positive.
-pub fn paired_log(pairs: &[(f64, f64)]) -> Option<RatioTest> {
-    if pairs.len() < 2 {
-        return None;
-    }
-    let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-    let (la, lb) = (logs(&a)?, logs(&b)?);
-    let d: Vec<f64> = la.iter().zip(&lb).map(|(x, y)| y - x).collect();
-    let (mean, var) = mean_var(&d);
-    let n = d.len() as f64;
-    Some(ratio_test(mean, (var / n).sqrt(), n - 1.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,22 +216,5 @@ mod tests {
         assert!(!significant(&t) && t.ci.0 < 1.0 && 1.0 < t.ci.1, "{t:?}");
         assert!(welch_log(&a, &[1.0]).is_none());
         assert!(welch_log(&a, &[0.0, 1.0]).is_none());
-    }
-
-    #[test]
-    fn paired_ratios_cancel_drift() {
-        // A machine slowing down over time: the pairs still show B 20 % slower.
-        let pairs: Vec<(f64, f64)> = [100.0, 90.0, 80.0, 70.0, 60.0]
-            .iter()
-            .zip([1.21, 1.19, 1.2, 1.22, 1.18])
-            .map(|(&a, r)| (a, a * r))
-            .collect();
-        let t = paired_log(&pairs).unwrap();
-        assert!(significant(&t) && t.ci.0 < 1.2 && 1.2 < t.ci.1, "{t:?}");
-        // Whereas unpaired, the drift hides it.
-        let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-        assert!(!significant(&welch_log(&a, &b).unwrap()));
-        let same = paired_log(&[(5.0, 5.0), (6.0, 6.0), (7.0, 7.0)]).unwrap();
-        assert_eq!((same.ratio, same.ci), (1.0, (1.0, 1.0)));
     }
 }

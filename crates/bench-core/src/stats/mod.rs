@@ -13,7 +13,7 @@ pub use crate::counts::{
     CriticalPath, IoCounts, IoPerOp, Request, Typical, TypicalOp, critical_path,
 };
 pub use inference::{
-    ALPHA, RatioTest, Spread, mean_var, paired_log, spread, t_critical, t_two_sided_p, welch_log,
+    ALPHA, RatioTest, Spread, mean_var, spread, t_critical, t_two_sided_p, welch_log,
 };
 pub use latency::{Latencies, LatencySummary, throughput};
 pub use paired::Unit;

@@ -6,23 +6,32 @@
 //! `R = (Σ ops_B / Σ ms_B) / (Σ ops_A / Σ ms_A)`: for lockstep pairs (one operation per
 //! unit) the ratio of mean latencies A/B, for slices the ratio of the arms' goodputs.
 //!
-//! **Its interval** treats each *run* of the cell (a repetition: both arms' processes on
-//! fresh copies) as one observation, the cluster of its pairs ([`Batch`]): `ln R` is
-//! linearised (the delta method) into one influence value per run,
+//! **Its interval** treats each *crossover* of the cell as one observation: runs `2j − 1`
+//! and `2j` (both arms' processes on fresh copies, arm A first in the one and arm B in the
+//! other: its copy made first, its workers started first, its operation first in each
+//! turn), the sums of their pairs ([`crossovers`]). `ln R` is linearised (the delta method)
+//! into one influence value per crossover,
 //! `ψ_j = ops_Bj/mean(ops_B) − ms_Bj/mean(ms_B) − ops_Aj/mean(ops_A) + ms_Aj/mean(ms_A)`
-//! (mean 0 by construction), and `ln R ± t(k−1) · sd(ψ)/√k` over the `k` runs, taken back
-//! with `exp`, is the interval; it always contains `R`.
+//! (mean 0 by construction), and `ln R ± t(k−1) · sd(ψ)/√k` over the `k` crossovers, taken
+//! back with `exp`, is the interval; it always contains `R`.
 //!
-//! Why runs and not the pairs themselves: inside a run, pairing cancels whatever slows both
-//! arms alike (a neighbour's load, the machine's drift), so a run's ratio is precise — but
-//! each run has its own processes (their memory layout, their caches, where their copies
-//! lie), and that luck is shared by every pair of the run: more pairs in one run cannot
-//! average it away, only more runs can. On a 2-core VM it is as large as the noise of a
-//! run's 100 pairs (runs' ratios spread by 2.4 % where their pairs explain 1.8 %), so
-//! batches of pairs inside runs would give intervals too narrow; the unit tests show both on
-//! simulated runs. Runs are independent by construction (fresh copies, fresh processes), a
-//! run's sums are close to normal by the central limit theorem, and the correlation of
-//! neighbouring commits stays inside a run: the t interval over runs holds.
+//! Why not the pairs themselves: inside a run, pairing cancels whatever slows both arms
+//! alike (a neighbour's load, the machine's drift), so a run's ratio is precise — but each
+//! run has its own processes (their memory layout, their caches, where their copies lie),
+//! and that luck is shared by every pair of the run: more pairs in one run cannot average it
+//! away, only more runs can. On a 2-core VM it is as large as the noise of a run's 100 pairs
+//! (runs' ratios spread by 2.4 % where their pairs explain 1.8 %), so batches of pairs inside
+//! runs would give intervals too narrow; the unit tests show both on simulated runs.
+//!
+//! Why crossovers and not single runs: what going first gives a process is shared by the
+//! runs taken close together, and is the same arm's in each while the order is fixed.
+//! Beside a CPU neighbour, runs taken in one of its busy phases favoured the same arm, run
+//! after run (their ratios' lag-1 correlation +0.11 to +0.19 with A always started first),
+//! so an interval over single runs, looked at after a few of them, decided on that luck. In
+//! a crossover each arm goes first once, so whatever going first gives cancels inside it
+//! (the lag-1 correlation of consecutive runs became negative, and that of consecutive
+//! crossovers −0.31 to −0.03: `scripts/figures/ab-interference.sh cause`); a run whose
+//! partner has not run yet is in no crossover.
 //!
 //! **Until the answer is clear** ([`stein_batches`]): Stein's two-stage procedure. A pilot
 //! of `k0` runs gives `s0`; the number of runs that makes the half-width at most `h` is
@@ -87,6 +96,56 @@ pub struct ArmUnits {
 pub struct Batch {
     pub a: Unit,
     pub b: Unit,
+}
+
+impl Batch {
+    /// Two runs' sums added: a crossover's.
+    pub fn plus(self, o: Batch) -> Batch {
+        let add = |x: Unit, y: Unit| Unit {
+            ms: x.ms + y.ms,
+            ops: x.ops + y.ops,
+        };
+        Batch {
+            a: add(self.a, o.a),
+            b: add(self.b, o.b),
+        }
+    }
+}
+
+/// The crossovers among a cell's runs, given their repetitions: the indices of runs
+/// `2j − 1` and `2j` (arm A first in the one, arm B in the other), in order of `j`. A run
+/// whose partner is missing is in none.
+pub fn crossovers(reps: &[u32]) -> Vec<[usize; 2]> {
+    let at = |r: u32| reps.iter().position(|&x| x == r);
+    let mut odd: Vec<u32> = reps.iter().copied().filter(|r| r % 2 == 1).collect();
+    odd.sort_unstable();
+    odd.dedup();
+    odd.into_iter()
+        .filter_map(|r| Some([at(r)?, at(r + 1)?]))
+        .collect()
+}
+
+/// `n` pairs of runs each on its own, in the shape of [`crossovers`] (each pair twice): for
+/// pairs whose order does not alternate.
+pub fn singles(n: usize) -> Vec<[usize; 2]> {
+    (0..n).map(|i| [i, i]).collect()
+}
+
+/// The geometric mean of per-run log ratios, crossover by crossover (a crossover's value:
+/// the mean of its two runs'), with the t interval over the crossovers; `None` with fewer
+/// than 2 crossovers whose runs both have a value.
+pub fn crossover_log(logs: &[Option<f64>], blocks: &[[usize; 2]]) -> Option<RatioTest> {
+    let v: Vec<f64> = blocks
+        .iter()
+        .filter_map(|&[i, j]| Some((logs.get(i).copied()?? + logs.get(j).copied()??) / 2.0))
+        .collect();
+    let k = v.len();
+    if k < 2 {
+        return None;
+    }
+    let (m, _) = mean(v.iter().copied());
+    let half = t_critical(ALPHA, (k - 1) as f64) * sd(&v) / (k as f64).sqrt();
+    Some(around(m, half))
 }
 
 /// The sums of one run's pairs (`a[i]` with `b[i]`; extra units of the longer side are
@@ -178,18 +237,18 @@ pub fn half_width(t: &RatioTest) -> f64 {
     ((t.ci.1 / t.ci.0).ln() / 2.0).exp() - 1.0
 }
 
-/// The ratio of medians B/A of operation pairs, run by run: the geometric mean over runs of
-/// `median(B's latencies) / median(A's latencies)` in each, with the t interval over the
-/// runs' log ratios. Units with no successful operation are left out of the medians.
-/// `None` with fewer than 2 runs that have a median on both sides.
-pub fn median_ratio(runs: &[(&[Unit], &[Unit])]) -> Option<RatioTest> {
+/// The ratio of medians B/A of operation pairs: per run `median(B's latencies) /
+/// median(A's latencies)`, their logs averaged crossover by crossover ([`crossover_log`]).
+/// Units with no successful operation are left out of the medians. `None` with fewer than
+/// 2 crossovers that have a median on both sides in both runs.
+pub fn median_ratio(runs: &[(&[Unit], &[Unit])], blocks: &[[usize; 2]]) -> Option<RatioTest> {
     let med = |u: &[Unit]| {
         let v: Vec<f64> = u.iter().filter(|x| x.ops > 0.0).map(|x| x.ms).collect();
         (!v.is_empty()).then(|| super::median(v))
     };
-    let logs: Vec<f64> = runs
+    let logs: Vec<Option<f64>> = runs
         .iter()
-        .filter_map(|&(a, b)| {
+        .map(|&(a, b)| {
             let n = a.len().min(b.len());
             match (med(&a[..n]), med(&b[..n])) {
                 (Some(x), Some(y)) if x > 0.0 && y > 0.0 => Some((y / x).ln()),
@@ -197,13 +256,7 @@ pub fn median_ratio(runs: &[(&[Unit], &[Unit])]) -> Option<RatioTest> {
             }
         })
         .collect();
-    let k = logs.len();
-    if k < 2 {
-        return None;
-    }
-    let (m, _) = mean(logs.iter().copied());
-    let half = t_critical(ALPHA, (k - 1) as f64) * sd(&logs) / (k as f64).sqrt();
-    Some(around(m, half))
+    crossover_log(&logs, blocks)
 }
 
 #[cfg(test)]
@@ -411,6 +464,119 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_crossover_is_two_runs_each_arm_first_in_one() {
+        // Repetitions as recorded (in any order): 1 with 2, 3 with 4; 5 waits for 6; 7
+        // alone has no partner; a run with an even number and no odd one is in none.
+        assert_eq!(
+            crossovers(&[2, 1, 3, 5, 4, 7, 10]),
+            vec![[1, 0], [2, 4]],
+            "runs 5, 7 and 10 have no partner yet"
+        );
+        assert!(crossovers(&[1]).is_empty());
+        let x = Batch {
+            a: op(2.0),
+            b: op(3.0),
+        };
+        assert_eq!(
+            x.plus(x),
+            Batch {
+                a: Unit { ms: 4.0, ops: 2.0 },
+                b: Unit { ms: 6.0, ops: 2.0 }
+            }
+        );
+        // Logs by crossover: a run without a value leaves its crossover out.
+        let t = crossover_log(
+            &[Some(0.1), Some(0.3), Some(0.2), Some(0.2), None, Some(0.0)],
+            &crossovers(&[1, 2, 3, 4, 5, 6]),
+        )
+        .unwrap();
+        assert!((t.ratio - 0.2f64.exp()).abs() < 1e-12, "{t:?}");
+        assert!(
+            (t.ci.0 - t.ratio).abs() < 1e-12,
+            "both crossovers at 0.2: no spread"
+        );
+    }
+
+    #[test]
+    fn crossovers_of_whole_runs_cancel_drift() {
+        // Pairs of whole runs, B 18-22 % slower in each whatever the machine did between
+        // them: the interval over their crossovers holds 1.2.
+        let logs: Vec<Option<f64>> = [1.21, 1.19, 1.2, 1.22, 1.18, 1.2]
+            .iter()
+            .map(|r: &f64| Some(r.ln()))
+            .collect();
+        let t = crossover_log(&logs, &crossovers(&[1, 2, 3, 4, 5, 6])).unwrap();
+        assert!(t.ci.0 > 1.15 && t.ci.0 < 1.2 && 1.2 < t.ci.1, "{t:?}");
+        let same = crossover_log(&[Some(0.0); 4], &crossovers(&[1, 2, 3, 4])).unwrap();
+        assert_eq!((same.ratio, same.ci), (1.0, (1.0, 1.0)));
+    }
+
+    /// A run of `n` lockstep pairs in which the arm that goes first (`first`) is slowed by
+    /// `position` (a factor on its latencies: what going first gives a process beside a
+    /// neighbour), the rest as [`simulated_run`].
+    fn positioned_run(
+        rng: &mut Rng,
+        ratio: f64,
+        first: usize,
+        position: f64,
+    ) -> (Vec<Unit>, Vec<Unit>) {
+        let (a, b) = simulated_run(rng, 60, ratio, 0.01);
+        let slow = |v: Vec<Unit>, me: usize| -> Vec<Unit> {
+            let f = if me == first { position } else { 1.0 };
+            v.into_iter().map(|u| Unit { ms: u.ms * f, ..u }).collect()
+        };
+        (slow(a, 0), slow(b, 1))
+    }
+
+    #[test]
+    fn crossovers_cancel_what_going_first_gives_and_single_runs_with_a_fixed_order_do_not() {
+        // 2,000 simulated cells of 6 runs, identical builds (truth 1.0). Going first slows
+        // a process by a factor that lasts a phase of the neighbour (here the whole cell:
+        // sd 5 % from cell to cell). With A always first (bench ab before crossovers), the
+        // interval over single runs covers the truth far less than 95 %; with the first arm
+        // alternating and crossovers as the unit, it covers it 95 times in 100.
+        let mut rng = Rng::new(79);
+        let cells = 2000;
+        let (mut fixed_order, mut crossed) = (0, 0);
+        for _ in 0..cells {
+            let position = (0.05 * rng.normal()).exp();
+            let fixed: Vec<Batch> = (0..6)
+                .map(|_| {
+                    let (a, b) = positioned_run(&mut rng, 1.0, 0, position);
+                    run_batch(&a, &b)
+                })
+                .collect();
+            let t = throughput_ratio(&fixed, None).unwrap();
+            fixed_order += usize::from(t.ci.0 <= 1.0 && 1.0 <= t.ci.1);
+            let runs: Vec<Batch> = (1..=6u32)
+                .map(|rep| {
+                    let first = ((rep + 1) % 2) as usize;
+                    let (a, b) = positioned_run(&mut rng, 1.0, first, position);
+                    run_batch(&a, &b)
+                })
+                .collect();
+            let blocks: Vec<Batch> = crossovers(&[1, 2, 3, 4, 5, 6])
+                .iter()
+                .map(|&[i, j]| runs[i].plus(runs[j]))
+                .collect();
+            let t = throughput_ratio(&blocks, None).unwrap();
+            crossed += usize::from(t.ci.0 <= 1.0 && 1.0 <= t.ci.1);
+        }
+        let rate = |n: usize| n as f64 / cells as f64;
+        eprintln!(
+            "coverage: fixed order {}, crossovers {}",
+            rate(fixed_order),
+            rate(crossed)
+        );
+        assert!(rate(fixed_order) < 0.5, "fixed order {}", rate(fixed_order));
+        assert!(
+            (0.935..=0.99).contains(&rate(crossed)),
+            "crossovers {}",
+            rate(crossed)
+        );
+    }
+
+    #[test]
     fn median_ratios_come_run_by_run_and_skip_failed_operations() {
         let a: Vec<Unit> = (0..40).map(|i| op(10.0 + f64::from(i % 5))).collect();
         let mut b: Vec<Unit> = a.iter().map(|u| op(u.ms * 1.2)).collect();
@@ -418,10 +584,16 @@ pub(crate) mod tests {
             ms: 500.0,
             ops: 0.0,
         }; // failed: not in the median
-        let t = median_ratio(&[(&a[..20], &b[..20]), (&a[20..], &b[20..])]).unwrap();
+        let runs: Vec<(&[Unit], &[Unit])> = (0..4)
+            .map(|k| (&a[10 * k..10 * k + 10], &b[10 * k..10 * k + 10]))
+            .collect();
+        let t = median_ratio(&runs, &crossovers(&[1, 2, 3, 4])).unwrap();
         assert!((t.ratio - 1.2).abs() < 0.01, "{t:?}");
         assert!(t.ci.0 <= t.ratio && t.ratio <= t.ci.1);
-        assert!(median_ratio(&[(&a, &b)]).is_none(), "one run");
+        assert!(
+            median_ratio(&runs[..2], &crossovers(&[1, 2])).is_none(),
+            "one crossover"
+        );
         let h = half_width(&RatioTest {
             ratio: 1.0,
             ci: (1.0 / 1.05, 1.05),

@@ -97,8 +97,8 @@ pub async fn handshake(exe: &Path) -> Result<Versions, String> {
 /// The arms of a run: whose workers and processes are whose, and what each measured.
 struct Arms {
     folds: Vec<Fold>,
-    /// The global index of each arm's first worker.
-    first_worker: Vec<usize>,
+    /// The global indices of each arm's workers (an arm started second has the higher).
+    workers: Vec<std::ops::Range<usize>>,
     /// Each arm's processes (a launcher is one process for all its workers).
     procs: Vec<std::ops::Range<usize>>,
     launcher: Vec<bool>,
@@ -109,11 +109,11 @@ impl Arms {
     /// The arm of worker `idx` and its index within the arm.
     fn of_worker(&self, idx: usize) -> (usize, usize) {
         let arm = self
-            .first_worker
+            .workers
             .iter()
-            .rposition(|&f| f <= idx)
+            .position(|r| r.contains(&idx))
             .unwrap_or(0);
-        (arm, idx - self.first_worker[arm])
+        (arm, idx.saturating_sub(self.workers[arm].start))
     }
 
     fn of_proc(&self, idx: usize) -> usize {
@@ -143,7 +143,7 @@ impl Arms {
         if self.launcher[arm] {
             return (arm, fold.launcher_exited(success, status, tail));
         }
-        let first = self.first_worker[arm];
+        let first = self.workers[arm].start;
         let action = workers
             .into_iter()
             .fold(Action::Continue, |action, worker| {
@@ -192,7 +192,7 @@ pub async fn run_cell(
     interrupt: &mut watch::Receiver<bool>,
 ) -> Outcome {
     let timeout = run.timeout;
-    match drive(vec![run], None, timeout, observer, interrupt).await {
+    match drive(vec![run], (None, 0), timeout, observer, interrupt).await {
         Driven::Finished(mut m, _) => Outcome::Finished(Box::new(m.remove(0))),
         Driven::Failed(reason) => Outcome::Failed(reason),
         Driven::Interrupted => Outcome::Interrupted,
@@ -212,17 +212,26 @@ pub enum PairOutcome {
 }
 
 /// Run both arms of a cell at once, each on its own copy, paced by `pace` (lockstep,
-/// slices) or side by side (duet). A failure of either arm fails the pair: both arms'
-/// workers are stopped and the reason names the arm. `timeout` covers the whole pair.
+/// slices) or side by side (duet); arm `first` (0 for A) is started first, and leads where
+/// the arms take turns. A failure of either arm fails the pair: both arms' workers are
+/// stopped and the reason names the arm. `timeout` covers the whole pair.
 pub async fn run_pair(
     runs: [CellRun<'_>; 2],
-    pace: Pace,
+    (pace, first): (Pace, usize),
     timeout: Duration,
     observer: &dyn Observer,
     interrupt: &mut watch::Receiver<bool>,
 ) -> PairOutcome {
     let pairing = pace.kind();
-    match drive(runs.into(), Some(pace), timeout, observer, interrupt).await {
+    match drive(
+        runs.into(),
+        (Some(pace), first),
+        timeout,
+        observer,
+        interrupt,
+    )
+    .await
+    {
         Driven::Finished(m, units) => {
             let two: [Measured; 2] = m.try_into().expect("two arms, two results");
             PairOutcome::Finished {
@@ -246,7 +255,7 @@ enum Driven {
 /// pace (when paired), collect, and enforce the timeout and interrupts.
 async fn drive(
     runs: Vec<CellRun<'_>>,
-    pace: Option<Pace>,
+    pace: (Option<Pace>, usize),
     timeout: Duration,
     observer: &dyn Observer,
     interrupt: &mut watch::Receiver<bool>,
@@ -317,7 +326,7 @@ impl<'o> Driver<'o> {
     /// Start every arm's workers; a failure to start stops those started and says why.
     async fn spawn(
         runs: &[CellRun<'_>],
-        pace: Option<Pace>,
+        (pace, first): (Option<Pace>, usize),
         observer: &'o dyn Observer,
     ) -> Result<Driver<'o>, Driven> {
         let paired = runs.len() > 1;
@@ -326,15 +335,12 @@ impl<'o> Driver<'o> {
         let spawned_at = Instant::now();
         let mut arms = Arms {
             folds: Vec::new(),
-            first_worker: Vec::new(),
-            procs: Vec::new(),
-            launcher: Vec::new(),
+            workers: vec![0..0; runs.len()],
+            procs: vec![0..0; runs.len()],
+            launcher: runs.iter().map(|r| r.launcher.is_some()).collect(),
             ready: vec![false; runs.len()],
         };
         for run in runs {
-            let (first, p0) = (w.worker_count(), w.proc_count());
-            arms.first_worker.push(first);
-            arms.launcher.push(run.launcher.is_some());
             let runs = run.workers.iter().map(crate::fold::Runs::of).collect();
             let mut fold = Fold::new(runs, run.versions.cloned());
             // A worker killed from outside ends itself, not the cell, where no pairing
@@ -343,12 +349,19 @@ impl<'o> Driver<'o> {
                 fold.tolerate_kills();
             }
             arms.folds.push(fold);
-            let started = start(&mut w, run, paced);
-            arms.procs.push(p0..w.proc_count());
+        }
+        // Paired, the arm that goes first this run is started first (and released first):
+        // whatever the order of starting gives a process, each arm has it in turn.
+        let order: Vec<usize> = (0..runs.len()).map(|k| (k + first) % runs.len()).collect();
+        for arm in order {
+            let (w0, p0) = (w.worker_count(), w.proc_count());
+            let started = start(&mut w, &runs[arm], paced);
+            arms.workers[arm] = w0..w.worker_count();
+            arms.procs[arm] = p0..w.proc_count();
             if let Err(e) = started {
                 w.all_spawned();
                 w.stop().await;
-                return Err(Driven::Failed(name_arm(paired, arms.folds.len() - 1, e)));
+                return Err(Driven::Failed(name_arm(paired, arm, e)));
             }
         }
         w.all_spawned();

@@ -270,7 +270,10 @@ pub(super) async fn run_one(
     let catalog = cell.transport.catalog();
     let copied = match catalog {
         Catalog::Theirs => Ok(Vec::new()),
-        Catalog::Copies => copy_golden(sweep, store, job.golden, &rels).await,
+        Catalog::Copies => {
+            let first = pace.as_ref().map_or(0, |(_, first)| *first);
+            copy_golden(sweep, store, job.golden, &rels, first).await
+        }
     };
     let result = match copied {
         Err(reason) => {
@@ -287,6 +290,7 @@ pub(super) async fn run_one(
                 Catalog::Copies => (rels.iter().map(|r| store.uri(r)).collect(), String::new()),
             };
             let started_at = now_utc_ms();
+            let first = pace.as_ref().map(|(_, first)| *first);
             let ran = watch_workers(sweep, &job, &roots, &names, pace, progress, interrupt).await;
             let run = Run {
                 sweep,
@@ -296,6 +300,7 @@ pub(super) async fn run_one(
                 started_at,
                 scheme: store.scheme(),
                 pilot: pair.and_then(|p| p.pilot),
+                first,
             };
             run.result(ran, progress, interrupt).await
         }
@@ -321,16 +326,19 @@ pub(super) async fn run_one(
     Ok(result)
 }
 
-/// Copy the golden to each of `rels` (one per arm that runs on a copy of its own): how each
-/// copy went, or why one failed.
+/// Copy the golden to each of `rels` (one per arm that runs on a copy of its own), the copy
+/// of arm `first` first (the arm that goes first in the run: whatever being the latest copy
+/// gives, each arm has it in turn): how each copy went, or why one failed.
 async fn copy_golden(
     sweep: &Sweep,
     store: &crate::store::Store,
     golden: &Golden,
     rels: &[String],
+    first: usize,
 ) -> Result<Vec<record::CopyTime>, String> {
-    let mut copies = Vec::new();
-    for rel in rels {
+    let mut copies = vec![record::CopyTime::default(); rels.len()];
+    for k in (0..rels.len()).map(|k| (k + first) % rels.len()) {
+        let rel = &rels[k];
         let began = std::time::Instant::now();
         let copied = match golden.is_empty() {
             // Nothing to copy: the copy is a root where nothing is yet.
@@ -344,11 +352,11 @@ async fn copy_golden(
                 golden.rel
             )
         })?;
-        copies.push(record::CopyTime {
+        copies[k] = record::CopyTime {
             objects,
             parallelism: sweep.plan.run.copy_parallelism,
             ms: (began.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
-        });
+        };
     }
     Ok(copies)
 }
@@ -363,6 +371,8 @@ struct Run<'a> {
     scheme: &'static str,
     /// Precision mode, after its pilot: the pilot's repetitions (recorded with the units).
     pilot: Option<u32>,
+    /// Paired: the arm that went first in this run.
+    first: Option<usize>,
 }
 
 impl Run<'_> {
@@ -419,9 +429,10 @@ impl Run<'_> {
                 let run = (id.as_str(), rep, arms[k].name, chain_versions);
                 r.attached.history = write_history(self.sweep, run, m, versions.as_ref(), progress);
             }
-            r.paired = units
-                .as_ref()
-                .map(|(u, kind)| record::PairUnits::new(*kind, &u[k], self.pilot));
+            r.paired = units.as_ref().map(|(u, kind)| {
+                let first = self.first == Some(k);
+                record::PairUnits::new(*kind, &u[k], self.pilot, first)
+            });
             records.push(r);
         }
         CellResult::Recorded(records)

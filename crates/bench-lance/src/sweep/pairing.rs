@@ -43,12 +43,30 @@ impl Pairing {
     }
 }
 
+/// The arm that goes first in a repetition (0 for A): A in odd ones, B in even ones, so
+/// that repetitions `2j − 1` and `2j` form a crossover, each arm first once.
+pub fn first_arm(repetition: u32) -> usize {
+    ((repetition + 1) % 2) as usize
+}
+
+/// Measurement hook: set (to anything) where `bench ab` runs, arm A's copy is made first and
+/// its workers are started first in every run, the lead alone alternating: what a fixed
+/// order of starting gives one arm (`scripts/figures/ab-interference.sh cause`). Its records
+/// name it (`planted`).
+pub const START_A_FIRST_ENV: &str = "BENCH_AB_START_A_FIRST";
+
 impl RunPairing {
-    /// The pacing of one repetition: the arm that leads alternates between repetitions.
-    pub(super) fn pace(&self, cell: &Cell, repetition: u32) -> Pace {
-        let lead = ((repetition + 1) % 2) as usize;
+    /// The pacing of one repetition, and the arm started first in it ([`first_arm`], which
+    /// also leads where the arms take turns): its copy is made first and its workers are
+    /// started first.
+    pub(super) fn pace(&self, cell: &Cell, repetition: u32) -> (Pace, usize) {
+        let lead = first_arm(repetition);
+        let started = match std::env::var_os(START_A_FIRST_ENV) {
+            Some(_) => 0,
+            None => lead,
+        };
         let continuous = cell.mode.operations();
-        match (self.pairing, continuous) {
+        let pace = match (self.pairing, continuous) {
             (Pairing::Duet, _) => Pace::duet(continuous.is_some(), self.slice),
             (_, Some(ops)) => Pace::lockstep(ops, lead),
             (_, None) => {
@@ -56,6 +74,7 @@ impl RunPairing {
                 let per_arm = Duration::from_secs(cell.mode.duration_secs());
                 Pace::slices(self.slice, per_arm, [w, w], lead)
             }
-        }
+        };
+        (pace, started)
     }
 }

@@ -82,7 +82,7 @@ pub(super) enum Ran {
 /// Run the workers of one arm, or of both arms together as pairs.
 pub(super) async fn run_workers(
     runs: Vec<CellRun<'_>>,
-    pace: Option<Pace>,
+    pace: Option<(Pace, usize)>,
     timeout: Duration,
     bar: &dyn Observer,
     interrupt: &mut watch::Receiver<bool>,
@@ -154,7 +154,7 @@ pub(super) async fn watch_workers(
     job: &Job<'_>,
     roots: &[String],
     names: &str,
-    pace: Option<Pace>,
+    pace: Option<(Pace, usize)>,
     progress: &Progress,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Ran {
@@ -175,7 +175,7 @@ pub(super) async fn watch_workers(
         expected_ops: cell.mode.operations().or(cell.mode.bound()),
         // Slices give each arm the cell's duration in turn.
         duration: timed.then(|| match &pace {
-            Some(p) if p.paced() => duration * 2,
+            Some((p, _)) if p.paced() => duration * 2,
             _ => duration,
         }),
         mixed: cell.mode.mixed_reads().is_some(),

@@ -66,6 +66,8 @@ struct Ran {
     span: (Instant, Instant),
     lag_ms: Option<f64>,
     io_before: bench_core::counts::IoCounts,
+    /// What the scheduler did to this worker's threads while it ran.
+    cpu: Option<bench_core::sched::CpuUse>,
 }
 
 impl Session {
@@ -230,6 +232,8 @@ impl Session {
             self.invoke(at.clone(), (Instant::now(), next.release));
         }
         let io_before = self.counters.snapshot();
+        // Read before the clock starts and after it stops: no part of the operation's time.
+        let sched_before = bench_core::sched::snapshot();
         let start = Instant::now();
         let lag_ms = next
             .intended
@@ -259,6 +263,7 @@ impl Session {
             next.failed_in_row + 1
         };
         let end = Instant::now();
+        let cpu = sched_before.and_then(|b| bench_core::sched::since(&b));
         let ran = Ran {
             op,
             i,
@@ -269,6 +274,7 @@ impl Session {
             span: (start, end),
             lag_ms,
             io_before,
+            cpu,
         };
         let report = self.report(ran, result, next);
         emit(self.args.worker_id, Event::Op(Box::new(report)));
@@ -319,6 +325,7 @@ impl Session {
             property: ran.named.1,
             at_us,
             manifest,
+            cpu: ran.cpu,
             ..Attempt::new(ran.i, ms)
         };
         let mut report = protocol::OpReport {

@@ -1,0 +1,188 @@
+//! What the CPU scheduler did to this process while an operation ran, as the kernel tells
+//! it (`/proc/self/task/*/schedstat` and `stat`; Linux only, nothing elsewhere): how long
+//! its threads ran, how long they were runnable but waited for a CPU — the time a
+//! neighbour on the machine took from them — and on which CPUs they ran.
+//!
+//! A worker samples before and after each measured operation (outside its timed span);
+//! `bench ab` reads the arms' waits to tell whether both met the same interference.
+
+use serde::{Deserialize, Serialize};
+
+/// One operation's (or a run's, summed) use of the CPUs by the process's threads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUse {
+    /// Time its threads ran on a CPU, in ms.
+    pub busy_ms: f64,
+    /// Time its threads were runnable but waited for a CPU, in ms (summed over threads:
+    /// two threads waiting at once count twice).
+    pub wait_ms: f64,
+    /// `busy_ms` by CPU (index: the CPU's number), each thread's time counted on the CPU it
+    /// was last seen on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_cpu_ms: Vec<f64>,
+}
+
+impl std::ops::AddAssign<&CpuUse> for CpuUse {
+    fn add_assign(&mut self, o: &CpuUse) {
+        self.busy_ms += o.busy_ms;
+        self.wait_ms += o.wait_ms;
+        if self.by_cpu_ms.len() < o.by_cpu_ms.len() {
+            self.by_cpu_ms.resize(o.by_cpu_ms.len(), 0.0);
+        }
+        for (s, x) in self.by_cpu_ms.iter_mut().zip(&o.by_cpu_ms) {
+            *s += x;
+        }
+    }
+}
+
+impl CpuUse {
+    /// The share of the time its threads wanted a CPU that they waited for one:
+    /// `wait / (busy + wait)`; 0 where they wanted none.
+    pub fn wait_share(&self) -> f64 {
+        let wanted = self.busy_ms + self.wait_ms;
+        if wanted > 0.0 {
+            self.wait_ms / wanted
+        } else {
+            0.0
+        }
+    }
+
+    /// The same to the microsecond, as records keep it.
+    pub fn rounded(&self) -> CpuUse {
+        let us = |x: f64| (x * 1000.0).round() / 1000.0;
+        CpuUse {
+            busy_ms: us(self.busy_ms),
+            wait_ms: us(self.wait_ms),
+            by_cpu_ms: self.by_cpu_ms.iter().map(|&x| us(x)).collect(),
+        }
+    }
+
+    /// The CPU its threads ran on most, and the share of their time there.
+    pub fn main_cpu(&self) -> Option<(usize, f64)> {
+        let total: f64 = self.by_cpu_ms.iter().sum();
+        let (cpu, ms) = self
+            .by_cpu_ms
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))?;
+        (total > 0.0).then(|| (cpu, ms / total))
+    }
+}
+
+/// One thread's counters at a moment: its id, ns on a CPU, ns waiting for one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Thread {
+    tid: u32,
+    run_ns: u64,
+    wait_ns: u64,
+}
+
+/// The counters of every thread of this process at a moment.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    threads: Vec<Thread>,
+}
+
+/// `run_ns wait_ns slices` of a schedstat file.
+fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut it = text.split_whitespace().map(|x| x.parse::<u64>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// The CPU a thread last ran on: field 39 of its `stat` (the fields after its name, which
+/// is in parentheses and may hold spaces).
+fn parse_cpu(stat: &str) -> Option<usize> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    // After the name: state is field 3, so field 39 is the 37th here.
+    after.split_whitespace().nth(36)?.parse().ok()
+}
+
+const TASKS: &str = "/proc/self/task";
+
+/// Every thread's counters now; `None` where the kernel does not tell them.
+pub fn snapshot() -> Option<Snapshot> {
+    let mut threads = Vec::new();
+    for entry in std::fs::read_dir(TASKS).ok()? {
+        let Ok(entry) = entry else { continue };
+        let Some(tid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        // A thread that ended meanwhile is no longer there: its time is lost to both sides.
+        let Ok(text) = std::fs::read_to_string(entry.path().join("schedstat")) else {
+            continue;
+        };
+        if let Some((run_ns, wait_ns)) = parse_schedstat(&text) {
+            threads.push(Thread {
+                tid,
+                run_ns,
+                wait_ns,
+            });
+        }
+    }
+    (!threads.is_empty()).then_some(Snapshot { threads })
+}
+
+/// What this process's threads did since `before`: a thread that began since counts from
+/// zero; where each ran, from its `stat` now.
+pub fn since(before: &Snapshot) -> Option<CpuUse> {
+    let now = snapshot()?;
+    let was = |tid: u32| before.threads.iter().find(|t| t.tid == tid).copied();
+    let mut used = CpuUse::default();
+    for t in &now.threads {
+        let (run0, wait0) = was(t.tid).map_or((0, 0), |b| (b.run_ns, b.wait_ns));
+        let run = t.run_ns.saturating_sub(run0) as f64 / 1e6;
+        used.busy_ms += run;
+        used.wait_ms += t.wait_ns.saturating_sub(wait0) as f64 / 1e6;
+        if run > 0.0
+            && let Some(cpu) = std::fs::read_to_string(format!("{TASKS}/{}/stat", t.tid))
+                .ok()
+                .and_then(|s| parse_cpu(&s))
+        {
+            if used.by_cpu_ms.len() <= cpu {
+                used.by_cpu_ms.resize(cpu + 1, 0.0);
+            }
+            used.by_cpu_ms[cpu] += run;
+        }
+    }
+    Some(used)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_s_counters_and_cpu_are_read_from_the_kernel_s_lines() {
+        assert_eq!(parse_schedstat("1500 250 7\n"), Some((1500, 250)));
+        assert_eq!(parse_schedstat("x"), None);
+        // A name with spaces and a parenthesis: fields count from the last `)`.
+        let mut stat = "42 (tokio (w) 1) S".to_string();
+        for f in 4..=52 {
+            stat.push_str(&format!(" {}", if f == 39 { 3 } else { 0 }));
+        }
+        assert_eq!(parse_cpu(&stat), Some(3));
+    }
+
+    #[test]
+    fn busy_time_is_seen_with_the_cpu_it_ran_on() {
+        let Some(before) = snapshot() else {
+            eprintln!("no /proc/self/task here: nothing to read");
+            return;
+        };
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(30) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let used = since(&before).expect("counters read twice");
+        assert!(used.busy_ms >= 20.0, "{used:?}");
+        assert!(used.wait_ms >= 0.0);
+        let (_, share) = used.main_cpu().expect("it ran somewhere");
+        assert!(share > 0.0 && share <= 1.0);
+        let mut sum = CpuUse::default();
+        sum += &used;
+        sum += &used;
+        assert!((sum.busy_ms - 2.0 * used.busy_ms).abs() < 1e-9);
+        assert!((0.0..=1.0).contains(&sum.wait_share()));
+    }
+}
