@@ -10,12 +10,13 @@
         worker's threads ran, the share of their time they waited for a CPU), the
         neighbour's phase, the arm started first and the run's own ratio B/A; then what the
         identical builds' runs followed.
-    scripts/figures/ab-interference.sh figure [TRIALS] [ROWS:PLANTED...]
-        TRIALS runs of `bench ab --threshold 1` per condition — idle, and beside neighbours of
-        periods 0.5, 2.5 and 10 s on one thread and on every core — for each ROWS:PLANTED
-        (default 1000:8 1000:0 10000:8 1000:2: a candidate planting PLANTED % of the
-        baseline's commit latency at ROWS rows; 0 is the same binary): how often each verdict
-        came, the wrong ones, and the time to decide; each trial's verdict on stderr.
+    scripts/figures/ab-interference.sh figure [TRIALS] [ROWS:PLANTED[:TRIALS]...]
+        TRIALS (default 20) runs of `bench ab --threshold 1` per condition — idle, and beside
+        neighbours of periods 0.5, 2.5 and 10 s on one thread and on every core — for each
+        ROWS:PLANTED (default 1000:8 1000:0 10000:8 1000:2: a candidate planting PLANTED % of
+        the baseline's commit latency at ROWS rows; 0 is the same binary), in that order:
+        how often each verdict came, the wrong ones, and the time to decide; each trial's
+        verdict on stderr.
 
 THRESHOLD (default 1) is `--threshold`; CONDITIONS (e.g. 'idle;10 s, all cores', parts of
 the labels, `;`-separated) the conditions `figure` runs.
@@ -316,16 +317,17 @@ def chosen(label):
     return not want or any(w in label for w in want)
 
 
-def part_figure(trials, groups):
-    """`groups`: (rows, planted %) in the order they run, each beside every condition."""
+def part_figure(groups):
+    """`groups`: (rows, planted %, trials) in the order they run, each beside every
+    condition."""
     print(f"== bench ab --threshold {THRESHOLD} (until decided, budget 120 s), continuous "
-          f"cell of 60 commits, {trials} trials per line; due: the median over trials of the "
-          "throughput ratio the planted delay gives against arm A's mean latency ==")
-    print(f"{'rows':>6}  {'beside':<20} {'planted':>7} {'due':>6}  {'REGRESSION':>10} "
+          f"cell of 60 commits; due: the median over trials of the throughput ratio the "
+          "planted delay gives against arm A's mean latency ==")
+    print(f"{'rows':>6}  {'beside':<20} {'planted':>7} {'due':>6}  {'trials':>6}  {'REGRESSION':>10} "
           f"{'improved':>8} {'within':>6} {'undecided':>9}  {'wrong':>5}  "
           "decided in (median, max)", flush=True)
     bases = {}
-    for rows, pct in groups:
+    for rows, pct, trials in groups:
         for label, period, threads in filter(lambda c: chosen(c[0]), CONDITIONS):
             if (rows, period, threads) not in bases:
                 bases[(rows, period, threads)] = calibrate(rows, period, threads)
@@ -365,7 +367,7 @@ def part_figure(trials, groups):
             dues.sort()
             t = (f"{times[len(times) // 2]:.0f} s, {times[-1]:.0f} s" if times else "-")
             due = f"{dues[len(dues) // 2]:.3f}" if dues else "-"
-            print(f"{rows:>6}  {label:<20} {pct:>6}% {due:>6}  {counts['REGRESSION']:>10} "
+            print(f"{rows:>6}  {label:<20} {pct:>6}% {due:>6}  {trials:>6}  {counts['REGRESSION']:>10} "
                   f"{counts['improved']:>8} {counts['within noise']:>6} "
                   f"{counts['undecided']:>9}  {wrong:>5}  {t}", flush=True)
 
@@ -380,9 +382,11 @@ def main():
         if part == "cause":
             part_cause(int(rest[0]) if rest else 3)
         elif part == "figure":
-            groups = [tuple(int(x) for x in g.split(":")) for g in rest[1:]]
-            part_figure(int(rest[0]) if rest else 20,
-                        groups or [(1000, 8), (1000, 0), (10000, 8), (1000, 2)])
+            trials = int(rest[0]) if rest else 20
+            groups = [[int(x) for x in g.split(":")] for g in rest[1:]]
+            groups = [(g[0], g[1], g[2] if len(g) > 2 else trials) for g in groups]
+            part_figure(groups or [(1000, 8, trials), (1000, 0, trials), (10000, 8, trials),
+                                   (1000, 2, trials)])
         else:
             raise SystemExit(__doc__)
     finally:

@@ -3,7 +3,7 @@
 # scripts/figures/ab-interference.py for the parts and what they print:
 #
 #   scripts/figures/ab-interference.sh cause [TRIALS]            runs, arms' CPUs and the neighbour's phase
-#   scripts/figures/ab-interference.sh figure [TRIALS] [ROWS:PLANTED...]   verdicts idle and beside neighbours
+#   scripts/figures/ab-interference.sh figure [TRIALS] [ROWS:PLANTED[:TRIALS]...]   verdicts idle and beside neighbours
 #
 # THRESHOLD (default 1) and CONDITIONS ('idle;2.5 s, 1 thread') narrow what runs.
 set -euo pipefail

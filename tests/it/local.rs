@@ -224,6 +224,15 @@ fn check_record(r: &Value) {
         10 * 1024 < most && most <= sum && sum <= workers * most,
         "{r}"
     );
+    // What the scheduler did to the workers in their operations: some time on a CPU, each
+    // thread's counted on the CPU it last ran on, and a wait (none where nothing else ran).
+    let cpu = &obj["worker_cpu"];
+    let busy = cpu["busy_ms"].as_f64().unwrap();
+    let by_cpu: f64 = (cpu["by_cpu_ms"].as_array().unwrap().iter())
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!(busy > 0.0 && cpu["wait_ms"].as_f64().unwrap() >= 0.0, "{r}");
+    assert!(by_cpu <= busy * 1.001 + 0.01 && by_cpu > 0.0, "{r}");
     // The writers ran here, as children: the one host is this machine.
     assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
     // The critical path of a commit: at least one round trip through the object-store
@@ -317,7 +326,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 22
+            + 23
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

@@ -1,18 +1,18 @@
 //! How often `bench ab`'s default rule — run a cell until its throughput interval decides
-//! at the threshold, looking after every run — gives a false verdict, with the error spent
-//! over the looks (the rule, `precision::sequential`) and with a fixed 95 % interval at every
-//! look (optional stopping), side by side on the same simulated runs. Run by
+//! at the threshold, looking after every observation — gives a false verdict, with the error
+//! spent over the looks (the rule, `precision::sequential`) and with a fixed 95 % interval at
+//! every look (optional stopping), side by side on the same simulated observations. Run by
 //! `scripts/figures/ab-edge.sh`; prints a Markdown table (docs/results.md has it).
 //!
-//! Each simulated cell is a series of paired runs: run `i`'s throughput ratio B/A is the
-//! true ratio times `exp(sd · z_i)` (z standard normal; `sd` the spread of one run's log
-//! ratio, as measured by `scripts/figures/noise.sh`: about 1 % for a continuous cell of 50
-//! commits, 3.5 % for a concurrent one, on a 2-core VM), on a level that drifts from run to
-//! run by 10 % (which pairs cancel). The rule starts with 3 runs (the plan's repetitions)
-//! and adds one at a time until the interval decides or the budget of runs is spent. At the
-//! edge (the true change equals the threshold) any decision is false: the change is neither
-//! beyond the threshold nor within it. With identical builds a false verdict is a change
-//! called beyond the threshold. `decided within` with identical builds is the right answer.
+//! Each simulated cell is a series of paired observations (in `bench ab`, crossovers: two
+//! runs, each arm first in one): observation `i`'s throughput ratio B/A is the true ratio
+//! times `exp(sd · z_i)` (z standard normal; `sd` the spread of one observation's log ratio:
+//! 1 % and 3.5 %), on a level that drifts from one to the next by 10 % (which pairs cancel).
+//! The rule starts with 3 observations and adds one at a time until the interval decides or
+//! the budget of observations is spent. At the edge (the true change equals the threshold)
+//! any decision is false: the change is neither beyond the threshold nor within it. With
+//! identical builds a false verdict is a change called beyond the threshold. `decided
+//! within` with identical builds is the right answer.
 
 use bench_core::compare::precision::{decides, sequential};
 use bench_core::rng::Rng;
@@ -64,7 +64,8 @@ fn simulate(rng: &mut Rng, ratio: f64, sd: f64, budget: usize, spent: bool) -> (
 
 fn main() {
     println!(
-        "| case | run-to-run sd of B/A | runs at most | rule | decided beyond ±5 % | \
+        "| case | sd of B/A from one observation to the next | observations at most | rule | \
+         decided beyond ±5 % | \
          decided within ±5 % | undecided | false verdicts |"
     );
     println!("|---|---:|---:|---|---:|---:|---:|---:|");
@@ -104,5 +105,5 @@ fn main() {
             }
         }
     }
-    println!("\n{CELLS} simulated cells a row, the rule's first look at {FIRST} runs.");
+    println!("\n{CELLS} simulated cells a row, the rule's first look at {FIRST} observations.");
 }
