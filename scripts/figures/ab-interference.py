@@ -33,17 +33,15 @@ $CARGO_TARGET_DIR or target/. Run it on a machine that does nothing else.
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from datetime import datetime
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCH = os.environ.get("BENCH") or os.path.join(
-    os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "bench"
-)
+from ablib import BENCH, ROOT, timed
+from ablib import candidate as planted
+
 WORK = tempfile.mkdtemp(prefix="bench-interference-")
 STORE = os.path.join(WORK, "store")
 THRESHOLD = os.environ.get("THRESHOLD", "1")
@@ -64,11 +62,7 @@ def cell(rows):
 
 def candidate(delay_ms):
     """This bench with a planted delay of busy CPU in every operation."""
-    path = os.path.join(WORK, f"cand-{delay_ms}.sh")
-    with open(path, "w") as f:
-        f.write(f'#!/bin/sh\nBENCH_OP_DELAY_MS={delay_ms} exec {os.path.realpath(BENCH)} "$@"\n')
-    os.chmod(path, 0o755)
-    return path
+    return planted(WORK, delay_ms)
 
 
 def ab(plan_path, cand, out, env=None):
@@ -377,21 +371,17 @@ def main():
         raise SystemExit("build first: cargo build --release")
     args = sys.argv[1:] or ["cause"]
     part, rest = args[0], args[1:]
-    started = time.monotonic()
-    try:
-        if part == "cause":
-            part_cause(int(rest[0]) if rest else 3)
-        elif part == "figure":
-            trials = int(rest[0]) if rest else 20
-            groups = [[int(x) for x in g.split(":")] for g in rest[1:]]
-            groups = [(g[0], g[1], g[2] if len(g) > 2 else trials) for g in groups]
-            part_figure(groups or [(1000, 8, trials), (1000, 0, trials), (10000, 8, trials),
-                                   (1000, 2, trials)])
-        else:
-            raise SystemExit(__doc__)
-    finally:
-        subprocess.run(["rm", "-rf", WORK])
-    print(f"({time.monotonic() - started:.0f} s in all)")
+    if part == "cause":
+        timed(WORK, lambda: part_cause(int(rest[0]) if rest else 3))
+    elif part == "figure":
+        trials = int(rest[0]) if rest else 20
+        groups = [[int(x) for x in g.split(":")] for g in rest[1:]]
+        groups = [(g[0], g[1], g[2] if len(g) > 2 else trials) for g in groups]
+        groups = groups or [(1000, 8, trials), (1000, 0, trials), (10000, 8, trials),
+                            (1000, 2, trials)]
+        timed(WORK, lambda: part_figure(groups))
+    else:
+        raise SystemExit(__doc__)
 
 
 if __name__ == "__main__":

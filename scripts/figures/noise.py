@@ -31,10 +31,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCH = os.environ.get("BENCH") or os.path.join(
-    os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "bench"
-)
+from ablib import BENCH, ROOT, timed
+from ablib import candidate as planted
+
 WORK = tempfile.mkdtemp(prefix="bench-noise-")
 STORE = os.path.join(WORK, "store")
 THRESHOLD = "5"
@@ -56,11 +55,7 @@ def plan(name, rows, continuous_ops, concurrent=None, repetitions=1):
 
 def candidate(delay_ms):
     """This bench with a planted delay of busy CPU in every operation."""
-    path = os.path.join(WORK, f"cand-{delay_ms}.sh")
-    with open(path, "w") as f:
-        f.write(f'#!/bin/sh\nBENCH_OP_DELAY_MS={delay_ms} exec {os.path.realpath(BENCH)} "$@"\n')
-    os.chmod(path, 0o755)
-    return path
+    return planted(WORK, delay_ms)
 
 
 ROW = re.compile(
@@ -343,23 +338,18 @@ def main():
         raise SystemExit("build first: cargo build --release")
     args = sys.argv[1:] or ["pairs"]
     part, rest = args[0], args[1:]
-    started = time.monotonic()
-    try:
-        if part == "pairs":
-            part_pairs([int(x) for x in rest] or [1000, 10000, 100000])
-        elif part == "neighbour":
-            part_neighbour()
-        elif part == "trials":
-            part_trials(int(rest[0]) if rest else 10, int(rest[1]) if len(rest) > 1 else 1000)
-        elif part == "decide":
-            part_decide(int(rest[0]) if rest else 10, int(rest[1]) if len(rest) > 1 else 1000)
-        elif part == "compare":
-            part_compare(int(rest[0]) if rest else 3)
-        else:
-            raise SystemExit(__doc__)
-    finally:
-        subprocess.run(["rm", "-rf", WORK])
-    print(f"({time.monotonic() - started:.0f} s in all)")
+    parts = {
+        "pairs": lambda: part_pairs([int(x) for x in rest] or [1000, 10000, 100000]),
+        "neighbour": part_neighbour,
+        "trials": lambda: part_trials(int(rest[0]) if rest else 10,
+                                      int(rest[1]) if len(rest) > 1 else 1000),
+        "decide": lambda: part_decide(int(rest[0]) if rest else 10,
+                                      int(rest[1]) if len(rest) > 1 else 1000),
+        "compare": lambda: part_compare(int(rest[0]) if rest else 3),
+    }
+    if part not in parts:
+        raise SystemExit(__doc__)
+    timed(WORK, parts[part])
 
 
 if __name__ == "__main__":

@@ -646,28 +646,16 @@ pub(crate) mod tests {
 
     #[test]
     fn changes_need_their_interval_beyond_the_threshold() {
-        let up = RatioTest {
-            ratio: 1.2,
-            ci: (1.15, 1.3),
+        let test = |ratio, lo, hi| RatioTest {
+            ratio,
+            ci: (lo, hi),
         };
-        let down = RatioTest {
-            ratio: 0.8,
-            ci: (0.7, 0.85),
-        };
+        let (up, down) = (test(1.2, 1.15, 1.3), test(0.8, 0.7, 0.85));
         // Significant, but the interval reaches into the ±10 % band: not a verdict.
-        let near = RatioTest {
-            ratio: 1.2,
-            ci: (1.05, 1.3),
-        };
-        let inside = RatioTest {
-            ratio: 1.02,
-            ci: (0.95, 1.08),
-        };
+        let near = test(1.2, 1.05, 1.3);
+        let inside = test(1.02, 0.95, 1.08);
         // Wholly above 1 yet across +10 %: undecided, never "within noise".
-        let above = RatioTest {
-            ratio: 1.05,
-            ci: (1.01, 1.12),
-        };
+        let above = test(1.05, 1.01, 1.12);
         assert_eq!(change(Some(1.2), Some(&up), 0.1, true), Change::Better);
         assert_eq!(change(Some(0.8), Some(&down), 0.1, true), Change::Worse);
         assert_eq!(change(Some(1.2), Some(&up), 0.1, false), Change::Worse);
