@@ -233,6 +233,12 @@ fn check_record(r: &Value) {
         .sum();
     assert!(busy > 0.0 && cpu["wait_ms"].as_f64().unwrap() >= 0.0, "{r}");
     assert!(by_cpu <= busy * 1.001 + 0.01 && by_cpu > 0.0, "{r}");
+    // What other processes on the machine kept busy while the workers ran: no more cores
+    // than it has.
+    let others = obj["others_cpu_cores"].as_f64().unwrap();
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let cores = stat.lines().filter(|l| l.starts_with("cpu")).count() as f64 - 1.0;
+    assert!((0.0..=cores).contains(&others), "{r}");
     // The writers ran here, as children: the one host is this machine.
     assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
     // The critical path of a commit: at least one round trip through the object-store
@@ -326,7 +332,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 23
+            + 24
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

@@ -4,7 +4,9 @@
 //! neighbour on the machine took from them — and on which CPUs they ran.
 //!
 //! A worker samples before and after each measured operation (outside its timed span);
-//! `bench ab` reads the arms' waits to tell whether both met the same interference.
+//! `bench ab` reads the arms' waits to tell whether both met the same interference. The
+//! coordinator samples the whole machine before and after a run's workers ([`machine`]): the
+//! CPU other processes kept busy meanwhile is a neighbour's load.
 
 use serde::{Deserialize, Serialize};
 
@@ -147,9 +149,104 @@ pub fn since(before: &Snapshot) -> Option<CpuUse> {
     Some(used)
 }
 
+/// The machine's CPU time at a moment, from `/proc/stat` and `/proc/self/stat` (in the
+/// kernel's clock ticks): busy (user, nice, system, irq, softirq, steal — time the
+/// hypervisor gave another machine counts as taken), in all (idle and iowait too), and this
+/// process's own with its children that have ended (bench's workers and servers).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Machine {
+    busy: u64,
+    total: u64,
+    own: u64,
+    cpus: usize,
+}
+
+/// `(busy, total, cpus)` of `/proc/stat`'s text.
+fn parse_stat(text: &str) -> Option<(u64, u64, usize)> {
+    let first = text.lines().find(|l| l.starts_with("cpu "))?;
+    let f: Vec<u64> = first
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let at = |i: usize| f.get(i).copied().unwrap_or(0);
+    // user nice system idle iowait irq softirq steal (guest time is within user).
+    let busy = at(0) + at(1) + at(2) + at(5) + at(6) + at(7);
+    let total = busy + at(3) + at(4);
+    let cpus = text
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count();
+    Some((busy, total, cpus.max(1)))
+}
+
+/// utime + stime + cutime + cstime of a process's `stat` (fields 14 to 17).
+fn parse_own(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    // After the name: field 3 is the first, so fields 14-17 are the 12th to 15th here.
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    (f.len() == 4).then(|| f.iter().sum())
+}
+
+/// The machine's CPU time now; `None` where the kernel does not tell it.
+pub fn machine() -> Option<Machine> {
+    let (busy, total, cpus) = parse_stat(&std::fs::read_to_string("/proc/stat").ok()?)?;
+    let own = parse_own(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+    Some(Machine {
+        busy,
+        total,
+        own,
+        cpus,
+    })
+}
+
+impl Machine {
+    /// The CPUs other processes kept busy on average since `before`, in cores (0.5: half a
+    /// core): the machine's busy time less this process's and its ended children's, over
+    /// the time that passed. `None` where no time passed on the machine's clock.
+    pub fn others_since(&self, before: &Machine) -> Option<f64> {
+        let total = self.total.checked_sub(before.total).filter(|&t| t > 0)?;
+        let busy = self.busy.saturating_sub(before.busy);
+        let own = self.own.saturating_sub(before.own);
+        let others = busy.saturating_sub(own) as f64 / total as f64;
+        Some(others * self.cpus as f64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn others_are_the_machine_s_busy_time_less_this_process_s() {
+        let stat = "cpu  100 0 50 800 10 5 5 30 0 0\ncpu0 50 0 25 400 5 2 3 15 0 0\n\
+                    cpu1 50 0 25 400 5 3 2 15 0 0\nintr 1 2 3\n";
+        assert_eq!(parse_stat(stat), Some((190, 1000, 2)));
+        let mut me = "77 (bench (x)) S".to_string();
+        for f in 4..=20 {
+            me.push_str(&format!(" {}", if (14..=17).contains(&f) { f } else { 0 }));
+        }
+        assert_eq!(parse_own(&me), Some(14 + 15 + 16 + 17));
+        // 1,000 ticks of 2 CPUs pass; the machine is busy 600 of them, 200 of them ours:
+        // others kept 400 / 1000 of both CPUs, 0.8 of a core, busy.
+        let at = |busy, total, own| Machine {
+            busy,
+            total,
+            own,
+            cpus: 2,
+        };
+        let others = at(790, 2000, 300)
+            .others_since(&at(190, 1000, 100))
+            .unwrap();
+        assert!((others - 0.8).abs() < 1e-12, "{others}");
+        assert_eq!(at(190, 1000, 100).others_since(&at(190, 1000, 100)), None);
+        assert!(machine().is_none_or(|m| m.cpus >= 1));
+    }
 
     #[test]
     fn a_thread_s_counters_and_cpu_are_read_from_the_kernel_s_lines() {

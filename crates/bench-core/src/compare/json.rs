@@ -139,8 +139,9 @@ pub fn json(c: &Comparison, na: &str, nb: &str) -> String {
         "differing": c.differing.iter().map(|(cell, what)| json!({"cell": cell, "differs": what})).collect::<Vec<_>>(),
         "interference": c.interference.iter().map(|i| json!({
             "cell": i.cell, "runs": i.runs, "disturbed_runs": i.disturbed,
-            "wait_share_calmest": i.calmest, "wait_share_worst": i.worst,
-            "wait_share_a": i.a, "wait_share_b": i.b, "note": i.note(),
+            "others_cpu_cores_mean": i.mean_cores, "others_cpu_cores_worst": i.worst_cores,
+            "wait_share_a": i.waits.map(|w| w.0), "wait_share_b": i.waits.map(|w| w.1),
+            "note": i.note(),
         })).collect::<Vec<_>>(),
         "regressions": c.regressions(),
         "improvements": c.improvements(),

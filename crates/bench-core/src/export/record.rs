@@ -535,6 +535,12 @@ pub struct Attached {
     /// verification and the copies' removal (both arms of a pair: one run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_ms: Option<f64>,
+    /// The CPUs other processes on the machine kept busy on average while this run's workers
+    /// ran (both arms of a pair: one run), in cores: a neighbour's load (`sched::machine`).
+    /// Absent where the kernel does not tell it and where a launcher ran the workers (they
+    /// are not bench's children).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_cores: Option<f64>,
 }
 
 /// The shared table of a cell of table operations, as verification found it.

@@ -291,7 +291,13 @@ pub(super) async fn run_one(
             };
             let started_at = now_utc_ms();
             let first = pace.as_ref().map(|(_, first)| *first);
+            // The machine around the workers, where they are bench's children (a launcher's
+            // tasks are not): what else kept its CPUs busy meanwhile.
+            let before = (sweep.plan.run.launcher.is_none())
+                .then(bench_core::sched::machine)
+                .flatten();
             let ran = watch_workers(sweep, &job, &roots, &names, pace, progress, interrupt).await;
+            let others = before.and_then(|b| bench_core::sched::machine()?.others_since(&b));
             let run = Run {
                 sweep,
                 job: &job,
@@ -301,6 +307,7 @@ pub(super) async fn run_one(
                 scheme: store.scheme(),
                 pilot: pair.and_then(|p| p.pilot),
                 first,
+                others,
             };
             run.result(ran, progress, interrupt).await
         }
@@ -373,6 +380,8 @@ struct Run<'a> {
     pilot: Option<u32>,
     /// Paired: the arm that went first in this run.
     first: Option<usize>,
+    /// The cores other processes kept busy while the workers ran.
+    others: Option<f64>,
 }
 
 impl Run<'_> {
@@ -421,6 +430,7 @@ impl Run<'_> {
             r.planted.sort();
             r.planted.dedup();
             r.attached.copy = self.copies.get(k).copied();
+            r.attached.others_cpu_cores = self.others.map(|c| (c * 1000.0).round() / 1000.0);
             let (id, rep) = (cell.id(), self.job.repetition);
             if !m.traces.is_empty() {
                 r.attached.trace = write_trace(self.sweep, &id, rep, arms[k].name, m, progress);
