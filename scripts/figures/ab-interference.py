@@ -19,7 +19,11 @@
         verdict on stderr.
 
 THRESHOLD (default 1) is `--threshold`; CONDITIONS (e.g. 'idle;10 s, all cores', parts of
-the labels, `;`-separated) the conditions `figure` runs.
+the labels, `;`-separated) the conditions `figure` runs. FIGURE_LOG (a JSON Lines file) keeps
+`figure`'s trials, one a line (verdict, runs, seconds, arm A's latency, the due ratio, the
+interference note, the build's digest): trials already in it count toward TRIALS, only the
+missing ones run, and the table tallies them all, so a figure of many trials can be taken
+in parts (docs/data/ab-interference-trials.jsonl holds those docs/results.md quotes).
 
 The cell: a continuous cell of 60 `write-create-namespace` commits, inline indices off,
 5 repetitions, run until decided at ±THRESHOLD % or its 120 s budget.
@@ -311,9 +315,55 @@ def chosen(label):
     return not want or any(w in label for w in want)
 
 
+def digest(path):
+    """The first 16 hex digits of the SHA-256 of the build (records' `build_digest`)."""
+    import hashlib
+    with open(os.path.realpath(path), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def logged(rows, pct, label):
+    """The trials of (rows, planted %, condition) at THRESHOLD already in FIGURE_LOG."""
+    path = os.environ.get("FIGURE_LOG")
+    if not path or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        trials = [json.loads(line) for line in f if line.strip()]
+    return [t for t in trials if (t["rows"], t["planted_pct"], t["beside"], t["threshold"])
+            == (rows, pct, label, THRESHOLD)]
+
+
+def log(trial):
+    path = os.environ.get("FIGURE_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(trial) + "\n")
+
+
+def trial(rows, pct, label, period, threads, cand, delay, i):
+    """One `bench ab` of the figure beside its neighbour: what it said, as FIGURE_LOG keeps it."""
+    n = Neighbour(period, threads) if period else None
+    try:
+        out = os.path.join(WORK, f"fig-{rows}-{period}-{threads}-{pct}-{i}")
+        _, took, answer = ab(plan(rows), cand, out)
+    finally:
+        if n:
+            n.stop()
+    row = verdict_of(answer, cell(rows))
+    a = mean_latency(out, cell(rows))
+    notes = [x["note"] for x in answer.get("interference", [])]
+    subprocess.run(["rm", "-rf", out])
+    return {"rows": rows, "planted_pct": pct, "beside": label, "threshold": THRESHOLD,
+            "verdict": row["verdict"], "word": word(row["verdict"]),
+            "runs": (row.get("pairs") or {}).get("runs"), "secs": round(took, 1),
+            "a_ms": round(a, 3), "due": round(a / (a + delay), 4) if pct else None,
+            "note": notes[0] if notes else None, "build": digest(BENCH)}
+
+
 def part_figure(groups):
     """`groups`: (rows, planted %, trials) in the order they run, each beside every
-    condition."""
+    condition. With FIGURE_LOG, trials already there count, only the missing ones run, and
+    each new one is appended: a figure of many trials can be taken in parts."""
     print(f"== bench ab --threshold {THRESHOLD} (until decided, budget 120 s), continuous "
           f"cell of 60 commits; due: the median over trials of the throughput ratio the "
           "planted delay gives against arm A's mean latency ==")
@@ -321,49 +371,42 @@ def part_figure(groups):
           f"{'improved':>8} {'within':>6} {'undecided':>9}  {'wrong':>5}  "
           "decided in (median, max)", flush=True)
     bases = {}
+    builds = set()
     for rows, pct, trials in groups:
         for label, period, threads in filter(lambda c: chosen(c[0]), CONDITIONS):
-            if (rows, period, threads) not in bases:
+            done = logged(rows, pct, label)
+            if len(done) < trials and (rows, period, threads) not in bases:
                 bases[(rows, period, threads)] = calibrate(rows, period, threads)
-            delay = round(bases[(rows, period, threads)] * pct / 100, 3)
-            cand = os.path.realpath(BENCH) if pct == 0 else candidate(delay)
-            counts = {"REGRESSION": 0, "improved": 0, "within noise": 0, "undecided": 0}
-            times, dues = [], []
-            for i in range(trials):
-                n = Neighbour(period, threads) if period else None
-                try:
-                    out = os.path.join(WORK, f"fig-{rows}-{period}-{threads}-{pct}-{i}")
-                    _, took, answer = ab(plan(rows), cand, out)
-                finally:
-                    if n:
-                        n.stop()
-                row = verdict_of(answer, cell(rows))
-                w = word(row["verdict"])
-                a = mean_latency(out, cell(rows))
-                if pct:
-                    dues.append(a / (a + delay))
-                counts[w] = counts.get(w, 0) + 1
-                if w != "undecided":
-                    times.append(took)
+            for i in range(len(done), trials):
+                delay = round(bases[(rows, period, threads)] * pct / 100, 3)
+                cand = os.path.realpath(BENCH) if pct == 0 else candidate(delay)
+                t = trial(rows, pct, label, period, threads, cand, delay, i)
+                log(t)
+                done.append(t)
                 # Each trial on stderr: what it said, after how many runs and seconds.
-                notes = [x["note"] for x in answer.get("interference", [])]
-                sys.stderr.write(f"{rows} {label} {pct}% trial {i + 1}: {row['verdict']} "
-                                 f"({(row.get('pairs') or {}).get('runs')} runs, {took:.0f} s; "
-                                 f"A {a:.2f} ms){' | ' + notes[0] if notes else ''}\n")
-                subprocess.run(["rm", "-rf", out])
+                sys.stderr.write(f"{rows} {label} {pct}% trial {i + 1}: {t['verdict']} "
+                                 f"({t['runs']} runs, {t['secs']:.0f} s; A {t['a_ms']:.2f} ms)"
+                                 f"{' | ' + t['note'] if t['note'] else ''}\n")
+            builds |= {t.get("build") for t in done}
+            counts = {"REGRESSION": 0, "improved": 0, "within noise": 0, "undecided": 0}
+            for t in done:
+                counts[t["word"]] = counts.get(t["word"], 0) + 1
             # Wrong: a verdict for identical builds (they are within ±THRESHOLD: a change
             # beyond it is wrong); for a slowdown, "improved", and "within noise" where the
             # slowdown lies beyond the threshold.
             wrong = counts["improved"] + (counts["REGRESSION"] if pct == 0 else 0)
             if pct > float(THRESHOLD):
                 wrong += counts["within noise"]
-            times.sort()
-            dues.sort()
-            t = (f"{times[len(times) // 2]:.0f} s, {times[-1]:.0f} s" if times else "-")
+            times = sorted(t["secs"] for t in done if t["word"] != "undecided")
+            dues = sorted(t["due"] for t in done if t.get("due"))
+            ts = (f"{times[len(times) // 2]:.0f} s, {times[-1]:.0f} s" if times else "-")
             due = f"{dues[len(dues) // 2]:.3f}" if dues else "-"
-            print(f"{rows:>6}  {label:<20} {pct:>6}% {due:>6}  {trials:>6}  {counts['REGRESSION']:>10} "
-                  f"{counts['improved']:>8} {counts['within noise']:>6} "
-                  f"{counts['undecided']:>9}  {wrong:>5}  {t}", flush=True)
+            print(f"{rows:>6}  {label:<20} {pct:>6}% {due:>6}  {len(done):>6}  "
+                  f"{counts['REGRESSION']:>10} {counts['improved']:>8} "
+                  f"{counts['within noise']:>6} {counts['undecided']:>9}  {wrong:>5}  {ts}",
+                  flush=True)
+    if len(builds - {None}) > 1:
+        print(f"(trials of {len(builds - {None})} builds of bench, by FIGURE_LOG)")
 
 
 def main():

@@ -98,8 +98,16 @@ def due(out, cell, delay):
 
 
 def verdict_word(v):
-    return "REGRESSION" if v.startswith("REGRESSION") else (
-        "improved" if v.startswith("improved") else v)
+    """The verdict's first word: REGRESSION, improved, within noise, undecided, no verdict."""
+    for w in ("REGRESSION", "improved", "undecided", "no verdict"):
+        if v.startswith(w):
+            return w
+    return v
+
+
+def decided(v):
+    """A verdict of a change: REGRESSION or improved (not within noise, undecided)."""
+    return v.startswith(("REGRESSION", "improved"))
 
 
 HEADER = (f"{'rows':>7} {'cell':<6} {'pairing':<9} {'planted':>7} {'due':>6}  "
@@ -188,7 +196,7 @@ def part_trials(n, rows):
         _, res = ab(p, os.path.realpath(BENCH), "alternate", same)
         r = res[cell]
         seen_same += float(r["hi"]) < 1 or float(r["lo"]) > 1
-        verdict_same += not r["verdict"].startswith("within")
+        verdict_same += decided(r["verdict"])
         delay = round(arm_latency(same, cell) * 0.05, 3)
         out = os.path.join(WORK, f"tr-p5-{i}")
         _, res2 = ab(p, candidate(delay), "alternate", out)
@@ -228,6 +236,7 @@ def part_decide(n, rows):
     p = plan(f"de-{rows}", rows, 60, None, repetitions=5)
     cell = f"cont_inline_true_rows_{rows}"
     same_verdicts = caught = 0
+    words = {"same": [], "planted": []}
     times = {"same": [], "planted": []}
     runs = {"same": [], "planted": []}
     # The planted delay is 8 % of the baseline's commit latency: the median over a first
@@ -241,7 +250,8 @@ def part_decide(n, rows):
     for i in range(n):
         same = os.path.join(WORK, f"de-same-{i}")
         r, t = ab_default(p, os.path.realpath(BENCH), same)
-        same_verdicts += not r["verdict"].startswith("within")
+        same_verdicts += decided(r["verdict"])
+        words["same"].append(verdict_word(r["verdict"]))
         times["same"].append(t)
         runs["same"].append(int(r["runs"]))
         latencies.append(arm_latency(same, cell))
@@ -249,6 +259,7 @@ def part_decide(n, rows):
         out = os.path.join(WORK, f"de-p8-{i}")
         r2, t2 = ab_default(p, candidate(delay), out)
         caught += r2["verdict"].startswith("REGRESSION")
+        words["planted"].append(verdict_word(r2["verdict"]))
         times["planted"].append(t2)
         runs["planted"].append(int(r2["runs"]))
         print(f"run {i + 1}: same {r['ratio']} [{r['lo']}–{r['hi']}] {verdict_word(r['verdict'])}"
@@ -259,9 +270,12 @@ def part_decide(n, rows):
     def spread(v):
         v = sorted(v)
         return f"median {v[len(v) // 2]:.0f}, {v[0]:.0f}–{v[-1]:.0f}"
-    print(f"identical builds: {same_verdicts}/{n} verdicts (runs {spread(runs['same'])}; "
-          f"seconds {spread(times['same'])}); planted 8 %: REGRESSION in {caught}/{n} (runs "
-          f"{spread(runs['planted'])}; seconds {spread(times['planted'])})")
+    def tally(v):
+        return ", ".join(f"{w} {v.count(w)}" for w in sorted(set(v)))
+    print(f"identical builds: {same_verdicts}/{n} verdicts ({tally(words['same'])}; runs "
+          f"{spread(runs['same'])}; seconds {spread(times['same'])}); planted 8 %: REGRESSION "
+          f"in {caught}/{n} ({tally(words['planted'])}; runs {spread(runs['planted'])}; seconds "
+          f"{spread(times['planted'])})")
 
 
 def part_compare(pairs):
