@@ -216,6 +216,11 @@ impl Machine {
         let others = busy.saturating_sub(own) as f64 / total as f64;
         Some(others * self.cpus as f64)
     }
+
+    /// [`Machine::others_since`] this sample, up to now.
+    pub fn others_now(&self) -> Option<f64> {
+        machine()?.others_since(self)
+    }
 }
 
 #[cfg(test)]

@@ -291,13 +291,9 @@ pub(super) async fn run_one(
             };
             let started_at = now_utc_ms();
             let first = pace.as_ref().map(|(_, first)| *first);
-            // The machine around the workers, where they are bench's children (a launcher's
-            // tasks are not): what else kept its CPUs busy meanwhile.
-            let before = (sweep.plan.run.launcher.is_none())
-                .then(bench_core::sched::machine)
-                .flatten();
+            let before = machine_before_workers(sweep);
             let ran = watch_workers(sweep, &job, &roots, &names, pace, progress, interrupt).await;
-            let others = before.and_then(|b| bench_core::sched::machine()?.others_since(&b));
+            let others = before.and_then(|b| b.others_now());
             let run = Run {
                 sweep,
                 job: &job,
@@ -456,4 +452,13 @@ fn arm_label(arm: &Arm, cell: &Cell) -> String {
         (None, Some(b)) => format!("build {}", b.name),
         (None, None) => "the bench binary".to_string(),
     }
+}
+
+/// The machine's CPU time before a run's workers start, where they are bench's children (a
+/// launcher's tasks are not): what else kept its CPUs busy meanwhile is then
+/// [`Machine::others_now`](bench_core::sched::Machine::others_now).
+fn machine_before_workers(sweep: &Sweep) -> Option<bench_core::sched::Machine> {
+    (sweep.plan.run.launcher.is_none())
+        .then(bench_core::sched::machine)
+        .flatten()
 }
