@@ -38,6 +38,10 @@ A network store, on demand (each a fraction of requests, or milliseconds):
                       publishes a table version with), or any
   --lose-reply-under TEXT  only requests whose key contains TEXT (e.g. /runs/: a sweep's
                       cells, not its goldens) are counted and lose their reply
+  --fail-after-apply-every N  every N-th request of --lose-reply-of (under --lose-reply-under)
+                      is applied at the store, then answered 500 InternalError; every resend
+                      of it (the same method and key) is answered 500 too, unapplied: an
+                      error that says nothing of the effect (the client resends on a 5xx)
   --head-no-length TEXT  a HEAD of a key that contains TEXT is answered without the object's
                       length (Content-Length: 0), as a proxy or gateway that drops it does
   --seed N            the faults' random sequence (default: random)
@@ -47,7 +51,9 @@ put (incl. conditional, and a multipart upload's start, parts and completion),
 conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object
 bodies written by PUTs (written_bytes) and read by GETs (read_bytes); and how many requests
 were throttled, reset or denied instead, how many
-were applied and lost their reply (lost_reply; counted as served too), and how many were
+were applied and lost their reply (lost_reply; counted as served too), how many were
+applied and answered 500 (failed_after_apply; served too) and how many resends of those were
+answered 500 unapplied (internal_error), and how many were
 answered 412 Precondition Failed (precondition_failed), how many HEADs were answered
 without their length (no_length); and the kinds
 again per access key the requests were signed with (by_access_key). GET
@@ -109,6 +115,10 @@ parser.add_argument("--lose-reply-of", default="conditional_put",
 parser.add_argument("--lose-reply-under", metavar="TEXT", default=None,
                     help="only requests whose key contains TEXT lose their reply (and count "
                     "towards --lose-reply-every)")
+parser.add_argument("--fail-after-apply-every", type=int, default=0, metavar="N",
+                    help="every N-th request of --lose-reply-of (under --lose-reply-under) is "
+                    "applied, then answered 500; its resends (same method and key) are "
+                    "answered 500 unapplied")
 parser.add_argument("--head-no-length", metavar="TEXT", default=None,
                     help="a HEAD of a key that contains TEXT is answered with Content-Length: 0 "
                     "(the object's length dropped)")
@@ -121,8 +131,9 @@ args = parser.parse_args()
 if args.upstream and (args.ignore_conditional_put or args.auth):
     parser.error("--ignore-conditional-put and --auth change moto; with --upstream the "
                  "upstream server decides")
-if args.lose_reply_every < 0:
-    parser.error("--lose-reply-every is a count of requests (1 or more), or 0 for none")
+if args.lose_reply_every < 0 or args.fail_after_apply_every < 0:
+    parser.error("--lose-reply-every and --fail-after-apply-every are counts of requests "
+                 "(1 or more), or 0 for none")
 for name in ("throttle_rate", "reset_rate", "lose_reply_rate"):
     if not 0.0 <= getattr(args, name) <= 1.0:
         parser.error(f"--{name.replace('_', '-')} is a fraction of requests, from 0 to 1")
@@ -221,7 +232,8 @@ KINDS = ("get", "put", "conditional_put", "list", "head", "delete", "copy")
 def zero():
     counts = {k: 0 for k in KINDS}
     counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, denied=0,
-                  lost_reply=0, precondition_failed=0, no_length=0, by_access_key={})
+                  lost_reply=0, failed_after_apply=0, internal_error=0,
+                  precondition_failed=0, no_length=0, by_access_key={})
     return counts
 
 
@@ -304,6 +316,39 @@ def loses_reply(kinds, path):
         return _rng.random() < args.lose_reply_rate
 
 
+_fail_seen = 0
+# (method, key) of each request applied and answered 500: its resends are answered 500 too.
+_failing = set()
+
+INTERNAL_ERROR = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code>'
+    b"<Message>We encountered an internal error. Please try again.</Message>"
+    b"<RequestId>bench-s3-server</RequestId></Error>"
+)
+
+
+def fails_after_apply(kinds, path):
+    """Whether this request is applied and then answered 500 (--fail-after-apply-every)."""
+    global _fail_seen
+    if not args.fail_after_apply_every:
+        return False
+    if args.lose_reply_of != "any" and args.lose_reply_of not in kinds:
+        return False
+    if args.lose_reply_under is not None and args.lose_reply_under not in path:
+        return False
+    with _counts_lock:
+        _fail_seen += 1
+        return _fail_seen % args.fail_after_apply_every == 0
+
+
+def internal_error(start_response):
+    start_response(
+        "500 Internal Server Error",
+        [("Content-Type", "application/xml"), ("Content-Length", str(len(INTERNAL_ERROR)))],
+    )
+    return [INTERNAL_ERROR]
+
+
 def reset(environ):
     """Close the request's connection with RST at once, and end the request."""
     sock = environ.get("werkzeug.socket")
@@ -336,6 +381,22 @@ class NetworkStore:
 
     def __init__(self, app):
         self.app = app
+
+    def unheard(self, environ):
+        """Apply the request at the store, its answer made to its end and never sent."""
+        def swallowed(status, headers, exc_info=None):
+            # A conditional PUT that lost (412): the store decided a race, or a retry.
+            if status.startswith("412"):
+                count(precondition_failed=1)
+            return lambda data: None
+
+        body = self.app(environ, swallowed)
+        try:
+            for _ in body:
+                pass
+        finally:
+            if hasattr(body, "close"):
+                body.close()
 
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == "/_bench/counts":
@@ -395,21 +456,22 @@ class NetworkStore:
                 headers.append(("Content-Length", "0"))
             return start_response(status, headers, exc_info)
 
+        request = (environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""))
+        with _counts_lock:
+            resend = request in _failing
+        if resend:
+            # A resend of a request answered 500 after it applied: 500 again, unapplied.
+            count(internal_error=1)
+            return internal_error(start_response)
+        if kinds and fails_after_apply(kinds, request[1]):
+            self.unheard(environ)
+            with _counts_lock:
+                _failing.add(request)
+            count(failed_after_apply=1)
+            return internal_error(start_response)
         if kinds and loses_reply(kinds, environ.get("PATH_INFO", "")):
-            # Applied at the store (the answer made to its end, never sent), then the
-            # connection reset: the client never hears of it.
-            def swallowed(status, headers, exc_info=None):
-                if status.startswith("412"):
-                    count(precondition_failed=1)
-                return lambda data: None
-
-            body = self.app(environ, swallowed)
-            try:
-                for _ in body:
-                    pass
-            finally:
-                if hasattr(body, "close"):
-                    body.close()
+            # Applied at the store, then the connection reset: the client never hears of it.
+            self.unheard(environ)
             count(lost_reply=1)
             reset(environ)
         body = self.app(environ, answered)

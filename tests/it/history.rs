@@ -135,3 +135,54 @@ fn second_judge_agrees_with_bench_on_a_clean_and_a_cached_cell() {
         );
     }
 }
+
+/// A writer's three declarations and, after each, a reader's listing that sees them all so
+/// far; the second declaration answered with a definite error (a conflict, its requests
+/// sent once) though it landed: failed but applied, as bench's verification finds such a
+/// write. Written to `dir` as a run writes its history.
+fn failed_but_landed(dir: &Path) {
+    use bench_lance::op_history::{Run, sample_run, write};
+    use bench_lance::oplog::{ErrorClass, Outcome};
+    let mut log = sample_run(3);
+    let w = &mut log[2];
+    (w.outcome, w.landed) = (Outcome::Failed, Some(true));
+    w.attempt.class = Some(ErrorClass::Conflict);
+    w.attempt.err = Some("a conflict".into());
+    w.attempt.resent = Some(0);
+    let clocks = std::collections::BTreeMap::new();
+    let run = Run {
+        cell: "failed_but_landed",
+        repetition: 1,
+        arm: None,
+        hosts: vec!["h".into()],
+        clocks: &clocks,
+        paused_us: &[],
+        chain_versions: None,
+    };
+    let (history, _) = write(&log, &run, None);
+    std::fs::write(dir.join("history.jsonl"), history).unwrap();
+}
+
+/// Both judges read a write that landed after a definite error as bench does: it took
+/// effect, so readers that saw it read nothing aborted. The history says `info` for it
+/// (never `fail`, Jepsen's word for a write that took no effect); bench counts it failed
+/// but applied, a finding of its own, and both find the history valid.
+#[test]
+fn both_judges_read_a_write_that_landed_after_an_error_as_bench_does() {
+    let d = tempfile::tempdir().unwrap();
+    failed_but_landed(d.path());
+    let text = std::fs::read_to_string(d.path().join("history.jsonl")).unwrap();
+    assert!(!text.contains("\"type\":\"fail\""), "{text}");
+    let o = check(d.path(), &["--json"]);
+    let found: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(found[0]["outcomes"]["failed_but_applied"], 1, "{found}");
+    let (b, a) = both_judges(d.path());
+    assert!(
+        b.0 == 0 && a.0 == 0,
+        "bench check (exit {}):\n{}\nadya (exit {}):\n{}",
+        b.0,
+        b.1,
+        a.0,
+        a.1
+    );
+}

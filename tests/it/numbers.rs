@@ -208,10 +208,11 @@ fn verification_catches_a_planted_inconsistency_and_passes_honest_commits() {
         let landed: Vec<_> = log.iter().map(|o| o.landed).collect();
         assert_eq!(landed, [None, None, Some(true), Some(false), None]);
 
-        // A creation reported failed that landed all the same: failed but applied, verified.
+        // A creation answered with a definite error (a refusal, its request sent once) that
+        // landed all the same: failed but applied, verified.
         let mut failed = honest.clone();
         failed[1] = sample(0, op, 1, &id(1), Outcome::Failed);
-        failed[1].attempt.class = Some(ErrorClass::Other);
+        failed[1].attempt.class = Some(ErrorClass::Refused);
         let (v, log) = verify(&mut failed).await;
         assert_eq!(v.error, None);
         let o = bench_lance::audit::Outcomes::of(&log).unwrap();

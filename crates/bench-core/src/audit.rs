@@ -492,7 +492,10 @@ impl Outcomes {
                             Some(false) => "did not land",
                             None => "not told apart",
                         };
-                        let why = op.attempt.class.map_or("unknown", |c| c.name());
+                        let mut why = op.attempt.class.map_or("unknown", |c| c.name()).to_string();
+                        if op.possibly_resent() {
+                            why.push_str(", possibly an answer to its own resend");
+                        }
                         o.first_unknown = Some(format!("{} ({why}): {resolved}", op.name()));
                     }
                 }
@@ -583,13 +586,18 @@ pub fn unreadable(err: &str, latest: Option<u64>, log: &[Op]) -> String {
     let version = latest.map_or("the catalog's latest version".to_string(), |v| {
         format!("the catalog's latest version, v{v},")
     });
-    // The write whose outcome bench could not see (a lost reply, a timeout), else the last
-    // that failed; and how many writes after it failed.
+    // The first of the writes that did not succeed at the log's end (every write after it
+    // failed too: the one most likely to have made that version), else the last whose
+    // outcome bench could not see (a lost reply, a timeout), else the last that failed; and
+    // how many writes after it failed.
     let writes: Vec<&Op> = log
         .iter()
         .filter(|o| o.is_write() && !o.attempt.warm)
         .collect();
-    let at = (writes.iter().rposition(|o| o.outcome == Outcome::Unknown))
+    let tail = (writes.iter().rposition(|o| o.outcome == Outcome::Ok)).map_or(0, |k| k + 1);
+    let at = (tail < writes.len())
+        .then_some(tail)
+        .or_else(|| writes.iter().rposition(|o| o.outcome == Outcome::Unknown))
         .or_else(|| writes.iter().rposition(|o| o.outcome != Outcome::Ok));
     let before = at.map_or(String::new(), |k| {
         let o = writes[k];
@@ -729,6 +737,16 @@ mod tests {
              worker 0's write-create-namespace #1 (bench_w0_1) (unknown, network), and 1 \
              failed after it"
         );
+        // Every write after it unknown too (errors that say nothing of the effect): still
+        // the first of them, after the last that succeeded.
+        let mut later = log.clone();
+        let mut w = sample(0, CREATE, 3, "bench_w0_3", Outcome::Unknown);
+        w.attempt.class = Some(ErrorClass::Other);
+        later[2] = w;
+        assert!(
+            unreadable(err, Some(5), &later)
+                .ends_with("#1 (bench_w0_1) (unknown, network), and 1 failed after it")
+        );
         for other in ["connection refused", "Not found: /r/__manifest/_versions"] {
             assert_eq!(
                 unreadable(other, None, &log),
@@ -745,7 +763,7 @@ mod tests {
         let after = ids(&["ns_0", "table_1", "bench_w0_0", "bench_w0_1"]);
         let mut drop = sample(1, Operation::DropTable, 0, "table_2", Outcome::Unknown);
         (drop.attempt.class, drop.attempt.err) =
-            (Some(ErrorClass::Other), Some("403 AccessDenied".into()));
+            (Some(ErrorClass::Refused), Some("403 AccessDenied".into()));
         let mut log = vec![
             sample(0, CREATE, 0, "bench_w0_0", Outcome::Ok),
             sample(0, CREATE, 1, "bench_w0_1", Outcome::Unknown),
@@ -781,6 +799,28 @@ mod tests {
         assert!(
             (o.first_failed_but_applied.unwrap())
                 .contains("write-drop-table #0 (table_2): 403 AccessDenied"),
+        );
+    }
+
+    /// A creation answered with a conflict after its client resent a request of it: unknown,
+    /// named as possibly an answer to its own resend, and looked up; landed, it is not
+    /// failed but applied.
+    #[test]
+    fn a_conflict_after_a_resend_is_unknown_and_named_so() {
+        let before = ids(&["ns_0"]);
+        let after = ids(&["ns_0", "bench_w0_0"]);
+        let mut op = sample(0, CREATE, 0, "bench_w0_0", Outcome::Failed);
+        op.attempt.resent = Some(2);
+        op.outcome = Outcome::of(CREATE, op.attempt.class, op.attempt.resent);
+        assert_eq!(op.outcome, Outcome::Unknown);
+        let mut log = vec![op];
+        assert_eq!(catalog(&before, &after, &mut log), None);
+        let o = Outcomes::of(&log).unwrap();
+        assert_eq!((o.unknown_landed, o.failed_but_applied), (1, 0));
+        let first = o.first_unknown.unwrap();
+        assert!(
+            first.contains("(conflict, possibly an answer to its own resend): landed"),
+            "{first}"
         );
     }
 

@@ -85,7 +85,7 @@ pub fn logged(runs: &Runs, r: OpReport) -> Op {
     let reached = attempt.entry.is_some() || !names_entry(operation);
     let outcome = match (attempt.class, reached) {
         (Some(_), false) => Outcome::Failed,
-        (class, _) => Outcome::of(operation, class),
+        (class, _) => Outcome::of(operation, class, attempt.resent),
     };
     let observed = match (r.seen, r.version) {
         (Some(seen), _) => Observed::Listed {
@@ -514,9 +514,9 @@ mod tests {
         f.event(0, report(Some(0), false, conflict, Some("ns_0$bench_d4_1")));
         f.event(0, report(Some(1), true, None, Some("ns_0")));
         // A drop refused after its effect, and one with nothing left to remove.
-        let other = Some(ErrorClass::Other);
-        f.event(0, report(Some(2), false, other, Some("ns_0$table_3")));
-        f.event(0, report(Some(2), false, other, None));
+        let refused = Some(ErrorClass::Refused);
+        f.event(0, report(Some(2), false, refused, Some("ns_0$table_3")));
+        f.event(0, report(Some(2), false, refused, None));
         let network = Some(ErrorClass::Network);
         f.event(0, report(Some(3), false, network, Some("ns_0$table_1")));
         let Event::Op(mut read) = report(None, false, network, Some("")) else {
@@ -689,6 +689,8 @@ mod tests {
                     fastest_ms: Some(ms / 4.0),
                 }),
                 end_ms: Some(i as f64 * 1000.0 + ms),
+                // A worker that sees its store client's resends: none.
+                resent: Some(0),
                 ..crate::oplog::Attempt::new(i, ms)
             },
             ok,

@@ -325,7 +325,7 @@ impl Measured {
             ErrorClass::Conflict => (&mut self.conflicts, &mut self.first_conflict),
             ErrorClass::Throttled => (&mut self.throttled, &mut self.first_throttled),
             ErrorClass::Network => (&mut self.network_errors, &mut self.first_network_error),
-            ErrorClass::Other | ErrorClass::NotFound | ErrorClass::Killed => {
+            ErrorClass::Other | ErrorClass::NotFound | ErrorClass::Killed | ErrorClass::Refused => {
                 (&mut self.other_errors, &mut self.first_other_error)
             }
             ErrorClass::Timeout => (&mut self.timeouts, &mut self.first_timeout),

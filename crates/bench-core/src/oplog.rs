@@ -5,14 +5,18 @@
 //! write that did not succeed up in the copy and writes down whether it landed), the
 //! consistency checker, the roles' figures. It sits below them all.
 //!
-//! A failure's outcome is `unknown` where the operation may have taken effect all the same:
-//! abandoned at its timeout, its connection broken after its request was sent (a lost
-//! reply), its worker killed in the middle of it, or an error of an operation whose
-//! descriptor says it can fail after its effect (lance's `drop_table` removes the entry,
-//! then the table's files). Any other failure is the catalog's answer before any effect:
-//! `failed`. Verification looks up both kinds all the same: an operation answered with an
-//! error whose effect is in the catalog is *failed but applied*, a finding about the
-//! catalog.
+//! A write's failure is `failed` only where its answer is definite before any effect: a
+//! commit conflict, an entry not found, a store's refusal (401, 403), each answering a request
+//! the client sent once. Anything else is `unknown`, for it may have taken effect all the
+//! same: abandoned at its timeout, its connection broken after its request was sent (a lost
+//! reply), its worker killed in the middle of it, a 5xx or an error bench cannot class
+//! (which say nothing of the effect), an answer after the client resent a request of it
+//! (object_store resends on any 5xx, a conditional PUT included, so a 412 may answer the
+//! client's own earlier attempt), or a refusal of an operation whose descriptor says it can
+//! fail after its effect (lance's `drop_table` removes the entry, then the table's files).
+//! Verification looks up both kinds all the same: a write answered with a definite error
+//! whose effect is in the catalog is *failed but applied*, a finding about the catalog;
+//! nothing the client's own resends could explain is one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,6 +47,9 @@ pub enum ErrorClass {
     /// `BENCH_WORKER_KILL_MID_COMMIT`): it may have landed. Counted with `other` outside
     /// cells of roles.
     Killed,
+    /// The store refused a request (401, 403) or no credentials were found: a definite
+    /// answer the client does not resend. Counted with `other` outside cells of roles.
+    Refused,
 }
 
 impl ErrorClass {
@@ -57,20 +64,24 @@ impl ErrorClass {
             ErrorClass::Timeout => "timeout",
             ErrorClass::NotFound => "not_found",
             ErrorClass::Killed => "killed",
+            ErrorClass::Refused => "refused",
         }
     }
 
-    /// Whether the catalog answered with a definite error (Jepsen's `fail`): its own
-    /// refusal, a conflict, an entry not found. Not a reply that never came — a connection
-    /// that broke, an attempt bench abandoned, a worker that died —, whose operation is
-    /// unknown (Jepsen's `info`): whether it took effect is the copy's to say.
-    pub fn answered(self) -> bool {
+    /// Whether the error is a definite answer that the operation had no effect, as far as
+    /// the request it answers goes (Jepsen's `fail`): a conflict, an entry not found, a
+    /// store's refusal. Not a reply that never came (a connection that broke, an attempt
+    /// bench abandoned, a worker that died), nor a 5xx (throttled, or any other status the
+    /// store answered after it may have applied the request), nor an error bench cannot
+    /// class: whether those took effect is the copy's to say (Jepsen's `info`).
+    pub fn definite(self) -> bool {
         match self {
-            ErrorClass::Network | ErrorClass::Timeout | ErrorClass::Killed => false,
-            ErrorClass::Conflict
+            ErrorClass::Conflict | ErrorClass::NotFound | ErrorClass::Refused => true,
+            ErrorClass::Network
+            | ErrorClass::Timeout
+            | ErrorClass::Killed
             | ErrorClass::Throttled
-            | ErrorClass::Other
-            | ErrorClass::NotFound => true,
+            | ErrorClass::Other => false,
         }
     }
 }
@@ -89,9 +100,10 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The outcome of `operation` that failed with `class` (`None`: it succeeded). The one
-    /// place that decides it.
-    pub fn of(operation: Operation, class: Option<ErrorClass>) -> Outcome {
+    /// The outcome of `operation` that failed with `class` (`None`: it succeeded), during
+    /// which the client resent `resent` requests (`None`: not known, e.g. through REST,
+    /// where the server's client resends unseen). The one place that decides it.
+    pub fn of(operation: Operation, class: Option<ErrorClass>, resent: Option<u32>) -> Outcome {
         let Some(class) = class else {
             return Outcome::Ok;
         };
@@ -100,12 +112,16 @@ impl Outcome {
         if d.effect == Effect::Nothing {
             return Outcome::Failed;
         }
+        // Definite only as an answer to requests sent once: after a resend, a 412 or a
+        // conflict may answer the client's own earlier attempt, which may have applied.
+        if !(class.definite() && resent == Some(0)) {
+            return Outcome::Unknown;
+        }
         match class {
-            ErrorClass::Timeout | ErrorClass::Network | ErrorClass::Killed => Outcome::Unknown,
+            // A refusal of the files' deletes after the entry went (lance's drop_table).
+            ErrorClass::Refused if d.fails_after_effect => Outcome::Unknown,
             // Answered before the operation changed anything.
-            ErrorClass::Conflict | ErrorClass::NotFound => Outcome::Failed,
-            ErrorClass::Throttled | ErrorClass::Other if d.fails_after_effect => Outcome::Unknown,
-            ErrorClass::Throttled | ErrorClass::Other => Outcome::Failed,
+            _ => Outcome::Failed,
         }
     }
 
@@ -303,6 +319,11 @@ pub struct Attempt {
     /// tell it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<crate::sched::CpuUse>,
+    /// Requests the store client resent while it ran (object_store's retries after a 5xx,
+    /// a 429 or a broken connection); `None`: not seen (through REST the server's client
+    /// resends, and workers that do not tell it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resent: Option<u32>,
 }
 
 impl Attempt {
@@ -362,11 +383,23 @@ impl Op {
 
     /// An operation answered with a definite error whose effect is in the catalog all the
     /// same (a `drop_table` whose file deletes were refused): a finding about the catalog.
-    /// A write whose reply was lost is unknown, resolved landed or not, never this.
+    /// A write whose reply was lost, or whose answer came after the client resent a request
+    /// of it (the answer may be to its own earlier attempt), is unknown, resolved landed or
+    /// not, never this.
     pub fn failed_but_applied(&self) -> bool {
         self.outcome != Outcome::Ok
             && self.landed == Some(true)
-            && self.attempt.class.is_some_and(ErrorClass::answered)
+            && self.attempt.class.is_some_and(ErrorClass::definite)
+            && self.attempt.resent == Some(0)
+    }
+
+    /// A write answered with what would be a definite error, but after the client resent a
+    /// request of it (or where its resends are not seen): the answer may be to its own
+    /// earlier attempt, so its outcome is unknown.
+    pub fn possibly_resent(&self) -> bool {
+        self.outcome == Outcome::Unknown
+            && self.attempt.class.is_some_and(ErrorClass::definite)
+            && self.attempt.resent != Some(0)
     }
 
     /// The kind of entry it creates, removes or lists, from its descriptor.
@@ -426,6 +459,8 @@ pub fn sample(client: u32, operation: Operation, i: u64, entry: &str, outcome: O
                 Outcome::Unknown => Some(ErrorClass::Network),
             },
             err: (outcome != Outcome::Ok).then(|| "an error".to_string()),
+            // Sent once, as far as a write that did not succeed needs to say.
+            resent: (outcome != Outcome::Ok && operation.is_write()).then_some(0),
             ..Attempt::new(i, 1.0)
         },
         outcome,
@@ -439,34 +474,91 @@ mod tests {
     use super::*;
 
     /// Each class's outcome, for a creation, a removal that fails after its effect, and a
-    /// read.
+    /// read, answering requests sent once: only a conflict, an entry not found and a
+    /// refusal are definite; a 5xx (throttled) and an error bench cannot class say nothing
+    /// of the effect.
     #[test]
     fn the_outcome_comes_from_the_descriptor_and_the_class() {
         use ErrorClass::*;
         let create = Operation::CreateNamespace;
         let drop = Operation::DropTable;
         let read = Operation::DescribeTable { cold: false };
+        let once = Some(0);
         for (class, create_is, drop_is) in [
             (Conflict, Outcome::Failed, Outcome::Failed),
             (NotFound, Outcome::Failed, Outcome::Failed),
-            (Throttled, Outcome::Failed, Outcome::Unknown),
-            (Other, Outcome::Failed, Outcome::Unknown),
+            (Refused, Outcome::Failed, Outcome::Unknown),
+            (Throttled, Outcome::Unknown, Outcome::Unknown),
+            (Other, Outcome::Unknown, Outcome::Unknown),
             (Network, Outcome::Unknown, Outcome::Unknown),
             (Timeout, Outcome::Unknown, Outcome::Unknown),
             (Killed, Outcome::Unknown, Outcome::Unknown),
         ] {
-            assert_eq!(Outcome::of(create, Some(class)), create_is, "{class:?}");
-            assert_eq!(Outcome::of(drop, Some(class)), drop_is, "{class:?}");
-            assert_eq!(Outcome::of(read, Some(class)), Outcome::Failed, "{class:?}");
+            assert_eq!(
+                Outcome::of(create, Some(class), once),
+                create_is,
+                "{class:?}"
+            );
+            assert_eq!(Outcome::of(drop, Some(class), once), drop_is, "{class:?}");
+            assert_eq!(
+                Outcome::of(read, Some(class), once),
+                Outcome::Failed,
+                "{class:?}"
+            );
         }
         for op in Operation::ALL {
-            assert_eq!(Outcome::of(op, None), Outcome::Ok);
+            assert_eq!(Outcome::of(op, None, once), Outcome::Ok);
+            assert_eq!(Outcome::of(op, None, Some(3)), Outcome::Ok);
         }
         // Only lance's drop_table does anything after its commit.
         let after: Vec<_> = (Operation::ALL.iter())
             .filter(|o| o.describe().fails_after_effect)
             .collect();
         assert_eq!(after, [&Operation::DropTable]);
+    }
+
+    /// After the client resent a request of a write (object_store resends on any 5xx, a
+    /// conditional PUT included), or where its resends are not seen (through REST), even a
+    /// conflict or a 412 may answer its own earlier attempt: unknown, looked up, and never
+    /// failed but applied when it landed. Sent once, the same answer is definite, and a
+    /// landed write answered so is failed but applied. Reads stay failed.
+    #[test]
+    fn an_answer_the_clients_own_resend_could_explain_is_unknown() {
+        use ErrorClass::*;
+        let create = Operation::CreateNamespace;
+        for class in [Conflict, NotFound, Refused] {
+            for resent in [Some(1), Some(10), None] {
+                assert_eq!(
+                    Outcome::of(create, Some(class), resent),
+                    Outcome::Unknown,
+                    "{class:?} after {resent:?} resends"
+                );
+            }
+        }
+        let read = Operation::DescribeTable { cold: false };
+        assert_eq!(Outcome::of(read, Some(Conflict), None), Outcome::Failed);
+
+        let landed = |class: ErrorClass, resent: Option<u32>| {
+            let mut op = sample(0, create, 0, "bench_w0_0", Outcome::Failed);
+            op.attempt.class = Some(class);
+            op.attempt.resent = resent;
+            op.outcome = Outcome::of(create, Some(class), resent);
+            op.landed = Some(true);
+            op
+        };
+        let once = landed(Conflict, Some(0));
+        assert!(once.failed_but_applied() && !once.possibly_resent());
+        for resent in [Some(2), None] {
+            let op = landed(Conflict, resent);
+            assert!(
+                !op.failed_but_applied() && op.possibly_resent(),
+                "{resent:?}"
+            );
+        }
+        // A 5xx after resends is unknown, and not a definite answer resent.
+        let op = landed(Other, Some(2));
+        assert!(!op.failed_but_applied() && !op.possibly_resent());
+        assert_eq!(op.outcome, Outcome::Unknown);
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod harness;
 pub mod host_clock;
 pub mod out;
 mod progress;
+pub mod resends;
 pub mod results_table;
 pub mod server;
 pub mod store;
@@ -27,6 +28,9 @@ pub mod verify;
 pub mod worker;
 
 // The lance-free core (crates/bench-core), under the same names as the stages here.
+/// A run's operations as Jepsen writes a history (`history.jsonl`); `history` above is the
+/// series of a results directory's records.
+pub use bench_core::history as op_history;
 pub use bench_core::results::{self, history, merge, publish};
 pub use bench_core::sweep::{order, resume, state};
 pub use bench_core::{

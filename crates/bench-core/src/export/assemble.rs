@@ -182,6 +182,15 @@ fn transport_name(cell: &Cell) -> Option<String> {
         .then(|| cell.transport.name().to_string())
 }
 
+/// Requests the store client resent during the log's operations (`None`: none of its
+/// workers saw its resends, e.g. through REST).
+fn resent(log: &[crate::oplog::Op]) -> Option<u64> {
+    (log.iter())
+        .filter_map(|o| o.attempt.resent)
+        .map(u64::from)
+        .reduce(|a, b| a + b)
+}
+
 /// With an attempt timeout, in a cell that verified: how many of its writes whose outcome
 /// was unknown landed, as verification looked them up (the warm-up's included).
 fn abandoned_landed(cell: &Cell, m: &Measured, v: &Verification) -> Option<u64> {
@@ -396,6 +405,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         verify_error: v.error,
         reads: reads(cell, m, window_ms, p.prices),
         throttled_errors: m.throttled,
+        requests_resent: resent(&m.log),
         network_errors: m.network_errors,
         first_throttled_error: m.first_throttled.clone(),
         first_network_error: m.first_network_error.clone(),

@@ -85,6 +85,11 @@ pub struct Record {
     pub first_throttled_error: Option<String>,
     #[serde(default)]
     pub first_network_error: Option<String>,
+    /// Requests the store client resent during the cell's operations, warm-up included
+    /// (object_store's retries after a 5xx, a 429 or a broken connection); absent where its
+    /// workers do not see them (through REST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_resent: Option<u64>,
     /// Listings: entries a page (`page_size`), every page listed; absent: one request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_size: Option<u32>,
@@ -641,6 +646,7 @@ pub(crate) mod tests {
             network_errors: 0,
             first_throttled_error: None,
             first_network_error: None,
+            requests_resent: None,
             page_size: None,
             attempt_timeout_ms: None,
             timeout_errors: None,

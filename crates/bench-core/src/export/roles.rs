@@ -40,7 +40,8 @@ pub fn table(records: &[Record]) -> Vec<[String; COLUMNS.len()]> {
     let mut rows = Vec::new();
     for r in records {
         for f in r.roles.iter().flatten() {
-            let class = |c: &str| f.errors.get(c).copied().unwrap_or(0).to_string();
+            let n = |c: &str| f.errors.get(c).copied().unwrap_or(0);
+            let class = |c: &str| n(c).to_string();
             let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.2}"));
             // A latency of no successful operation does not exist: empty.
             let ms = |v: f64| match f.total_operations {
@@ -66,7 +67,8 @@ pub fn table(records: &[Record]) -> Vec<[String; COLUMNS.len()]> {
                 ms(f.max_latency_ms),
                 class("conflict"),
                 class("not_found"),
-                class("other"),
+                // Any other failure: a store's refusal among them.
+                (n("other") + n("refused")).to_string(),
                 f.errors.values().sum::<u64>().to_string(),
                 opt(f.requests_per_op),
                 opt(f.round_trips_per_op),

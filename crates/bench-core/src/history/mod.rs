@@ -117,6 +117,16 @@ pub struct Event {
     /// A write that did not succeed, as the copy showed it after the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landed: Option<bool>,
+    /// Requests the store client resent while it ran: a write that did not succeed has it
+    /// wherever they were seen (0 included; absent: not seen, e.g. through REST); any other
+    /// completion only where it is more than 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resent: Option<u32>,
+    /// bench's outcome where `type` does not say it: `failed` for a write answered with a
+    /// definite error that landed all the same (`type` `info`: a write that landed is never
+    /// `fail`, so that a checker reading only Jepsen's fields sees what bench saw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
 }
 
 /// The run `write` describes: which it is, and what its checkers read besides the log.
@@ -142,12 +152,14 @@ fn unbound(b: [i64; 3]) -> Bound {
     }
 }
 
-/// A completion's type, from the operation's outcome.
-fn kind(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Ok => "ok",
-        Outcome::Failed => "fail",
-        Outcome::Unknown => "info",
+/// A completion's type, from the operation's outcome and what the copy showed of it: a
+/// write that landed is never `fail` (Jepsen's word for one that took no effect), but
+/// `info`, its outcome unknown to its client.
+fn kind(o: &Op) -> &'static str {
+    match (o.outcome, o.landed) {
+        (Outcome::Ok, _) => "ok",
+        (Outcome::Failed, Some(true)) | (Outcome::Unknown, _) => "info",
+        (Outcome::Failed, _) => "fail",
     }
 }
 
@@ -229,7 +241,7 @@ fn numbered(log: &[Op], release_us: u64) -> Vec<(usize, Event)> {
         let o = &log[k];
         let n = infos.entry(o.client).or_default();
         process[k] = u64::from(o.client) + clients * *n;
-        *n += u64::from(o.outcome == Outcome::Unknown);
+        *n += u64::from(kind(o) == "info");
     }
     // Sorted by time, each client's own events in the order it ran them: an event's place
     // is at or after its client's previous event's (a wall clock stepped back moves no time).
@@ -283,6 +295,8 @@ fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
         error_class: None,
         error: None,
         landed: None,
+        resent: None,
+        outcome: None,
     };
     let pages = match &o.observed {
         Observed::Listed { pages, .. } => pages.clone(),
@@ -290,7 +304,7 @@ fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
     };
     let done = Event {
         time: ns(e),
-        kind: kind(o.outcome).to_string(),
+        kind: kind(o).to_string(),
         value: shown(&o.observed).unwrap_or_else(|| invoke.value.clone()),
         manifest: o.attempt.manifest,
         pages,
@@ -301,6 +315,12 @@ fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
         error_class: o.attempt.class,
         error: o.attempt.err.clone(),
         landed: o.landed,
+        // A write that did not succeed: whether its resends were seen decides its outcome.
+        resent: match o.outcome != Outcome::Ok && o.is_write() {
+            true => o.attempt.resent,
+            false => o.attempt.resent.filter(|&n| n > 0),
+        },
+        outcome: (kind(o) == "info" && o.outcome != Outcome::Unknown).then_some(o.outcome),
         ..invoke.clone()
     };
     (invoke, done)
@@ -508,7 +528,10 @@ fn op(h: &Header, invoke: &Event, done: Option<&Event>) -> Result<Op, String> {
     let (outcome, class) = match done.map(|d| d.kind.as_str()) {
         Some("ok") => (Outcome::Ok, None),
         Some("fail") => (Outcome::Failed, done.and_then(|d| d.error_class)),
-        Some(_) => (Outcome::Unknown, done.and_then(|d| d.error_class)),
+        Some(_) => (
+            done.and_then(|d| d.outcome).unwrap_or(Outcome::Unknown),
+            done.and_then(|d| d.error_class),
+        ),
         None => (Outcome::Unknown, Some(ErrorClass::Killed)),
     };
     let d = done.unwrap_or(invoke);
@@ -539,6 +562,7 @@ fn op(h: &Header, invoke: &Event, done: Option<&Event>) -> Result<Op, String> {
             },
             manifest: d.manifest,
             cpu: None,
+            resent: done.and_then(|d| d.resent),
         },
         outcome,
         observed,
@@ -583,48 +607,48 @@ pub fn read_versions(text: &str) -> Result<Chain, Bad> {
     Ok(chain)
 }
 
+/// A run for tests of what reads a history: writer 0 declares `ns_0$bench_d0_<k>` over
+/// [10k, 10k + 5] ms (k < `n`), making version 11 + k; reader 1 lists ns_0 over [10k + 7,
+/// 10k + 8] ms and sees #0 to #k.
+pub fn sample_run(n: u64) -> Vec<Op> {
+    use crate::oplog::sample;
+    const DECLARE: Operation = Operation::DeclareTable;
+    const LIST: Operation = Operation::ListTables { cold: false };
+    let mut log = Vec::new();
+    for k in 0..n {
+        let t = 1_000_000 + k * 10_000;
+        let mut w = sample(0, DECLARE, k, &format!("ns_0$bench_d0_{k}"), Outcome::Ok);
+        w.attempt.at_us = Some([t, t + 5_000]);
+        w.attempt.end_ms = Some((k * 10 + 5) as f64);
+        w.attempt.manifest = Some(At {
+            before: Some(10 + k),
+            made: Some(11 + k),
+            ..At::default()
+        });
+        let mut r = sample(1, LIST, k, "ns_0", Outcome::Ok);
+        r.attempt.at_us = Some([t + 7_000, t + 8_000]);
+        r.observed = Observed::Listed {
+            seen: vec![Seen {
+                writer: 0,
+                runs: vec![[0, k + 1]],
+            }],
+            gone: None,
+            twice: vec![],
+            pages: vec![],
+        };
+        r.attempt.manifest = Some(At {
+            served: Some(11 + k),
+            ..At::default()
+        });
+        log.extend([w, r]);
+    }
+    log
+}
+
 #[cfg(test)]
 mod tests {
     use super::check::{ANOMALIES, UNKNOWN, VALID, check, said};
     use super::*;
-    use crate::oplog::sample;
-
-    const DECLARE: Operation = Operation::DeclareTable;
-    const LIST: Operation = Operation::ListTables { cold: false };
-
-    /// Writer 0 declares `ns_0$bench_d0_<n>` over [10n, 10n + 5] ms, making version 11 + n;
-    /// reader 1 lists ns_0 over [10n + 7, 10n + 8] ms and sees #0 to #n.
-    fn run_log(n: u64) -> Vec<Op> {
-        let mut log = Vec::new();
-        for k in 0..n {
-            let t = 1_000_000 + k * 10_000;
-            let mut w = sample(0, DECLARE, k, &format!("ns_0$bench_d0_{k}"), Outcome::Ok);
-            w.attempt.at_us = Some([t, t + 5_000]);
-            w.attempt.end_ms = Some((k * 10 + 5) as f64);
-            w.attempt.manifest = Some(At {
-                before: Some(10 + k),
-                made: Some(11 + k),
-                ..At::default()
-            });
-            let mut r = sample(1, LIST, k, "ns_0", Outcome::Ok);
-            r.attempt.at_us = Some([t + 7_000, t + 8_000]);
-            r.observed = Observed::Listed {
-                seen: vec![Seen {
-                    writer: 0,
-                    runs: vec![[0, k + 1]],
-                }],
-                gone: None,
-                twice: vec![],
-                pages: vec![],
-            };
-            r.attempt.manifest = Some(At {
-                served: Some(11 + k),
-                ..At::default()
-            });
-            log.extend([w, r]);
-        }
-        log
-    }
 
     fn chain_of(n: u64) -> Chain {
         Chain {
@@ -665,7 +689,7 @@ mod tests {
     /// the run's own checker found.
     #[test]
     fn a_history_reads_back_as_the_log_the_run_judged() {
-        let log = run_log(5);
+        let log = sample_run(5);
         let (h, v) = saved(&log, &chain_of(5));
         let s = read(&h).unwrap();
         assert_eq!(s.log, log);
@@ -693,12 +717,49 @@ mod tests {
         assert_eq!(said(&c).last().unwrap(), "valid");
     }
 
+    /// A declaration answered with a conflict (sent once) whose entry landed all the same:
+    /// failed but applied to bench, and in the history `info`, never `fail` (Jepsen's word
+    /// for a write that took no effect), with bench's own outcome beside it; it reads back
+    /// as the same log, and the list-append export gives it to a second judge as `info`.
+    #[test]
+    fn a_write_that_landed_is_never_written_as_failed() {
+        let mut log = sample_run(3);
+        let w = &mut log[2];
+        (w.outcome, w.landed) = (Outcome::Failed, Some(true));
+        w.attempt.class = Some(ErrorClass::Conflict);
+        w.attempt.resent = Some(0);
+        w.attempt.err = Some("a conflict".into());
+        assert!(w.failed_but_applied());
+        let (h, v) = saved(&log, &chain_of(3));
+        let done: Value = (h.lines())
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["entry"] == "ns_0$bench_d0_1" && e["type"] != "invoke")
+            .unwrap();
+        assert_eq!(done["type"], "info", "{done}");
+        assert_eq!(done["outcome"], "failed", "{done}");
+        assert_eq!(done["resent"], 0, "{done}");
+        assert!(!h.contains("\"type\":\"fail\""), "{h}");
+        let s = read(&h).unwrap();
+        assert_eq!(s.log, log);
+        let c = judged(&h, &v);
+        assert_eq!(c.outcomes.as_ref().unwrap().failed_but_applied, 1, "{c:?}");
+        assert_eq!(c.status(), VALID, "{c:?}");
+        let mut out = Vec::new();
+        elle::export(&s.log, s.header.release_us, &mut out).unwrap();
+        let txns: Vec<Value> = serde_json::from_slice(&out).unwrap();
+        let appends: Vec<&str> = (txns.iter())
+            .filter(|t| t["value"][0][0] == "append" && t["type"] != "invoke")
+            .map(|t| t["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(appends, ["ok", "info", "ok"]);
+    }
+
     /// Edited by hand: a listing that misses an acknowledged declaration (a stale read), one
     /// that sees a table no one declared (a phantom), and a chain without one declaration's
     /// version (a lost write): each caught, with its witness named.
     #[test]
     fn planted_anomalies_are_caught_with_their_witness() {
-        let (h, v) = saved(&run_log(5), &chain_of(5));
+        let (h, v) = saved(&sample_run(5), &chain_of(5));
         let edit = |from: &str, to: &str| {
             assert!(h.contains(from), "{from}");
             h.replacen(from, to, 1)
@@ -736,7 +797,7 @@ mod tests {
     /// decide (exit 2).
     #[test]
     fn an_operation_never_completed_is_unknown_and_looked_up() {
-        let log = run_log(3);
+        let log = sample_run(3);
         let (h, v) = saved(&log, &chain_of(3));
         // Drop the last declaration's completion (and the listing after it).
         let kept: Vec<&str> = h
@@ -768,7 +829,7 @@ mod tests {
     /// the format it needs.
     #[test]
     fn bad_input_is_named_by_its_line() {
-        let (h, _) = saved(&run_log(2), &chain_of(2));
+        let (h, _) = saved(&sample_run(2), &chain_of(2));
         let mut lines: Vec<String> = h.lines().map(String::from).collect();
         lines[3] = "{\"index\": 2, \"type\": \"ok\"".to_string();
         let e = read(&lines.join("\n")).unwrap_err();
@@ -784,7 +845,7 @@ mod tests {
     /// A client whose operation ended `info` goes on under a new process.
     #[test]
     fn a_client_goes_on_under_a_new_process_after_an_unknown_end() {
-        let mut log = run_log(3);
+        let mut log = sample_run(3);
         log[2].outcome = Outcome::Unknown;
         log[2].attempt.class = Some(ErrorClass::Network);
         let processes: Vec<(u64, u64)> = events(&log, 1_000_000)
@@ -799,7 +860,7 @@ mod tests {
     /// each listing a read of that list in the version order; the commit order beside.
     #[test]
     fn the_export_is_list_append() {
-        let log = run_log(3);
+        let log = sample_run(3);
         let mut text = Vec::new();
         let x = elle::export(&log, 1_000_000, &mut text).unwrap();
         let ops: Vec<Value> = serde_json::from_slice(&text).unwrap();

@@ -471,10 +471,12 @@ pub fn error_class(e: &lance_core::Error) -> ErrorClass {
     if is_conflict(e) {
         return ErrorClass::Conflict;
     }
+    use crate::failure::Fault;
     match crate::failure::classify(e) {
-        crate::failure::Fault::Throttled => ErrorClass::Throttled,
-        crate::failure::Fault::Network | crate::failure::Fault::Unreachable => ErrorClass::Network,
-        _ => ErrorClass::Other,
+        Fault::Throttled => ErrorClass::Throttled,
+        Fault::Network | Fault::Unreachable => ErrorClass::Network,
+        Fault::Denied | Fault::NoCredentials => ErrorClass::Refused,
+        Fault::NotFound | Fault::Other => ErrorClass::Other,
     }
 }
 

@@ -149,6 +149,11 @@ impl Arms {
             .fold(Action::Continue, |action, worker| {
                 let (status, tail) = (status.clone(), tail.clone());
                 let said = match signal {
+                    // A crash is a fault of the code under test: the cell fails, naming it.
+                    Some(s) if crashed(s) => {
+                        let status = format!("{status}, a crash of the code under test");
+                        fold.exited(worker - first, false, status, tail)
+                    }
                     // Killed from outside: what it began and never reported is unknown.
                     Some(_) => {
                         fold.killed_from_outside(worker - first, w.invoked(worker), status, tail)
@@ -162,6 +167,22 @@ impl Arms {
             });
         (arm, action)
     }
+}
+
+/// Whether a worker ended by `signal` crashed (a fault of lance or of bench: a bad access,
+/// an abort, a bad instruction) rather than being killed from outside (SIGKILL from an
+/// operator or the out-of-memory killer, SIGTERM, SIGINT).
+pub fn crashed(signal: i32) -> bool {
+    [
+        libc::SIGSEGV,
+        libc::SIGABRT,
+        libc::SIGBUS,
+        libc::SIGILL,
+        libc::SIGFPE,
+        libc::SIGSYS,
+        libc::SIGTRAP,
+    ]
+    .contains(&signal)
 }
 
 /// Start one arm's workers: as children, or as the tasks of its launcher.

@@ -66,6 +66,8 @@ struct Ran {
     span: (Instant, Instant),
     lag_ms: Option<f64>,
     io_before: bench_core::counts::IoCounts,
+    /// The requests the store client had resent before it began.
+    resent_before: u64,
     /// What the scheduler did to this worker's threads while it ran.
     cpu: Option<bench_core::sched::CpuUse>,
 }
@@ -122,6 +124,7 @@ impl Session {
             }
             done += 1;
             let (target, property) = p.named();
+            let resent_before = crate::resends::so_far();
             let start = Instant::now();
             let result = match p.aim {
                 Ok(aim) => {
@@ -144,6 +147,7 @@ impl Session {
                         err,
                         entry: target,
                         property,
+                        resent: self.resent_since(resent_before),
                         ..Attempt::new(p.i, start.elapsed().as_secs_f64() * 1000.0)
                     },
                     class.is_none(),
@@ -232,6 +236,7 @@ impl Session {
             self.invoke(at.clone(), (Instant::now(), next.release));
         }
         let io_before = self.counters.snapshot();
+        let resent_before = crate::resends::so_far();
         // Read before the clock starts and after it stops: no part of the operation's time.
         let sched_before = bench_core::sched::snapshot();
         let start = Instant::now();
@@ -274,6 +279,7 @@ impl Session {
             span: (start, end),
             lag_ms,
             io_before,
+            resent_before,
             cpu,
         };
         let report = self.report(ran, result, next);
@@ -326,6 +332,7 @@ impl Session {
             at_us,
             manifest,
             cpu: ran.cpu,
+            resent: self.resent_since(ran.resent_before),
             ..Attempt::new(ran.i, ms)
         };
         let mut report = protocol::OpReport {

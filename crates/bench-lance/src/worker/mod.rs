@@ -101,6 +101,9 @@ struct Session {
     anchor: crate::host_clock::Anchor,
     /// A client of a role.
     role: Option<std::sync::Mutex<RoleClient>>,
+    /// Whether the store client's resends are seen (directly; through REST the server's
+    /// client resends).
+    resends: bool,
 }
 
 /// A worker's life: its session opened, its warm-up, `ready`, the release, its
@@ -195,8 +198,16 @@ impl Session {
             traced: std::sync::Mutex::new(Vec::new()),
             anchor: crate::host_clock::Anchor::now(),
             role: role_client(&args),
+            resends: crate::resends::count() && args.rest_uri().is_none(),
             args,
         })
+    }
+
+    /// The requests the store client resent since it had resent `before`
+    /// ([`crate::resends::so_far`]); `None` where they are not seen.
+    fn resent_since(&self, before: u64) -> Option<u32> {
+        let n = crate::resends::so_far().saturating_sub(before);
+        self.resends.then(|| u32::try_from(n).unwrap_or(u32::MAX))
     }
 
     /// After the last operation: the trace, the clock asked again, and `done` with what the
