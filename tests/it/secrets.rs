@@ -231,3 +231,52 @@ fn no_value_of_a_hidden_option_is_written_or_printed_on_s3() {
         "{by_key}"
     );
 }
+
+/// A URL given under a public option (an endpoint, a base URL, an authority host) may carry
+/// a password and a signature: its userinfo and its secret query values are in no file
+/// bench wrote and in nothing it printed, short ones too, while the rest of the URL (the
+/// host a resume checks) is kept.
+#[test]
+fn a_url_option_s_userinfo_and_signature_are_written_and_printed_nowhere() {
+    let keys = [
+        "endpoint",
+        "aws_endpoint_url",
+        "endpoint_url_sts",
+        "google_base_url",
+        "metadata_endpoint",
+        "authority_host",
+    ];
+    let (dir, plan, out) = plan_dir(&tiny_plan().replace("sizes = [100, 1000]", "sizes = [100]"));
+    let opts: Vec<String> = (keys.iter().enumerate())
+        .flat_map(|(i, k)| {
+            [
+                "--storage-option".to_string(),
+                format!(
+                    "{k}=http://MARKERuser{i}:MKp{i}@127.0.0.1:9/x?X-Amz-Signature=MARKERsig{i}"
+                ),
+            ]
+        })
+        .collect();
+    let with = |cmd: &str| {
+        bench()
+            .arg(cmd)
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .args(&opts)
+            .output()
+            .unwrap()
+    };
+    let planned = with("plan");
+    let ran = with("run");
+    assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
+    let status = with("status");
+    let report = bench().arg("report").arg(&out).output().unwrap();
+    let outputs = [&planned, &ran, &status, &report];
+    for needle in ["MARKER", ":MKp"] {
+        let leaks = found_in(dir.path(), &outputs, needle);
+        assert!(leaks.is_empty(), "{needle} in {leaks:?}");
+    }
+    let state = std::fs::read_to_string(out.join("state.json")).unwrap();
+    assert!(state.contains("127.0.0.1:9/x"), "{state}");
+}

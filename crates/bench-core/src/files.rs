@@ -6,11 +6,16 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-/// Replace `path` with `bytes` (every value kept hidden replaced: [`crate::redact`]): a temp
-/// file in the same directory, fsync, rename, fsync of the directory. The file gets mode
-/// 0666 less the umask, as `results.jsonl` does.
+/// Replace `path` with `bytes` (every value kept hidden replaced: [`crate::redact`]; in a
+/// `.json` or `.jsonl` file by value, never inside a number): a temp file in the same
+/// directory, fsync, rename, fsync of the directory. The file gets mode 0666 less the
+/// umask, as `results.jsonl` does.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let bytes = crate::redact::hide_bytes(bytes);
+    let bytes = match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => crate::redact::hide_json(bytes, true),
+        Some("json") => crate::redact::hide_json(bytes, false),
+        _ => crate::redact::hide_bytes(bytes),
+    };
     let dir = path.parent().expect("an output path has a parent");
     let mut tmp = tempfile::Builder::new()
         .permissions(fs::Permissions::from_mode(0o666))

@@ -43,13 +43,85 @@ pub fn keep_hidden<'a>(values: impl IntoIterator<Item = &'a str>) {
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
 }
 
-/// The storage options of `storage` whose values are hidden, kept hidden ([`keep_hidden`]).
+/// The storage options of `storage` whose values are hidden, kept hidden ([`keep_hidden`]);
+/// and of every option whose value is a URL, what in it may be a credential: its userinfo
+/// (`USER:PASS@`) and its query's values ([`url_secrets`]), of any length.
 pub fn keep_options_hidden<'a>(storage: impl IntoIterator<Item = (&'a String, &'a String)>) {
+    let storage: Vec<(&String, &String)> = storage.into_iter().collect();
     keep_hidden(
-        (storage.into_iter())
+        (storage.iter())
             .filter(|(k, _)| !is_public_option(k))
             .map(|(_, v)| v.as_str()),
     );
+    let parts: Vec<String> = (storage.iter()).flat_map(|(_, v)| url_secrets(v)).collect();
+    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    for p in parts {
+        for f in [percent_encoded_userinfo(&p), p] {
+            if !secrets.contains(&f) {
+                secrets.push(f);
+            }
+        }
+    }
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+}
+
+/// What in a URL may be a credential, each with what marks it off in the URL (so that a
+/// short password hides itself and nothing else): its userinfo with its `@`
+/// (`USER:PASS@`), and the value of each query parameter whose name looks like a secret's
+/// ([`looks_secret`]: `X-Amz-Signature`, `token`) or that is 8 characters or longer, with
+/// its `=` (`=VALUE`). None in a value that is no URL.
+fn url_secrets(value: &str) -> Vec<String> {
+    let Some((_, rest)) = value.split_once("://") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        out.push(format!("{userinfo}@"));
+    }
+    if let Some((_, query)) = rest.split_once('?') {
+        let query = query.split('#').next().unwrap_or("");
+        for pair in query.split('&') {
+            if let Some((name, v)) = pair.split_once('=')
+                && !v.is_empty()
+                && (looks_secret(name) || v.chars().count() >= MIN_LEN)
+            {
+                out.push(format!("={v}"));
+            }
+        }
+    }
+    out
+}
+
+/// A userinfo or query part as a URL library writes it back, its reserved characters
+/// encoded (the `@` or `=` that marks it off kept as it is).
+fn percent_encoded_userinfo(part: &str) -> String {
+    match (part.strip_suffix('@'), part.strip_prefix('=')) {
+        (Some(userinfo), _) => {
+            let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+            match pass.is_empty() {
+                true => format!("{}@", percent_encoded(user)),
+                false => format!("{}:{}@", percent_encoded(user), percent_encoded(pass)),
+            }
+        }
+        (None, Some(v)) => format!("={}", percent_encoded(v)),
+        _ => part.to_string(),
+    }
+}
+
+/// A storage option's value as bench shows and stores it (in a cell's key, state.json, the
+/// records): a URL's userinfo and query values replaced by [`HIDDEN`], any other value as
+/// it is.
+pub fn shown_value(value: &str) -> String {
+    let mut out = value.to_string();
+    for part in url_secrets(value) {
+        let hidden = match part.ends_with('@') {
+            true => format!("{HIDDEN}@"),
+            false => format!("={HIDDEN}"),
+        };
+        out = out.replace(&part, &hidden);
+    }
+    out
 }
 
 /// Storage options known to carry no secret, as object_store and lance name them (without
@@ -122,19 +194,28 @@ const PUBLIC_OPTIONS: &[&str] = &[
     "block_size",
     "max_iop_size",
     "read_chunk_size",
+    // lance-io's AIMD throttle (lance-io 14.0.2, object_store/throttle.rs), each named.
+    "lance_aimd_initial_rate",
+    "lance_aimd_min_rate",
+    "lance_aimd_max_rate",
+    "lance_aimd_decrease_factor",
+    "lance_aimd_additive_increment",
+    "lance_aimd_burst_capacity",
+    "lance_aimd_max_retries",
+    "lance_aimd_min_backoff_ms",
+    "lance_aimd_max_backoff_ms",
 ];
 
-/// Whether a storage option is known to carry no secret ([`PUBLIC_OPTIONS`], or one of
-/// lance's `lance_aimd_*` pacing options); its value may be shown and stored.
+/// Whether a storage option is known to carry no secret ([`PUBLIC_OPTIONS`]); its value
+/// may be shown and stored (a URL's userinfo and query values still hidden:
+/// [`shown_value`]).
 pub fn is_public_option(key: &str) -> bool {
     let k = key.trim().to_ascii_lowercase();
     let bare = ["azure_storage_", "aws_", "azure_", "google_"]
         .iter()
         .find_map(|p| k.strip_prefix(p))
         .unwrap_or(&k);
-    PUBLIC_OPTIONS.contains(&bare)
-        || PUBLIC_OPTIONS.contains(&k.as_str())
-        || k.starts_with("lance_aimd_")
+    PUBLIC_OPTIONS.contains(&bare) || PUBLIC_OPTIONS.contains(&k.as_str())
 }
 
 /// Whether the value given under a key (a plan's or `--set`'s: `storage.K` for a storage
@@ -192,6 +273,66 @@ pub fn hide_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// [`hide`] of a JSON document (or of JSON lines, `lines`) by value: every string (and
+/// object key) with each value kept hidden replaced, numbers and the rest as they are — a
+/// hidden value made of digits never turns a number into text. A line or a document that
+/// is not JSON is hidden as text. Untouched (borrowed) where no hidden value is in it.
+pub fn hide_json(bytes: &[u8], lines: bool) -> Cow<'_, [u8]> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Cow::Borrowed(bytes);
+    };
+    if matches!(hide(text), Cow::Borrowed(_)) {
+        return Cow::Borrowed(bytes);
+    }
+    let doc = |t: &str, pretty: bool| match serde_json::from_str::<serde_json::Value>(t) {
+        Ok(mut v) => {
+            hide_strings(&mut v);
+            let shown = match pretty {
+                true => serde_json::to_string_pretty(&v),
+                false => serde_json::to_string(&v),
+            };
+            shown.unwrap_or_else(|_| hide(t).into_owned())
+        }
+        Err(_) => hide(t).into_owned(),
+    };
+    let out: String = match lines {
+        true => (text.split_inclusive('\n'))
+            .map(|l| {
+                let (body, end) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
+                match body.trim().is_empty() {
+                    true => l.to_string(),
+                    false => doc(body, false) + end,
+                }
+            })
+            .collect(),
+        false => {
+            let pretty = text.trim_end().contains('\n');
+            let end = if text.ends_with('\n') { "\n" } else { "" };
+            doc(text.trim_end(), pretty) + end
+        }
+    };
+    Cow::Owned(out.into_bytes())
+}
+
+/// Every string of `v`, and every key, with each value kept hidden replaced.
+fn hide_strings(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            if let Cow::Owned(h) = hide(s) {
+                *s = h;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(hide_strings),
+        serde_json::Value::Object(o) => {
+            for (k, mut val) in std::mem::take(o) {
+                hide_strings(&mut val);
+                o.insert(hide(&k).into_owned(), val);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A value as a URL's query or path carries it: unreserved characters as they are, every
 /// other byte `%XX`.
 fn percent_encoded(v: &str) -> String {
@@ -240,5 +381,54 @@ mod tests {
             "http://127.0.0.1:9000 (hidden)"
         );
         assert_eq!(&*hide_bytes(b"x MARKER-azure-key"), b"x (hidden)");
+    }
+
+    /// A URL's userinfo and query values are credentials wherever the URL is given, under
+    /// a public option too, and whatever their length: hidden in every text, and a value
+    /// as stored shows them hidden. The AIMD options are public by name, no others of
+    /// `lance_aimd_`.
+    #[test]
+    fn a_url_s_userinfo_and_query_values_are_hidden_whatever_their_length() {
+        let storage: std::collections::BTreeMap<String, String> = [(
+            "aws_endpoint".to_string(),
+            "http://usr:pw@127.0.0.1:9000/x?X-Amz-Signature=Q1&v=2".to_string(),
+        )]
+        .into();
+        keep_options_hidden(&storage);
+        let text = "cannot reach http://usr:pw@127.0.0.1:9000/x?X-Amz-Signature=Q1&v=2: refused";
+        let shown = hide(text);
+        assert!(!shown.contains("pw@") && !shown.contains("=Q1"), "{shown}");
+        assert!(
+            shown.contains("127.0.0.1:9000") && shown.contains("v=2"),
+            "{shown}"
+        );
+        assert_eq!(
+            shown_value("http://usr:pw@127.0.0.1:9000/x?X-Amz-Signature=Q1"),
+            "http://(hidden)@127.0.0.1:9000/x?X-Amz-Signature=(hidden)"
+        );
+        assert_eq!(
+            shown_value("http://127.0.0.1:9000"),
+            "http://127.0.0.1:9000"
+        );
+        assert_eq!(shown_value("us-east-1"), "us-east-1");
+        // "power" and a short query value elsewhere are not touched.
+        assert_eq!(hide("power x=2"), "power x=2");
+        assert!(is_public_option("lance_aimd_max_retries"));
+        assert!(!is_public_option("lance_aimd_token"));
+    }
+
+    /// In a JSON file a hidden value is masked by value: inside strings, never inside a
+    /// number, and the file stays JSON.
+    #[test]
+    fn a_hidden_value_of_digits_leaves_json_numbers_whole() {
+        keep_hidden(["98765432"]);
+        let line = b"{\"n\":198765432,\"s\":\"key 98765432\"}\n{\"m\":1}\n";
+        let shown = hide_json(line, true);
+        let text = std::str::from_utf8(&shown).unwrap();
+        let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(first["n"], 198765432, "{text}");
+        assert_eq!(first["s"], "key (hidden)", "{text}");
+        assert!(text.ends_with("{\"m\":1}\n"), "{text}");
+        assert!(matches!(hide_json(b"{\"m\":1}", false), Cow::Borrowed(_)));
     }
 }

@@ -16,7 +16,7 @@ pub fn append_all(path: &Path, records: &[Record]) -> std::io::Result<()> {
         serde_json::to_writer(&mut lines, record).expect("record serialises");
         lines.push(b'\n');
     }
-    let lines = crate::redact::hide_bytes(&lines);
+    let lines = crate::redact::hide_json(&lines, true);
     let mut f = OpenOptions::new().create(true).append(true).open(path)?;
     f.write_all(&lines)?;
     f.sync_all()

@@ -104,9 +104,12 @@ impl Load {
 }
 
 /// The kind of a [`Mode`], as records name it (`mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ModeKind {
+    #[default]
     Continuous,
     Concurrent,
     Mixed,
@@ -131,9 +134,12 @@ impl fmt::Display for ModeKind {
 }
 
 /// Inline scalar indices on or off, as records name it (`variant`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
+    #[default]
     InlineIndex,
     NoIndex,
 }
@@ -351,6 +357,8 @@ pub struct Cell {
     /// `workload.storage_sample_secs`: what `__manifest` stores, listed this often (not part
     /// of the cell's key: it changes what is recorded, not what runs).
     pub storage_sample_secs: Option<u64>,
+    /// `[[nemesis]]`: the store's faults on the cell's timeline.
+    pub nemesis: Vec<super::nemesis::Window>,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
@@ -464,8 +472,12 @@ impl Cell {
         if self.warmup > 0 {
             h.update(format!("warmup={}\n", self.warmup));
         }
+        for w in &self.nemesis {
+            h.update(format!("nemesis={}\n", w.describe()));
+        }
         for (k, v) in self.storage.iter().filter(|(k, _)| is_public_option(k)) {
-            h.update(format!("storage.{k}={v}\n"));
+            // A URL's credentials are no part of what the cell measures.
+            h.update(format!("storage.{k}={}\n", crate::redact::shown_value(v)));
         }
         for (k, v) in &self.properties {
             h.update(format!("namespace.{k}={v}\n"));
@@ -555,6 +567,7 @@ pub fn sample(operations: u64) -> Cell {
         seed: 0,
         seed_per_repetition: false,
         storage_sample_secs: None,
+        nemesis: Vec::new(),
     }
 }
 

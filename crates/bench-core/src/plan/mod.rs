@@ -1,12 +1,14 @@
 //! The plan: a raw serde mirror of the TOML file ([`raw`]), validated once ([`validate`])
 //! into [`Plan`], and the pure matrix expansion ([`expand`]) into the ordered [`Cell`]s.
 
+pub mod campaign;
 mod cell;
 mod checks;
 mod env;
 mod expand;
 mod fixture;
 mod messages;
+pub mod nemesis;
 mod operation;
 mod raw;
 mod removal;
@@ -304,6 +306,10 @@ pub struct Plan {
     pub transports: Vec<Transport>,
     /// `[rest]`: where the REST servers listen.
     pub rest: RestSettings,
+    /// `[campaign]`: its points are the last dimension of `env_matrix`; `None`: no campaign.
+    pub campaign: Option<campaign::Campaign>,
+    /// `[[nemesis]]`: the store's faults on every cell's timeline; empty: none.
+    pub nemesis: Vec<nemesis::Window>,
 }
 
 /// A plan's roles and how their cells run.
@@ -482,7 +488,7 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 pub fn given(key: &str, value: &str) -> String {
     match hides(key) {
         true => format!("{key}=(hidden)"),
-        false => format!("{key}={value}"),
+        false => format!("{key}={}", crate::redact::shown_value(value)),
     }
 }
 

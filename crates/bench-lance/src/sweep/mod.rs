@@ -335,7 +335,7 @@ impl Sweep {
                 .storage
                 .iter()
                 .filter(|(k, _)| crate::plan::is_public_option(k))
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k.clone(), bench_core::redact::shown_value(v)))
                 .collect(),
         }
     }
