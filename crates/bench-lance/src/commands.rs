@@ -24,6 +24,18 @@ pub fn main(cli: Cli) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// A command line clap could not parse: its message printed, and its exit code — clap's (0
+/// for `--help`, 2 for a usage error), but 64 for `bench check`, whose 2 means undecided.
+pub fn usage_error(e: clap::Error) -> ExitCode {
+    let _ = e.print();
+    let code = e.exit_code();
+    let command = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    match (code, command.as_deref()) {
+        (2, Some("check")) => ExitCode::from(bench_core::history::command::USAGE),
+        _ => ExitCode::from(u8::try_from(code).unwrap_or(2)),
+    }
+}
+
 async fn dispatch(command: Command) -> u8 {
     let result = match command {
         Command::Worker { .. } | Command::Serve { .. } => {

@@ -23,6 +23,7 @@ pub mod resends;
 pub mod results_table;
 pub mod server;
 pub mod store;
+mod store_fault;
 mod sweep;
 pub mod verify;
 pub mod worker;
@@ -44,7 +45,7 @@ pub fn started() -> std::time::Instant {
     *STARTED.get_or_init(std::time::Instant::now)
 }
 
-pub use commands::main;
+pub use commands::{main, usage_error};
 
 // The lance crates this library is built with, for the tests to name the same ones (so the
 // lance to test is pinned in one Cargo.toml: this crate's).

@@ -425,6 +425,13 @@ fn verb(op: &Op) -> String {
 /// witnesses tell times from; `margin_us`: how uncertain the clocks are against one another
 /// (a commit must be acknowledged that much before another began to be ordered before it).
 pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
+    check_paused(history, t0_us, margin_us, &[])
+}
+
+/// [`check`] of a run whose clients were paused in `paused` (`bench ab`'s pairs: one arm
+/// waits while the other runs): a stale read's lag counts only the time the run ran, as
+/// the checks of what readers saw count it ([`super::since`]).
+pub fn check_paused(history: &[Op], t0_us: u64, margin_us: u64, paused: &[[u64; 2]]) -> Order {
     let mut o = Order::default();
     let at = |us: u64| us.saturating_sub(t0_us) as f64 / 1000.0;
     let mut known: Vec<Made> = Vec::new();
@@ -438,7 +445,7 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
     o.one_version_twice = twice(&known, &at);
     o.write_order = write_order(&known, margin_us, &at);
     o.versions_back = versions_back(history, &at);
-    o.stale = stale(history, &known, margin_us, &at);
+    o.stale = stale(history, &known, (margin_us, paused), &at);
     reads(history, &known, &at, &mut o);
     o
 }
@@ -448,7 +455,12 @@ pub fn check(history: &[Op], t0_us: u64, margin_us: u64) -> Order {
 /// highest page's). Commits enter in the order they were acknowledged; a tree over their
 /// versions keeps the earliest acknowledgement at or above each, so the history is read in
 /// O(n log n).
-fn stale(history: &[Op], known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64) -> Stale {
+fn stale(
+    history: &[Op],
+    known: &[Made],
+    (margin_us, paused): (u64, &[[u64; 2]]),
+    at: &dyn Fn(u64) -> f64,
+) -> Stale {
     let mut st = Stale::default();
     let acked = acknowledged(known);
     let mut versions: Vec<u64> = acked.iter().map(|m| m.v).collect();
@@ -492,8 +504,8 @@ fn stale(history: &[Op], known: &[Made], margin_us: u64, at: &dyn Fn(u64) -> f64
             i -= i & i.wrapping_neg();
         }
         let Some(m) = missed else { continue };
-        let [low, high] =
-            super::since(m.op.end_us, [op.start_us, op.end_us], &[]).map(|us| us as f64 / 1000.0);
+        let [low, high] = super::since(m.op.end_us, [op.start_us, op.end_us], paused)
+            .map(|us| us as f64 / 1000.0);
         st.count += 1;
         st.versions_behind_max = st.versions_behind_max.max(t.v - hi);
         st.lag_low_max_ms = st.lag_low_max_ms.max(low);
@@ -743,6 +755,7 @@ mod tests {
     fn the_checks_equal_a_brute_force_reference() {
         use crate::consistency::synthetic::{Shape, history};
         let mut rng = crate::rng::Rng::new(11);
+        let mut pauses = crate::rng::Rng::new(12);
         let mut found = [0u64; 6];
         for k in 0..400 {
             let shape = Shape {
@@ -751,7 +764,17 @@ mod tests {
             };
             let h = history(&mut rng, &shape);
             let margin = [0, 1_500][k % 2];
-            let (got, want) = (check(&h, 0, margin), reference::check(&h, margin));
+            // Every third history paused somewhere in its span, as bench ab's pairs are.
+            let end = h.iter().map(|o| o.end_us).max().unwrap_or(0);
+            let paused: Vec<[u64; 2]> = match k % 3 {
+                0 => {
+                    let a = pauses.next_u64() % end.max(1);
+                    vec![[a, a + pauses.next_u64() % (end / 2 + 1)]]
+                }
+                _ => Vec::new(),
+            };
+            let got = check_paused(&h, 0, margin, &paused);
+            let want = reference::check(&h, margin, &paused);
             let counts = |o: &Order| {
                 (
                     [o.commits, o.commits_known, o.reads, o.reads_known],

@@ -1,9 +1,11 @@
 //! `bench check PATH`: each saved history under PATH judged again, offline, and on request
-//! exported for Elle. Exit 0 valid, 1 anomalies, 2 something undecided, 3 bad input.
+//! exported for Elle. Exit 0 valid, 1 anomalies, 2 something undecided, 3 bad input; over
+//! several histories anomalies in any come first, then bad input, then undecided ([`worst`]).
+//! A usage error of the command line exits 64 (`USAGE`), never a code of a judgement.
 
 use std::path::{Path, PathBuf};
 
-use super::check::{self, BAD_INPUT, Checked};
+use super::check::{self, ANOMALIES, BAD_INPUT, Checked, UNKNOWN};
 use super::{DIR, HISTORY_FILE, VERSIONS_FILE};
 use crate::answer::Answer;
 
@@ -18,9 +20,33 @@ pub struct Ask {
     pub export_elle: bool,
 }
 
+/// The exit status of `bench check`'s command line when it cannot be parsed (sysexits'
+/// `EX_USAGE`): apart from every status of a judgement.
+pub const USAGE: u8 = 64;
+
+/// The status of several histories' judgements: anomalies in any first (something a
+/// history shows went wrong), then bad input (a history that could not be judged may hide
+/// more), then undecided, then valid.
+pub fn worst(a: u8, b: u8) -> u8 {
+    let rank = |c: u8| match c {
+        ANOMALIES => 3,
+        BAD_INPUT => 2,
+        UNKNOWN => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
 /// The history folders `path` names.
 fn folders(path: &Path) -> Result<Vec<PathBuf>, String> {
     if path.is_file() {
+        if path.file_name() != Some(std::ffi::OsStr::new(HISTORY_FILE)) {
+            return Err(format!(
+                "{} is not a {HISTORY_FILE}: give a history's folder (histories/<cell>_r<N>/ of \
+                 a results directory), its {HISTORY_FILE}, or a results directory",
+                path.display()
+            ));
+        }
         return Ok(vec![path.parent().unwrap_or(Path::new(".")).to_path_buf()]);
     }
     if path.join(HISTORY_FILE).is_file() {
@@ -104,6 +130,30 @@ fn export(
     Ok(x)
 }
 
+/// The closing line over several histories: the exit status, and which histories gave each
+/// status that is not valid.
+fn closing(code: u8, gave: &[(u8, String)]) -> String {
+    let named = |status: u8, what: &str| {
+        let dirs: Vec<&str> = (gave.iter())
+            .filter(|(s, _)| *s == status)
+            .map(|(_, d)| d.as_str())
+            .collect();
+        (!dirs.is_empty()).then(|| format!("{what} in {}", dirs.join(", ")))
+    };
+    let parts: Vec<String> = [
+        named(ANOMALIES, "anomalies"),
+        named(BAD_INPUT, "bad input"),
+        named(UNKNOWN, "undecided"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match parts.is_empty() {
+        true => format!("exit {code}: {} histories, every one valid", gave.len()),
+        false => format!("exit {code}: {}", parts.join("; ")),
+    }
+}
+
 /// `bench check`.
 pub fn run(ask: &Ask) -> Answer {
     let mut answer = Answer::default();
@@ -116,10 +166,13 @@ pub fn run(ask: &Ask) -> Answer {
         }
     };
     let mut all = Vec::new();
+    // Which history gave which status, for the closing line.
+    let mut gave: Vec<(u8, String)> = Vec::new();
     for dir in &dirs {
         match one(dir, ask, &mut answer) {
             Ok(c) => {
-                answer.code = answer.code.max(c.status());
+                answer.code = worst(answer.code, c.status());
+                gave.push((c.status(), dir.display().to_string()));
                 if !ask.json {
                     answer.line(format!("{}:", dir.display()));
                     for l in check::said(&c) {
@@ -130,9 +183,13 @@ pub fn run(ask: &Ask) -> Answer {
             }
             Err(e) => {
                 answer.note(format!("error: {e}"));
-                answer.code = BAD_INPUT;
+                answer.code = worst(answer.code, BAD_INPUT);
+                gave.push((BAD_INPUT, dir.display().to_string()));
             }
         }
+    }
+    if dirs.len() > 1 {
+        answer.note(closing(answer.code, &gave));
     }
     if ask.json {
         let rows: Vec<serde_json::Value> = (all.iter())
@@ -147,4 +204,43 @@ pub fn run(ask: &Ask) -> Answer {
         answer.line(serde_json::to_string_pretty(&rows).expect("findings serialise"));
     }
     answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn over_several_histories_anomalies_come_first_then_bad_input_then_undecided() {
+        use check::VALID;
+        assert_eq!(worst(UNKNOWN, ANOMALIES), ANOMALIES);
+        assert_eq!(worst(ANOMALIES, UNKNOWN), ANOMALIES);
+        assert_eq!(worst(BAD_INPUT, ANOMALIES), ANOMALIES);
+        assert_eq!(worst(UNKNOWN, BAD_INPUT), BAD_INPUT);
+        assert_eq!(worst(VALID, UNKNOWN), UNKNOWN);
+        assert_eq!(worst(VALID, VALID), VALID);
+        let gave = [
+            (UNKNOWN, "a".to_string()),
+            (ANOMALIES, "b".to_string()),
+            (VALID, "c".to_string()),
+        ];
+        assert_eq!(
+            closing(ANOMALIES, &gave),
+            "exit 1: anomalies in b; undecided in a"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_history_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("results.jsonl");
+        std::fs::write(&other, "{}").unwrap();
+        let err = folders(&other).unwrap_err();
+        assert!(err.contains("is not a history.jsonl"), "{err}");
+        let answer = run(&Ask {
+            path: other,
+            ..Ask::default()
+        });
+        assert_eq!(answer.code, BAD_INPUT);
+    }
 }

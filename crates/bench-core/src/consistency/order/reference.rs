@@ -89,7 +89,7 @@ fn span(v: Option<u64>, to: Option<u64>) -> Option<(u64, u64)> {
     v.map(|lo| (lo, to.unwrap_or(lo).max(lo)))
 }
 
-pub fn check(h: &[Op], margin: u64) -> Order {
+pub fn check(h: &[Op], margin: u64, paused: &[[u64; 2]]) -> Order {
     let mut o = Order::default();
     let commits: Vec<&Op> = (h.iter())
         .filter(|op| matches!(op.what, What::Created { .. } | What::Removed { .. }))
@@ -124,7 +124,7 @@ pub fn check(h: &[Op], margin: u64) -> Order {
             o.versions_back.count += u64::from(top.is_some_and(|t| hi < t));
         }
     }
-    o.stale = stale(h, &known, margin);
+    o.stale = stale(h, &known, margin, paused);
     for read in h {
         reads(read, &known, &mut o);
     }
@@ -133,7 +133,7 @@ pub fn check(h: &[Op], margin: u64) -> Order {
 
 /// Reads of a known version below one acknowledged before they began, each against the
 /// earliest acknowledged of the versions above what it served.
-fn stale(h: &[Op], known: &[(&Op, u64)], margin: u64) -> Stale {
+fn stale(h: &[Op], known: &[(&Op, u64)], margin: u64, paused: &[[u64; 2]]) -> Stale {
     let mut st = Stale::default();
     let reads =
         (h.iter()).filter(|op| matches!(op.what, What::Listed { .. } | What::Probed { .. }));
@@ -151,8 +151,8 @@ fn stale(h: &[Op], known: &[(&Op, u64)], margin: u64) -> Stale {
             .filter(|(_, v)| *v > hi)
             .min_by_key(|(a, _)| a.end_us)
             .expect("the top one at least");
-        let [low, high] =
-            since(missed.0.end_us, [read.start_us, read.end_us], &[]).map(|us| us as f64 / 1000.0);
+        let [low, high] = since(missed.0.end_us, [read.start_us, read.end_us], paused)
+            .map(|us| us as f64 / 1000.0);
         st.count += 1;
         st.versions_behind_max = st.versions_behind_max.max(top - hi);
         st.lag_low_max_ms = st.lag_low_max_ms.max(low);
