@@ -46,6 +46,32 @@ A network store, on demand (each a fraction of requests, or milliseconds):
                       length (Content-Length: 0), as a proxy or gateway that drops it does
   --seed N            the faults' random sequence (default: random)
 
+One fault at one request, on demand (a campaign's point, armed by the worker that meets it):
+POST /_bench/arm with {"under": PREFIX, "fault": "KIND@K", "pid": PID} gives the fault KIND
+to the K-th request whose key starts with PREFIX (/bucket/key-prefix/; a listing's prefix, a
+batch delete's first key), counted from then on
+("trace": none, the requests only listed); GET /_bench/arm?under=PREFIX answers the fault,
+the position it met (fired_at, null if none) and every request under PREFIX since, in order;
+DELETE /_bench/arm?under=PREFIX removes it (404 where nothing is armed). POST /_bench/window
+with {"under": PREFIX, "fault": F, "of": KIND, "on": true} gives F (slow-down, lose-reply,
+reset or fail-after-apply, as below) to every request of KIND (any, or a kind as counted)
+under PREFIX until the same with "on": false, which answers how many it met (a nemesis'
+window; windows of other faults or kinds under the same prefix are on at once, the first
+switched on met first). The kinds:
+  lose-reply        applied, then the connection reset before the reply
+  reset             the connection reset before it is applied
+  slow-down         503 SlowDown to it and to its next 2 resends (same method and key)
+  slow-down-window  503 SlowDown to it and to the next 19 requests under PREFIX
+  lose-reply-then-slow-down  applied, the connection reset before the reply, then 503
+                    SlowDown to the next 16 reads (HEAD, GET) of its key: one request's every
+                    send (the client's look-up of whether its write landed), then served
+  fail-after-apply  applied, then 500 InternalError; its next 15 resends 500, unapplied
+                    (past the client's budget: 16 sends), then served
+  delay             applied, its reply held 35 s (past object_store's default timeout, 30 s)
+  head-no-length    a HEAD answered with Content-Length: 0 (a request that is no HEAD: none)
+  kill-before       PID sent SIGKILL when it arrives, the request not applied
+  kill-after        the request applied, then PID sent SIGKILL, the reply never sent
+
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
 put (incl. conditional, and a multipart upload's start, parts and completion),
 conditional_put, list, head, delete (incl. a batch delete), copy; with the bytes of object
@@ -69,6 +95,7 @@ import io
 import json
 import os
 import random
+import signal
 import socket
 import struct
 import threading
@@ -341,6 +368,178 @@ def fails_after_apply(kinds, path):
         return _fail_seen % args.fail_after_apply_every == 0
 
 
+# Faults armed on demand (POST /_bench/arm), by prefix: each meets one request.
+ARMED_KINDS = ("trace", "lose-reply", "reset", "slow-down", "slow-down-window",
+               "lose-reply-then-slow-down", "fail-after-apply", "delay", "head-no-length",
+               "kill-before", "kill-after")
+SLOW_DOWN_ANSWERS = 3
+WINDOW_REQUESTS = 20
+# The client's resends of one request: object_store's 3 retries, each round resent 3 times
+# more by lance's throttling layer (16 sends in all).
+RESENDS = 15
+DELAY_SECS = 35.0
+_armed = {}
+
+
+class Armed:
+    """One fault armed under a prefix: the requests it sees and the one it met."""
+
+    def __init__(self, under, fault, pid):
+        kind, _, at = fault.partition("@")
+        if kind not in ARMED_KINDS:
+            raise ValueError(f"`{kind}` is not a fault kind: {', '.join(ARMED_KINDS)}")
+        if kind != "trace" and not (at.isdigit() and int(at) >= 1):
+            raise ValueError(f"`{fault}`: give KIND@K, K a request's position from 1")
+        if kind.startswith("kill") and not isinstance(pid, int):
+            raise ValueError(f"{kind} needs the pid of the process to kill")
+        self.under, self.fault, self.kind = under, fault, kind
+        self.at = int(at) if kind != "trace" else 0
+        self.pid = pid
+        self.requests = []
+        self.fired_at = None
+        # What is still due after the fault met its request: 503s (of a resend, or of the
+        # window), or 500s to the resends of a request answered 500 after it applied.
+        self.due = 0
+        self.target = None
+
+    def status(self):
+        return {"point": self.fault, "fired_at": self.fired_at, "requests": self.requests}
+
+    def meet(self, method, path, kinds):
+        """What this request meets (an action name, or None); under _counts_lock."""
+        n = len(self.requests) + 1
+        request = (method, path)
+        action = None
+        if self.fired_at is not None and self.due > 0:
+            # The window: every request under the prefix; after a lost reply: the reads of its
+            # key (the client looking it up; a resend of the write itself is served); else
+            # the request's own resends.
+            looks_up = path == self.target[1] and method in ("HEAD", "GET")
+            follows = {"slow-down-window": True, "lose-reply-then-slow-down": looks_up}
+            if follows.get(self.kind, request == self.target):
+                self.due -= 1
+                action = "slow-down" if self.kind != "fail-after-apply" else "internal-error"
+        elif n == self.at and self.kind != "trace":
+            if self.kind == "head-no-length" and method != "HEAD":
+                action = None
+            else:
+                self.fired_at = n
+                action = self.kind
+                self.target = request
+                self.due = {"slow-down": SLOW_DOWN_ANSWERS - 1,
+                            "slow-down-window": WINDOW_REQUESTS - 1,
+                            "lose-reply-then-slow-down": RESENDS + 1,
+                            "fail-after-apply": RESENDS}.get(self.kind, 0)
+                action = {"slow-down-window": "slow-down",
+                          "lose-reply-then-slow-down": "lose-reply"}.get(action, action)
+        entry = {"n": n, "method": method, "key": path[len(self.under):],
+                 "kind": kinds[-1] if kinds else "other"}
+        if action:
+            entry["fault"] = action
+        self.requests.append(entry)
+        return action
+
+
+def target_path(environ, kinds):
+    """The key path a request acts on, as an armed prefix is matched against it: a listing's
+    prefix (GET /bucket?prefix=P: /bucket/P), a batch delete's first key, else its path."""
+    path = environ.get("PATH_INFO", "")
+    bucket = path.strip("/").split("/", 1)[0]
+    if kinds == ["list"]:
+        query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
+        return f"/{bucket}/" + (query.get("prefix") or [""])[0]
+    if kinds == ["delete"] and environ["REQUEST_METHOD"] == "POST":
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length)
+        environ["wsgi.input"] = io.BytesIO(body)
+        start = body.find(b"<Key>")
+        end = body.find(b"</Key>", start)
+        if start >= 0 and end > start:
+            return f"/{bucket}/" + body[start + 5:end].decode(errors="replace")
+    return path
+
+
+def armed_for(path):
+    for under, armed in _armed.items():
+        if path.startswith(under):
+            return armed
+    return None
+
+
+# Windows of faults switched on and off (POST /_bench/window), by prefix.
+WINDOW_FAULTS = ("slow-down", "lose-reply", "reset", "fail-after-apply")
+_windows = {}
+
+
+def window(environ, start_response):
+    """/_bench/window: switch a window of a fault on or off under a prefix; switched off,
+    answers how many requests it met."""
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    status, answer = "200 OK", {}
+    try:
+        asked = json.loads(environ["wsgi.input"].read(length) or b"{}")
+        under, on = asked["under"], bool(asked["on"])
+        if on and asked["fault"] not in WINDOW_FAULTS:
+            raise ValueError(f"`{asked['fault']}` is not a window's fault: {', '.join(WINDOW_FAULTS)}")
+    except (ValueError, KeyError, TypeError) as e:
+        status, answer = "400 Bad Request", {"error": str(e)}
+    else:
+        key = (under, asked.get("fault"), asked.get("of") or "any")
+        with _counts_lock:
+            if on:
+                _windows[key] = {"fault": key[1], "of": key[2], "met": 0}
+                answer = {"on": True}
+            else:
+                was = _windows.pop(key, None)
+                answer = {"on": False, "met": was["met"] if was else 0}
+    body = json.dumps(answer).encode()
+    start_response(status, [("Content-Type", "application/json"),
+                            ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def window_meets(path, kinds):
+    """The fault of the window on under `path` that this request meets, if any (counted);
+    under _counts_lock."""
+    for (under, _, _), w in _windows.items():
+        if path.startswith(under) and (w["of"] == "any" or w["of"] in kinds):
+            w["met"] += 1
+            return w["fault"]
+    return None
+
+
+def control(environ, start_response):
+    """/_bench/arm: arm a fault under a prefix, read what it met, or remove it."""
+    method = environ["REQUEST_METHOD"]
+    query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
+    status, answer = "200 OK", {}
+    if method == "POST":
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        try:
+            asked = json.loads(environ["wsgi.input"].read(length) or b"{}")
+            armed = Armed(asked["under"], asked["fault"], asked.get("pid"))
+        except (ValueError, KeyError, TypeError) as e:
+            status, answer = "400 Bad Request", {"error": str(e)}
+        else:
+            with _counts_lock:
+                _armed[armed.under] = armed
+            answer = armed.status()
+    else:
+        under = (query.get("under") or [""])[0]
+        with _counts_lock:
+            armed = _armed.get(under)
+            if armed is not None and method == "DELETE":
+                del _armed[under]
+        if armed is None:
+            status, answer = "404 Not Found", {"error": f"nothing is armed under {under}"}
+        else:
+            answer = armed.status()
+    body = json.dumps(answer).encode()
+    start_response(status, [("Content-Type", "application/json"),
+                            ("Content-Length", str(len(body)))])
+    return [body]
+
+
 def internal_error(start_response):
     start_response(
         "500 Internal Server Error",
@@ -398,6 +597,59 @@ class NetworkStore:
             if hasattr(body, "close"):
                 body.close()
 
+    def armed(self, met, armed, environ, start_response):
+        """Do what an armed fault (`met`, an action of Armed.meet) does to this request."""
+        kinds = kinds_of(environ)
+        count(access_key(environ), **{k: 1 for k in kinds})
+        if met == "reset":
+            count(reset=1)
+            reset(environ)
+        if met == "kill-before":
+            os.kill(armed.pid, signal.SIGKILL)
+            reset(environ)
+        if met in ("lose-reply", "kill-after"):
+            self.unheard(environ)
+            count(lost_reply=1)
+            if met == "kill-after":
+                os.kill(armed.pid, signal.SIGKILL)
+            reset(environ)
+        if met == "slow-down":
+            count(throttled=1)
+            start_response(
+                "503 Slow Down",
+                [("Content-Type", "application/xml"), ("Content-Length", str(len(SLOW_DOWN)))],
+            )
+            return [SLOW_DOWN]
+        if met == "fail-after-apply":
+            self.unheard(environ)
+            count(failed_after_apply=1)
+            return internal_error(start_response)
+        if met == "internal-error":
+            count(internal_error=1)
+            return internal_error(start_response)
+        if met == "delay":
+            held = {}
+
+            def hold(status, headers, exc_info=None):
+                held["reply"] = (status, headers)
+                return lambda data: None
+
+            body = b"".join(self.app(environ, hold))
+            time.sleep(DELAY_SECS)
+            start_response(*held["reply"])
+            return [body]
+        if met == "head-no-length":
+            count(no_length=1)
+
+            def no_length(status, headers, exc_info=None):
+                if status.startswith("200"):
+                    headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+                    headers.append(("Content-Length", "0"))
+                return start_response(status, headers, exc_info)
+
+            return self.app(environ, no_length)
+        raise AssertionError(f"armed fault {met} has no action")
+
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == "/_bench/counts":
             with _counts_lock:
@@ -409,7 +661,19 @@ class NetworkStore:
                 [("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
             )
             return [body]
+        if environ.get("PATH_INFO") == "/_bench/arm":
+            return control(environ, start_response)
+        if environ.get("PATH_INFO") == "/_bench/window":
+            return window(environ, start_response)
         kinds = kinds_of(environ)
+        target = target_path(environ, kinds) if kinds and (_armed or _windows) else ""
+        with _counts_lock:
+            armed = armed_for(target) if target else None
+            met = armed.meet(environ["REQUEST_METHOD"], target, kinds) if armed else None
+            if target and not met:
+                met = window_meets(target, kinds)
+        if met:
+            return self.armed(met, armed, environ, start_response)
         wait = args.latency_ms + _rng.uniform(0.0, args.jitter_ms)
         if wait > 0:
             time.sleep(wait / 1000.0)

@@ -43,6 +43,52 @@ fn the_cleanup_gap_leaves_readers_stuck_and_bench_names_them() {
     );
 }
 
+/// The same deletion on a correct store (plans/lost-reply-slowdown.toml): a campaign of one
+/// fault, a reply lost after the store applied the request, then 503 SlowDown to the next
+/// 16 requests, at each of the first 10 requests of two namespace creations. Where the lost
+/// reply was the conditional PUT of a `__manifest` version, lance 14.0.2's look-up meets the
+/// burst, it deletes the data file of the version that landed, and the point is UNREADABLE,
+/// naming the version, the file and the write; a point whose lost reply was any other
+/// request loses nothing. The campaign exits 3.
+#[test]
+fn a_lost_commit_reply_then_a_slowdown_burst_loses_a_landed_commit() {
+    let text = std::fs::read_to_string(repo_file("plans/lost-reply-slowdown.toml")).unwrap();
+    let server = S3Server::start(&[]);
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/lost-reply-slowdown", &text);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(records.len(), 11, "the trace and 10 points");
+    let mut red = 0;
+    for r in &records {
+        let f = &r["fault"];
+        let Some(at) = f["fired_at"].as_u64() else {
+            continue;
+        };
+        let met = &f["requests"][at as usize - 1];
+        let commit = met["kind"] == "conditional_put"
+            && met["key"]
+                .as_str()
+                .unwrap()
+                .starts_with("__manifest/_versions/");
+        let finding = f["finding"].as_str();
+        match commit {
+            true => {
+                let finding = finding.unwrap_or_else(|| panic!("a lost commit reply: {r}"));
+                assert!(
+                    finding.starts_with("UNREADABLE: the catalog's latest version, v"),
+                    "{finding}"
+                );
+                assert!(
+                    finding.contains(", which is gone: every read of __manifest fails"),
+                    "{finding}"
+                );
+                red += 1;
+            }
+            false => assert_eq!(finding, None, "{r}"),
+        }
+    }
+    assert!(red >= 1, "{records:?}");
+}
+
 /// A `__manifest` commit whose reply was lost, on a store whose HEADs of manifest versions
 /// give no length (plans/lost-reply-head.toml): lance 14.0.2 cannot tell that the version
 /// landed, deletes its data file, and every later operation fails; verification names the

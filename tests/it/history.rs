@@ -158,6 +158,7 @@ fn failed_but_landed(dir: &Path) {
         clocks: &clocks,
         paused_us: &[],
         chain_versions: None,
+        nemesis: &[],
     };
     let (history, _) = write(&log, &run, None);
     std::fs::write(dir.join("history.jsonl"), history).unwrap();
@@ -184,5 +185,31 @@ fn both_judges_read_a_write_that_landed_after_an_error_as_bench_does() {
         b.1,
         a.0,
         a.1
+    );
+}
+
+/// `bench check`'s exit codes say one thing each: a usage error exits 64, never 2 (which
+/// says undecided); a file that is not a history is refused as bad input (3), naming it.
+#[test]
+fn check_s_usage_errors_and_wrong_files_have_codes_of_their_own() {
+    let o = bench()
+        .args(["check", "--no-such-flag", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    let o = bench().args(["check"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    // Another command's usage error keeps the code the README gives it.
+    let o = bench().args(["run", "--no-such-flag"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("results.jsonl");
+    std::fs::write(&other, "{}\n").unwrap();
+    let o = check(&other, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is not a history.jsonl"),
+        "{}",
+        stderr(&o)
     );
 }

@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod common;
+mod campaign;
 mod catalog_ops;
 mod catalogs;
 mod coordinator;

@@ -47,6 +47,7 @@ fn main() {
             clocks: &history::clocks(&saved.header),
             paused_us: &saved.header.paused_us,
             chain_versions: saved.header.chain_versions,
+            nemesis: &[],
         };
         let (written, _) = history::write(&saved.log, &run, chain.as_ref());
         times[1].push(ms(t));

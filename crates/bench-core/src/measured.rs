@@ -86,6 +86,8 @@ pub struct Measured {
     pub paused_us: Vec<[u64; 2]>,
     /// What `__manifest` stored over the window (`workload.storage_sample_secs`).
     pub storage: Vec<crate::stored::Sample>,
+    /// `[[nemesis]]`: each window of the store's faults switched on or off.
+    pub nemesis: Vec<crate::plan::nemesis::Switch>,
     /// A rest cell: each server's host and what it served over the window.
     pub servers: Vec<(String, ServerReport)>,
     /// The first worker that stopped before the cell's end, and why.
@@ -203,7 +205,7 @@ impl Measured {
         let margin = uncertainty_us.map_or(0, |u| 2 * u);
         let mut c = crate::consistency::check_paused(&h, t0, margin, &self.paused_us);
         c.listed_twice(&self.log, t0);
-        let mut order = crate::consistency::order::check(&h, t0, margin);
+        let mut order = crate::consistency::order::check_paused(&h, t0, margin, &self.paused_us);
         if order.commits_known + order.reads_known > 0 {
             order.unknown = crate::consistency::unknown_versions(&self.log);
             order.chain_versions = chain;

@@ -427,7 +427,6 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
         worker_cpu: m.cpu.as_ref().map(crate::sched::CpuUse::rounded),
         arm: p.arm.map(str::to_string),
-        paired: None,
         variant_name: variant_name(cell),
         build: cell.build.as_ref().map(|b| b.name.clone()),
         properties: cell.properties.clone(),
@@ -440,7 +439,6 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
         lance_revision: p.versions.lance_revision.clone(),
-        attached: Default::default(),
         stuck_readers: crate::stuck::of(&m.log),
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
         fastest_request_ms: path.and(m.fastest_request_ms),
@@ -455,6 +453,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),
         storage: stored(cell, m, p.prices),
+        ..Default::default()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::stats::{IoCounts, IoPerOp, Unit};
 
 /// One finished cell. The first block keeps the reference's `BenchResult` field names and
 /// meanings; every field is documented in docs/output-format.md.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     // ── the reference's BenchResult ──
     pub variant: Variant,
@@ -395,6 +395,12 @@ pub struct CopyTime {
 }
 
 impl Record {
+    /// Whether this run fails its cell: it failed verification, or it is a fault campaign's
+    /// point that is a finding (`fault.finding`).
+    pub fn failed(&self) -> bool {
+        !self.verified || (self.attached.fault.as_ref()).is_some_and(|m| m.finding.is_some())
+    }
+
     /// The variant's name: `variant_name`, or the reference's `variant` where the record
     /// has no other dimension.
     pub fn variant_label(&self) -> &str {
@@ -546,6 +552,15 @@ pub struct Attached {
     /// are not bench's children).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_cpu_cores: Option<f64>,
+    /// A point of a fault campaign (`[campaign]`): the fault its store gave, the request
+    /// that met it and every request the store saw from the arming to the run's end.
+    /// Absent outside a campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<crate::plan::campaign::Met>,
+    /// `[[nemesis]]`: each window of the store's faults switched on or off during the run,
+    /// when (ms since release) and, switched off, the requests it met. Absent without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nemesis: Vec<crate::plan::nemesis::Switch>,
 }
 
 /// The shared table of a cell of table operations, as verification found it.

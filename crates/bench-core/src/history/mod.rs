@@ -138,6 +138,69 @@ pub struct Run<'a> {
     pub clocks: &'a BTreeMap<u32, Offsets>,
     pub paused_us: &'a [[u64; 2]],
     pub chain_versions: Option<u64>,
+    /// `[[nemesis]]`: each window switched on or off, as the coordinator made it.
+    pub nemesis: &'a [crate::plan::nemesis::Switch],
+}
+
+/// A line of the `nemesis` process, as Jepsen writes its nemesis' events: a window of a
+/// store fault switched on (`start`) or off (`stop`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NemesisEvent {
+    pub index: u64,
+    /// ns since the header's `release_us`.
+    pub time: i64,
+    /// Always `info`: the nemesis' own operations have no outcome to judge.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Always `nemesis`.
+    pub process: String,
+    /// `start` or `stop`.
+    pub f: String,
+    /// The fault and the kind of request it met: `slow-down of any`.
+    pub value: String,
+    /// `stop`: the requests the window met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub met: Option<u64>,
+    /// Where the store could not be told: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The nemesis' lines among `events` (each of the two sorted by time), every line renumbered
+/// in the order written: a switch goes before the first event after it.
+fn with_nemesis(
+    events: Vec<Event>,
+    nemesis: &[crate::plan::nemesis::Switch],
+    release_us: u64,
+) -> Vec<String> {
+    let mut switches: Vec<NemesisEvent> = (nemesis.iter())
+        .map(|s| NemesisEvent {
+            index: 0,
+            time: (s.at_us as i64 - release_us as i64) * 1000,
+            kind: "info".to_string(),
+            process: "nemesis".to_string(),
+            f: if s.on { "start" } else { "stop" }.to_string(),
+            value: s.fault.clone(),
+            met: s.met,
+            error: s.error.clone(),
+        })
+        .collect();
+    switches.sort_by_key(|n| n.time);
+    let mut out = Vec::with_capacity(events.len() + switches.len());
+    let mut switches = switches.into_iter().peekable();
+    for mut e in events {
+        while let Some(mut n) = switches.next_if(|n| n.time < e.time) {
+            n.index = out.len() as u64;
+            out.push(serde_json::to_string(&n).expect("a nemesis event serialises"));
+        }
+        e.index = out.len() as u64;
+        out.push(serde_json::to_string(&e).expect("an event serialises"));
+    }
+    for mut n in switches {
+        n.index = out.len() as u64;
+        out.push(serde_json::to_string(&n).expect("a nemesis event serialises"));
+    }
+    out
 }
 
 fn bound(b: Bound) -> [i64; 3] {
@@ -250,11 +313,14 @@ fn numbered(log: &[Op], release_us: u64) -> Vec<(usize, Event)> {
     let mut after: BTreeMap<u32, i64> = BTreeMap::new();
     for (rank, &k) in order.iter().enumerate() {
         let o = &log[k];
-        let (invoke, done) = pair(o, process[k], release_us);
+        let (mut invoke, mut done) = pair(o, process[k], release_us);
         let prev = after.entry(o.client).or_insert(i64::MIN);
         let at_invoke = invoke.time.max(*prev);
         let at_done = done.time.max(at_invoke);
         *prev = at_done;
+        // The time written is the one the order used: `time` never goes back as `index`
+        // goes on (it differs from the operation's own only where its clock stepped back).
+        (invoke.time, done.time) = (at_invoke, at_done);
         keyed.push(((at_invoke, o.client, rank, 0), k, invoke));
         keyed.push(((at_done, o.client, rank, 1), k, done));
     }
@@ -354,8 +420,8 @@ pub fn write(log: &[Op], run: &Run, chain: Option<&Chain>) -> (String, Option<St
     };
     let mut text = serde_json::to_string(&header).expect("a header serialises");
     text.push('\n');
-    for e in events(log, release_us) {
-        text.push_str(&serde_json::to_string(&e).expect("an event serialises"));
+    for line in with_nemesis(events(log, release_us), run.nemesis, release_us) {
+        text.push_str(&line);
         text.push('\n');
     }
     (text, chain.map(versions))
@@ -470,6 +536,24 @@ pub fn read(text: &str) -> Result<Saved, Bad> {
     let mut log = Vec::new();
     let mut last_index = None;
     for (n, line) in lines {
+        // The nemesis' lines: its switches of the store's faults, no client's operation.
+        if line.contains("\"nemesis\"")
+            && let Ok(nemesis) = serde_json::from_str::<NemesisEvent>(line)
+            && nemesis.process == "nemesis"
+        {
+            if last_index.is_some_and(|l| nemesis.index <= l) {
+                return Err(bad(
+                    n,
+                    format!(
+                        "index {} after index {}",
+                        nemesis.index,
+                        last_index.unwrap_or(0)
+                    ),
+                ));
+            }
+            last_index = Some(nemesis.index);
+            continue;
+        }
         let e: Event = serde_json::from_str(line).map_err(|e| bad(n, e.to_string()))?;
         if last_index.is_some_and(|l| e.index <= l) {
             return Err(bad(
@@ -674,6 +758,7 @@ mod tests {
             clocks: &clocks,
             paused_us: &[],
             chain_versions: Some(chain.versions.len() as u64),
+            nemesis: &[],
         };
         let (h, v) = write(log, &run, Some(chain));
         (h, v.unwrap())

@@ -143,6 +143,7 @@ impl<'p> Variants<'p> {
                         .is_some_and(|r| r.workload.seed_per_repetition),
                     storage_sample_secs: (plan.roles.as_ref())
                         .and_then(|r| r.workload.storage_sample_secs),
+                    nemesis: plan.nemesis.clone(),
                 }));
             }
         }

@@ -5,8 +5,10 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The committed catalog operation (or read) a cell measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Operation {
+    /// The plan's default operation (and a record's, where it is built field by field).
+    #[default]
     CreateNamespace,
     CreateTable,
     DeclareTable,

@@ -36,6 +36,29 @@ pub(super) struct RawPlan {
     pub workload: Option<RawWorkload>,
     #[serde(default)]
     pub roles: Vec<RawRole>,
+    /// `[campaign]`: a fault campaign over the plan's operation.
+    pub campaign: Option<RawCampaign>,
+    /// `[[nemesis]]`: faults of the store on a timeline.
+    #[serde(default)]
+    pub nemesis: Vec<RawNemesis>,
+}
+
+/// One `[[nemesis]]` window as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNemesis {
+    pub fault: String,
+    pub of: Option<String>,
+    pub from_secs: f64,
+    pub for_secs: f64,
+}
+
+/// `[campaign]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCampaign {
+    pub faults: Option<Vec<String>>,
+    pub requests: Option<u64>,
 }
 
 /// `[rest]`: the REST servers of cells whose transport is `rest`.

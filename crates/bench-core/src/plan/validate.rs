@@ -574,7 +574,7 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
     let property_matrix = property_matrix(raw.matrix.properties, &namespace)?;
     super::table::tracking(operation, &mut namespace, &property_matrix)?;
     let env = super::env::fixed(raw.env)?;
-    let env_matrix = super::env::matrix(raw.matrix.env, &env, &property_matrix)?;
+    let mut env_matrix = super::env::matrix(raw.matrix.env, &env, &property_matrix)?;
     let builds = builds(raw.builds, raw.matrix.builds)?;
     let (transports, rest) = super::transport::settings(super::transport::RawTransport::of(
         raw.matrix.transport,
@@ -582,6 +582,17 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
         raw.rest.unwrap_or_default(),
         run.launcher.is_some(),
     ))?;
+    let campaign = super::campaign::settings(
+        raw.campaign,
+        super::campaign::Around {
+            continuous: continuous.as_ref(),
+            other_modes: concurrent.is_some() || mixed.is_some() || roles.is_some(),
+            launcher: run.launcher.is_some(),
+            transports: &transports,
+        },
+        &mut env_matrix,
+    )?;
+    let nemesis = super::nemesis::settings(raw.nemesis, campaign.is_some())?;
     let plan = Plan {
         name,
         namespace,
@@ -605,6 +616,8 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
         run,
         transports,
         rest,
+        campaign,
+        nemesis,
     };
     whole(&plan)?;
     Ok(plan)

@@ -264,7 +264,34 @@ fn over_time(c: &CellRecords<'_>) -> Option<Chart> {
             .series
             .push(Series::dashed(format!("p99, run {rep}"), p99.collect(), k));
     }
+    nemesis_bars(&mut chart, first);
     Some(chart)
+}
+
+/// `[[nemesis]]`: each window of the store's faults (of the first run) as a bar above the
+/// lines, from the moment it was switched on to the moment it was switched off.
+fn nemesis_bars(chart: &mut Chart, r: &crate::export::Record) {
+    let top = (chart.series.iter())
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let mut open: BTreeMap<&str, f64> = BTreeMap::new();
+    for (k, s) in r.attached.nemesis.iter().enumerate() {
+        let at = s.at_ms / 1000.0;
+        if s.on {
+            open.insert(s.fault.as_str(), at);
+            continue;
+        }
+        let Some(from) = open.remove(s.fault.as_str()) else {
+            continue;
+        };
+        // Each window a little higher than the one before, so that windows at once show.
+        let y = top.max(1.0) * (1.5 + 0.1 * k as f64);
+        chart.series.push(Series::line(
+            format!("nemesis: {}", s.fault),
+            vec![(from, y), (at, y)],
+            6,
+        ));
+    }
 }
 
 fn continuous(cont: &[&CellRecords<'_>], op: &str, per_sec: &str, colors: &Colors) -> Vec<Chart> {

@@ -48,6 +48,15 @@ pub fn done(record: &Record, before: Option<&Record>, verbose: bool) -> String {
     if let Some(why) = &record.stopped_early {
         s.push_str(&format!("; STOPPED EARLY: {why}"));
     }
+    if let (Some(met), Some((class, witness))) =
+        (&record.attached.fault, super::campaign::judge(record))
+    {
+        let shown = match class.red() {
+            true => format!("; point {}: {} ({witness})", met.point, class.name()),
+            false => format!("; point {}: {}", met.point, class.name()),
+        };
+        s.push_str(&shown);
+    }
     if !record.verified {
         s.push_str(&format!(
             "; VERIFICATION FAILED: {}",

@@ -549,6 +549,7 @@ pub fn markdown(
         s.push_str(&verification(cells));
     }
     s.push_str(&failures(records, failed));
+    s.push_str(&super::campaign::section(records));
     let ab = records.iter().any(|r| r.arm.is_some());
     if ab {
         let c = crate::compare::paired(records, crate::compare::DEFAULT_THRESHOLD_PCT);

@@ -2,6 +2,7 @@
 //! which charts and lines ([`charts`]), how they are drawn ([`svg`]), and the Markdown
 //! around them ([`markdown`]).
 
+pub mod campaign;
 mod charts;
 pub mod keeping;
 pub mod line;

@@ -33,10 +33,17 @@ pub enum Derived {
     Report,
     /// `roles.csv`: cells of roles, one row per run and (role, operation).
     Roles,
+    /// `campaign.md`: a fault campaign's matrix, its points judged.
+    Campaign,
 }
 
 impl Derived {
-    pub const ALL: [Derived; 3] = [Derived::Summary, Derived::Roles, Derived::Report];
+    pub const ALL: [Derived; 4] = [
+        Derived::Summary,
+        Derived::Roles,
+        Derived::Campaign,
+        Derived::Report,
+    ];
 
     /// The files and folders it owns, under the results directory.
     pub fn files(self) -> &'static [&'static str] {
@@ -44,6 +51,7 @@ impl Derived {
             Derived::Summary => &[csv::SUMMARY_FILE],
             Derived::Report => &[report::REPORT_FILE, report::CHART_DIR],
             Derived::Roles => &[roles::ROLES_FILE],
+            Derived::Campaign => &[crate::report::campaign::FILE],
         }
     }
 
@@ -52,7 +60,7 @@ impl Derived {
     /// safe, and `bench report DIR` draws it again).
     pub fn essential(self) -> bool {
         match self {
-            Derived::Summary | Derived::Roles => true,
+            Derived::Summary | Derived::Roles | Derived::Campaign => true,
             Derived::Report => false,
         }
     }
@@ -73,6 +81,15 @@ impl Derived {
                     false => Ok(String::new()),
                 }
             }
+            Derived::Campaign => {
+                let path = dir.join(crate::report::campaign::FILE);
+                match crate::report::campaign::write(dir, records)
+                    .map_err(io_err("write", &path))?
+                {
+                    true => Ok(format!("campaign: {}", path.display())),
+                    false => Ok(String::new()),
+                }
+            }
             Derived::Report => {
                 let w = report::write(dir, records).map_err(BenchError::output)?;
                 Ok(format!(
@@ -88,13 +105,14 @@ impl Derived {
 
 /// Everything a sweep keeps in its results directory: its checkpoint, its records, the
 /// trace files and histories they name, and every derived output.
-pub const FILES: [&str; 8] = [
+pub const FILES: [&str; 9] = [
     STATE_FILE,
     jsonl::RESULTS_FILE,
     TRACE_DIR,
     crate::history::DIR,
     csv::SUMMARY_FILE,
     roles::ROLES_FILE,
+    crate::report::campaign::FILE,
     report::REPORT_FILE,
     report::CHART_DIR,
 ];
@@ -189,6 +207,7 @@ impl Derived {
             Derived::Summary => "summary",
             Derived::Report => "report",
             Derived::Roles => "roles table",
+            Derived::Campaign => "campaign matrix",
         }
     }
 }

@@ -94,7 +94,7 @@ pub fn by_repetition<'a>(
 pub fn recorded(records: &[Record], id: &str, key: &str, arm: Option<&str>) -> u32 {
     by_repetition(records, id, key, arm)
         .values()
-        .filter(|r| r.verified)
+        .filter(|r| !r.failed())
         .count() as u32
 }
 
@@ -108,7 +108,7 @@ pub fn has_repetition(
 ) -> bool {
     by_repetition(records, id, key, arm)
         .get(&repetition)
-        .is_some_and(|r| r.verified)
+        .is_some_and(|r| !r.failed())
 }
 
 /// The first repetition of this cell (id, key) whose latest record, of any of `arms`,
@@ -120,7 +120,7 @@ pub fn unverified<'a>(
 ) -> Option<&'a Record> {
     arms.iter()
         .flat_map(|&arm| by_repetition(records, id, key, arm).into_values())
-        .find(|r| !r.verified)
+        .find(|r| r.failed())
 }
 
 /// The rule itself, for a sweep whose runs are made by these arms (`[None]` for

@@ -107,6 +107,7 @@ fn write_history(
         clocks: &m.clocks,
         paused_us: &m.paused_us,
         chain_versions,
+        nemesis: &m.nemesis,
     };
     let (text, chain) = history::write(&m.log, &run, versions);
     let dir = sweep.out.join(&rel);
@@ -381,6 +382,19 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// A campaign point's fault at each root: what met it, as the store tells (and the fault
+    /// removed); none outside a campaign.
+    async fn fault_met(&self) -> Result<Vec<bench_core::plan::campaign::Met>, String> {
+        let cell = self.job.cell;
+        let mut met = Vec::new();
+        if cell.env.contains_key(bench_core::plan::campaign::ENV) {
+            for root in self.roots {
+                met.push(crate::store_fault::read_back(&cell.storage, root).await?);
+            }
+        }
+        Ok(met)
+    }
+
     /// What the workers measured, verified and made records of (one per arm).
     async fn result(
         &self,
@@ -388,13 +402,21 @@ impl Run<'_> {
         progress: &Progress,
         interrupt: &mut watch::Receiver<bool>,
     ) -> CellResult {
+        // A campaign's point: what met its fault, read back (and the fault removed, so that
+        // neither verification nor the copy's removal meets it) however the run ended.
+        let met = self.fault_met().await;
         let (measured, units) = match ran {
             Ran::Interrupted => return CellResult::Interrupted,
             Ran::Failed(reason) => return CellResult::Failed(reason),
             Ran::Measured(measured, units) => (measured, units),
         };
+        let met = match met {
+            Ok(met) => met,
+            Err(reason) => return CellResult::Failed(reason),
+        };
         crate::fault::pause("verify", interrupt).await;
         let (cell, arms) = (self.job.cell, self.job.arms);
+
         let mut records = Vec::new();
         let golden_root = self.sweep.store.uri(&self.job.golden.rel);
         let mut measured = measured;
@@ -418,6 +440,14 @@ impl Run<'_> {
                 prices: &self.sweep.prices,
             };
             let mut r = assemble::assemble(cell, m, v, p);
+            r.attached.fault = met.get(k).cloned();
+            if let Some((class, witness)) = bench_core::report::campaign::judge(&r)
+                && class.red()
+                && let Some(f) = r.attached.fault.as_mut()
+            {
+                f.finding = Some(format!("{}: {witness}", class.name()));
+            }
+            r.attached.nemesis = m.nemesis.clone();
             // The coordinator's own hooks too (a planted fault of its own, the cache of the
             // servers it starts).
             r.planted.extend(bench_core::protocol::planted(&|k: &str| {

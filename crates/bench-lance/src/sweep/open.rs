@@ -72,6 +72,11 @@ pub(super) async fn open(
     let out = &sweep.out;
     // The server first: a plan it cannot serve leaves nothing behind, not even the store.
     probe_external(sweep).await?;
+    if sweep.plan.campaign.is_some() || !sweep.plan.nemesis.is_empty() {
+        crate::store_fault::preflight(&sweep.plan.storage, &sweep.store.root_uri())
+            .await
+            .map_err(BenchError::store)?;
+    }
     sweep.store.prepare().await?;
     let had_dir = out.exists();
     let had_lock = out.join(crate::lock::LOCK_FILE).exists();
@@ -293,11 +298,16 @@ pub(super) fn same_pairing(
     Ok((pairing, before))
 }
 
-/// Why a record's cell failed: its verification, as the checkpoint says it.
+/// Why a record's cell failed: its verification, or the finding of a campaign's point, as
+/// the checkpoint says it.
 pub(super) fn unverified_reason(r: &Record) -> String {
-    format!(
-        "repetition {} failed verification: {}",
-        r.repetition,
-        r.verify_error.as_deref().unwrap_or("no reason recorded")
-    )
+    let finding = (r.attached.fault.as_ref()).and_then(|m| m.finding.as_deref());
+    match (r.verified, finding) {
+        (true, Some(finding)) => format!("repetition {} is a finding: {finding}", r.repetition),
+        _ => format!(
+            "repetition {} failed verification: {}",
+            r.repetition,
+            r.verify_error.as_deref().unwrap_or("no reason recorded")
+        ),
+    }
 }

@@ -70,7 +70,8 @@ impl Runner<'_> {
         jsonl::append_all(&results, &records).map_err(io_err("append to", &results))?;
         crate::fault::point("append");
         let first = &records[0];
-        let failed = records.iter().find(|r| !r.verified).map(unverified_reason);
+        // A campaign's point that is a finding (STUCK too, which verifies) fails its cell.
+        let failed = records.iter().find(|r| r.failed()).map(unverified_reason);
         let status = match failed {
             Some(_) => Status::Failed,
             None => Status::Done,
@@ -123,6 +124,10 @@ impl Runner<'_> {
         let mut report_line = String::new();
         if roles_path.is_file() {
             report_line = format!("\n  roles:   {}", roles_path.display());
+        }
+        let campaign_path = self.sweep.out.join(bench_core::report::campaign::FILE);
+        if campaign_path.is_file() {
+            report_line.push_str(&format!("\n  campaign: {}", campaign_path.display()));
         }
         if report_path.is_file() {
             report_line.push_str(&format!("\n  report:  {}", report_path.display()));

@@ -240,10 +240,27 @@ pub(super) async fn watch_workers(
         let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
         (with_servers(&mut servers, interrupt, &stop, workers).await).unwrap_or_else(Ran::Failed)
     };
+    let workers = nemesis(cell, roots, &watched.released, workers);
     let ran = sampled(cell, roots, &watched.released, workers).await;
     watched.clear();
     bar.finish();
     served(&mut servers, ran).await
+}
+
+/// `workers`, and a receiver told when they have ended: for what runs beside them.
+fn told_at_end(
+    workers: impl std::future::Future<Output = Ran>,
+) -> (
+    impl std::future::Future<Output = Ran>,
+    watch::Receiver<bool>,
+) {
+    let (done, finished) = watch::channel(false);
+    let run = async move {
+        let ran = workers.await;
+        let _ = done.send(true);
+        ran
+    };
+    (run, finished)
 }
 
 /// The run of `workers`, with what `__manifest` stored listed while one copy's workers ran
@@ -257,16 +274,34 @@ async fn sampled(
     let Some(every) = cell.storage_sample_secs.filter(|_| roots.len() == 1) else {
         return workers.await;
     };
-    let (done, finished) = watch::channel(false);
-    let workers = async {
-        let ran = workers.await;
-        let _ = done.send(true);
-        ran
-    };
+    let (workers, finished) = told_at_end(workers);
     let samples = super::stored::sample(&roots[0], &cell.storage, every, released, finished);
     let (mut ran, samples) = tokio::join!(workers, samples);
     if let Ran::Measured(m, _) = &mut ran {
         m[0].storage = samples;
+    }
+    ran
+}
+
+/// The run of `workers`, with the plan's `[[nemesis]]` windows switched at the store on its
+/// timeline from `released` (each switch in every arm's figures).
+async fn nemesis(
+    cell: &Cell,
+    roots: &[String],
+    released: &std::sync::OnceLock<std::time::Instant>,
+    workers: impl std::future::Future<Output = Ran>,
+) -> Ran {
+    if cell.nemesis.is_empty() {
+        return workers.await;
+    }
+    let (workers, finished) = told_at_end(workers);
+    let switches =
+        crate::store_fault::timeline(&cell.storage, roots, &cell.nemesis, released, finished);
+    let (mut ran, switches) = tokio::join!(workers, switches);
+    if let Ran::Measured(m, _) = &mut ran {
+        for arm in m.iter_mut() {
+            arm.nemesis = switches.clone();
+        }
     }
     ran
 }

@@ -135,6 +135,13 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
         },
     );
     released(&mut commands).await?;
+    // A campaign's point: its store gives the fault to the k-th request from here on.
+    if let Ok(point) = std::env::var(bench_core::plan::campaign::ENV) {
+        let (storage, root) = (&session.cfg.storage, &session.cfg.root);
+        crate::store_fault::arm(storage, root, &point, std::process::id())
+            .await
+            .map_err(anyhow::Error::msg)?;
+    }
     let clock_us = session.clock_us(Instant::now());
     emit(w, Event::Clock { clock_us });
     if session.args.trace > 0 {

@@ -1,0 +1,375 @@
+//! `[campaign]`: a fault campaign over the plan's operation. Its points — a fault of the
+//! store at one request of a worker's measured operations — are a dimension of the plan's
+//! cells: each cell's workers get the variable [`ENV`] naming the point (`lose-reply@3`, or
+//! `trace` for the run that only lists the requests). Right before its first measured
+//! operation the worker asks the store (`scripts/s3-server.py`, `POST /_bench/arm`) to give
+//! that fault to the k-th request under the cell's copy from then on; after the run the
+//! coordinator asks the store what met it ([`Met`]), before it verifies the copy.
+//! `report::campaign` judges each point and draws the matrix.
+//!
+//! A new fault kind: a variant of [`FaultKind`] (its name, below) and its branch in
+//! `scripts/s3-server.py`'s `Armed.meet` and `NetworkStore.armed`. A new operation kind is
+//! the plan's `operation`: any write bench measures runs as a campaign.
+
+use serde::{Deserialize, Serialize};
+
+use super::checks::{bounded, check_list, invalid};
+use super::raw::RawCampaign;
+use super::{Continuous, Transport};
+use crate::error::PlanError;
+
+/// The workers' variable that names their cell's point (`lose-reply@3`, `trace`).
+pub const ENV: &str = "BENCH_STORE_FAULT";
+
+/// Request positions a campaign may enumerate (`campaign.requests`).
+pub const MAX_REQUESTS: u64 = 200;
+
+/// What the store does to the request a point names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// Applied, then the connection reset before the reply: a reply lost after its effect.
+    LoseReply,
+    /// The connection reset before the store applies it.
+    Reset,
+    /// 503 SlowDown to it and to its next 2 resends, then served.
+    SlowDown,
+    /// 503 SlowDown to it and to every request under the copy after it, 20 in all: a
+    /// window longer than the client's resends of one request (object_store's 3, and
+    /// lance's 3 on top: 16 sends).
+    SlowDownWindow,
+    /// Applied, its reply lost (the connection reset), then 503 SlowDown to the next 16
+    /// reads (HEAD, GET) of its key: the client's look-up of whether its write landed meets a burst
+    /// as long as its resends of one request (16 sends), and the store answers again.
+    LoseReplyThenSlowDown,
+    /// Applied, then answered 500 InternalError; its next 15 resends (the same method and
+    /// key) answered 500 unapplied — past the client's budget of 16 sends —, then served.
+    FailAfterApply,
+    /// Applied, its reply held 35 s: past object_store's default timeout of 30 s.
+    Delay,
+    /// A HEAD answered without the object's length (`Content-Length: 0`); a point whose
+    /// request is not a HEAD is not reached.
+    HeadNoLength,
+    /// The worker SIGKILLed by the store when the request arrives, before it applies it.
+    KillBefore,
+    /// The request applied, then the worker SIGKILLed before it hears the reply.
+    KillAfter,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 10] = [
+        FaultKind::LoseReply,
+        FaultKind::Reset,
+        FaultKind::SlowDown,
+        FaultKind::SlowDownWindow,
+        FaultKind::LoseReplyThenSlowDown,
+        FaultKind::FailAfterApply,
+        FaultKind::Delay,
+        FaultKind::HeadNoLength,
+        FaultKind::KillBefore,
+        FaultKind::KillAfter,
+    ];
+
+    /// Its name in plans, specs and the store's control endpoint.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::LoseReply => "lose-reply",
+            FaultKind::Reset => "reset",
+            FaultKind::SlowDown => "slow-down",
+            FaultKind::SlowDownWindow => "slow-down-window",
+            FaultKind::LoseReplyThenSlowDown => "lose-reply-then-slow-down",
+            FaultKind::FailAfterApply => "fail-after-apply",
+            FaultKind::Delay => "delay",
+            FaultKind::HeadNoLength => "head-no-length",
+            FaultKind::KillBefore => "kill-before",
+            FaultKind::KillAfter => "kill-after",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether the worker does not live through it (no later operation of its own).
+    pub fn kills(self) -> bool {
+        matches!(self, FaultKind::KillBefore | FaultKind::KillAfter)
+    }
+
+    pub fn names() -> String {
+        let all: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        all.join(", ")
+    }
+}
+
+/// One point of a campaign: a fault at the `at`-th request (from 1) of the worker's
+/// measured operations; `kind` `None`: the trace (no fault, the requests listed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Point {
+    pub kind: Option<FaultKind>,
+    pub at: u32,
+}
+
+impl Point {
+    pub const TRACE: Point = Point { kind: None, at: 0 };
+
+    /// `trace`, or `KIND@K`.
+    pub fn parse(spec: &str) -> Result<Point, String> {
+        if spec == "trace" {
+            return Ok(Point::TRACE);
+        }
+        let (kind, at) = spec
+            .split_once('@')
+            .ok_or_else(|| format!("`{spec}` is not a fault point: give KIND@REQUEST or trace"))?;
+        let kind = FaultKind::parse(kind).ok_or_else(|| {
+            format!(
+                "`{kind}` is not a fault kind; the kinds are {}",
+                FaultKind::names()
+            )
+        })?;
+        match at.parse::<u32>() {
+            Ok(at) if at >= 1 => Ok(Point {
+                kind: Some(kind),
+                at,
+            }),
+            _ => Err(format!(
+                "`{spec}`: the request is a position from 1, e.g. {}@1",
+                kind.name()
+            )),
+        }
+    }
+
+    pub fn spec(&self) -> String {
+        match self.kind {
+            None => "trace".to_string(),
+            Some(k) => format!("{}@{}", k.name(), self.at),
+        }
+    }
+}
+
+/// `[campaign]`, validated: the fault kinds and the request positions each meets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Campaign {
+    pub faults: Vec<FaultKind>,
+    /// Positions 1..=requests of the worker's measured requests.
+    pub requests: u32,
+}
+
+impl Campaign {
+    /// Every point: the trace first, then each fault kind at each position.
+    pub fn points(&self) -> Vec<Point> {
+        let mut out = vec![Point::TRACE];
+        for &kind in &self.faults {
+            out.extend((1..=self.requests).map(|at| Point {
+                kind: Some(kind),
+                at,
+            }));
+        }
+        out
+    }
+}
+
+/// One request the store saw under the copy after the point's fault was armed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Its position, from 1.
+    pub n: u32,
+    pub method: String,
+    /// Its key under the copy (`__manifest/_versions/…`).
+    pub key: String,
+    /// As the store counts it: get, put, conditional_put, list, head, delete, copy.
+    pub kind: String,
+    /// The fault it met, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+}
+
+/// What the store said of a point after its run: a record's `fault`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Met {
+    /// The point (`lose-reply@3`, `trace`).
+    pub point: String,
+    /// The position of the request that met the fault; `None`: none did (the run made
+    /// fewer requests, or the request there was not of the kind the fault needs).
+    pub fired_at: Option<u32>,
+    /// Every request under the copy from the arming to the run's end, in order.
+    pub requests: Vec<Request>,
+    /// Where the point is a finding (`report::campaign::judge`, when it was recorded): its
+    /// class and witness (`STUCK: …`). Its cell fails, as one that fails verification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding: Option<String>,
+}
+
+/// Request positions a campaign enumerates where the plan does not say.
+pub const DEFAULT_REQUESTS: u32 = 12;
+
+/// What else the plan says that a campaign depends on.
+pub(super) struct Around<'a> {
+    pub continuous: Option<&'a Continuous>,
+    /// Whether the plan has `[concurrent]`, `[mixed]` or `[[roles]]`.
+    pub other_modes: bool,
+    pub launcher: bool,
+    pub transports: &'a [Transport],
+}
+
+/// `[campaign]` validated, and its points pushed into `env_matrix` as the dimension
+/// [`ENV`] (the trace first).
+pub(super) fn settings(
+    raw: Option<RawCampaign>,
+    around: Around<'_>,
+    env_matrix: &mut Vec<(String, Vec<String>)>,
+) -> Result<Option<Campaign>, PlanError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let faults = match raw.faults {
+        None => FaultKind::ALL.to_vec(),
+        Some(names) => {
+            check_list("campaign.faults", &names)?;
+            (names.iter())
+                .map(|n| {
+                    FaultKind::parse(n).ok_or_else(|| {
+                        invalid(
+                            "campaign.faults",
+                            format!(
+                                "`{n}` is not a fault kind; the kinds are {}",
+                                FaultKind::names()
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    let requests = match raw.requests {
+        None => DEFAULT_REQUESTS,
+        Some(n) => bounded(
+            "campaign.requests",
+            n,
+            "must be at least 1 (the positions 1..=requests of the worker's requests)",
+            MAX_REQUESTS,
+        )? as u32,
+    };
+    let one_worker = "a campaign's points each run one worker: give [continuous] with \
+                      operations = 2 or more (the first meets the fault, the rest show that \
+                      the worker goes on)";
+    match around.continuous {
+        None => return Err(invalid("campaign", one_worker)),
+        Some(c) if c.operations < 2 => return Err(invalid("continuous.operations", one_worker)),
+        Some(_) => {}
+    }
+    if around.other_modes {
+        return Err(invalid(
+            "campaign",
+            format!("{one_worker}, and no [concurrent], [mixed] or [[roles]]"),
+        ));
+    }
+    if around.launcher {
+        return Err(invalid(
+            "run.launcher",
+            "a campaign's store stops its points' workers by their pid on this host: remove \
+             run.launcher",
+        ));
+    }
+    if around.transports.iter().any(|t| *t != Transport::Direct) {
+        return Err(invalid(
+            "matrix.transport",
+            "a campaign's faults meet the worker's own requests to the store: run it with \
+             the direct transport only",
+        ));
+    }
+    let campaign = Campaign { faults, requests };
+    let points = campaign.points().iter().map(|p| p.spec()).collect();
+    env_matrix.push((ENV.to_string(), points));
+    Ok(Some(campaign))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+
+    const BASE: &str = "name = 'c'\n[matrix]\nsizes = [10]\ninline = [false]\n";
+
+    #[test]
+    fn a_campaign_makes_its_points_a_dimension_of_the_cells() {
+        let text = format!(
+            "{BASE}[continuous]\noperations = 3\n[campaign]\nfaults = ['reset', 'kill-after']\n\
+             requests = 2\n"
+        );
+        let plan = Plan::parse(&text).unwrap();
+        let c = plan.campaign.as_ref().unwrap();
+        assert_eq!(c.requests, 2);
+        let (var, points) = plan.env_matrix.last().unwrap();
+        assert_eq!(var, ENV);
+        assert_eq!(
+            points,
+            &[
+                "trace",
+                "reset@1",
+                "reset@2",
+                "kill-after@1",
+                "kill-after@2"
+            ]
+        );
+        let steps = crate::plan::expand(&plan, "/tmp/r");
+        assert_eq!(crate::plan::cells(&steps).len(), 5);
+    }
+
+    #[test]
+    fn a_wrong_campaign_is_refused_with_the_fix() {
+        let cases = [
+            (
+                format!("{BASE}[continuous]\noperations = 3\n[campaign]\nfaults = ['drop']\n"),
+                "`drop` is not a fault kind",
+            ),
+            (
+                format!("{BASE}[continuous]\noperations = 3\n[campaign]\nrequests = 0\n"),
+                "at least 1",
+            ),
+            (
+                format!("{BASE}[continuous]\noperations = 1\n[campaign]\n"),
+                "operations = 2 or more",
+            ),
+            (
+                format!(
+                    "{BASE}[continuous]\noperations = 2\n[concurrent]\nconcurrency = [2]\n\
+                     duration_secs = 1\n[campaign]\n"
+                ),
+                "no [concurrent]",
+            ),
+            (
+                format!("{BASE}[continuous]\noperations = 2\n[campaign]\nwhat = 1\n"),
+                "what",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = Plan::parse(&text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}\n→ {err}");
+        }
+    }
+
+    #[test]
+    fn points_parse_back_from_their_specs_and_bad_ones_say_why() {
+        let c = Campaign {
+            faults: FaultKind::ALL.to_vec(),
+            requests: 3,
+        };
+        let points = c.points();
+        assert_eq!(points.len(), 1 + 10 * 3);
+        for p in points {
+            assert_eq!(Point::parse(&p.spec()), Ok(p));
+        }
+        assert!(
+            Point::parse("lose-reply")
+                .unwrap_err()
+                .contains("KIND@REQUEST")
+        );
+        assert!(
+            Point::parse("drop@1")
+                .unwrap_err()
+                .contains("lose-reply, reset")
+        );
+        assert!(
+            Point::parse("reset@0")
+                .unwrap_err()
+                .contains("position from 1")
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! Fault campaigns (`[campaign]`): one operation's requests, each meeting each fault a real
+//! store gives it (`scripts/s3-server.py`'s `/_bench/arm` in front of moto), one point at a
+//! time on a fresh copy; each point judged, and the matrix drawn.
+
+use crate::common::*;
+
+/// A small campaign over namespace creation: the trace and four fault kinds at the first
+/// three requests of the worker's two operations.
+const PLAN: &str = "name = 'campaign'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+     [continuous]\noperations = 2\n[run]\nrepetitions = 1\n\
+     [campaign]\nfaults = ['reset', 'lose-reply', 'slow-down', 'kill-after']\nrequests = 3\n";
+
+fn point(r: &serde_json::Value) -> String {
+    r["fault"]["point"].as_str().unwrap_or_default().to_string()
+}
+
+/// Every point ran and was recorded with what the store saw: the trace's requests, each
+/// fault on exactly the request at its position, and the worker killed where the fault kills
+/// (its operation then unknown and looked up). The matrix marks every point, and the exit
+/// code says whether any point is red.
+#[test]
+fn a_campaign_runs_every_point_on_its_own_copy_and_draws_the_matrix() {
+    let server = S3Server::start(&[]);
+    let (dir, o, records) = sweep_s3(&server, "s3://bench/campaign", PLAN);
+    let mut points: Vec<String> = records.iter().map(point).collect();
+    points.sort();
+    let mut want: Vec<String> = ["reset", "lose-reply", "slow-down", "kill-after"]
+        .iter()
+        .flat_map(|k| (1..=3).map(move |at| format!("{k}@{at}")))
+        .chain(["trace".to_string()])
+        .collect();
+    want.sort();
+    assert_eq!(points, want, "{}", stderr(&o));
+
+    let trace = records.iter().find(|r| point(r) == "trace").unwrap();
+    let requests = trace["fault"]["requests"].as_array().unwrap();
+    assert!(
+        requests.len() >= 3,
+        "two creations make more than 3 requests: {trace}"
+    );
+    assert!(trace["fault"]["fired_at"].is_null(), "{trace}");
+    for (i, q) in requests.iter().enumerate() {
+        assert_eq!(q["n"].as_u64(), Some(i as u64 + 1), "{q}");
+        assert!(q["fault"].is_null(), "the trace meets no fault: {q}");
+    }
+    assert_eq!(trace["verified"], true, "{trace}");
+    assert_eq!(trace["errors"], 0, "{trace}");
+
+    let mut red = 0;
+    for r in records.iter().filter(|r| point(r) != "trace") {
+        let (kind, at) = point(r)
+            .split_once('@')
+            .map(|(k, a)| (k.to_string(), a.to_string()))
+            .unwrap();
+        let at: u64 = at.parse().unwrap();
+        let f = &r["fault"];
+        assert_eq!(
+            f["fired_at"].as_u64(),
+            Some(at),
+            "each of 3 positions is reached: {r}"
+        );
+        let met = &f["requests"][at as usize - 1];
+        assert_eq!(met["fault"].as_str(), Some(kind.as_str()), "{r}");
+        let faulted: Vec<_> = (f["requests"].as_array().unwrap().iter())
+            .filter(|q| q["fault"].is_string())
+            .collect();
+        match kind.as_str() {
+            // SlowDown: the request and its next 2 resends.
+            "slow-down" => assert_eq!(faulted.len(), 3, "{r}"),
+            _ => assert_eq!(faulted.len(), 1, "{r}"),
+        }
+        if kind == "kill-after" {
+            // The worker died at that request, inside its first creation (which makes more
+            // than 3 requests): no operation succeeded, and the one it was in was unknown
+            // and looked up.
+            assert_eq!(r["total_operations"], 0, "{r}");
+            assert!(r["outcomes"]["unknown"].as_u64() >= Some(1), "{r}");
+        }
+        // A finding: its class and witness kept with the point, its cell failed.
+        let finding = r["fault"]["finding"].as_str();
+        if r["verified"] != true {
+            assert!(finding.is_some(), "an unverified point is a finding: {r}");
+        }
+        red += u64::from(finding.is_some());
+    }
+
+    let matrix = std::fs::read_to_string(dir.path().join("out/campaign.md")).unwrap();
+    for kind in ["reset", "lose-reply", "slow-down", "kill-after"] {
+        assert!(matrix.contains(&format!("| {kind} |")), "{matrix}");
+    }
+    assert!(matrix.contains("13 points"), "{matrix}");
+    assert!(
+        matrix.contains("1. "),
+        "the trace's requests listed: {matrix}"
+    );
+    let code = o.status.code();
+    match red {
+        0 => assert_eq!(code, Some(0), "{}", stderr(&o)),
+        _ => assert_ne!(code, Some(0), "{}", stderr(&o)),
+    }
+    assert!(
+        stderr(&o).contains("campaign.md")
+            || String::from_utf8_lossy(&o.stdout).contains("campaign.md")
+    );
+}
+
+/// A campaign on local disk has no store to give its faults: its cells fail saying so, and
+/// nothing is judged.
+#[test]
+fn a_campaign_off_s3_fails_its_points_naming_the_fix() {
+    let (_dir, plan, out) = plan_dir(PLAN);
+    let o = run_with(bench(), &plan, &out, &[]);
+    assert_ne!(o.status.code(), Some(0));
+    let text = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+    assert!(text.contains("--root s3://"), "{text}");
+    assert!(!out.join("campaign.md").exists());
+    assert!(!out.join("results.jsonl").exists(), "nothing ran");
+}
+
+/// A mixed cell with two windows of the store's faults on its timeline (`[[nemesis]]`):
+/// 503 SlowDown to every request from 1 s for 1 s, and every conditional PUT's reply lost
+/// from 1.5 s for 0.5 s. Each window was switched on no earlier than its time and off after,
+/// met requests, and is in the record and in the history as the `nemesis` process' start
+/// and stop, in time order among the clients' events; `bench check` reads the history back
+/// and judges it as the record did; the cell verifies (every write whose reply was lost
+/// looked up).
+#[test]
+fn nemesis_windows_are_switched_on_the_cell_s_timeline_and_kept_in_its_history() {
+    let server = S3Server::start(&[]);
+    let plan = "name = 'nemesis'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+                [mixed]\nclients = [2]\nreads_per_write = 1\nduration_secs = 3\n\
+                read_operation = 'warm-read-list-namespaces'\n[run]\nrepetitions = 1\n\
+                [[nemesis]]\nfault = 'slow-down'\nfrom_secs = 1\nfor_secs = 1\n\
+                [[nemesis]]\nfault = 'lose-reply'\nof = 'conditional_put'\nfrom_secs = 1.5\n\
+                for_secs = 0.5\n";
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/nemesis", plan);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let switches = r["nemesis"].as_array().unwrap();
+    let of = |fault: &str, on: bool| {
+        (switches.iter())
+            .find(|s| s["fault"] == fault && s["on"] == on)
+            .unwrap_or_else(|| panic!("no switch of {fault}: {r}"))
+            .clone()
+    };
+    for (fault, from_ms) in [
+        ("slow-down of any", 1000.0),
+        ("lose-reply of conditional_put", 1500.0),
+    ] {
+        let (on, off) = (of(fault, true), of(fault, false));
+        assert!(on["at_ms"].as_f64().unwrap() >= from_ms, "{on}");
+        assert!(off["at_ms"].as_f64() > on["at_ms"].as_f64(), "{off}");
+        assert!(
+            on["error"].is_null() && off["error"].is_null(),
+            "{switches:?}"
+        );
+    }
+    assert!(
+        of("slow-down of any", false)["met"].as_u64() > Some(0),
+        "{switches:?}"
+    );
+    assert!(server.counts()["throttled"].as_u64() > Some(0));
+
+    let folder = _d.path().join("out").join(r["history"].as_str().unwrap());
+    let text = std::fs::read_to_string(folder.join("history.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let nemesis: Vec<_> = lines.iter().filter(|e| e["process"] == "nemesis").collect();
+    assert_eq!(nemesis.len(), 4, "{nemesis:?}");
+    assert!(nemesis.iter().all(|e| e["type"] == "info"));
+    for (i, e) in lines.iter().enumerate() {
+        assert_eq!(e["index"].as_u64(), Some(i as u64), "{e}");
+    }
+    let o = bench()
+        .arg("check")
+        .arg(&folder)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let found: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(found[0]["outcomes"], r["outcomes"]);
+}
