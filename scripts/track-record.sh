@@ -36,7 +36,8 @@ SERVER=
 trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true' EXIT
 
 # bug | plan | release with the bug | release with the fix (none: no release fixes it yet) |
-# where (local, or the S3 test server's options: moto behind scripts/s3-server.py) | what
+# where (local; s3, the S3 test server as it starts; or its options: moto behind
+# scripts/s3-server.py) | what
 # it broke
 BUGS=(
   "8233|empty-root|10.0.0|11.0.0|local|a namespace opened before the catalog existed listed nothing, forever"
@@ -44,6 +45,7 @@ BUGS=(
   "7939|lost-reply-version|9.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under bench_shared/_versions/|a table version whose publication (a PUT if absent) lost its reply: the store's retry answered 412, create_table_version a conflict for a version that had landed, and the append landed twice (red on 10.0.0 too)"
   "cleanup-gap|cleanup-gap|14.0.2|none|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
   "lost-reply-head|lost-reply-head|14.0.2|none|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
+  "lost-reply-slowdown|lost-reply-slowdown|14.0.2|none|s3|the same deletion with a correct store: a lost reply, then 503 SlowDown to the look-up's every send (a campaign point armed by its worker; docs/findings/lost-reply-head.md)"
 )
 # The lance release this tree builds against (its own bench, $BENCH, runs it).
 THIS_LANCE=$(sed -n 's/^lance = { version = "=\([0-9.]*\)".*/\1/p' crates/bench-lance/Cargo.toml)
@@ -185,7 +187,8 @@ run() {
     [ -x "$exe" ] || { echo "  no build for lance $v: scripts/track-record.sh build $v" >&2; exit 1; }
     local code=0 root="$work/store-$v" opts=()
     if [ "$where" != local ]; then
-      read -r -a args <<< "$where"
+      # `s3`: the S3 test server with no fault of its own (a campaign's points arm theirs).
+      read -r -a args <<< "${where#s3}"
       server "$work/server-$v.out" "${args[@]}"
       root="s3://bench/$v"
       opts=(--storage-option "aws_endpoint=http://127.0.0.1:$PORT"
