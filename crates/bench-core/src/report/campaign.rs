@@ -113,7 +113,11 @@ fn judged(r: &Record) -> Option<(Class, String)> {
         return Some((Class::NotReached, why));
     }
     let killed = point.kind.is_some_and(FaultKind::kills);
-    if !killed && r.total_operations == 0 && r.attempts >= 2 {
+    // Stuck only where the store answered again before the run ended (a request after the
+    // last one the fault met): a worker whose every operation met the fault is not stuck.
+    let last_met = met.requests.iter().rposition(|q| q.fault.is_some());
+    let answered_after = last_met.is_none_or(|i| i + 1 < met.requests.len());
+    if !killed && answered_after && r.total_operations == 0 && r.attempts >= 2 {
         return Some((
             Class::Stuck,
             format!(
@@ -356,6 +360,13 @@ mod tests {
         let mut stuck = err.clone();
         stuck.total_operations = 0;
         assert_eq!(judge(&stuck).unwrap().0, Class::Stuck);
+        // Every operation met the fault (no request after its last faulted one): the store
+        // never answered again within the run, so nothing says the worker is stuck.
+        let mut inside = stuck.clone();
+        for q in &mut inside.attached.fault.as_mut().unwrap().requests {
+            q.fault = Some("slow-down".into());
+        }
+        assert_eq!(judge(&inside).unwrap().0, Class::ErrorSurfaced);
         // A killed worker makes no later operation: that is not stuck.
         let mut killed = point("kill-after@1", true, 1);
         killed.total_operations = 0;
