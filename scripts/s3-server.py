@@ -71,6 +71,9 @@ switched on met first). The kinds:
   head-no-length    a HEAD answered with Content-Length: 0 (a request that is no HEAD: none)
   kill-before       PID sent SIGKILL when it arrives, the request not applied
   kill-after        the request applied, then PID sent SIGKILL, the reply never sent
+  pause             PID sent SIGSTOP when it arrives and the request held, unapplied, until
+                    POST /_bench/resume with {"under": PREFIX} (or 120 s): then PID sent
+                    SIGCONT and the request served; GET /_bench/arm tells "paused" meanwhile
 
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
 put (incl. conditional, and a multipart upload's start, parts and completion),
@@ -260,7 +263,7 @@ def zero():
     counts = {k: 0 for k in KINDS}
     counts.update(read_bytes=0, written_bytes=0, throttled=0, reset=0, denied=0,
                   lost_reply=0, failed_after_apply=0, internal_error=0,
-                  precondition_failed=0, no_length=0, by_access_key={})
+                  precondition_failed=0, no_length=0, paused=0, by_access_key={})
     return counts
 
 
@@ -371,13 +374,15 @@ def fails_after_apply(kinds, path):
 # Faults armed on demand (POST /_bench/arm), by prefix: each meets one request.
 ARMED_KINDS = ("trace", "lose-reply", "reset", "slow-down", "slow-down-window",
                "lose-reply-then-slow-down", "fail-after-apply", "delay", "head-no-length",
-               "kill-before", "kill-after")
+               "kill-before", "kill-after", "pause")
 SLOW_DOWN_ANSWERS = 3
 WINDOW_REQUESTS = 20
 # The client's resends of one request: object_store's 3 retries, each round resent 3 times
 # more by lance's throttling layer (16 sends in all).
 RESENDS = 15
 DELAY_SECS = 35.0
+# The longest a paused client is held if nothing resumes it.
+PAUSE_MAX_SECS = 120.0
 _armed = {}
 
 
@@ -390,8 +395,8 @@ class Armed:
             raise ValueError(f"`{kind}` is not a fault kind: {', '.join(ARMED_KINDS)}")
         if kind != "trace" and not (at.isdigit() and int(at) >= 1):
             raise ValueError(f"`{fault}`: give KIND@K, K a request's position from 1")
-        if kind.startswith("kill") and not isinstance(pid, int):
-            raise ValueError(f"{kind} needs the pid of the process to kill")
+        if kind in ("kill-before", "kill-after", "pause") and not isinstance(pid, int):
+            raise ValueError(f"{kind} needs the pid of the process to signal")
         self.under, self.fault, self.kind = under, fault, kind
         self.at = int(at) if kind != "trace" else 0
         self.pid = pid
@@ -401,9 +406,15 @@ class Armed:
         # window), or 500s to the resends of a request answered 500 after it applied.
         self.due = 0
         self.target = None
+        # A pause: "paused" while its request is held, "resumed" after.
+        self.paused = None
+        self.resume = threading.Event()
 
     def status(self):
-        return {"point": self.fault, "fired_at": self.fired_at, "requests": self.requests}
+        out = {"point": self.fault, "fired_at": self.fired_at, "requests": self.requests}
+        if self.kind == "pause":
+            out["paused"] = self.paused
+        return out
 
     def meet(self, method, path, kinds):
         """What this request meets (an action name, or None); under _counts_lock."""
@@ -530,10 +541,34 @@ def control(environ, start_response):
             armed = _armed.get(under)
             if armed is not None and method == "DELETE":
                 del _armed[under]
+                # A client still held is let go: nothing under the prefix waits on it now.
+                armed.resume.set()
         if armed is None:
             status, answer = "404 Not Found", {"error": f"nothing is armed under {under}"}
         else:
             answer = armed.status()
+    body = json.dumps(answer).encode()
+    start_response(status, [("Content-Type", "application/json"),
+                            ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def resume(environ, start_response):
+    """/_bench/resume: let a paused client go on (its held request then served)."""
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    status, answer = "200 OK", {}
+    try:
+        under = json.loads(environ["wsgi.input"].read(length) or b"{}")["under"]
+    except (ValueError, KeyError, TypeError) as e:
+        status, answer = "400 Bad Request", {"error": str(e)}
+    else:
+        with _counts_lock:
+            armed = _armed.get(under)
+        if armed is None or armed.kind != "pause":
+            status, answer = "404 Not Found", {"error": f"no pause is armed under {under}"}
+        else:
+            armed.resume.set()
+            answer = {"resumed": armed.paused == "paused"}
     body = json.dumps(answer).encode()
     start_response(status, [("Content-Type", "application/json"),
                             ("Content-Length", str(len(body)))])
@@ -613,6 +648,19 @@ class NetworkStore:
             if met == "kill-after":
                 os.kill(armed.pid, signal.SIGKILL)
             reset(environ)
+        if met == "pause":
+            os.kill(armed.pid, signal.SIGSTOP)
+            with _counts_lock:
+                armed.paused = "paused"
+            count(paused=1)
+            armed.resume.wait(PAUSE_MAX_SECS)
+            try:
+                os.kill(armed.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            with _counts_lock:
+                armed.paused = "resumed"
+            return self.app(environ, start_response)
         if met == "slow-down":
             count(throttled=1)
             start_response(
@@ -665,6 +713,8 @@ class NetworkStore:
             return control(environ, start_response)
         if environ.get("PATH_INFO") == "/_bench/window":
             return window(environ, start_response)
+        if environ.get("PATH_INFO") == "/_bench/resume":
+            return resume(environ, start_response)
         kinds = kinds_of(environ)
         target = target_path(environ, kinds) if kinds and (_armed or _windows) else ""
         with _counts_lock:

@@ -46,6 +46,7 @@ BUGS=(
   "cleanup-gap|cleanup-gap|14.0.2|none|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
   "lost-reply-head|lost-reply-head|14.0.2|none|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
   "lost-reply-slowdown|lost-reply-slowdown|14.0.2|none|s3|the same deletion with a correct store: a lost reply, then 503 SlowDown to the look-up's every send (a campaign point armed by its worker; docs/findings/lost-reply-head.md)"
+  "3718|paused-writer|14.0.2|none|s3|a writer paused before its commit's PUT if absent while others commit and a cleanup keeps 1 version: it writes the version the cleanup removed, is told it succeeded, and its entry is in no version the catalog reads (docs/findings/paused-writer.md)"
 )
 # The lance release this tree builds against (its own bench, $BENCH, runs it).
 THIS_LANCE=$(sed -n 's/^lance = { version = "=\([0-9.]*\)".*/\1/p' crates/bench-lance/Cargo.toml)

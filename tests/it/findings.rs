@@ -122,3 +122,58 @@ fn a_lost_reply_checked_by_heads_without_length_loses_a_landed_commit() {
     assert_eq!(records[0]["verified"], true, "{}", records[0]);
     assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
 }
+
+/// A writer paused in its commit while others commit and a cleanup keeps 1 version
+/// (plans/paused-writer.toml, lance #3718): a campaign of `pause` at each of the first 10
+/// requests of two namespace creations. At each point the store stopped the worker at that
+/// request; meanwhile the other client's 3 creations succeeded and the cleanup removed
+/// versions; every copy that verifies holds the other client's entries. Where the held
+/// request was a PUT of the first creation's commit (its data file, or the version's PUT if
+/// absent), lance wrote the version the cleanup removed and answered success: LOST, the
+/// witness naming the write and the load it was found under. Held elsewhere, nothing is
+/// lost (a worker whose handle's files the cleanup removed may be STUCK: the cleanup gap).
+/// The campaign exits 3.
+#[test]
+fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
+    let text = std::fs::read_to_string(repo_file("plans/paused-writer.toml")).unwrap();
+    let server = S3Server::start(&[]);
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/paused-writer", &text);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(records.len(), 11, "the trace and 10 points");
+    let mut lost = 0;
+    for r in records.iter().filter(|r| r["fault"]["point"] != "trace") {
+        let f = &r["fault"];
+        let at = f["fired_at"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("reached: {r}"));
+        let held = &f["requests"][at as usize - 1];
+        assert_eq!(held["fault"], "pause", "{r}");
+        let w = &f["while_paused"];
+        assert_eq!(
+            (&w["others"], &w["others_ok"]),
+            (&3.into(), &3.into()),
+            "{r}"
+        );
+        assert!(w["cleaned_versions"].as_u64() >= Some(1), "{r}");
+        if r["verified"] == true {
+            let rows = r["manifest_rows_after"].as_u64();
+            assert!(rows >= Some(13), "the golden's 10 and the other's 3: {r}");
+        }
+        let finding = f["finding"].as_str().unwrap_or_default();
+        if held["method"] == "PUT" {
+            assert!(finding.starts_with("LOST: "), "{r}");
+            for words in [
+                "bench_w0_0 missing",
+                "succeeded",
+                "while the worker was held: 3 of 3 commits by another client, then a cleanup \
+                 keeping 1 version removed",
+            ] {
+                assert!(finding.contains(words), "{words:?} in {finding}");
+            }
+            lost += 1;
+        } else {
+            assert!(finding.is_empty() || finding.starts_with("STUCK: "), "{r}");
+        }
+    }
+    assert!(lost >= 1, "{records:?}");
+}

@@ -88,6 +88,8 @@ pub struct Measured {
     pub storage: Vec<crate::stored::Sample>,
     /// `[[nemesis]]`: each window of the store's faults switched on or off.
     pub nemesis: Vec<crate::plan::nemesis::Switch>,
+    /// A campaign's `pause` point: what ran while the worker was held.
+    pub while_paused: Option<crate::plan::campaign::WhilePaused>,
     /// A rest cell: each server's host and what it served over the window.
     pub servers: Vec<(String, ServerReport)>,
     /// The first worker that stopped before the cell's end, and why.

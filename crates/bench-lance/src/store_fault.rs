@@ -126,11 +126,7 @@ pub async fn arm(
 pub async fn read_back(storage: &BTreeMap<String, String>, root: &str) -> Result<Met, String> {
     let endpoint = endpoint(storage)?;
     let under = prefix(root)?;
-    let target = format!(
-        "/_bench/arm?under={}",
-        url::form_urlencoded::byte_serialize(under.as_bytes()).collect::<String>()
-    );
-    match call(&endpoint, "DELETE", &target, "").await? {
+    match call(&endpoint, "DELETE", &arm_target(root)?, "").await? {
         (200, body) => serde_json::from_str(&body)
             .map_err(|e| format!("the store's answer about {under} is not a point's: {e}")),
         (404, _) => Err(format!(
@@ -138,6 +134,44 @@ pub async fn read_back(storage: &BTreeMap<String, String>, root: &str) -> Result
              worker that stopped before its first operation"
         )),
         (status, _) => Err(not_a_fault_store(&endpoint, format!("HTTP {status}"))),
+    }
+}
+
+/// The `/_bench/arm?under=…` target of `root`'s point.
+fn arm_target(root: &str) -> Result<String, String> {
+    let under = prefix(root)?;
+    Ok(format!(
+        "/_bench/arm?under={}",
+        url::form_urlencoded::byte_serialize(under.as_bytes()).collect::<String>()
+    ))
+}
+
+/// Whether the `pause` point armed under `root` holds its worker now (`paused`), did
+/// (`resumed`), or has not yet (`None`, or nothing armed there yet).
+pub async fn pause_state(
+    storage: &BTreeMap<String, String>,
+    root: &str,
+) -> Result<Option<String>, String> {
+    let endpoint = endpoint(storage)?;
+    match call(&endpoint, "GET", &arm_target(root)?, "").await? {
+        (200, body) => {
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            Ok(v["paused"].as_str().map(str::to_string))
+        }
+        (404, _) => Ok(None),
+        (status, _) => Err(not_a_fault_store(&endpoint, format!("HTTP {status}"))),
+    }
+}
+
+/// Let the worker held by the `pause` point under `root` go on.
+pub async fn resume(storage: &BTreeMap<String, String>, root: &str) -> Result<(), String> {
+    let endpoint = endpoint(storage)?;
+    let body = serde_json::json!({"under": prefix(root)?});
+    match call(&endpoint, "POST", "/_bench/resume", &body.to_string()).await? {
+        (200, _) => Ok(()),
+        (status, why) => Err(format!(
+            "the store did not resume the paused worker: HTTP {status}: {why}"
+        )),
     }
 }
 

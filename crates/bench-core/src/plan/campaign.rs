@@ -53,10 +53,15 @@ pub enum FaultKind {
     KillBefore,
     /// The request applied, then the worker SIGKILLed before it hears the reply.
     KillAfter,
+    /// The worker SIGSTOPped by the store when the request arrives, and the request held
+    /// unapplied; meanwhile another client runs [`PAUSE_OTHERS`] operations of the plan's
+    /// and a cleanup keeps only the latest version of `__manifest`; then the worker is
+    /// SIGCONTed and its request served.
+    Pause,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::LoseReply,
         FaultKind::Reset,
         FaultKind::SlowDown,
@@ -67,6 +72,7 @@ impl FaultKind {
         FaultKind::HeadNoLength,
         FaultKind::KillBefore,
         FaultKind::KillAfter,
+        FaultKind::Pause,
     ];
 
     /// Its name in plans, specs and the store's control endpoint.
@@ -82,6 +88,7 @@ impl FaultKind {
             FaultKind::HeadNoLength => "head-no-length",
             FaultKind::KillBefore => "kill-before",
             FaultKind::KillAfter => "kill-after",
+            FaultKind::Pause => "pause",
         }
     }
 
@@ -92,6 +99,11 @@ impl FaultKind {
     /// Whether the worker does not live through it (no later operation of its own).
     pub fn kills(self) -> bool {
         matches!(self, FaultKind::KillBefore | FaultKind::KillAfter)
+    }
+
+    /// Whether the worker is stopped at the request while others write and clean up.
+    pub fn pauses(self) -> bool {
+        self == FaultKind::Pause
     }
 
     pub fn names() -> String {
@@ -182,6 +194,28 @@ pub struct Request {
     pub fault: Option<String>,
 }
 
+/// The operations the other client runs while a `pause` point holds the worker.
+pub const PAUSE_OTHERS: u64 = 3;
+
+/// What happened while a `pause` point held the worker (the coordinator's account).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WhilePaused {
+    /// The other client's operations, and how many of them succeeded (its log is the
+    /// run's, as client 1).
+    pub others: u64,
+    pub others_ok: u64,
+    /// The versions of `__manifest` the cleanup removed, or why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleaned_versions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup_error: Option<String>,
+    /// Why the other client could not run, if it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_error: Option<String>,
+    /// How long the worker was held, from the store telling it paused to its resume, in ms.
+    pub held_ms: f64,
+}
+
 /// What the store said of a point after its run: a record's `fault`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Met {
@@ -196,6 +230,9 @@ pub struct Met {
     /// class and witness (`STUCK: …`). Its cell fails, as one that fails verification.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding: Option<String>,
+    /// A `pause` point: what ran while the worker was held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub while_paused: Option<WhilePaused>,
 }
 
 /// Request positions a campaign enumerates where the plan does not say.
@@ -352,10 +389,13 @@ mod tests {
             requests: 3,
         };
         let points = c.points();
-        assert_eq!(points.len(), 1 + 10 * 3);
+        assert_eq!(points.len(), 1 + 11 * 3);
         for p in points {
             assert_eq!(Point::parse(&p.spec()), Ok(p));
         }
+        let pause = Point::parse("pause@4").unwrap();
+        assert!(pause.kind.is_some_and(FaultKind::pauses));
+        assert!(!pause.kind.unwrap().kills());
         assert!(
             Point::parse("lose-reply")
                 .unwrap_err()

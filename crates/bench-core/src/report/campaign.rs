@@ -82,7 +82,39 @@ fn one_line(text: &str) -> String {
 /// A point's class and its witness (what in the record shows it, on one line); `None`: the
 /// record is no campaign's point.
 pub fn judge(r: &Record) -> Option<(Class, String)> {
-    judged(r).map(|(class, witness)| (class, one_line(&witness)))
+    let (class, witness) = judged(r)?;
+    // A red point of a pause names what ran while its worker was held: the finding is the
+    // catalog's under that load, and a reader must see it.
+    let held = (r.attached.fault.as_ref())
+        .and_then(|f| f.while_paused.as_ref())
+        .filter(|_| class.red());
+    let witness = match held {
+        Some(w) => format!(
+            "{} (while the worker was held: {})",
+            one_line(&witness),
+            held_line(w)
+        ),
+        None => one_line(&witness),
+    };
+    Some((class, witness))
+}
+
+/// What ran while a pause point held its worker, in a few words.
+pub fn held_line(w: &crate::plan::campaign::WhilePaused) -> String {
+    let mut out = format!("{} of {} commits by another client", w.others_ok, w.others);
+    match (&w.cleaned_versions, &w.cleanup_error) {
+        (Some(v), _) => {
+            let _ = write!(out, ", then a cleanup keeping 1 version removed {v}");
+        }
+        (None, Some(e)) => {
+            let _ = write!(out, ", then a cleanup that failed: {}", one_line(e));
+        }
+        (None, None) => {}
+    }
+    if let Some(e) = &w.others_error {
+        let _ = write!(out, "; the other client: {}", one_line(e));
+    }
+    out
 }
 
 fn judged(r: &Record) -> Option<(Class, String)> {
@@ -336,6 +368,7 @@ mod tests {
                 })
                 .collect(),
             finding: None,
+            while_paused: None,
         });
         r
     }
@@ -416,6 +449,32 @@ mod tests {
             witness.starts_with("x missing, expected 1 <Error>"),
             "{witness}"
         );
+    }
+
+    #[test]
+    fn a_red_pause_point_names_what_ran_while_its_worker_was_held() {
+        let held = crate::plan::campaign::WhilePaused {
+            others: 3,
+            others_ok: 3,
+            cleaned_versions: Some(3),
+            held_ms: 190.0,
+            ..Default::default()
+        };
+        let mut lost = point("pause@6", true, 8);
+        lost.verified = false;
+        lost.verify_error = Some("w0_0 missing, expected 1 (succeeded)".into());
+        lost.attached.fault.as_mut().unwrap().while_paused = Some(held.clone());
+        let (class, witness) = judge(&lost).unwrap();
+        assert_eq!(class, Class::Lost);
+        assert_eq!(
+            witness,
+            "w0_0 missing, expected 1 (succeeded) (while the worker was held: 3 of 3 commits by \
+             another client, then a cleanup keeping 1 version removed 3)"
+        );
+        // A point that is not red keeps its witness as it is.
+        let mut safe = point("pause@1", true, 8);
+        safe.attached.fault.as_mut().unwrap().while_paused = Some(held);
+        assert!(!judge(&safe).unwrap().1.contains("held"));
     }
 
     #[test]

@@ -440,7 +440,10 @@ impl Run<'_> {
                 prices: &self.sweep.prices,
             };
             let mut r = assemble::assemble(cell, m, v, p);
-            r.attached.fault = met.get(k).cloned();
+            r.attached.fault = met.get(k).cloned().map(|mut f| {
+                f.while_paused = m.while_paused.take();
+                f
+            });
             if let Some((class, witness)) = bench_core::report::campaign::judge(&r)
                 && class.red()
                 && let Some(f) = r.attached.fault.as_mut()

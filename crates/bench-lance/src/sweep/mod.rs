@@ -9,6 +9,7 @@ mod goldens;
 mod open;
 mod outputs;
 mod pairing;
+mod pause;
 mod run;
 mod runner;
 mod servers;

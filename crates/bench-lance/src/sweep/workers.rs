@@ -224,6 +224,8 @@ pub(super) async fn watch_workers(
             launcher: launcher.clone(),
         })
         .collect();
+    let others = super::pause::others(cell, &runs);
+    let interrupt_seen = interrupt.clone();
     let watched = Watched {
         bar: &bar,
         file: sweep.out.join(RUNNING_FILE),
@@ -240,6 +242,7 @@ pub(super) async fn watch_workers(
         let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
         (with_servers(&mut servers, interrupt, &stop, workers).await).unwrap_or_else(Ran::Failed)
     };
+    let workers = super::pause::around(others, &interrupt_seen, workers);
     let workers = nemesis(cell, roots, &watched.released, workers);
     let ran = sampled(cell, roots, &watched.released, workers).await;
     watched.clear();
@@ -248,7 +251,7 @@ pub(super) async fn watch_workers(
 }
 
 /// `workers`, and a receiver told when they have ended: for what runs beside them.
-fn told_at_end(
+pub(super) fn told_at_end(
     workers: impl std::future::Future<Output = Ran>,
 ) -> (
     impl std::future::Future<Output = Ran>,

@@ -1,0 +1,154 @@
+//! A campaign's `pause` point from the coordinator's side. The store SIGSTOPs the worker at
+//! the point's request and holds that request; once the store says so, another client (a
+//! worker of the same build, client 1) creates [`PAUSE_OTHERS`] namespaces, and a cleanup
+//! keeps only the latest version of `__manifest`; then the store is told to resume the
+//! worker, and serves its held request. The other client's operations join the copy's log,
+//! so verification, the checker and the history hold them as they hold the worker's.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bench_core::oplog::Outcome as OpOutcome;
+use bench_core::plan::campaign::{self, FaultKind, PAUSE_OTHERS, Point, WhilePaused};
+use bench_core::plan::{Operation, Retention};
+use bench_core::protocol::{ENV_PREFIX, WorkerArgs};
+use tokio::sync::watch;
+
+use super::workers::{Ran, told_at_end};
+use crate::catalog::cleanup::Maintenance;
+use crate::coordinator::{self, CellRun, Outcome};
+use crate::measured::Measured;
+use crate::plan::Cell;
+use crate::store_fault;
+
+/// The other client of a `pause` point on one copy.
+pub(super) struct Other {
+    exe: PathBuf,
+    args: WorkerArgs,
+    /// Its environment: the cell's workers', without the point.
+    env: BTreeMap<String, String>,
+    /// The cell's storage options (the store's endpoint; the cleanup's).
+    storage: BTreeMap<String, String>,
+    timeout: Duration,
+}
+
+/// The other client of each copy where the cell's point is a pause; none otherwise.
+pub(super) fn others(cell: &Cell, runs: &[CellRun<'_>]) -> Vec<Other> {
+    let pauses = (cell.env.get(campaign::ENV))
+        .and_then(|spec| Point::parse(spec).ok())
+        .and_then(|p| p.kind)
+        .is_some_and(FaultKind::pauses);
+    if !pauses {
+        return Vec::new();
+    }
+    let point = format!("{ENV_PREFIX}{}", campaign::ENV);
+    (runs.iter())
+        .filter_map(|run| {
+            let mut args = run.workers.first()?.clone();
+            args.operation = Operation::CreateNamespace;
+            args.worker_id = 1;
+            args.operations = Some(PAUSE_OTHERS);
+            (args.warmup, args.trace) = (0, 0);
+            let mut env = run.storage.clone();
+            env.remove(&point);
+            Some(Other {
+                exe: run.exe.to_path_buf(),
+                args,
+                env,
+                storage: cell.storage.clone(),
+                timeout: run.timeout,
+            })
+        })
+        .collect()
+}
+
+/// The run of `workers`, with each copy's other client run while the store holds the
+/// copy's worker (its operations joined to the copy's log), and the worker resumed after.
+pub(super) async fn around(
+    others: Vec<Other>,
+    interrupt: &watch::Receiver<bool>,
+    workers: impl std::future::Future<Output = Ran>,
+) -> Ran {
+    if others.is_empty() {
+        return workers.await;
+    }
+    let (workers, finished) = told_at_end(workers);
+    let sides = (others.iter()).map(|o| while_paused(o, finished.clone(), interrupt.clone()));
+    let (mut ran, sides) = tokio::join!(workers, futures::future::join_all(sides));
+    if let Ran::Measured(m, _) = &mut ran {
+        for (arm, side) in m.iter_mut().zip(sides) {
+            let Some((account, other)) = side else {
+                continue;
+            };
+            if let Some(other) = other {
+                arm.log.extend(other.log);
+                arm.clocks.extend(other.clocks);
+            }
+            arm.while_paused = Some(account);
+        }
+    }
+    ran
+}
+
+/// Once the store holds `o`'s worker: the other client's operations and the cleanup, then
+/// the worker resumed. `None`: the run ended with the worker never held.
+async fn while_paused(
+    o: &Other,
+    mut done: watch::Receiver<bool>,
+    mut interrupt: watch::Receiver<bool>,
+) -> Option<(WhilePaused, Option<Measured>)> {
+    let root = &o.args.root;
+    loop {
+        if *done.borrow() {
+            return None;
+        }
+        match store_fault::pause_state(&o.storage, root).await {
+            Ok(Some(state)) if state == "paused" => break,
+            // Let go already: by the store's own limit.
+            Ok(Some(_)) => return None,
+            Ok(None) | Err(_) => {}
+        }
+        tokio::select! {
+            _ = done.changed() => {}
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+        }
+    }
+    let held = Instant::now();
+    let run = CellRun {
+        exe: &o.exe,
+        workers: vec![o.args.clone()],
+        storage: &o.env,
+        timeout: o.timeout,
+        bound: None,
+        versions: None,
+        launcher: None,
+    };
+    let (measured, others_error) = match coordinator::run_cell(run, &(), &mut interrupt).await {
+        Outcome::Finished(m) => (Some(*m), None),
+        Outcome::Failed(why) => (None, Some(why)),
+        Outcome::Interrupted => (None, Some("interrupted".to_string())),
+    };
+    let cleanup = Maintenance {
+        root: root.clone(),
+        storage: o.storage.clone(),
+        session: Default::default(),
+        retention: Retention::KeepVersions(1),
+    };
+    let cleaned = crate::catalog::cleanup::run(Some(&cleanup)).await;
+    let resumed = store_fault::resume(&o.storage, root).await;
+    let ok = |m: &Measured| {
+        (m.log.iter())
+            .filter(|op| matches!(op.outcome, OpOutcome::Ok))
+            .count() as u64
+    };
+    let account = WhilePaused {
+        others: measured.as_ref().map_or(0, |m| m.log.len() as u64),
+        others_ok: measured.as_ref().map_or(0, ok),
+        cleaned_versions: cleaned.as_ref().ok().map(|c| c.versions),
+        cleanup_error: cleaned.err().map(|e| e.to_string()),
+        others_error: others_error.or(resumed.err()),
+        held_ms: (held.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+    };
+    Some((account, measured))
+}
