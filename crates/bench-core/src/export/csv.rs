@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 113;
+pub const WIDTH: usize = 114;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -149,6 +149,7 @@ pub const COLUMNS: [&str; WIDTH] = [
     "versions_unknown",
     "read_usd_per_million_ops_s3_standard",
     "read_requests_over_floor",
+    "fault_class",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -243,6 +244,11 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
     row.push(median_of(cell, &read_usd, 2));
     let read_over = |r: &Record| Some(r.reads.as_ref()?.floor.as_ref()?.requests_over);
     row.push(median_of(cell, &read_over, 1));
+    // A fault campaign's point: not a measurement, but a class (the worst of its runs).
+    let class = (cell.reps.iter())
+        .filter_map(|r| super::point::judge(r).map(|(c, _)| c))
+        .max();
+    row.push(class.map(|c| c.name().to_string()).unwrap_or_default());
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -567,7 +573,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,,"
         );
     }
 

@@ -6,6 +6,7 @@
 pub mod assemble;
 pub mod csv;
 pub mod jsonl;
+pub mod point;
 pub mod record;
 pub mod roles;
 

@@ -538,18 +538,40 @@ fn mode_section(
     s
 }
 
+/// The report of `all` records, of which `records` are measurements (a campaign's points
+/// are not: only its section reads them).
 pub fn markdown(
-    records: &[Record],
+    (all, records): (&[Record], &[Record]),
     cells: &[CellRecords<'_>],
     charts: &[Chart],
     failed: &[(String, String)],
 ) -> String {
-    let mut s = header(records, cells.len());
+    let points = all.len() - records.len();
+    let mut s = match records.is_empty() {
+        // A campaign alone: the run's facts, and no figures to speak of.
+        true => header(all, crate::export::cells(all).len())
+            .replace(" cells from ", " campaign points from ")
+            .split(" Throughput counts ")
+            .next()
+            .map(|h| format!("{h}\n\n"))
+            .unwrap_or_default(),
+        false => header(records, cells.len()),
+    };
+    if points > 0 {
+        s.push_str(&format!(
+            "The fault campaign's {points} points are judged in its section below; they are \
+             no measurements (one worker meeting a fault), so no table, chart or price of \
+             this report includes them (their figures are in `{}`; `{}` gives each its \
+             `fault_class`).\n\n",
+            jsonl::RESULTS_FILE,
+            csv::SUMMARY_FILE,
+        ));
+    }
     if !records.is_empty() {
         s.push_str(&verification(cells));
     }
     s.push_str(&failures(records, failed));
-    s.push_str(&super::campaign::section(records));
+    s.push_str(&super::campaign::section(all));
     let ab = records.iter().any(|r| r.arm.is_some());
     if ab {
         let c = crate::compare::paired(records, crate::compare::DEFAULT_THRESHOLD_PCT);
@@ -612,6 +634,46 @@ mod tests {
         );
         let text = failures(&all, &[]);
         assert!(text.contains("**Cells with failed operations**"), "{text}");
+    }
+
+    /// A campaign's point is judged in the campaign's section and nowhere else: no table,
+    /// chart or price holds it, the report says so, and `summary.csv` gives its class.
+    #[test]
+    fn campaign_points_are_judged_not_tabled_as_measurements() {
+        let measured = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, "cont_m");
+        let id = "cont_inline_false_rows_10_BENCH_STORE_FAULT-reset@1";
+        let mut point = record(ModeKind::Continuous, Variant::NoIndex, 10, 1, id);
+        point.variant_name = Some("no_index/BENCH_STORE_FAULT=reset@1".into());
+        point.verified = false;
+        point.verify_error = Some("w0_0 missing, expected 1".into());
+        point.attached.fault = Some(crate::plan::campaign::Met {
+            point: "reset@1".into(),
+            fired_at: Some(1),
+            requests: Vec::new(),
+            finding: None,
+            while_paused: None,
+        });
+        let all = vec![measured.clone(), point.clone()];
+        let rows = csv::table(&all);
+        let class = COLUMNS.iter().position(|c| *c == "fault_class").unwrap();
+        let classes: Vec<&str> = rows.iter().map(|r| r[class].as_str()).collect();
+        assert_eq!(classes, ["", "LOST"]);
+
+        let measured_only = [measured];
+        let cells = crate::export::cells(&measured_only);
+        let text = markdown((&all, &measured_only), &cells, &[], &[]);
+        assert!(
+            text.contains("The fault campaign's 1 points are judged"),
+            "{text}"
+        );
+        assert!(text.contains("## Fault campaign"), "{text}");
+        assert!(text.contains("**LOST** at reset@1"), "{text}");
+        let after = text.split("## Continuous").nth(1).unwrap();
+        assert!(!after.contains("BENCH_STORE_FAULT"), "{after}");
+        assert!(!text.contains("Verification FAILED"), "{text}");
+        assert!(
+            super::super::campaign::is_point(id) && !super::super::campaign::is_point("cont_m")
+        );
     }
 
     /// A cell whose worker stopped early, and one with writes failed but applied, are listed

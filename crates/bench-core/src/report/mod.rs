@@ -28,7 +28,13 @@ pub struct Written {
 /// Write `report.md` and `charts/*.svg` into `dir` from these records, replacing an
 /// earlier report (each file atomically; charts that no longer apply are removed).
 pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
-    let cells = cells(records);
+    // A fault campaign's points are judged in their own section, never drawn or tabled as
+    // measurements.
+    let measured: Vec<Record> = (records.iter())
+        .filter(|r| r.attached.fault.is_none())
+        .cloned()
+        .collect();
+    let cells = cells(&measured);
     let mut charts = charts::charts(&cells);
     charts.extend(roles::charts(&cells));
     let chart_dir = dir.join(CHART_DIR);
@@ -57,13 +63,15 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
         .map(|s| {
             s.cells
                 .into_iter()
-                .filter(|(_, c)| c.status == crate::sweep::state::Status::Failed)
+                .filter(|(id, c)| {
+                    c.status == crate::sweep::state::Status::Failed && !campaign::is_point(id)
+                })
                 .map(|(id, c)| (id, c.reason.unwrap_or_default()))
                 .collect()
         })
         .unwrap_or_default();
     let report = dir.join(REPORT_FILE);
-    let text = markdown::markdown(records, &cells, &charts, &failed);
+    let text = markdown::markdown((records, &measured), &cells, &charts, &failed);
     write_atomic(&report, text.as_bytes()).map_err(io("write", &report))?;
     Ok(Written {
         report,
