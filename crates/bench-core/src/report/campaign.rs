@@ -106,13 +106,13 @@ pub fn matrix(records: &[Record]) -> Option<String> {
         for (r, point, class, witness) in red.iter().map(|p| (p.0, p.1, p.2, &p.3)) {
             let _ = writeln!(
                 out,
-                "- **{}** at {}: {witness}\n  replay: `bench run plans/{}.toml --only '{}' \
-                 --retry-failed` (the sweep's --root and --storage-option, the store run by \
-                 scripts/s3-server.py)",
+                "- **{}** at {}: {witness}\n  replay: `bench run PLAN --only '{}' \
+                 --retry-failed` (PLAN the file of the plan `{}`; the sweep's --root and \
+                 --storage-option, the store run by scripts/s3-server.py)",
                 class.name(),
                 point.spec(),
+                r.bench_tag,
                 r.plan,
-                r.bench_tag
             );
         }
     }
