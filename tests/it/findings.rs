@@ -81,6 +81,9 @@ fn a_lost_commit_reply_then_a_slowdown_burst_loses_a_landed_commit() {
                     finding.contains(", which is gone: every read of __manifest fails"),
                     "{finding}"
                 );
+                // A client opened afterwards cannot write either.
+                let fresh = f["new_client"].as_str().unwrap();
+                assert!(fresh != "ok" && fresh.contains("NotFound"), "{fresh}");
                 red += 1;
             }
             false => assert_eq!(finding, None, "{r}"),
@@ -159,6 +162,8 @@ fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
             let rows = r["manifest_rows_after"].as_u64();
             assert!(rows >= Some(13), "the golden's 10 and the other's 3: {r}");
         }
+        // The catalog takes a new client's write whatever the paused worker met.
+        assert_eq!(f["new_client"], "ok", "{r}");
         let finding = f["finding"].as_str().unwrap_or_default();
         if held["method"] == "PUT" {
             assert!(finding.starts_with("LOST: "), "{r}");

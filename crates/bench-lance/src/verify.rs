@@ -18,6 +18,34 @@ pub async fn ids(root: &str, storage: &BTreeMap<String, String>) -> lance_core::
     Ok(Ids::of(catalog::object_ids(root, storage).await?))
 }
 
+/// The namespace a client opened after a campaign's point creates, to show the catalog
+/// still takes writes (`Met::new_client`).
+pub const NEW_CLIENT_NAMESPACE: &str = "bench_new_client";
+
+/// A client opened on the copy at `root` after its run creates a namespace: `"ok"`, or
+/// lance's error (a campaign's point: whether a new client can still write).
+pub async fn new_client_writes(root: &str, cell: &crate::plan::Cell) -> String {
+    let cfg = catalog::CatalogConfig {
+        root: root.to_string(),
+        inline: cell.golden.inline,
+        commit_retries: cell.commit_retries,
+        storage: cell.storage.clone(),
+        properties: cell.properties.clone(),
+    };
+    let write = async {
+        let ns = catalog::open(&cfg).await?;
+        let request = lance_namespace::models::CreateNamespaceRequest {
+            id: Some(vec![NEW_CLIENT_NAMESPACE.to_string()]),
+            ..Default::default()
+        };
+        lance_namespace::LanceNamespace::create_namespace(&ns, request).await
+    };
+    match write.await {
+        Ok(_) => "ok".to_string(),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// The bytes of the data files of `__manifest`'s latest version under `root`: the catalog's
 /// state, what a copy-on-write commit rewrites (the floor's bytes: docs/cost.md).
 pub async fn state_bytes(

@@ -140,6 +140,12 @@ fn judged(r: &Record) -> Option<(Class, String)> {
         };
         return Some((Class::NotReached, why));
     }
+    if let Some(e) = met.new_client.as_deref().filter(|e| *e != "ok") {
+        return Some((
+            Class::Stuck,
+            format!("a client opened after the run could not write: {e}"),
+        ));
+    }
     let killed = point.kind.is_some_and(FaultKind::kills);
     // Stuck only where the store answered again before the run ended (a request after the
     // last one the fault met): a worker whose every operation met the fault is not stuck.

@@ -230,6 +230,10 @@ pub struct Met {
     /// class and witness (`STUCK: …`). Its cell fails, as one that fails verification.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding: Option<String>,
+    /// A client opened on the copy after the run and its verification, creating a
+    /// namespace: `ok`, or its error (no later operation of any client succeeds: STUCK).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_client: Option<String>,
     /// A `pause` point: what ran while the worker was held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub while_paused: Option<WhilePaused>,

@@ -193,6 +193,7 @@ mod tests {
                 })
                 .collect(),
             finding: None,
+            new_client: None,
             while_paused: None,
         });
         r
@@ -218,6 +219,18 @@ mod tests {
         let mut stuck = err.clone();
         stuck.total_operations = 0;
         assert_eq!(judge(&stuck).unwrap().0, Class::Stuck);
+        // A client opened after the run that cannot write makes any point stuck.
+        let mut fresh = point("reset@2", true, 5);
+        fresh.attached.fault.as_mut().unwrap().new_client = Some("NotFound: x.lance".into());
+        assert_eq!(
+            judge(&fresh).unwrap(),
+            (
+                Class::Stuck,
+                "a client opened after the run could not write: NotFound: x.lance".into()
+            )
+        );
+        fresh.attached.fault.as_mut().unwrap().new_client = Some("ok".into());
+        assert_eq!(judge(&fresh).unwrap().0, Class::Safe);
         // Every operation met the fault (no request after its last faulted one): the store
         // never answered again within the run, so nothing says the worker is stuck.
         let mut inside = stuck.clone();

@@ -651,6 +651,7 @@ mod tests {
             fired_at: Some(1),
             requests: Vec::new(),
             finding: None,
+            new_client: None,
             while_paused: None,
         });
         let all = vec![measured.clone(), point.clone()];

@@ -440,8 +440,13 @@ impl Run<'_> {
                 prices: &self.sweep.prices,
             };
             let mut r = assemble::assemble(cell, m, v, p);
+            let new_client = match met.get(k) {
+                Some(_) => Some(crate::verify::new_client_writes(root, cell).await),
+                None => None,
+            };
             r.attached.fault = met.get(k).cloned().map(|mut f| {
                 f.while_paused = m.while_paused.take();
+                f.new_client = new_client;
                 f
             });
             if let Some((class, witness)) = bench_core::report::campaign::judge(&r)
