@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A fault campaign's coverage and pace: plans/campaign.toml (or PLAN) on the S3 test
-# endpoint (s3-endpoint.sh: moto, or S3_BACKEND=rgw: Ceph's gateway, behind
+# endpoint (s3-endpoint.sh: moto, or S3_BACKEND=rgw or seaweed: Ceph's gateway or SeaweedFS, behind
 # scripts/s3-server.py), once for each OPERATION given (default: write-create-namespace),
 # the same faults and positions. Prints per operation: the points run, how many of each
 # class (safe, unknown resolved, error surfaced, undecided, not reached, and the findings

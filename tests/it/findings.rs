@@ -181,4 +181,10 @@ fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
         }
     }
     assert!(lost >= 1, "{records:?}");
+    // Points are judged, not measured: the closing lines warn of no empty measurement.
+    assert!(
+        !stderr(&o).contains("measured no successful operation"),
+        "{}",
+        stderr(&o)
+    );
 }

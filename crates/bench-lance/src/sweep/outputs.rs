@@ -145,7 +145,12 @@ impl Runner<'_> {
         } else {
             String::new()
         };
-        let empty = crate::export::without_operations(&self.records);
+        // A campaign's points are judged in campaign.md, not measured.
+        let measured: Vec<_> = (self.records.iter())
+            .filter(|r| r.attached.fault.is_none())
+            .cloned()
+            .collect();
+        let empty = crate::export::without_operations(&measured);
         let empty = if empty.is_empty() {
             String::new()
         } else {
