@@ -587,3 +587,26 @@ pub fn serve(root: &Path, extra: &[&str]) -> (Serving, String) {
     let uri = listening["uri"].as_str().unwrap().to_string();
     (Serving(server), uri)
 }
+
+/// adya's verdict on `bench check --export elle`'s history of `folder`, beside bench's:
+/// both exit statuses, and what each said.
+pub fn both_judges(folder: &Path) -> ((i32, String), (i32, String)) {
+    let o = (bench().arg("check").arg(folder))
+        .args(["--export", "elle"])
+        .output()
+        .unwrap();
+    let bench_said = (
+        o.status.code().unwrap(),
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o)),
+    );
+    let a = std::process::Command::new("adya")
+        .args(["check", "-m", "list-append", "-c", "strict-serializable"])
+        .arg(folder.join("elle.json"))
+        .output()
+        .expect("adya on PATH (scripts/test.sh installs it)");
+    let adya_said = (
+        a.status.code().unwrap(),
+        format!("{}{}", String::from_utf8_lossy(&a.stdout), stderr(&a)),
+    );
+    (bench_said, adya_said)
+}

@@ -135,15 +135,35 @@ fn a_lost_reply_checked_by_heads_without_length_loses_a_landed_commit() {
 /// absent), lance wrote the version the cleanup removed and answered success: LOST, the
 /// witness naming the write and the load it was found under. Held elsewhere, nothing is
 /// lost (a worker whose handle's files the cleanup removed may be STUCK: the cleanup gap).
+/// Each point's history holds both clients, and `bench check` and adya read it alike.
 /// The campaign exits 3.
 #[test]
 fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
     let text = std::fs::read_to_string(repo_file("plans/paused-writer.toml")).unwrap();
     let server = S3Server::start(&[]);
-    let (_d, o, records) = sweep_s3(&server, "s3://bench/paused-writer", &text);
+    let (d, o, records) = sweep_s3(&server, "s3://bench/paused-writer", &text);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert_eq!(records.len(), 11, "the trace and 10 points");
     let mut lost = 0;
+    for r in &records {
+        // Each point keeps its history, the other client's operations in it: `bench check`
+        // reads back the outcomes the record judged, and adya's verdict is bench's.
+        let folder = d.path().join("out").join(r["history"].as_str().unwrap());
+        let (b, a) = both_judges(&folder);
+        assert_eq!(b.0, a.0, "bench check:\n{}\nadya:\n{}", b.1, a.1);
+        let o = bench()
+            .arg("check")
+            .arg(&folder)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let found: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(found[0]["outcomes"], r["outcomes"], "{r}");
+        if r["fault"]["while_paused"].is_object() {
+            let text = std::fs::read_to_string(folder.join("history.jsonl")).unwrap();
+            assert!(text.contains("\"process\":1"), "the other client: {text}");
+        }
+    }
     for r in records.iter().filter(|r| r["fault"]["point"] != "trace") {
         let f = &r["fault"];
         let at = f["fired_at"]

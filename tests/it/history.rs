@@ -95,26 +95,6 @@ fn a_kept_history_is_judged_again_as_the_record_judged_it() {
     );
 }
 
-/// adya's verdict on `bench check --export elle`'s history of `folder`, beside bench's:
-/// both exit statuses, and what each said.
-fn both_judges(folder: &Path) -> ((i32, String), (i32, String)) {
-    let o = check(folder, &["--export", "elle"]);
-    let bench_said = (
-        o.status.code().unwrap(),
-        format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o)),
-    );
-    let a = std::process::Command::new("adya")
-        .args(["check", "-m", "list-append", "-c", "strict-serializable"])
-        .arg(folder.join("elle.json"))
-        .output()
-        .expect("adya on PATH (scripts/test.sh installs it)");
-    let adya_said = (
-        a.status.code().unwrap(),
-        format!("{}{}", String::from_utf8_lossy(&a.stdout), stderr(&a)),
-    );
-    (bench_said, adya_said)
-}
-
 /// The second judge: a clean cell is valid to both; a cell whose readers are served from a
 /// view refreshed every 200 ms (`bench serve`'s planted cache) has anomalies to both.
 #[test]

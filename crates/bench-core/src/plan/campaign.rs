@@ -21,6 +21,10 @@ use crate::error::PlanError;
 /// The workers' variable that names their cell's point (`lose-reply@3`, `trace`).
 pub const ENV: &str = "BENCH_STORE_FAULT";
 
+/// The value of [`ENV`] for a `pause` point's other client: a campaign's worker that arms
+/// nothing.
+pub const OTHER: &str = "other";
+
 /// Request positions a campaign may enumerate (`campaign.requests`).
 pub const MAX_REQUESTS: u64 = 200;
 

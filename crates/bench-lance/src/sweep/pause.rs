@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bench_core::oplog::Outcome as OpOutcome;
+use bench_core::oplog::{Attempt, ErrorClass, Observed, Op, Outcome as OpOutcome};
 use bench_core::plan::campaign::{self, FaultKind, PAUSE_OTHERS, Point, WhilePaused};
 use bench_core::plan::{Operation, Retention};
 use bench_core::protocol::{ENV_PREFIX, WorkerArgs};
@@ -26,7 +26,7 @@ use crate::store_fault;
 pub(super) struct Other {
     exe: PathBuf,
     args: WorkerArgs,
-    /// Its environment: the cell's workers', without the point.
+    /// Its environment: the cell's workers', the point replaced by [`campaign::OTHER`].
     env: BTreeMap<String, String>,
     /// The cell's storage options (the store's endpoint; the cleanup's).
     storage: BTreeMap<String, String>,
@@ -50,8 +50,9 @@ pub(super) fn others(cell: &Cell, runs: &[CellRun<'_>]) -> Vec<Other> {
             args.worker_id = 1;
             args.operations = Some(PAUSE_OTHERS);
             (args.warmup, args.trace) = (0, 0);
+            // A campaign's worker that arms nothing (its history kept as the point's).
             let mut env = run.storage.clone();
-            env.remove(&point);
+            env.insert(point.clone(), campaign::OTHER.to_string());
             Some(Other {
                 exe: run.exe.to_path_buf(),
                 args,
@@ -135,20 +136,55 @@ async fn while_paused(
         session: Default::default(),
         retention: Retention::KeepVersions(1),
     };
+    let started = (Instant::now(), crate::host_clock::monotonic_us());
     let cleaned = crate::catalog::cleanup::run(Some(&cleanup)).await;
     let resumed = store_fault::resume(&o.storage, root).await;
-    let ok = |m: &Measured| {
+    let mut measured = measured;
+    if let Some(m) = measured.as_mut() {
+        m.log.push(cleanup_op(started, &cleaned));
+    }
+    // The other client's own operations (its creations, not the cleanup).
+    let count = |m: &Measured, ok_only: bool| {
         (m.log.iter())
-            .filter(|op| matches!(op.outcome, OpOutcome::Ok))
+            .filter(|op| op.operation == Operation::CreateNamespace)
+            .filter(|op| !ok_only || matches!(op.outcome, OpOutcome::Ok))
             .count() as u64
     };
     let account = WhilePaused {
-        others: measured.as_ref().map_or(0, |m| m.log.len() as u64),
-        others_ok: measured.as_ref().map_or(0, ok),
+        others: measured.as_ref().map_or(0, |m| count(m, false)),
+        others_ok: measured.as_ref().map_or(0, |m| count(m, true)),
         cleaned_versions: cleaned.as_ref().ok().map(|c| c.versions),
         cleanup_error: cleaned.err().map(|e| e.to_string()),
         others_error: others_error.or(resumed.err()),
         held_ms: (held.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
     };
     Some((account, measured))
+}
+
+/// The cleanup as an operation of the other client in the point's log: the history and the
+/// version-order checker see what it removed, and when, as they see a role's cleanup.
+fn cleanup_op(
+    (start, start_us): (Instant, u64),
+    cleaned: &lance_core::Result<bench_core::oplog::Cleaned>,
+) -> Op {
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    let mut attempt = Attempt::new(0, ms);
+    attempt.at_us = Some([start_us, crate::host_clock::monotonic_us()]);
+    let (outcome, observed) = match cleaned {
+        Ok(c) => (OpOutcome::Ok, Observed::Cleaned(*c)),
+        Err(e) => {
+            attempt.class = Some(ErrorClass::Other);
+            attempt.err = Some(e.to_string());
+            (OpOutcome::Failed, Observed::Nothing)
+        }
+    };
+    Op {
+        client: 1,
+        role: None,
+        operation: Operation::CleanupVersions,
+        attempt,
+        outcome,
+        observed,
+        landed: None,
+    }
 }

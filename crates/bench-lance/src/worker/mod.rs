@@ -136,7 +136,9 @@ pub async fn run(mut args: WorkerArgs) -> anyhow::Result<()> {
     );
     released(&mut commands).await?;
     // A campaign's point: its store gives the fault to the k-th request from here on.
-    if let Ok(point) = std::env::var(bench_core::plan::campaign::ENV) {
+    if let Ok(point) = std::env::var(bench_core::plan::campaign::ENV)
+        && point != bench_core::plan::campaign::OTHER
+    {
         let (storage, root) = (&session.cfg.storage, &session.cfg.root);
         crate::store_fault::arm(storage, root, &point, std::process::id())
             .await

@@ -14,6 +14,13 @@ pub(super) struct RoleClient {
     pub(super) exhausted: std::collections::HashSet<Operation>,
 }
 
+/// Whether this worker runs a campaign's point (or its other client): its operations go
+/// into the point's history, to be judged again offline.
+fn in_campaign() -> bool {
+    static IN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *IN.get_or_init(|| std::env::var_os(bench_core::plan::campaign::ENV).is_some())
+}
+
 /// What an operation names, as its report says: its entry and the property it sets.
 pub(super) type Named = (Option<String>, Option<(String, String)>);
 
@@ -32,7 +39,8 @@ pub(super) struct Planned {
     pub(super) read: bool,
     pub(super) i: u64,
     pub(super) mix: Option<u32>,
-    /// Into the cell's history for the consistency checker (a role's client, a mixed cell).
+    /// Into the cell's history for the consistency checker (a role's client, a mixed cell,
+    /// a campaign's point).
     pub(super) history: bool,
     /// What it names; or why it names nothing, and whether the worker stops for it (a role's
     /// client reports a used-up removal once and draws on).
@@ -125,7 +133,7 @@ impl Session {
             read,
             i,
             mix: None,
-            history: self.args.mix().is_some(),
+            history: self.args.mix().is_some() || in_campaign(),
             // Nothing left for a removal: the worker stops.
             aim: targets
                 .of(op, i, warm, &self.args.names)
