@@ -87,8 +87,21 @@ fn a_campaign_runs_every_point_on_its_own_copy_and_draws_the_matrix() {
     }
 
     let matrix = std::fs::read_to_string(dir.path().join("out/campaign.md")).unwrap();
+    // The matrix drawn: a chart the matrix and the report show, naming each fault kind.
+    let svg = std::fs::read_to_string(dir.path().join("out/charts/campaign_1.svg")).unwrap();
+    let texts = svg_texts(&svg);
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("Fault campaign: write-create-namespace"))
+    );
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    for text in [&matrix, &report] {
+        assert!(text.contains("](charts/campaign_1.svg)"), "{text}");
+    }
     for kind in ["reset", "lose-reply", "slow-down", "kill-after"] {
         assert!(matrix.contains(&format!("| {kind} |")), "{matrix}");
+        assert!(texts.iter().any(|t| t == kind), "{texts:?}");
     }
     assert!(matrix.contains("13 points"), "{matrix}");
     assert!(

@@ -610,3 +610,45 @@ pub fn both_judges(folder: &Path) -> ((i32, String), (i32, String)) {
     );
     (bench_said, adya_said)
 }
+
+/// Check that `svg` is a well-formed XML document with an `<svg>` root, and return the
+/// text of its `<text>` elements.
+pub fn svg_texts(svg: &str) -> Vec<String> {
+    let mut stack: Vec<String> = Vec::new();
+    let mut texts = Vec::new();
+    let mut rest = svg;
+    let mut saw_root = false;
+    while let Some(start) = rest.find('<') {
+        let content = &rest[..start];
+        if stack.last().is_some_and(|t| t == "text") && !content.trim().is_empty() {
+            texts.push(content.trim().to_string());
+        }
+        let end = rest[start..].find('>').expect("unclosed tag") + start;
+        let tag = &rest[start + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            let open = stack.pop().unwrap_or_else(|| panic!("stray </{name}>"));
+            assert_eq!(open, name.trim(), "mismatched tags");
+            continue;
+        }
+        let name = tag
+            .split(|c: char| c.is_whitespace() || c == '/')
+            .next()
+            .unwrap()
+            .to_string();
+        if stack.is_empty() {
+            assert!(!saw_root, "a second root element <{name}>");
+            assert_eq!(name, "svg", "the root is <svg>");
+            assert!(tag.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+            saw_root = true;
+        }
+        if !tag.ends_with('/') {
+            stack.push(name);
+        }
+    }
+    assert!(saw_root && stack.is_empty(), "unclosed elements: {stack:?}");
+    texts
+}

@@ -30,18 +30,152 @@ fn shorten(key: &str) -> String {
     }
 }
 
-/// The matrix of the campaign points among `records` (of its plans, per operation, size and
-/// variant): a Markdown table, request position × fault kind, the trace's requests, and every
-/// red point with its witness and the command that runs it again. `None`: no points.
-pub fn matrix(records: &[Record]) -> Option<String> {
-    let points: Vec<(&Record, Point, Class, String)> = records
-        .iter()
+/// A campaign point's record, its point, class and witness.
+type Judged<'a> = (&'a Record, Point, Class, String);
+
+/// The campaign points among `records`, judged.
+fn judged_points(records: &[Record]) -> Vec<Judged<'_>> {
+    (records.iter())
         .filter_map(|r| {
             let (class, witness) = judge(r)?;
             let point = Point::parse(&r.attached.fault.as_ref()?.point).ok()?;
             Some((r, point, class, witness))
         })
+        .collect()
+}
+
+/// The groups the points fall in, in the order of their first point.
+fn groups(points: &[Judged<'_>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (r, ..) in points {
+        let g = group(r);
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
+}
+
+/// A fault kind's row of a matrix: the class at each position (`None`: not run).
+type Row = (FaultKind, Vec<Option<Class>>);
+
+/// One group's matrix: its widest position, and for each fault kind it ran, the class at
+/// each position (the latest repetition of a point stands; `None`: not run).
+fn grid(mine: &[&Judged<'_>]) -> (u32, Vec<Row>) {
+    let width = mine.iter().map(|p| p.1.at).max().unwrap_or(0);
+    let rows = (FaultKind::ALL.into_iter())
+        .filter_map(|kind| {
+            let row: Vec<_> = mine.iter().filter(|p| p.1.kind == Some(kind)).collect();
+            (!row.is_empty()).then(|| {
+                let marks = (1..=width)
+                    .map(|at| row.iter().rev().find(|p| p.1.at == at).map(|p| p.2))
+                    .collect();
+                (kind, marks)
+            })
+        })
         .collect();
+    (width, rows)
+}
+
+/// The chart of the `i`-th group's matrix, under the results directory.
+fn chart_file(i: usize) -> String {
+    format!("{}/campaign_{}.svg", super::CHART_DIR, i + 1)
+}
+
+/// A class's colour in the chart: the findings red, the rest from green (safe) to grey.
+fn colour(class: Class) -> &'static str {
+    match class {
+        Class::NotReached => "#e0e0e0",
+        Class::Safe => "#9fd89f",
+        Class::UnknownResolved => "#a9cce3",
+        Class::ErrorSurfaced => "#f5e79e",
+        Class::Undecided => "#f8c471",
+        Class::Stuck | Class::Wrong | Class::Lost | Class::Unreadable => "#e74c3c",
+    }
+}
+
+/// Each group's matrix drawn, a square per point coloured by its class and marked as in the
+/// table: (its path under the results directory, the SVG document).
+pub fn charts(records: &[Record]) -> Vec<(String, String)> {
+    let points = judged_points(records);
+    let (cell, left, top) = (46, 210, 56);
+    (groups(&points).into_iter().enumerate())
+        .map(|(i, g)| {
+            let mine: Vec<_> = points.iter().filter(|p| group(p.0) == g).collect();
+            let (width, rows) = grid(&mine);
+            let (w, h) = (
+                left + cell * width as usize + 20,
+                top + cell * rows.len() + 60,
+            );
+            let mut svg = format!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+                 font-family=\"sans-serif\" font-size=\"13\">\n\
+                 <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n\
+                 <text x=\"10\" y=\"22\" font-size=\"15\">Fault campaign: {}</text>\n\
+                 <text x=\"{left}\" y=\"44\">request position</text>\n",
+                escape(&g)
+            );
+            for at in 1..=width as usize {
+                let x = left + cell * (at - 1) + cell / 2;
+                let _ = writeln!(
+                    svg,
+                    "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{at}</text>",
+                    top - 2
+                );
+            }
+            for (row, (kind, marks)) in rows.iter().enumerate() {
+                let y = top + cell * row;
+                let _ = writeln!(
+                    svg,
+                    "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                    left - 8,
+                    y + cell / 2 + 5,
+                    kind.name()
+                );
+                for (col, class) in marks.iter().enumerate() {
+                    let Some(class) = class else { continue };
+                    let x = left + cell * col;
+                    let _ = writeln!(
+                        svg,
+                        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" \
+                         stroke=\"white\"><title>{}@{}: {}</title></rect>\n\
+                         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\">{}</text>",
+                        x,
+                        y,
+                        cell,
+                        cell,
+                        colour(*class),
+                        kind.name(),
+                        col + 1,
+                        class.name(),
+                        x + cell / 2,
+                        y + cell / 2 + 4,
+                        escape(class.mark())
+                    );
+                }
+            }
+            let y = top + cell * rows.len() + 30;
+            let _ = writeln!(
+                svg,
+                "<text x=\"10\" y=\"{y}\">green safe, blue unknown resolved, yellow error \
+                 surfaced, orange undecided, grey not reached, red a finding</text>\n</svg>"
+            );
+            (chart_file(i), svg)
+        })
+        .collect()
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The matrix of the campaign points among `records` (of its plans, per operation, size and
+/// variant): a Markdown table, request position × fault kind, the trace's requests, and every
+/// red point with its witness and the command that runs it again. `None`: no points.
+pub fn matrix(records: &[Record]) -> Option<String> {
+    let points = judged_points(records);
     if points.is_empty() {
         return None;
     }
@@ -53,18 +187,12 @@ pub fn matrix(records: &[Record]) -> Option<String> {
          verified the copy. Marks: ok safe, u unknown resolved, e error surfaced, ? undecided, \
          · not reached; STUCK, WRONG, LOST and UNREAD (unreadable) are findings.\n"
     );
-    let mut groups: Vec<String> = Vec::new();
-    for (r, ..) in &points {
-        let g = group(r);
-        if !groups.contains(&g) {
-            groups.push(g);
-        }
-    }
-    for g in groups {
+    for (i, g) in groups(&points).into_iter().enumerate() {
         let mine: Vec<_> = points.iter().filter(|p| group(p.0) == g).collect();
         let _ = writeln!(out, "## {g}\n");
+        let _ = writeln!(out, "![Fault campaign: {g}]({})\n", chart_file(i));
         let trace = mine.iter().find(|p| p.1.kind.is_none());
-        let width = mine.iter().map(|p| p.1.at).max().unwrap_or(0);
+        let (width, rows) = grid(&mine);
         out.push_str("| fault |");
         for at in 1..=width {
             let _ = write!(out, " {at} |");
@@ -72,20 +200,10 @@ pub fn matrix(records: &[Record]) -> Option<String> {
         out.push_str("\n|---|");
         out.push_str(&"---|".repeat(width as usize));
         out.push('\n');
-        for kind in FaultKind::ALL {
-            let row: Vec<_> = mine.iter().filter(|p| p.1.kind == Some(kind)).collect();
-            if row.is_empty() {
-                continue;
-            }
+        for (kind, marks) in &rows {
             let _ = write!(out, "| {} |", kind.name());
-            for at in 1..=width {
-                // The latest repetition of the point stands.
-                let mark = row
-                    .iter()
-                    .rev()
-                    .find(|p| p.1.at == at)
-                    .map_or("", |p| p.2.mark());
-                let _ = write!(out, " {mark} |");
+            for class in marks {
+                let _ = write!(out, " {} |", class.map_or("", Class::mark));
             }
             out.push('\n');
         }
@@ -160,10 +278,25 @@ pub fn write(dir: &Path, records: &[Record]) -> std::io::Result<bool> {
             _ => Ok(false),
         },
         Some(text) => {
+            write_charts(dir, records)?;
             crate::files::write_atomic(&path, text.as_bytes())?;
             Ok(true)
         }
     }
+}
+
+/// Write each group's chart under `dir`; their paths.
+pub fn write_charts(dir: &Path, records: &[Record]) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut out = Vec::new();
+    for (file, svg) in charts(records) {
+        let path = dir.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        crate::files::write_atomic(&path, svg.as_bytes())?;
+        out.push(path);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -329,6 +462,24 @@ mod tests {
         assert!(text.contains("4 points, 1 red."), "{text}");
         assert!(text.contains("**LOST** at reset@2: x missing"), "{text}");
         assert!(text.contains("--only 'reset@2'"), "{text}");
+        assert!(text.contains("![Fault campaign: write-create-namespace on 10 rows, no_index](charts/campaign_1.svg)"), "{text}");
         assert_eq!(matrix(&[]), None);
+        // The chart: a square per point, coloured by class, each titled with its point.
+        let records = [point("trace", false, 3), point("reset@1", true, 3), {
+            let mut lost = point("reset@2", true, 3);
+            lost.verified = false;
+            lost.verify_error = Some("x missing, expected 1".into());
+            lost
+        }];
+        let drawn = charts(&records);
+        assert_eq!(drawn.len(), 1);
+        let (file, svg) = &drawn[0];
+        assert_eq!(file, "charts/campaign_1.svg");
+        assert_eq!(svg.matches("<rect ").count(), 1 + 2, "{svg}");
+        assert!(
+            svg.contains("fill=\"#e74c3c\" stroke=\"white\"><title>reset@2: LOST</title>"),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>reset@1: safe</title>"), "{svg}");
     }
 }
