@@ -74,6 +74,8 @@ switched on met first). The kinds:
   pause             PID sent SIGSTOP when it arrives and the request held, unapplied, until
                     POST /_bench/resume with {"under": PREFIX} (or 120 s): then PID sent
                     SIGCONT and the request served; GET /_bench/arm tells "paused" meanwhile
+  hold              the same without signals: the request alone held until resumed (a
+                    client whose one request stalls while its other threads go on)
 
 Counts: every request served is counted by kind, as bench counts them: get (incl. ranged),
 put (incl. conditional, and a multipart upload's start, parts and completion),
@@ -374,7 +376,7 @@ def fails_after_apply(kinds, path):
 # Faults armed on demand (POST /_bench/arm), by prefix: each meets one request.
 ARMED_KINDS = ("trace", "lose-reply", "reset", "slow-down", "slow-down-window",
                "lose-reply-then-slow-down", "fail-after-apply", "delay", "head-no-length",
-               "kill-before", "kill-after", "pause")
+               "kill-before", "kill-after", "pause", "hold")
 SLOW_DOWN_ANSWERS = 3
 WINDOW_REQUESTS = 20
 # The client's resends of one request: object_store's 3 retries, each round resent 3 times
@@ -412,7 +414,7 @@ class Armed:
 
     def status(self):
         out = {"point": self.fault, "fired_at": self.fired_at, "requests": self.requests}
-        if self.kind == "pause":
+        if self.kind in ("pause", "hold"):
             out["paused"] = self.paused
         return out
 
@@ -564,7 +566,7 @@ def resume(environ, start_response):
     else:
         with _counts_lock:
             armed = _armed.get(under)
-        if armed is None or armed.kind != "pause":
+        if armed is None or armed.kind not in ("pause", "hold"):
             status, answer = "404 Not Found", {"error": f"no pause is armed under {under}"}
         else:
             armed.resume.set()
@@ -648,16 +650,18 @@ class NetworkStore:
             if met == "kill-after":
                 os.kill(armed.pid, signal.SIGKILL)
             reset(environ)
-        if met == "pause":
-            os.kill(armed.pid, signal.SIGSTOP)
+        if met in ("pause", "hold"):
+            if met == "pause":
+                os.kill(armed.pid, signal.SIGSTOP)
             with _counts_lock:
                 armed.paused = "paused"
             count(paused=1)
             armed.resume.wait(PAUSE_MAX_SECS)
-            try:
-                os.kill(armed.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+            if met == "pause":
+                try:
+                    os.kill(armed.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
             with _counts_lock:
                 armed.paused = "resumed"
             return self.app(environ, start_response)
