@@ -109,7 +109,7 @@ async fn main() {
             create(&others, name).await
         );
     }
-    let manifest = DatasetBuilder::from_uri(&format!("{root}/__manifest"))
+    let manifest = DatasetBuilder::from_uri(format!("{root}/__manifest"))
         .with_storage_options(storage(&endpoint))
         .load()
         .await
