@@ -351,6 +351,57 @@ fn a_second_run_on_the_same_directory_fails_at_once_naming_the_holder() {
     no_workers_left(&out);
 }
 
+/// Results of two plans never mix: a copy of a plan with its sizes changed and its name
+/// kept is refused in the first plan's directory (exit 2), naming both files and the fixes,
+/// and nothing recorded changes; the same text from another path (a moved checkout) resumes;
+/// `--fresh` moves the first plan's results aside and runs the second.
+#[test]
+fn a_second_plan_of_the_same_name_is_refused_in_the_first_plan_s_directory() {
+    let (dir, first, out) = plan_dir(&tiny_plan());
+    let o = run(&first, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let results = std::fs::read(out.join("results.jsonl")).unwrap();
+    let summary = std::fs::read(out.join("summary.csv")).unwrap();
+
+    let moved = dir.path().join("moved.toml");
+    std::fs::copy(&first, &moved).unwrap();
+    let o = run(&moved, &out, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the same text elsewhere: {}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), results);
+
+    let other = dir.path().join("other.toml");
+    let text = tiny_plan().replace("sizes = [", "sizes = [7, ");
+    assert_ne!(text, tiny_plan(), "the copy changes the sizes");
+    std::fs::write(&other, text).unwrap();
+    let o = run(&other, &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = stderr(&o);
+    // The directory names the file it was last run from: the moved one.
+    for words in [
+        "other.toml is another plan file",
+        "--out",
+        "--fresh",
+        "moved.toml",
+    ] {
+        assert!(said.contains(words), "{words:?} in {said}");
+    }
+    assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), results);
+    assert_eq!(std::fs::read(out.join("summary.csv")).unwrap(), summary);
+
+    let o = run(&other, &out, &["--fresh"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let sizes: Vec<String> = lines(&out.join("results.jsonl"))
+        .iter()
+        .map(|r| r["initial_entries"].to_string())
+        .collect();
+    assert!(sizes.contains(&"7".to_string()), "{sizes:?}");
+}
+
 #[test]
 fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
     let dir = tempfile::tempdir().unwrap();

@@ -496,6 +496,8 @@ mod tests {
             root: Some("/r".into()),
             storage: Default::default(),
             arms: None,
+            plan_file: None,
+            plan_sha256: None,
         });
         st.set(id, "k", Status::Done, None);
         st.save(dir).unwrap();

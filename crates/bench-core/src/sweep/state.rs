@@ -80,6 +80,13 @@ pub struct SweepInfo {
     /// and `bench status` know the builds (their digests are in the cells' keys).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arms: Option<[String; 2]>,
+    /// The plan file the directory's cells come from (its absolute path) and the SHA-256 of
+    /// its text at the last run: another file of the same name is another plan, whose cells
+    /// must not mix with these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_sha256: Option<String>,
 }
 
 impl SweepInfo {

@@ -321,7 +321,10 @@ impl Sweep {
 
     /// What this sweep is, for the checkpoint: the whole plan's cells and this shard.
     fn info(&self) -> crate::state::SweepInfo {
+        let (plan_file, plan_sha256) = self.plan_identity().unzip();
         crate::state::SweepInfo {
+            plan_file,
+            plan_sha256,
             planned: self.planned.clone(),
             repetitions: self.plan.run.repetitions,
             shard: self.shard,
@@ -339,6 +342,38 @@ impl Sweep {
                 .map(|(k, v)| (k.clone(), bench_core::redact::shown_value(v)))
                 .collect(),
         }
+    }
+
+    /// The plan file's absolute path and the SHA-256 of its text (`None`: it cannot be
+    /// read again).
+    fn plan_identity(&self) -> Option<(String, String)> {
+        use sha2::Digest;
+        let text = std::fs::read(&self.plan_path).ok()?;
+        let path = std::fs::canonicalize(&self.plan_path).ok()?;
+        let digest = sha2::Sha256::digest(&text);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Some((path.display().to_string(), hex))
+    }
+
+    /// A directory holds the cells of one plan file: another file of the same plan name (a
+    /// copy, edited) is refused, so that two plans' cells never mix in one summary. The same
+    /// file edited runs the cells whose key changed; a file moved, its text the same, is the
+    /// same plan.
+    fn another_plan_file(&self, state: &State) -> Option<String> {
+        let info = state.sweep.as_ref()?;
+        let (was, was_sha) = (info.plan_file.as_ref()?, info.plan_sha256.as_ref()?);
+        let (now, now_sha) = self.plan_identity()?;
+        (!state.cells.is_empty() && *was != now && *was_sha != now_sha).then(|| {
+            format!(
+                "{} holds the results of plan `{}` from {was}; {now} is another plan file of \
+                 that name, and the cells of the two would mix in one summary: give it its own \
+                 --out (or another `name`), or --fresh to move the earlier results aside. To \
+                 change the cells {was} runs, edit that file: only the cells whose key changed \
+                 run again",
+                self.out.display(),
+                self.plan.name
+            )
+        })
     }
 
     /// When the directory was run against another store (root or storage options): the

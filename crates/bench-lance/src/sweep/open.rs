@@ -174,6 +174,9 @@ pub(super) async fn take(
     }
     let mut state = sweep.state()?;
     same_shard(sweep, &state)?;
+    if let Some(why) = sweep.another_plan_file(&state) {
+        return Err(BenchError::Usage(why));
+    }
     let records = repaired_records(sweep, &mut notices)?;
     // The cells' keys depend on the store: a resume against another one would run every
     // cell again, on another store, and mix their records.
