@@ -515,3 +515,35 @@ mod listing {
         assert_eq!(all, ["a", "b", "c"]);
     }
 }
+
+/// A listing is priced as a LIST request, never as bytes retrieved: its body names keys,
+/// and a store bills retrieval for the bodies of GETs (docs/cost.md). So `read_bytes`,
+/// what the prices' retrieval multiplies, grows by GETs alone.
+mod listing_bytes {
+    use std::sync::Arc;
+
+    use futures::TryStreamExt;
+    use object_store::path::Path;
+    use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+
+    #[tokio::test]
+    async fn a_listing_counts_a_request_and_no_retrieved_bytes() {
+        let inner: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        for i in 0..3 {
+            let key = Path::from(format!("p/k{i}"));
+            inner.put(&key, vec![0u8; 100].into()).await.unwrap();
+        }
+        let (store, counters) = bench_lance::catalog::counting::counted(inner);
+        let prefix = Path::from("p");
+        let listed: Vec<ObjectMeta> = store.list(Some(&prefix)).try_collect().await.unwrap();
+        assert_eq!(listed.len(), 3);
+        let by_delimiter = store.list_with_delimiter(Some(&prefix)).await.unwrap();
+        assert_eq!(by_delimiter.objects.len(), 3);
+        let io = counters.snapshot();
+        assert_eq!((io.list, io.read_bytes), (2, 0), "{io:?}");
+        let body = store.get(&Path::from("p/k0")).await.unwrap().bytes().await;
+        assert_eq!(body.unwrap().len(), 100);
+        let io = counters.snapshot();
+        assert_eq!((io.get, io.list, io.read_bytes), (1, 2, 100), "{io:?}");
+    }
+}

@@ -270,18 +270,3 @@ pub async fn timeline(
     }
     out
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_root_on_s3_is_named_as_a_path_style_request_names_its_keys() {
-        assert_eq!(prefix("s3://bench/c/runs/x").unwrap(), "/bench/c/runs/x/");
-        assert_eq!(prefix("s3://bench/c/").unwrap(), "/bench/c/");
-        assert!(prefix("/tmp/r").unwrap_err().contains("--root s3://"));
-        let opts: BTreeMap<String, String> =
-            [("aws_endpoint".to_string(), "http://127.0.0.1:9".to_string())].into();
-        assert_eq!(endpoint(&opts).unwrap(), "http://127.0.0.1:9");
-    }
-}

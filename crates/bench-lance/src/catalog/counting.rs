@@ -410,6 +410,18 @@ struct CountingStore {
     local: bool,
 }
 
+/// `inner` counted as a worker's stores are, and its counters (for a test of what the
+/// counts hold: `tests/it/units.rs`).
+pub fn counted(inner: Arc<dyn ObjectStore>) -> (Arc<dyn ObjectStore>, Arc<Counters>) {
+    let counters = Arc::new(Counters::default());
+    let store = CountingStore {
+        inner,
+        counters: counters.clone(),
+        local: false,
+    };
+    (Arc::new(store), counters)
+}
+
 impl fmt::Display for CountingStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Counting({})", self.inner)
@@ -684,53 +696,5 @@ impl MultipartUpload for CountingUpload {
     async fn abort(&mut self) -> OSResult<()> {
         add(&self.counters.delete, 1);
         self.inner.abort().await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use object_store::ObjectStoreExt;
-
-    /// A listing is priced as a LIST request, never as bytes retrieved: its body names keys,
-    /// and a store bills retrieval for the bodies of GETs (docs/cost.md). So `read_bytes`,
-    /// what the prices' retrieval multiplies, grows by GETs alone.
-    #[tokio::test]
-    async fn a_listing_counts_a_request_and_no_retrieved_bytes() {
-        let inner: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
-        for i in 0..3 {
-            let key = Path::from(format!("p/k{i}"));
-            inner.put(&key, vec![0u8; 100].into()).await.unwrap();
-        }
-        let counters = Arc::new(Counters::default());
-        let store = CountingStore {
-            inner,
-            counters: counters.clone(),
-            local: false,
-        };
-        let prefix = Path::from("p");
-        let listed: Vec<ObjectMeta> = store.list(Some(&prefix)).try_collect().await.unwrap();
-        assert_eq!(listed.len(), 3);
-        assert_eq!(
-            store
-                .list_with_delimiter(Some(&prefix))
-                .await
-                .unwrap()
-                .objects
-                .len(),
-            3
-        );
-        let io = counters.snapshot();
-        assert_eq!((io.list, io.read_bytes), (2, 0), "{io:?}");
-        let body = store
-            .get(&Path::from("p/k0"))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        assert_eq!(body.len(), 100);
-        let io = counters.snapshot();
-        assert_eq!((io.get, io.list, io.read_bytes), (1, 2, 100), "{io:?}");
     }
 }
