@@ -41,6 +41,31 @@ fn the_cleanup_gap_leaves_readers_stuck_and_bench_names_them() {
         report.contains("**Readers a cleanup left behind**"),
         "{report}"
     );
+    // CI can gate on it: with --fail-on-finding, `bench run` (resumed: nothing left to
+    // run) and `bench status` exit 8, each naming the cell and what it found.
+    let o = run(&plan, &out, &["--fail-on-finding"]);
+    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
+    assert!(stderr(&o).contains("FINDING "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("stuck readers (first: client"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(bench_on("status", &plan, &out).status.code(), Some(0));
+    let o = bench()
+        .args([
+            "status",
+            plan.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .arg("--fail-on-finding")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("findings (--fail-on-finding):"), "{said}");
+    assert!(said.contains("stuck readers"), "{said}");
 }
 
 /// The same deletion on a correct store (plans/lost-reply-slowdown.toml): a campaign of one

@@ -23,6 +23,10 @@ pub mod exit {
     /// `bench compare` or `bench ab --fail-on-undecided`: no regression, but some cell's
     /// time could not be judged (its interval across the threshold, or too few runs).
     pub const UNDECIDED: u8 = 7;
+    /// `--fail-on-finding`: every cell ran, and some cell's record holds a finding against
+    /// the catalog (anomalies, stuck readers, writes failed but applied); a failed cell's 3
+    /// comes first.
+    pub const FINDING: u8 = 8;
     /// Interrupted by Ctrl-C or SIGTERM; the running cell is pending again.
     pub const INTERRUPTED: u8 = 130;
 }

@@ -63,6 +63,10 @@ pub enum Command {
         plan: PathBuf,
         #[command(flatten)]
         over: OverrideArgs,
+        /// Exit 3 where a cell failed, else 8 where a cell's record holds a finding
+        /// (anomalies, stuck readers, writes failed but applied), each named; else 0.
+        #[arg(long)]
+        fail_on_finding: bool,
     },
     /// Write report.md and SVG charts from a results directory's results.jsonl.
     Report {
@@ -172,6 +176,11 @@ pub struct RunArgs {
     /// Also re-run cells that failed in an earlier run.
     #[arg(long)]
     pub retry_failed: bool,
+    /// Exit 8 (where no cell failed: that is 3) when a cell's record holds a finding against
+    /// the catalog: anomalies of the consistency checker, readers a cleanup left stuck,
+    /// writes answered with an error whose effect landed; each is named at the end.
+    #[arg(long)]
+    pub fail_on_finding: bool,
     /// How to show progress.
     #[arg(long, default_value = "auto", value_parser = display_parser())]
     pub progress: Display,

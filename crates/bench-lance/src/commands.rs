@@ -50,8 +50,12 @@ async fn dispatch(command: Command) -> u8 {
             Ok(s) => sweep::show_plan(&s).await.map(print),
             Err(e) => Err(e),
         },
-        Command::Status { plan, over } => match sweep::Sweep::prepare(&plan, &over.into()).await {
-            Ok(s) => sweep::show_status(&s).await.map(print),
+        Command::Status {
+            plan,
+            over,
+            fail_on_finding,
+        } => match sweep::Sweep::prepare(&plan, &over.into()).await {
+            Ok(s) => status(&s, fail_on_finding).await,
             Err(e) => Err(e),
         },
         Command::Check { path, json, export } => {
@@ -158,6 +162,7 @@ async fn run_cmd(
         display: args.progress,
         verbose: args.verbose,
         pairs: ab.as_ref().map(|(_, _, p, _)| *p),
+        fail_on_finding: args.fail_on_finding,
     };
     let mut over: sweep::Overrides = args.over.into();
     over.trace = args.trace;
@@ -182,6 +187,21 @@ async fn run_cmd(
             sweep::ab(&s, &opts, &arms, &verdict).await
         }
     }
+}
+
+/// `bench status`, with `--fail-on-finding` its findings named and its exit code.
+async fn status(s: &sweep::Sweep, gate: bool) -> Result<u8, BenchError> {
+    let mut text = sweep::show_status(s).await?;
+    if !gate {
+        return Ok(print(text));
+    }
+    let (code, found) = sweep::status_gate(s)?;
+    if !found.is_empty() {
+        text.push_str("findings (--fail-on-finding):\n");
+        text.extend(found.iter().map(|f| format!("  {f}\n")));
+    }
+    out::print(&text);
+    Ok(code)
 }
 
 fn print(text: String) -> u8 {

@@ -284,3 +284,73 @@ mod tests {
         assert_eq!(cells[4].first().total_operations, 11);
     }
 }
+
+/// What a record found against the catalog, in words (empty: nothing): a copy that failed
+/// verification, a campaign's red point, anomalies of the consistency checker, readers a
+/// cleanup left stuck, writes answered with a definite error whose effect landed. What
+/// `--fail-on-finding` gates on.
+pub fn findings(r: &Record) -> Vec<String> {
+    let mut out = Vec::new();
+    if !r.verified {
+        let why = r.verify_error.as_deref().unwrap_or("no reason recorded");
+        out.push(format!("verification failed: {why}"));
+    }
+    if let Some(f) = r.attached.fault.as_ref().and_then(|f| f.finding.as_ref()) {
+        out.push(format!("campaign point {f}"));
+    }
+    if let Some(c) = &r.consistency
+        && c.anomalies() > 0
+    {
+        let first = c.first_violation.as_deref().unwrap_or("none named");
+        out.push(format!("{} anomalies (first: {first})", c.anomalies()));
+    }
+    if let Some(s) = r.stuck_readers.as_ref().filter(|s| s.readers > 0) {
+        out.push(format!("{} stuck readers (first: {})", s.readers, s.first));
+    }
+    if let Some(o) = r.outcomes.as_ref().filter(|o| o.failed_but_applied > 0) {
+        let first = o
+            .first_failed_but_applied
+            .as_deref()
+            .unwrap_or("none named");
+        out.push(format!(
+            "{} writes failed but applied (first: {first})",
+            o.failed_but_applied
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod findings_tests {
+    use super::*;
+    use crate::export::record::tests::record;
+    use crate::plan::{ModeKind, Variant};
+
+    /// Each kind of finding is named; a clean record has none.
+    #[test]
+    fn a_record_s_findings_are_named_one_by_one() {
+        let clean = record(ModeKind::Continuous, Variant::NoIndex, 10, 1, "c");
+        assert!(findings(&clean).is_empty());
+        let mut r = clean.clone();
+        r.verified = false;
+        r.verify_error = Some("x missing".into());
+        r.outcomes = Some(crate::audit::Outcomes {
+            failed_but_applied: 2,
+            first_failed_but_applied: Some("w0 #1: 403".into()),
+            ..Default::default()
+        });
+        r.consistency = Some(crate::consistency::Consistency {
+            stale_reads: 3,
+            first_violation: Some("client 1 missed #0".into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            findings(&r),
+            [
+                "verification failed: x missing",
+                "3 anomalies (first: client 1 missed #0)",
+                "2 writes failed but applied (first: w0 #1: 403)",
+            ]
+        );
+    }
+}

@@ -28,7 +28,7 @@ pub use ab::ab;
 pub use pairing::Pairing;
 pub use precision::Until;
 pub use run::{ARM_A, ARM_B, AbOptions, Arm, RunOptions, run};
-pub use views::{show_plan, show_status};
+pub use views::{show_plan, show_status, status_gate};
 
 use crate::error::BenchError;
 use crate::export::{Record, csv, jsonl};

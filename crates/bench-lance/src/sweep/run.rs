@@ -97,6 +97,13 @@ async fn run_opened(
             break;
         }
     }
+    if opts.fail_on_finding {
+        let found = super::views::findings(sweep, &r.records);
+        for f in &found {
+            r.progress.log(format!("FINDING {f}"));
+        }
+        r.report.findings = Some(found);
+    }
     r.end().await;
     Ok(r.report)
 }

@@ -26,6 +26,8 @@ pub struct RunOptions {
     pub verbose: bool,
     /// `bench ab`: how its two arms form their pairs.
     pub pairs: Option<AbOptions>,
+    /// `--fail-on-finding`: exit 8 where a cell's record holds a finding.
+    pub fail_on_finding: bool,
 }
 
 /// How `bench ab` pairs its arms, and how long it goes on.
@@ -57,6 +59,8 @@ pub struct RunReport {
     pub failed_not_retried: u64,
     pub unverified: u64,
     pub interrupted: bool,
+    /// `--fail-on-finding`: the findings of the plan's cells' records, each named.
+    pub findings: Option<Vec<String>>,
 }
 
 impl RunReport {
@@ -65,6 +69,8 @@ impl RunReport {
             exit::INTERRUPTED
         } else if self.failed + self.failed_not_retried + self.unverified > 0 {
             exit::CELLS_FAILED
+        } else if self.findings.as_ref().is_some_and(|f| !f.is_empty()) {
+            exit::FINDING
         } else {
             exit::OK
         }

@@ -270,6 +270,44 @@ fn running_note(state: &State, live: Option<u32>, running_cells: usize) -> Strin
 
 /// `bench status`: counts of done / failed / pending / stale cells, each failure with its
 /// reason, and where the outputs are. Reads only.
+/// The findings of the records of the plan's cells (under their current keys), each
+/// named with its cell and repetition: what `--fail-on-finding` gates on.
+pub(super) fn findings(sweep: &Sweep, records: &[crate::export::Record]) -> Vec<String> {
+    let keys: std::collections::HashMap<String, String> =
+        sweep.cells().iter().map(|c| (c.id(), c.key())).collect();
+    (records.iter())
+        .filter(|r| keys.get(&r.bench_tag) == Some(&r.cell_key))
+        .flat_map(|r| {
+            let arm = r
+                .arm
+                .as_deref()
+                .map(|a| format!(" [{a}]"))
+                .unwrap_or_default();
+            let run = format!("{} (repetition {}){arm}", r.bench_tag, r.repetition);
+            bench_core::export::findings(r)
+                .into_iter()
+                .map(move |f| format!("{run}: {f}"))
+        })
+        .collect()
+}
+
+/// `bench status --fail-on-finding`: its exit code, from what [`show_status`] shows: a
+/// failed cell 3, else a finding 8, else 0; with the findings, named, to print.
+pub fn status_gate(sweep: &Sweep) -> Result<(u8, Vec<String>), BenchError> {
+    let state = sweep.state()?;
+    let records = records_for_display(sweep);
+    let ids: std::collections::HashSet<String> = sweep.cells().iter().map(|c| c.id()).collect();
+    let failed = (state.cells.iter())
+        .any(|(id, c)| ids.contains(id) && c.status == crate::state::Status::Failed);
+    let found = findings(sweep, &records);
+    let code = match (failed, found.is_empty()) {
+        (true, _) => bench_core::error::exit::CELLS_FAILED,
+        (false, false) => bench_core::error::exit::FINDING,
+        (false, true) => bench_core::error::exit::OK,
+    };
+    Ok((code, found))
+}
+
 pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
     let records = records_for_display(sweep);
