@@ -93,6 +93,18 @@ fn a_kept_history_is_judged_again_as_the_record_judged_it() {
         "{}",
         stderr(&o)
     );
+    // A history cut short is bad input, named so, never anomalies.
+    let cut = out.join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    let half: Vec<&str> = text.lines().take(text.lines().count() / 2).collect();
+    std::fs::write(cut.join("history.jsonl"), half.join("\n")).unwrap();
+    let o = check(&cut, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("truncated: its header says "),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// The second judge: a clean cell is valid to both; a cell whose readers are served from a

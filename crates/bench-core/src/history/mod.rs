@@ -535,7 +535,9 @@ pub fn read(text: &str) -> Result<Saved, Bad> {
     let mut pending: BTreeMap<u64, (usize, Event)> = BTreeMap::new();
     let mut log = Vec::new();
     let mut last_index = None;
+    let mut last_line = 1;
     for (n, line) in lines {
+        last_line = n;
         // The nemesis' lines: its switches of the store's faults, no client's operation.
         if line.contains("\"nemesis\"")
             && let Ok(nemesis) = serde_json::from_str::<NemesisEvent>(line)
@@ -596,6 +598,19 @@ pub fn read(text: &str) -> Result<Saved, Bad> {
     let unfinished = pending.len() as u64;
     for (_, (n, invoke)) in pending {
         log.push(op(&header, &invoke, None).map_err(|why| bad(n, why))?);
+    }
+    // A file cut short (a copy stopped midway, a full disk) is no history to judge: the
+    // operations it lacks would read as anomalies or as never completed.
+    if (log.len() as u64) < header.operations {
+        return Err(bad(
+            last_line,
+            format!(
+                "truncated: its header says {} operations, the file holds {} (it ends at line \
+                 {last_line}); judge the whole file",
+                header.operations,
+                log.len()
+            ),
+        ));
     }
     Ok(Saved {
         header,
@@ -893,7 +908,13 @@ mod tests {
                 !(completion || listing)
             })
             .collect();
-        let cut = kept.join("\n");
+        // The listing was never run: the header counts the operations that were.
+        let n = log.len();
+        let cut = kept.join("\n").replacen(
+            &format!("\"operations\":{n}"),
+            &format!("\"operations\":{}", n - 1),
+            1,
+        );
         let s = read(&cut).unwrap();
         assert_eq!(s.unfinished, 1);
         let lost = s
