@@ -348,8 +348,77 @@ fn percent_encoded(v: &str) -> String {
     out
 }
 
+/// An error's text without the places in source code its libraries name: lance's and
+/// object_store's errors carry `location: Location { file: "/…/.cargo/registry/src/…/x.rs",
+/// line: …, column: … }` (and Rust's `/rustc/<hash>/library/…`), which say nothing to a
+/// user of bench and show the build machine's paths. What the error says is kept.
+pub fn without_source_places(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("location: Location {") {
+        let Some(end) = rest[at..].find('}') else {
+            break;
+        };
+        // The field's comma before it goes too (`…, location: Location { … }`).
+        let kept = rest[..at].trim_end();
+        out.push_str(kept.strip_suffix(',').unwrap_or(kept));
+        rest = &rest[at + end + 1..];
+    }
+    out.push_str(rest);
+    without_source_paths(&out)
+}
+
+/// `text` without the paths of source files into cargo's registry or Rust's library
+/// (`, /…/.cargo/registry/src/…/manifest.rs:2202:13`), the comma before each too.
+fn without_source_paths(text: &str) -> String {
+    let mut out = text.to_string();
+    while let Some(at) = [".cargo/registry/", "/rustc/"]
+        .iter()
+        .filter_map(|m| out.find(m))
+        .min()
+    {
+        let start = out[..at].rfind([' ', '"', '(', '\'']).map_or(0, |i| i + 1);
+        let tail = &out[at..];
+        let stop = tail
+            .find(".rs")
+            .map(|i| {
+                let after = &tail[i + 3..];
+                let digits = after
+                    .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+                    .unwrap_or(after.len());
+                at + i + 3 + digits
+            })
+            .unwrap_or_else(|| at + tail.find([' ', '"']).unwrap_or(tail.len()));
+        let before = out[..start].trim_end();
+        let before = before.strip_suffix(',').unwrap_or(before).trim_end();
+        out = format!("{before}{}", &out[stop..]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn errors_lose_the_source_places_their_libraries_name() {
+        let e = "IO { source: NotFound { uri: \"a/b.lance\", location: Location { file: \
+                 \"/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/lance-io-14.0.2/\
+                 src/object_reader.rs\", line: 335, column: 56 }, backtrace: MaybeBacktrace } }, \
+                 location: Location { file: \"/rustc/59807616e1fa/library/core/src/x.rs\", \
+                 line: 1, column: 2 } }";
+        assert_eq!(
+            without_source_places(e),
+            "IO { source: NotFound { uri: \"a/b.lance\", backtrace: MaybeBacktrace } } }"
+        );
+        assert_eq!(without_source_places("plain"), "plain");
+        let e = "Internal error: Failed to count rows, /root/.cargo/registry/src/index.crates.io-\
+                 1949cf8c6b5b557f/lance-namespace-impls-14.0.2/src/dir/manifest.rs:2202:13";
+        assert_eq!(
+            without_source_places(e),
+            "Internal error: Failed to count rows"
+        );
+    }
+
     use super::*;
 
     /// A value kept hidden leaves no trace as given, JSON-escaped or URL-encoded; short

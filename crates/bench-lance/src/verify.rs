@@ -42,7 +42,7 @@ pub async fn new_client_writes(root: &str, cell: &crate::plan::Cell) -> String {
     };
     match write.await {
         Ok(_) => "ok".to_string(),
-        Err(e) => e.to_string(),
+        Err(e) => bench_core::redact::without_source_places(&e.to_string()),
     }
 }
 
@@ -119,7 +119,7 @@ pub async fn cell(
             return Verified {
                 rows_after: 0,
                 error: Some(audit::unreadable(
-                    &e.to_string(),
+                    &bench_core::redact::without_source_places(&e.to_string()),
                     latest(root, storage).await,
                     log,
                 )),
@@ -209,7 +209,8 @@ async fn read(
     if let Some(ask) = asks.chain {
         let budget = ask.bounded.then_some(found.after.rows());
         let read = chain(root, storage, ask.first, budget).await;
-        found.chain = Some(read.map_err(|e| e.to_string()));
+        found.chain =
+            Some(read.map_err(|e| bench_core::redact::without_source_places(&e.to_string())));
     }
     if asks.dangling {
         let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);

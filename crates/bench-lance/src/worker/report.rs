@@ -61,7 +61,9 @@ pub(super) fn write_pending(pending: &mut Pending) {
     pending.written = Some(Instant::now());
 }
 
-pub(super) fn truncate(mut s: String) -> String {
+pub(super) fn truncate(s: String) -> String {
+    // No build machine's source paths in what a user reads.
+    let mut s = bench_core::redact::without_source_places(&s);
     if s.len() > MAX_ERR_CHARS {
         let cut = (0..=MAX_ERR_CHARS)
             .rev()
