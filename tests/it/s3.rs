@@ -121,6 +121,51 @@ fn tiny_sweep_leaves_no_runs_and_reuses_goldens(backend: Backend) {
 /// A measured, verified run is never lost to its cleanup: when the store refuses to
 /// remove the cell's copy (and, at the end, `runs/`), the record is kept, the sweep says
 /// what is left, and it succeeds.
+/// A resume needs only the plan: a sweep run with `--root s3://…` and its storage options
+/// resumes (and `bench status` reads it) from `bench run PLAN` alone, the store taken from
+/// the checkpoint and said; nothing runs again.
+#[test]
+fn an_s3_sweep_resumes_from_the_plan_alone() {
+    let server = S3Server::start(&[]);
+    let text = "name = 'again'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+                [continuous]\noperations = 2\n[run]\nrepetitions = 1\n";
+    let (_d, plan, out) = plan_dir(text);
+    let args = server.args("s3://bench/again");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_with(bench_s3(), &plan, &out, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let before = std::fs::read(out.join("results.jsonl")).unwrap();
+    let o = run_with(bench_s3(), &plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains(
+            "the store it was run against, as its checkpoint keeps it: --root s3://bench/again"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("0 cells run, 1 already done") || said.contains("1 already done"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
+    let o = bench_s3()
+        .args([
+            "status",
+            plan.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1 done"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
 #[test]
 fn a_copy_the_store_will_not_remove_costs_no_measurement() {
     let server = S3Server::start(&["--deny-delete", "runs/"]);

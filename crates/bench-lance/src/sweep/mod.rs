@@ -267,6 +267,9 @@ impl Sweep {
             Path::new("results").join(dir)
         });
         let out = std::path::absolute(&out).map_err(|e| BenchError::io("resolve", &out, e))?;
+        if over.root.is_none() && over.storage.is_empty() {
+            adopt_recorded_store(&mut plan, &out);
+        }
         let shard = match over.shard {
             None => None,
             Some(arg) => {
@@ -512,6 +515,40 @@ impl Sweep {
 /// The builds of an A/B directory's arms, from the executables its checkpoint names,
 /// checked anew (an arm that cannot be checked any more is a build of unknown bytes: its
 /// cells are stale, and said so).
+/// A resume needs only the plan: where neither the plan nor the command line names a store
+/// but the directory was run against one (`--root s3://…`), that root and its storage
+/// options as the checkpoint keeps them (credentials come from the environment or the
+/// credential chain, as they did; a value the checkpoint keeps hidden cannot be reused).
+fn adopt_recorded_store(plan: &mut Plan, out: &Path) {
+    if plan.root.is_some() || !plan.storage.is_empty() {
+        return;
+    }
+    let Some(info) = crate::state::State::read(out).and_then(|s| s.sweep) else {
+        return;
+    };
+    let Some(root) = info
+        .root
+        .as_deref()
+        .filter(|r| r.contains("://") && !r.starts_with("file:"))
+    else {
+        return;
+    };
+    if info
+        .storage
+        .values()
+        .any(|v| v.contains(bench_core::redact::HIDDEN))
+    {
+        return;
+    }
+    let storage: Vec<(String, String)> = info.storage.clone().into_iter().collect();
+    plan.override_with(Some(root), &storage);
+    crate::out::note(&format!(
+        "{}: the store it was run against, as its checkpoint keeps it: {}",
+        out.display(),
+        info.store_args()
+    ));
+}
+
 async fn recorded_arms(out: &Path) -> Option<[crate::plan::BuildId; 2]> {
     let paths = crate::state::State::read(out)?.sweep?.arms?;
     let mut ids = Vec::new();
