@@ -190,13 +190,7 @@ fn nemesis_windows_are_switched_on_the_cell_s_timeline_and_kept_in_its_history()
     for (i, e) in lines.iter().enumerate() {
         assert_eq!(e["index"].as_u64(), Some(i as u64), "{e}");
     }
-    let o = bench()
-        .arg("check")
-        .arg(&folder)
-        .arg("--json")
-        .output()
-        .unwrap();
+    let (o, found) = check_json(&folder);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let found: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(found[0]["outcomes"], r["outcomes"]);
 }

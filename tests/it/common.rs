@@ -652,3 +652,15 @@ pub fn svg_texts(svg: &str) -> Vec<String> {
     assert!(saw_root && stack.is_empty(), "unclosed elements: {stack:?}");
     texts
 }
+
+/// `bench check FOLDER --json`: its output, and what it found (a list, a history each).
+pub fn check_json(folder: &Path) -> (Output, serde_json::Value) {
+    let o = bench()
+        .arg("check")
+        .arg(folder)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let found = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    (o, found)
+}

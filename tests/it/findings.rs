@@ -176,13 +176,7 @@ fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
         let folder = d.path().join("out").join(r["history"].as_str().unwrap());
         let (b, a) = both_judges(&folder);
         assert_eq!(b.0, a.0, "bench check:\n{}\nadya:\n{}", b.1, a.1);
-        let o = bench()
-            .arg("check")
-            .arg(&folder)
-            .arg("--json")
-            .output()
-            .unwrap();
-        let found: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let (_, found) = check_json(&folder);
         assert_eq!(found[0]["outcomes"], r["outcomes"], "{r}");
         if r["fault"]["while_paused"].is_object() {
             let text = std::fs::read_to_string(folder.join("history.jsonl")).unwrap();
