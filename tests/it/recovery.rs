@@ -402,6 +402,29 @@ fn a_second_plan_of_the_same_name_is_refused_in_the_first_plan_s_directory() {
     assert!(sizes.contains(&"7".to_string()), "{sizes:?}");
 }
 
+/// `bench plan` of 10,000 writers at once warns that they would not fit in this machine's
+/// memory, and says its time estimate is the matrix's; a plan of 2 writers says nothing.
+#[test]
+fn a_plan_whose_workers_would_not_fit_in_memory_is_warned_of() {
+    let text = "name = 'huge'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+                [concurrent]\nconcurrency = [10000]\nduration_secs = 1\n";
+    let (_d, plan, out) = plan_dir(text);
+    let o = bench_on("plan", &plan, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("WARNING: conc_inline_false_rows_10_c_10000 runs 10000 workers at once"),
+        "{said}"
+    );
+    assert!(
+        said.contains("the time estimate is the matrix's, not the machine's"),
+        "{said}"
+    );
+    let (_e, small, out) = plan_dir(&text.replace("10000", "2"));
+    let said = String::from_utf8_lossy(&bench_on("plan", &small, &out).stdout).to_string();
+    assert!(!said.contains("WARNING"), "{said}");
+}
+
 #[test]
 fn bad_inputs_each_get_one_clear_message_and_nothing_is_overwritten() {
     let dir = tempfile::tempdir().unwrap();

@@ -456,6 +456,21 @@ async fn remove_rows(
         .map(|_| ())
 }
 
+/// This machine's memory, in KiB (`MemTotal`; 0 where it cannot be read).
+pub fn memory_kib() -> u64 {
+    (std::fs::read_to_string("/proc/meminfo").unwrap_or_default())
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("MemTotal:")?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
 /// This machine, as lance-bench's test bed has it.
 fn machine() -> Machine {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
@@ -468,17 +483,7 @@ fn machine() -> Machine {
                 .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-    let kib: f64 = read("/proc/meminfo")
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("MemTotal:")?
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0.0);
+    let kib = memory_kib() as f64;
     let release = read("/proc/sys/kernel/osrelease");
     Machine {
         hostname: bench_core::protocol::hostname(),

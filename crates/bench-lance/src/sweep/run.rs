@@ -134,6 +134,9 @@ impl Runner<'_> {
         for line in sweep.starved_note(&self.records) {
             self.progress.log(line);
         }
+        if let Some(w) = super::views::memory_warning(sweep, &self.records) {
+            self.progress.log(format!("WARNING: {w}"));
+        }
         // A trace is of the runs a sweep makes: done cells are not run again for it.
         if sweep.plan.run.trace_operations > 0 && done > 0 {
             let (are, get) = if done == 1 {

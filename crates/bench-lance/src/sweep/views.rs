@@ -115,11 +115,26 @@ fn plan_head(sweep: &Sweep) -> String {
     )
 }
 
+/// A warning where the plan's cell with the most workers at once would not fit in this
+/// machine's memory (per worker: the largest peak its records measured, or the least a
+/// worker takes).
+pub(super) fn memory_warning(sweep: &Sweep, records: &[crate::export::Record]) -> Option<String> {
+    let cell = (sweep.cells().into_iter()).max_by_key(|c| c.mode.workers())?;
+    let per = (records.iter())
+        .filter_map(|r| r.worker_rss_peak_kib.as_ref().map(|p| p.max))
+        .max();
+    let machine = crate::results_table::memory_kib();
+    bench_core::workers::memory_note(&cell.id(), cell.mode.workers(), per, machine)
+}
+
 pub async fn show_plan(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
     let records = records_for_display(sweep);
     let plan = &sweep.plan;
     let mut s = plan_head(sweep);
+    if let Some(w) = memory_warning(sweep, &records) {
+        s.push_str(&format!("  WARNING: {w}\n\n"));
+    }
     if let Some(l) = &plan.run.launcher {
         s.push_str(&format!("  writers start through: {l}\n\n"));
     }
