@@ -402,6 +402,41 @@ fn a_second_plan_of_the_same_name_is_refused_in_the_first_plan_s_directory() {
     assert!(sizes.contains(&"7".to_string()), "{sizes:?}");
 }
 
+/// A copy of a results directory (its own store copied with it) says where it came from
+/// and how to resume it, and runs nothing.
+#[test]
+fn a_copied_results_directory_says_how_to_resume_it() {
+    let text = "name = 'copied'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+                [continuous]\noperations = 2\n[run]\nrepetitions = 1\n";
+    let (dir, plan, out) = plan_dir(text);
+    let o = bench()
+        .current_dir(dir.path())
+        .args(["run", plan.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = dir.path().join("results/copied");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&first)
+        .arg(&out)
+        .status();
+    assert!(status.unwrap().success());
+    let before = std::fs::read(out.join("results.jsonl")).unwrap();
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains(&format!("is a copy of {}", first.display())),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("--out {}", first.display())),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
+}
+
 /// `bench plan` of 10,000 writers at once warns that they would not fit in this machine's
 /// memory, and says its time estimate is the matrix's; a plan of 2 writers says nothing.
 #[test]

@@ -183,12 +183,7 @@ pub(super) async fn take(
     if let Some(was) = sweep.other_store(&state)
         && !state.cells.is_empty()
     {
-        return Err(BenchError::Usage(format!(
-            "{} was run with {}; give the same to resume it (another store would run every \
-             cell again), or another --out",
-            out.display(),
-            was.store_args()
-        )));
+        return Err(BenchError::Usage(other_store_message(out, &was)));
     }
     let (pairing, before) = same_pairing(sweep, opts, &state, &records)?;
     state.sweep = Some(crate::state::SweepInfo {
@@ -220,6 +215,36 @@ pub(super) async fn take(
     }
     state.save(out)?;
     Ok((state, records, notices))
+}
+
+/// Why a directory run against another store is not resumed here, and how it is: a copy of
+/// a results directory that was run against its own store (`<out>/store`) names where it
+/// came from.
+fn other_store_message(out: &std::path::Path, was: &crate::state::SweepInfo) -> String {
+    let home = (was.root.as_deref())
+        .map(std::path::Path::new)
+        .filter(|r| r.ends_with("store"))
+        .and_then(std::path::Path::parent)
+        // A copy holds the store it was copied with.
+        .filter(|home| *home != out && out.join("store").is_dir());
+    match home {
+        Some(home) => format!(
+            "{} is a copy of {}, which was run against its own store ({}): resume it there \
+             (--out {}), or here against that store ({}); another store would run every cell \
+             again",
+            out.display(),
+            home.display(),
+            was.store_args(),
+            home.display(),
+            was.store_args()
+        ),
+        None => format!(
+            "{} was run with {}; give the same to resume it (another store would run every \
+             cell again), or another --out",
+            out.display(),
+            was.store_args()
+        ),
+    }
 }
 
 /// A directory holds one shard (or the whole sweep): another is refused.
