@@ -54,6 +54,17 @@ fn every_record_says_what_its_operations_cost_on_each_store() {
         report.contains("bench's us-east 2026 list prices"),
         "{report}"
     );
+    // Local disk's counts are said to be local disk's, unless counted as S3 counts them.
+    let local = "**Counted on local disk, not on a store** (1 of these cells)";
+    assert!(report.contains(local), "{report}");
+    let (_e, plan, as_s3) = plan_dir(PLAN);
+    let s3 = run(&plan, &as_s3, &["--set", "run.local_requests=\"s3\""]);
+    assert_eq!(s3.status.code(), Some(0), "{}", stderr(&s3));
+    let report = std::fs::read_to_string(as_s3.join("report.md")).unwrap();
+    assert!(
+        report.contains("## What it costs") && !report.contains("Counted on local disk"),
+        "{report}"
+    );
     // The distance to the floor: a namespace's creation needs 2 PUTs in 2 round trips;
     // what the typical one made beyond them, by kind, adds up.
     let floor = &r["floor"];

@@ -449,6 +449,23 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
     let tables = set(records, |r| {
         (r.cost.as_ref()).map_or(String::new(), |c| c.prices.clone())
     });
+    // Local cells' counts are lance's local store's, not an object store's.
+    let local: Vec<&str> = (records.iter())
+        .filter(|r| r.storage_scheme == "file" && r.local_requests.as_deref() != Some("s3"))
+        .filter(|r| r.cost.is_some())
+        .map(|r| r.bench_tag.as_str())
+        .collect();
+    let caveat = match local.is_empty() {
+        true => String::new(),
+        false => format!(
+            "**Counted on local disk, not on a store** ({} of these cells): their requests are \
+             lance's local store's (whole-file reads, a version-hint file), priced as if a \
+             store billed them; they differ from what S3 counts (docs/s3.md). For a store's \
+             bill, run on it, or set `run.local_requests = \"s3\"` to count S3's requests \
+             on local disk.\n\n",
+            local.len()
+        ),
+    };
     let cols = [
         ("bench_tag", "cell"),
         ("usd_per_million_ops_s3_standard", "S3 Standard"),
@@ -469,7 +486,8 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
          requests an operation makes beyond the least it needs (its floor: a commit's data \
          file and conditional PUT, a read's one HEAD; the typical operation's), the \
          floor's share of its requests, and the bytes a catalog operation writes beyond the \
-         catalog's state (what a copy-on-write commit rewrites; the mean operation's).\n\n{}\n",
+         catalog's state (what a copy-on-write commit rewrites; the mean operation's).\n\n\
+         {caveat}{}\n",
         table(&priced, &cols)
     )
 }
