@@ -285,6 +285,12 @@ pub fn write(dir: &Path, records: &[Record]) -> std::io::Result<bool> {
     }
 }
 
+/// The paths of the charts [`write_charts`] draws for `records` under `dir`.
+pub fn chart_paths(dir: &Path, records: &[Record]) -> Vec<std::path::PathBuf> {
+    let groups = groups(&judged_points(records)).len();
+    (0..groups).map(|i| dir.join(chart_file(i))).collect()
+}
+
 /// Write each group's chart under `dir`; their paths.
 pub fn write_charts(dir: &Path, records: &[Record]) -> std::io::Result<Vec<std::path::PathBuf>> {
     let mut out = Vec::new();

@@ -50,9 +50,8 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<Written, String> {
         write_atomic(&path, svg.as_bytes()).map_err(io("write", &path))?;
         written.push(path);
     }
-    // The campaign's matrices, drawn (its section shows them).
-    written
-        .extend(campaign::write_charts(dir, records).map_err(io("write charts in", &chart_dir))?);
+    // The campaign's matrices, drawn with campaign.md (which is written first): kept.
+    written.extend(campaign::chart_paths(dir, records));
     if let Ok(entries) = std::fs::read_dir(&chart_dir) {
         for e in entries.flatten() {
             let p = e.path();
