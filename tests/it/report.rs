@@ -65,6 +65,14 @@ fn report_renders_valid_charts_and_tables_matching_the_results() {
             &["1k rows", "10k rows"],
         ),
         (
+            "concurrent_latency_no_index.svg",
+            &[
+                "writer processes (log scale)",
+                "latency per operation (ms, log scale)",
+            ],
+            &["1k rows p50", "1k rows p99", "10k rows p50", "10k rows p99"],
+        ),
+        (
             "concurrent_errors_no_index.svg",
             &[
                 "writer processes (log scale)",

@@ -223,9 +223,85 @@ impl Machine {
     }
 }
 
+/// The machine a run measured on, as its record carries it (`machine`): its CPUs, memory
+/// and CPU model, and the load average (the kernel's 1-minute mean of runnable tasks, bench's
+/// own workers among them) just before the workers started and just after they ended.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Host {
+    pub cores: u32,
+    pub memory_kib: u64,
+    pub cpu_model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_start: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_end: Option<f64>,
+}
+
+/// The CPU model in `/proc/cpuinfo`'s text (its first `model name`), else the architecture.
+fn cpu_model(cpuinfo: &str) -> String {
+    cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == "model name").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// `MemTotal` of `/proc/meminfo`'s text, in KiB.
+fn mem_total(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        l.strip_prefix("MemTotal:")?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+/// This machine's memory in KiB (0 where the kernel does not tell it).
+pub fn memory_kib() -> u64 {
+    mem_total(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default()).unwrap_or(0)
+}
+
+/// The 1-minute load average now; `None` where the kernel does not tell it.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// This machine's CPUs (those this process may run on), memory and CPU model; the loads
+/// are the caller's to fill.
+pub fn host() -> Host {
+    Host {
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        memory_kib: memory_kib(),
+        cpu_model: cpu_model(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default()),
+        load_start: None,
+        load_end: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_is_read_from_the_kernels_files() {
+        let cpuinfo = "processor\t: 0\nvendor_id\t: X\nmodel name\t: AMD EPYC 7B13\n";
+        assert_eq!(cpu_model(cpuinfo), "AMD EPYC 7B13");
+        assert_eq!(cpu_model("processor : 0\n"), std::env::consts::ARCH);
+        let meminfo = "MemTotal:       24576000 kB\nMemFree:  1 kB\n";
+        assert_eq!(mem_total(meminfo), Some(24_576_000));
+        assert_eq!(mem_total("MemFree: 1 kB\n"), None);
+        let h = host();
+        assert!(h.cores >= 1 && !h.cpu_model.is_empty());
+    }
 
     #[test]
     fn others_are_the_machine_s_busy_time_less_this_process_s() {
@@ -271,10 +347,16 @@ mod tests {
             eprintln!("no /proc/self/task here: nothing to read");
             return;
         };
+        // Spin until the kernel has counted 30 ms of this thread's CPU (however busy the
+        // machine is), for at most a minute of wall time.
         let t = std::time::Instant::now();
         let mut x = 0u64;
-        while t.elapsed() < std::time::Duration::from_millis(30) {
-            x = std::hint::black_box(x.wrapping_add(1));
+        while since(&before).is_some_and(|u| u.busy_ms < 30.0)
+            && t.elapsed() < std::time::Duration::from_secs(60)
+        {
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
         }
         let used = since(&before).expect("counters read twice");
         assert!(used.busy_ms >= 20.0, "{used:?}");

@@ -456,38 +456,14 @@ async fn remove_rows(
         .map(|_| ())
 }
 
-/// This machine's memory, in KiB (`MemTotal`; 0 where it cannot be read).
-pub fn memory_kib() -> u64 {
-    (std::fs::read_to_string("/proc/meminfo").unwrap_or_default())
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("MemTotal:")?
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}
-
 /// This machine, as lance-bench's test bed has it.
 fn machine() -> Machine {
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-    let cpuinfo = read("/proc/cpuinfo");
-    let cpu = cpuinfo
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")?
-                .split_once(':')
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-    let kib = memory_kib() as f64;
-    let release = read("/proc/sys/kernel/osrelease");
+    let host = bench_core::sched::host();
+    let kib = host.memory_kib as f64;
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     Machine {
         hostname: bench_core::protocol::hostname(),
-        cpu,
+        cpu: host.cpu_model,
         memory_gb: (kib / (1024.0 * 1024.0)).round() as i32,
         os: format!("{} {}", capitalised(std::env::consts::OS), release.trim())
             .trim()

@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 114;
+pub const WIDTH: usize = 120;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -150,6 +150,12 @@ pub const COLUMNS: [&str; WIDTH] = [
     "read_usd_per_million_ops_s3_standard",
     "read_requests_over_floor",
     "fault_class",
+    "window_secs",
+    "ops_min",
+    "cores",
+    "load_start",
+    "load_end",
+    "others_cpu_cores",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -249,8 +255,34 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         .filter_map(|r| super::point::judge(r).map(|(c, _)| c))
         .max();
     row.push(class.map(|c| c.name().to_string()).unwrap_or_default());
+    row.extend(window_and_machine(cell));
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
+}
+
+/// The window a cell measured (its median, in seconds: the plan's duration plus the
+/// overrun of operations in flight at the deadline), the fewest successful operations of a
+/// repetition (the figures of a cell with few rest on few), and the machine: its cores,
+/// its load average before and after the workers (medians) and the cores other processes
+/// kept busy (the worst repetition).
+fn window_and_machine(cell: &CellRecords<'_>) -> Vec<String> {
+    let min_ops = (cell.reps.iter()).map(|r| r.total_operations).min();
+    let host = |f: fn(&crate::sched::Host) -> Option<f64>, decimals| {
+        median_of(cell, &|r| r.attached.machine.as_ref().and_then(f), decimals)
+    };
+    let others = (cell.reps.iter())
+        .map(|r| r.attached.others_cpu_cores)
+        .collect::<Option<Vec<f64>>>()
+        .map(|v| format!("{:.2}", v.into_iter().fold(0.0, f64::max)))
+        .unwrap_or_default();
+    vec![
+        format!("{:.2}", cell.med(|r| r.total_duration_ms / 1000.0)),
+        min_ops.map(|n| n.to_string()).unwrap_or_default(),
+        host(|h| Some(f64::from(h.cores)), 0),
+        host(|h| h.load_start, 2),
+        host(|h| h.load_end, 2),
+        others,
+    ]
 }
 
 /// Failures are events, not a noisy figure: summed over the repetitions, so that one
@@ -573,8 +605,22 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,,,1.00,11,,,,"
         );
+        // The machine's columns, from a record that has them.
+        let mut r = record(Concurrent, NoIndex, 1000, 4, "conc_m");
+        r.attached.machine = Some(crate::sched::Host {
+            cores: 2,
+            memory_kib: 1,
+            cpu_model: "x".into(),
+            load_start: Some(0.25),
+            load_end: Some(3.5),
+        });
+        r.attached.others_cpu_cores = Some(0.75);
+        let row = &table(&[r])[0];
+        let at = |c: &str| row[COLUMNS.iter().position(|k| *k == c).unwrap()].as_str();
+        let got = ["cores", "load_start", "load_end", "others_cpu_cores"].map(at);
+        assert_eq!(got, ["2", "0.25", "3.50", "0.75"]);
     }
 
     /// A record priced with bench's table: each store's dollars per million operations in

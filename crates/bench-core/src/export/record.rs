@@ -552,6 +552,10 @@ pub struct Attached {
     /// are not bench's children).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_cpu_cores: Option<f64>,
+    /// The machine the run measured on: its cores, memory and CPU model, and its load
+    /// average just before the workers started and just after they ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::sched::Host>,
     /// A point of a fault campaign (`[campaign]`): the fault its store gave, the request
     /// that met it and every request the store saw from the arming to the run's end.
     /// Absent outside a campaign.

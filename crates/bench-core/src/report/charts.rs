@@ -455,16 +455,17 @@ fn concurrent_by_size(conc: &[&CellRecords<'_>], per_sec: &str, colors: &Colors)
     out
 }
 
-/// Total throughput and failed operations against writers of some concurrent cells, a line
-/// per `line_of`, drawn by `series`; `(file, what)`: the charts' file suffix and what their
-/// titles say they show.
+/// Total throughput, p50 and p99 latency, and failed operations against writers of some
+/// concurrent cells, a line per `line_of`, drawn by `series` (latency: p50 solid, p99
+/// dashed, one colour); `(file, what)`: the charts' file suffix and what their titles say
+/// they show.
 fn against_writers<K: Ord>(
     cells: &[&&CellRecords<'_>],
     line_of: impl Fn(&CellRecords<'_>) -> K,
     series: impl Fn(Vec<(K, Line)>) -> Vec<Series>,
     (file, what): (&str, &str),
     per_sec: &str,
-) -> [Chart; 2] {
+) -> [Chart; 3] {
     let writers: Vec<f64> = cells
         .iter()
         .map(|c| c.first().concurrency)
@@ -474,11 +475,21 @@ fn against_writers<K: Ord>(
         .collect();
     let mut tps: BTreeMap<K, Line> = BTreeMap::new();
     let mut errs: BTreeMap<K, Line> = BTreeMap::new();
+    let (mut p50, mut p99): (BTreeMap<K, Line>, BTreeMap<K, Line>) = Default::default();
     for c in cells {
         let x = f64::from(c.first().concurrency);
         tps.entry(line_of(c))
             .or_default()
             .push(x, c, |r| r.throughput_ops_per_sec);
+        // A latency exists only where a writer's operation succeeded.
+        if c.reps.iter().all(|r| r.total_operations > 0) {
+            p50.entry(line_of(c))
+                .or_default()
+                .push(x, c, |r| r.p50_latency_ms);
+            p99.entry(line_of(c))
+                .or_default()
+                .push(x, c, |r| r.p99_latency_ms);
+        }
         errs.entry(line_of(c))
             .or_default()
             .points
@@ -493,6 +504,28 @@ fn against_writers<K: Ord>(
     );
     throughput.x_ticks = Some(writers.clone());
     throughput.series = series(tps.into_iter().collect());
+    let mut latency = Chart::log_log(
+        &format!("concurrent_latency_{file}.svg"),
+        format!("Concurrent ({what}): p50 and p99 latency against writers"),
+        format!("Concurrent writers, {what}: latency vs writers"),
+        WRITERS_AXIS,
+        "latency per operation (ms, log scale)".into(),
+    );
+    latency.x_ticks = Some(writers.clone());
+    latency.legend_left = true;
+    let named = |m: BTreeMap<K, Line>, q: &'static str, dashed: bool| {
+        series(m.into_iter().collect())
+            .into_iter()
+            .map(move |mut s| {
+                s.name = format!("{} {q}", s.name);
+                s.dashed = dashed;
+                s
+            })
+    };
+    latency.series = named(p50, "p50", false)
+        .zip(named(p99, "p99", true))
+        .flat_map(|(a, b)| [a, b])
+        .collect();
     let mut errors = Chart::log_log(
         &format!("concurrent_errors_{file}.svg"),
         format!("Concurrent ({what}): errors against writers"),
@@ -506,7 +539,7 @@ fn against_writers<K: Ord>(
     errors.legend_left = true;
     errors.nested = true;
     errors.series = series(errs.into_iter().collect());
-    [throughput, errors]
+    [throughput, latency, errors]
 }
 
 fn mixed(mixed: &[&CellRecords<'_>], colors: &Colors) -> Vec<Chart> {
@@ -640,6 +673,8 @@ mod tests {
             ),
         ];
         recs[3].errors = 7;
+        recs[3].p50_latency_ms = 2.0;
+        recs[3].p99_latency_ms = 9.0;
         let charts = charts(&cells(&recs));
         let names: Vec<&str> = charts.iter().map(|c| c.file.as_str()).collect();
         assert_eq!(
@@ -648,10 +683,21 @@ mod tests {
                 "continuous_throughput.svg",
                 "continuous_latency.svg",
                 "concurrent_throughput_no_index.svg",
+                "concurrent_latency_no_index.svg",
                 "concurrent_errors_no_index.svg"
             ]
         );
-        let errs = &charts[3];
+        // Latency against writers: p50 solid and p99 dashed, a colour per size.
+        let lat = &charts[3];
+        let (p50, p99) = (&lat.series[0], &lat.series[1]);
+        assert_eq!(
+            (p50.name.as_str(), p99.name.as_str()),
+            ("1k rows p50", "1k rows p99")
+        );
+        assert_eq!(p50.points, [(2.0, 1.0), (4.0, 2.0)]);
+        assert_eq!(p99.points, [(2.0, 3.0), (4.0, 9.0)]);
+        assert!(!p50.dashed && p99.dashed && p50.color == p99.color);
+        let errs = &charts[4];
         assert_eq!(errs.series[0].name, "1k rows");
         assert_eq!(errs.series[0].points, [(2.0, 0.0), (4.0, 7.0)]);
         assert!(!errs.y_log && errs.y_integer);

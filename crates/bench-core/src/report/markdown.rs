@@ -46,7 +46,7 @@ const SECTIONS: [Section; 3] = [
             ("variant_name", "variant"),
             ("initial_entries", "rows"),
             ("concurrency", "writers"),
-            ("duration_secs", "secs"),
+            ("window_secs", "window s"),
             ("ops", "ops"),
             ("errors", "errors"),
             ("conflicts", "conflicts"),
@@ -87,15 +87,51 @@ const LATENCIES: [&str; 7] = [
     "avg_ms", "p50_ms", "p90_ms", "p99_ms", "min_ms", "max_ms", "p999_ms",
 ];
 
+/// The fewest operations a percentile column's figure is firm on: below them a p99 (a p90)
+/// is the slowest operation, and a median moves with one operation.
+fn firm_from(col: &str) -> Option<u64> {
+    match col {
+        "p99_ms" => Some(100),
+        "p90_ms" => Some(10),
+        "p50_ms" => Some(20),
+        _ => None,
+    }
+}
+
 /// A cell of a table: "—" for a figure that does not exist (empty in the summary, or a
-/// latency of a cell without a successful operation).
-fn cell_text<'a>(row: &'a [String; csv::WIDTH], col: &str, i: usize) -> &'a str {
+/// latency of a cell without a successful operation); a percentile that rests on few
+/// operations (a repetition's fewest, `ops_min`) marked with `*`.
+fn cell_text(row: &[String; csv::WIDTH], col: &str, i: usize) -> String {
     let of = |name: &str| &row[COLUMNS.iter().position(|c| *c == name).expect("a column")];
     let none = row[i].is_empty()
         || (LATENCIES.contains(&col) && of("ops") == "0")
         || (col.starts_with("read_p") && of("read_ops") == "0");
-    if none { "—" } else { &row[i] }
+    if none {
+        return "—".to_string();
+    }
+    match (firm_from(col), of("ops_min").parse::<u64>()) {
+        (Some(firm), Ok(n)) if n < firm => format!("{}\\*", row[i]),
+        _ => row[i].clone(),
+    }
 }
+
+/// Whether any row's percentiles among these columns rest on few operations.
+fn any_few(rows: &[&[String; csv::WIDTH]], cols: &[(&str, &str)]) -> bool {
+    let at = COLUMNS
+        .iter()
+        .position(|c| *c == "ops_min")
+        .expect("ops_min");
+    rows.iter().any(|r| {
+        (r[at].parse::<u64>())
+            .is_ok_and(|n| (cols.iter()).any(|(c, _)| firm_from(c).is_some_and(|firm| n < firm)))
+    })
+}
+
+const FEW_NOTE: &str = "\\* rests on few operations (`ops_min` in `summary.csv`: a \
+    repetition's fewest): a p99 of fewer than 100 operations is their slowest one, a p90 of \
+    fewer than 10 too, and a median of fewer than 20 moves with a single operation. More \
+    operations per cell (`continuous.operations`, a longer `concurrent.duration_secs`) make \
+    them firm.\n\n";
 
 /// A Markdown table of some `summary.csv` columns, under their own headings.
 fn table(rows: &[&[String; csv::WIDTH]], cols: &[(&str, &str)]) -> String {
@@ -121,7 +157,7 @@ fn table(rows: &[&[String; csv::WIDTH]], cols: &[(&str, &str)]) -> String {
             .join("|")
     );
     for r in rows {
-        let cells: Vec<&str> = idx
+        let cells: Vec<String> = idx
             .iter()
             .zip(cols)
             .map(|(&i, (c, _))| cell_text(r, c, i))
@@ -157,8 +193,17 @@ fn header(records: &[Record], cells: usize) -> String {
         .max()
         .unwrap_or("");
     let mut s = format!("# bench report: {}\n\n", set(records, |r| r.plan.clone()));
+    let machine = set(records, |r| match &r.attached.machine {
+        Some(m) => format!(
+            "{} cores, {:.0} GiB, {}",
+            m.cores,
+            m.memory_kib as f64 / (1024.0 * 1024.0),
+            m.cpu_model
+        ),
+        None => "not recorded".to_string(),
+    });
     s.push_str(&format!(
-        "{cells} cells from {} records in `{}` (operation {}; lance {}; storage {}; host {}; run {first} to {last}). \
+        "{cells} cells from {} records in `{}` (operation {}; lance {}; storage {}; host {} ({machine}); run {first} to {last}). \
          Throughput counts successful operations in the measured window (release of the workers to \
          the end of the last operation); figures are medians over a cell's repetitions. The tables \
          hold the same numbers as `{}`.\n\n",
@@ -199,6 +244,62 @@ fn verification(cells: &[CellRecords<'_>]) -> String {
     s
 }
 
+/// Up to six cell ids, and how many more.
+fn some_ids(ids: &[String]) -> String {
+    let shown: Vec<String> = ids.iter().take(6).map(|i| format!("`{i}`")).collect();
+    match ids.len().saturating_sub(6) {
+        0 => shown.join(", "),
+        n => format!("{} and {n} more", shown.join(", ")),
+    }
+}
+
+/// What the machine did to the figures: cells whose writers outnumber its cores, and cells
+/// beside which other processes kept a core or more busy.
+fn conditions(cells: &[CellRecords<'_>]) -> String {
+    let mut s = String::new();
+    let over: Vec<(String, u32, u32)> = (cells.iter())
+        .filter(|c| c.first().mode != ModeKind::Continuous)
+        .filter_map(|c| {
+            let cores = c.first().attached.machine.as_ref()?.cores;
+            let writers = c.first().concurrency;
+            (writers > cores).then(|| (c.first().bench_tag.clone(), writers, cores))
+        })
+        .collect();
+    if let Some((_, w, c)) = over.last() {
+        let ids: Vec<String> = over.iter().map(|o| o.0.clone()).collect();
+        s.push_str(&format!(
+            "**Writers outnumber the machine's cores** in {} cells ({}; up to {w} writers on \
+             {c} cores): they measure CPU starvation as much as the catalog.\n\n",
+            over.len(),
+            some_ids(&ids)
+        ));
+    }
+    let busy: Vec<(String, f64)> = (cells.iter())
+        .filter_map(|c| {
+            let worst = (c.reps.iter())
+                .filter_map(|r| r.attached.others_cpu_cores)
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))?;
+            (worst >= BUSY_CORES).then(|| (c.first().bench_tag.clone(), worst))
+        })
+        .collect();
+    if !busy.is_empty() {
+        let ids: Vec<String> = busy.iter().map(|b| b.0.clone()).collect();
+        let most = busy.iter().map(|b| b.1).fold(0.0, f64::max);
+        s.push_str(&format!(
+            "**Something else ran** beside {} cells ({}): other processes kept up to {most:.1} \
+             cores busy while their workers ran; their figures include that contention \
+             (`others_cpu_cores`, `load_start`, `load_end` in `summary.csv`).\n\n",
+            busy.len(),
+            some_ids(&ids)
+        ));
+    }
+    s
+}
+
+/// Cores other processes kept busy beside a cell from which the report names it (an idle
+/// 2-core VM's kernel threads take about 0.05, now and then 0.3).
+const BUSY_CORES: f64 = 0.5;
+
 /// A section's columns: its own, with the arm after the variant in an A/B results set, the
 /// throughput's spread before `verified` when cells have repetitions, and where a cell is
 /// open-loop what it was offered beside what it achieved, its late starts and its service
@@ -224,6 +325,7 @@ fn columns(
             cols.extend([
                 ("tps_ci_low", "CI low"),
                 ("tps_ci_high", "CI high"),
+                ("ci_level", "CI level"),
                 ("tps_cv", "cv"),
                 ("noisy", "noisy"),
             ]);
@@ -238,15 +340,40 @@ fn columns(
 
 fn spread_note(rows: &[&[String; csv::WIDTH]]) -> String {
     let col = |name: &str| COLUMNS.iter().position(|c| *c == name).expect("a column");
-    let noisy: Vec<String> = rows
-        .iter()
-        .filter(|r| r[col("noisy")] == "true")
-        .map(|r| format!("`{}`", r[col("bench_tag")]))
-        .collect();
+    let num = |r: &[String; csv::WIDTH], name: &str| r[col(name)].parse::<f64>().ok();
+    let tag = |r: &&[String; csv::WIDTH]| format!("`{}`", r[col("bench_tag")]);
+    let listed = |f: &dyn Fn(&[String; csv::WIDTH]) -> bool| -> Vec<String> {
+        rows.iter().filter(|r| f(r)).map(tag).collect()
+    };
+    let noisy = listed(&|r| r[col("noisy")] == "true");
+    let low = listed(&|r| num(r, "ci_level").is_some_and(|l| l < LEVEL_FLOOR));
+    // Wider than the median ±WIDE: it cannot tell apart figures that far apart.
+    let wide = listed(
+        &|r| match (num(r, "tps_ci_low"), num(r, "tps_ci_high"), num(r, "tps")) {
+            (Some(lo), Some(hi), Some(m)) if m > 0.0 => (hi - lo) / m > 2.0 * WIDE,
+            _ => false,
+        },
+    );
     let mut s = "CI low / high: the distribution-free confidence interval of the throughput's \
-                 median over the repetitions (its coverage is `ci_level` in `summary.csv`: 75 % \
-                 for 3 repetitions, 94 % for 5); cv: the coefficient of variation."
+                 median over the repetitions, at the CI level beside it (its coverage: 50 % for \
+                 2 repetitions, 75 % for 3, 94 % for 5); cv: the coefficient of variation."
         .to_string();
+    if !low.is_empty() {
+        s.push_str(&format!(
+            " **Interval below {:.0} %**: {}; with so few repetitions the interval misses the \
+             median often, so it says little (`repetitions = 5` gives 94 %).",
+            LEVEL_FLOOR * 100.0,
+            low.join(", ")
+        ));
+    }
+    if !wide.is_empty() {
+        s.push_str(&format!(
+            " **Too wide to compare** (wider than the median ±{:.0} %): {}; no difference \
+             smaller than that between these cells and others is shown by them.",
+            WIDE * 100.0,
+            wide.join(", ")
+        ));
+    }
     if !noisy.is_empty() {
         s.push_str(&format!(
             " **Noisy** (throughput cv above {:.0} %): {}; more repetitions or a quieter \
@@ -258,6 +385,11 @@ fn spread_note(rows: &[&[String; csv::WIDTH]]) -> String {
     s.push_str("\n\n");
     s
 }
+
+/// An interval of a lower coverage than this is flagged: it misses too often to mean much.
+const LEVEL_FLOOR: f64 = 0.9;
+/// An interval wider than the median ± this share is flagged as too wide to compare.
+const WIDE: f64 = 0.25;
 
 /// Cells that failed (from the checkpoint) and cells without a successful operation.
 fn failures(records: &[Record], failed: &[(String, String)]) -> String {
@@ -538,6 +670,17 @@ fn mode_section(
         s.push_str(&table(rows, &cols));
         s.push('\n');
     }
+    if any_few(rows, &cols) {
+        s.push_str(FEW_NOTE);
+    }
+    if section.mode == ModeKind::Concurrent {
+        s.push_str(
+            "window s: the window a cell measured, from the workers' release to the end of \
+             its last operation: the plan's `duration_secs` and the operations still in \
+             flight at the deadline (`window_overrun_ms` in `summary.csv`); ops/s counts \
+             over it.\n\n",
+        );
+    }
     if spread {
         s.push_str(&spread_note(rows));
     }
@@ -586,6 +729,8 @@ pub fn markdown(
         ));
     }
     if !records.is_empty() {
+        s.push_str(&super::story::paragraph(cells));
+        s.push_str(&conditions(cells));
         s.push_str(&verification(cells));
     }
     s.push_str(&failures(records, failed));
@@ -652,6 +797,69 @@ mod tests {
         );
         let text = failures(&all, &[]);
         assert!(text.contains("**Cells with failed operations**"), "{text}");
+    }
+
+    /// What a reader needs to weigh the figures: the window a concurrent cell measured,
+    /// percentiles resting on few operations marked, writers beyond the machine's cores and
+    /// a neighbour's load named, and each interval's level beside it, flagged when low or
+    /// too wide.
+    #[test]
+    fn the_report_says_how_far_each_figure_can_be_trusted() {
+        let host = crate::sched::Host {
+            cores: 2,
+            memory_kib: 24 * 1024 * 1024,
+            cpu_model: "AMD EPYC 7B13".into(),
+            load_start: Some(0.1),
+            load_end: Some(1.9),
+        };
+        let mut recs = Vec::new();
+        for (rep, tps, ms) in [(1, 80.0, 16_400.0), (2, 160.0, 33_100.0)] {
+            let mut r = record(ModeKind::Concurrent, Variant::NoIndex, 1000, 8, "conc_c_8");
+            (r.repetition, r.throughput_ops_per_sec) = (rep, tps);
+            (r.duration_secs, r.total_duration_ms) = (10, ms);
+            r.total_operations = 9;
+            r.attached.machine = Some(host.clone());
+            r.attached.others_cpu_cores = Some(if rep == 1 { 0.1 } else { 1.3 });
+            recs.push(r);
+        }
+        let mut firm = record(ModeKind::Concurrent, Variant::NoIndex, 1000, 1, "conc_c_1");
+        firm.total_operations = 500;
+        firm.attached.machine = Some(host);
+        recs.push(firm);
+        let cells = crate::export::cells(&recs);
+        let text = markdown((&recs, &recs), &cells, &[], &[]);
+        assert!(text.contains("(2 cores, 24 GiB, AMD EPYC 7B13)"), "{text}");
+        // The window measured (median of 16.4 s and 33.1 s), not the plan's 10 s.
+        assert!(text.contains("| writers | window s |"), "{text}");
+        let row = (text.lines())
+            .find(|l| l.contains("| 8 |"))
+            .expect("the 8-writer row");
+        assert!(row.contains("| 24.75 |"), "{row}");
+        // 9 operations: p50 and p99 marked, p99 of 500 not.
+        assert!(row.contains("1.00\\*") && row.contains("3.00\\*"), "{row}");
+        let one = text
+            .lines()
+            .find(|l| l.contains("| 1 | "))
+            .expect("1 writer");
+        assert!(!one.contains('*'), "{one}");
+        assert!(text.contains("rests on few operations"), "{text}");
+        assert!(
+            text.contains("**Writers outnumber the machine's cores** in 1 cells (`conc_c_8`; up to 8 writers on 2 cores)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Something else ran** beside 1 cells (`conc_c_8`): other processes kept up to 1.3 cores"),
+            "{text}"
+        );
+        // Two repetitions: a 50 % interval, labelled and flagged; 80..160 around 120 is
+        // wider than ±25 %.
+        assert!(text.contains("| CI low | CI high | CI level |"), "{text}");
+        assert!(row.contains("| 0.500 |"), "{row}");
+        assert!(
+            text.contains("**Interval below 90 %**: `conc_c_8`"),
+            "{text}"
+        );
+        assert!(text.contains("**Too wide to compare**"), "{text}");
     }
 
     /// A campaign's point is judged in the campaign's section and nowhere else: no table,

@@ -8,6 +8,7 @@ pub mod keeping;
 pub mod line;
 mod markdown;
 mod roles;
+mod story;
 pub mod svg;
 
 use std::path::{Path, PathBuf};

@@ -293,8 +293,11 @@ pub(super) async fn run_one(
             let started_at = now_utc_ms();
             let first = pace.as_ref().map(|(_, first)| *first);
             let before = machine_before_workers(sweep);
+            let mut host = bench_core::sched::host();
+            host.load_start = bench_core::sched::load_average();
             let ran = watch_workers(sweep, &job, &roots, &names, pace, progress, interrupt).await;
             let others = before.and_then(|b| b.others_now());
+            host.load_end = bench_core::sched::load_average();
             let run = Run {
                 sweep,
                 job: &job,
@@ -305,6 +308,7 @@ pub(super) async fn run_one(
                 pilot: pair.and_then(|p| p.pilot),
                 first,
                 others,
+                host,
             };
             run.result(ran, progress, interrupt).await
         }
@@ -379,6 +383,8 @@ struct Run<'a> {
     first: Option<usize>,
     /// The cores other processes kept busy while the workers ran.
     others: Option<f64>,
+    /// The machine, with its load before and after the workers.
+    host: bench_core::sched::Host,
 }
 
 impl Run<'_> {
@@ -465,6 +471,7 @@ impl Run<'_> {
             r.planted.dedup();
             r.attached.copy = self.copies.get(k).copied();
             r.attached.others_cpu_cores = self.others.map(|c| (c * 1000.0).round() / 1000.0);
+            r.attached.machine = Some(self.host.clone());
             let (id, rep) = (cell.id(), self.job.repetition);
             if !m.traces.is_empty() {
                 r.attached.trace = write_trace(self.sweep, &id, rep, arms[k].name, m, progress);

@@ -123,7 +123,7 @@ pub(super) fn memory_warning(sweep: &Sweep, records: &[crate::export::Record]) -
     let per = (records.iter())
         .filter_map(|r| r.worker_rss_peak_kib.as_ref().map(|p| p.max))
         .max();
-    let machine = crate::results_table::memory_kib();
+    let machine = bench_core::sched::memory_kib();
     bench_core::workers::memory_note(&cell.id(), cell.mode.workers(), per, machine)
 }
 
