@@ -103,6 +103,20 @@ fn every_record_says_what_its_operations_cost_on_each_store() {
         over > 0.0,
         "a manifest and a transaction file beside the state: {b}"
     );
+    // The report shows both figures under words that say what each holds: all the bytes
+    // the mean commit wrote, and the share beyond one copy of the state.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("| bytes written | of which beyond the state |"),
+        "{report}"
+    );
+    let row = (report.lines())
+        .find(|l| l.starts_with("| cont_inline_false_rows_100 |") && l.contains('.'))
+        .expect("the cell's cost row");
+    assert!(
+        row.ends_with(&format!("| {written:.0} | {over:.0} |")),
+        "{row} vs {written:.0} and {over:.0}"
+    );
     // The log says both, cell by cell.
     let said = stderr(&o);
     assert!(

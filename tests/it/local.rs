@@ -241,6 +241,16 @@ fn check_record(r: &Value) {
     let stat = std::fs::read_to_string("/proc/stat").unwrap();
     let cores = stat.lines().filter(|l| l.starts_with("cpu")).count() as f64 - 1.0;
     assert!((0.0..=cores).contains(&others), "{r}");
+    // The machine: the cores bench may use (no more than the kernel lists), memory and
+    // model, and loads before and after.
+    let machine = &obj["machine"];
+    let usable = machine["cores"].as_f64().unwrap();
+    assert!(1.0 <= usable && usable <= cores, "{r}");
+    assert!(machine["memory_kib"].as_u64().unwrap() > 0, "{r}");
+    assert!(!machine["cpu_model"].as_str().unwrap().is_empty(), "{r}");
+    for load in ["load_start", "load_end"] {
+        assert!(machine[load].as_f64().unwrap() >= 0.0, "{r}");
+    }
     // The writers ran here, as children: the one host is this machine.
     assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
     // The critical path of a commit: at least one round trip through the object-store
@@ -334,7 +344,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 24
+            + 25
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

@@ -112,8 +112,8 @@ fn report_renders_valid_charts_and_tables_matching_the_results() {
     }
     let charts = std::fs::read_dir(out.join("charts")).unwrap().count();
     assert_eq!(
-        charts, 7,
-        "2 continuous, 2 per variant for concurrent, 1 mixed"
+        charts, 9,
+        "2 continuous, 3 per variant for concurrent, 1 mixed"
     );
 
     // The tables hold the records' numbers, formatted as summary.csv formats them.

@@ -310,6 +310,11 @@ fn precision_mode_fixes_the_count_after_a_pilot_and_says_when_the_budget_ends_it
     assert!(err.contains("its pilot of 8 repetitions needs"), "{err}");
     assert!(err.contains("budget of 1s ran out after"), "{err}");
     assert!(text.contains("not ±0.1 %"), "{text}");
+    // Both arms are this binary: the answer says any verdict would be a false alarm.
+    assert!(
+        text.contains("A and B are the same file (digest "),
+        "{text}"
+    );
     let runs = lines(&out.join("results.jsonl")).len() / 2;
     assert!(runs >= 8, "the pilot's runs at least: {runs}");
     let state: serde_json::Value =

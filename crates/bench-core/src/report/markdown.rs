@@ -607,7 +607,8 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
         ("usd_per_million_ops_r2", "R2"),
         ("requests_over_floor", "requests over the floor"),
         ("floor_efficiency", "floor ÷ requests"),
-        ("written_bytes_over_floor", "bytes written over the floor"),
+        ("io_written_bytes_per_op", "bytes written"),
+        ("written_bytes_over_floor", "of which beyond the state"),
     ];
     format!(
         "## What it costs\n\nDollars per million successful operations of each cell on \
@@ -617,8 +618,10 @@ fn cost(records: &[Record], rows: &[[String; csv::WIDTH]]) -> String {
          every byte of its PUTs and GETs). Storage is not in these. Beside them, the \
          requests an operation makes beyond the least it needs (its floor: a commit's data \
          file and conditional PUT, a read's one HEAD; the typical operation's), the \
-         floor's share of its requests, and the bytes a catalog operation writes beyond the \
-         catalog's state (what a copy-on-write commit rewrites; the mean operation's).\n\n\
+         floor's share of its requests, the bytes the mean operation writes, and of those \
+         the bytes beyond one copy of the catalog's state (a copy-on-write commit rewrites \
+         the whole state: that copy is its floor, so a figure far below \"bytes written\" \
+         says the commit writes little besides the state).\n\n\
          {caveat}{}\n",
         table(&priced, &cols)
     )

@@ -100,6 +100,17 @@ pub async fn ab(
             compare::Format::Github | compare::Format::Json => answer.note(note.to_string()),
         }
     }
+    if arms[0].digest == arms[1].digest {
+        let note = format!(
+            "A and B are the same file (digest {}): every difference between them is the \
+             machine's, so a verdict of improved or regressed here is a false alarm",
+            arms[0].short_digest()
+        );
+        match verdict.format {
+            compare::Format::Text => answer.line(note),
+            compare::Format::Github | compare::Format::Json => answer.note(note),
+        }
+    }
     answer.code = c.exit_code(verdict);
     Ok(crate::out::answer(answer))
 }
