@@ -251,6 +251,17 @@ fn check_record(r: &Value) {
     for load in ["load_start", "load_end"] {
         assert!(machine[load].as_f64().unwrap() >= 0.0, "{r}");
     }
+    // lance's conflict retries, counted at the store: none for one writer.
+    let retries = obj["conflict_retries_per_commit"].as_f64().unwrap();
+    let puts = obj["io_total"]["conditional_put"].as_f64().unwrap();
+    let attempts = obj["attempts"].as_f64().unwrap();
+    if obj["errors"] == 0 {
+        // Every attempt succeeded: its requests are all in `io_total`.
+        assert!((retries - (puts / attempts - 1.0)).abs() < 1e-9, "{r}");
+    }
+    if obj["concurrency"] == 1 {
+        assert_eq!(retries, 0.0, "{r}");
+    }
     // The writers ran here, as children: the one host is this machine.
     assert_eq!(obj["hosts"], serde_json::json!([obj["hostname"]]), "{r}");
     // The critical path of a commit: at least one round trip through the object-store
@@ -344,7 +355,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 25
+            + 26
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

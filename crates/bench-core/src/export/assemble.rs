@@ -421,6 +421,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_median_per_op: typical(cell, m),
         cost: cost(&io, count, p.prices),
         floor: floor(cell, m, &io, count, (path.map(|p| p.0), v.state_bytes)),
+        conflict_retries_per_commit: conflict_retries(cell, m, &io),
         counts_unknown: io.why.clone(),
         hosts: m.hosts.iter().cloned().collect(),
         open_ms: OpenMs::of(&m.open_ms),
@@ -455,6 +456,24 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         storage: stored(cell, m, p.prices),
         ..Default::default()
     }
+}
+
+/// lance's own conflict retries per commit attempt, counted at the store: a commit of a
+/// `__manifest` entry makes one conditional PUT (its version, put if absent) per try, so
+/// every conditional PUT beyond an attempt's first is a retry after a conflict. Only for
+/// the operations that commit one entry (not a cell of roles, not table operations, whose
+/// tries put more than one) and where every attempt's requests were counted.
+fn conflict_retries(cell: &Cell, m: &Measured, io: &Requests) -> Option<f64> {
+    use crate::plan::Operation::*;
+    let one_put = matches!(
+        cell.operation,
+        CreateNamespace | DeclareTable | DeregisterTable | DropNamespace
+    );
+    if !one_put || !cell.roles.is_empty() || m.attempts == 0 {
+        return None;
+    }
+    let puts = io.billed?.conditional_put as f64;
+    Some((puts / m.attempts as f64 - 1.0).max(0.0))
 }
 
 /// What `__manifest` stored through the run, where the cell listed it.

@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 120;
+pub const WIDTH: usize = 121;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -156,6 +156,7 @@ pub const COLUMNS: [&str; WIDTH] = [
     "load_start",
     "load_end",
     "others_cpu_cores",
+    "conflict_retries_per_commit",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -282,6 +283,7 @@ fn window_and_machine(cell: &CellRecords<'_>) -> Vec<String> {
         host(|h| h.load_start, 2),
         host(|h| h.load_end, 2),
         others,
+        median_of(cell, &|r| r.conflict_retries_per_commit, 3),
     ]
 }
 
@@ -605,7 +607,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,,,1.00,11,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,,,1.00,11,,,,,"
         );
         // The machine's columns, from a record that has them.
         let mut r = record(Concurrent, NoIndex, 1000, 4, "conc_m");
@@ -617,10 +619,18 @@ mod tests {
             load_end: Some(3.5),
         });
         r.attached.others_cpu_cores = Some(0.75);
+        r.conflict_retries_per_commit = Some(0.5855);
         let row = &table(&[r])[0];
         let at = |c: &str| row[COLUMNS.iter().position(|k| *k == c).unwrap()].as_str();
-        let got = ["cores", "load_start", "load_end", "others_cpu_cores"].map(at);
-        assert_eq!(got, ["2", "0.25", "3.50", "0.75"]);
+        let got = [
+            "cores",
+            "load_start",
+            "load_end",
+            "others_cpu_cores",
+            "conflict_retries_per_commit",
+        ]
+        .map(at);
+        assert_eq!(got, ["2", "0.25", "3.50", "0.75", "0.586"]);
     }
 
     /// A record priced with bench's table: each store's dollars per million operations in

@@ -129,6 +129,11 @@ pub struct Record {
     pub io_per_op: Option<IoPerOp>,
     #[serde(default)]
     pub io_total: Option<IoCounts>,
+    /// lance's conflict retries per commit attempt, from the store's counts: conditional
+    /// PUTs (one per try of a `__manifest` commit) over attempts, less one. Absent for
+    /// operations whose tries put more than one, cells of roles and uncounted cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict_retries_per_commit: Option<f64>,
     /// The typical operation's counts: per kind, in all and in round trips, the median over
     /// the successful operations (what contended cells' count verdicts judge). Absent
     /// through REST servers (whose requests are not split by operation) and in records
@@ -676,6 +681,7 @@ pub(crate) mod tests {
             operations_bound: None,
             io_per_op: None,
             io_total: None,
+            conflict_retries_per_commit: None,
             io_median_per_op: None,
             cost: None,
             floor: None,

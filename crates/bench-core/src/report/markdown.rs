@@ -50,6 +50,7 @@ const SECTIONS: [Section; 3] = [
             ("ops", "ops"),
             ("errors", "errors"),
             ("conflicts", "conflicts"),
+            ("conflict_retries_per_commit", "retries/commit"),
             ("tps", "ops/s"),
             ("p50_ms", "p50 ms"),
             ("p99_ms", "p99 ms"),
@@ -543,8 +544,27 @@ fn with_failed_operations(records: &[Record]) -> Vec<String> {
                 .map(|a| format!(" (arm {a})"))
                 .unwrap_or_default();
             let hit = c.reps.iter().filter(|r| failed(r) > 0).count();
+            // A commit that gave up conflicting: lance's retries ran out against this many
+            // writers.
+            let gave_up = match sum(|r| r.conflict_errors) {
+                0 => String::new(),
+                n => format!(
+                    "; {n} gave up still conflicting after lance's {} retries, against {} \
+                     other writers{}",
+                    first.commit_retries,
+                    first.concurrency.saturating_sub(1),
+                    (c.reps.iter())
+                        .map(|r| r.conflict_retries_per_commit)
+                        .collect::<Option<Vec<f64>>>()
+                        .map(|v| format!(
+                            " ({:.2} retries per commit attempt)",
+                            crate::stats::median(v)
+                        ))
+                        .unwrap_or_default()
+                ),
+            };
             Some(format!(
-                "`{}`{arm}: {total} ({}) in {hit} of {} repetitions",
+                "`{}`{arm}: {total} ({}) in {hit} of {} repetitions{gave_up}",
                 first.bench_tag,
                 classes.join(", "),
                 c.reps.len()
@@ -681,7 +701,9 @@ fn mode_section(
             "window s: the window a cell measured, from the workers' release to the end of \
              its last operation: the plan's `duration_secs` and the operations still in \
              flight at the deadline (`window_overrun_ms` in `summary.csv`); ops/s counts \
-             over it.\n\n",
+             over it. retries/commit: lance's own conflict retries per commit attempt, \
+             counted at the store (a try of a `__manifest` commit puts its version once, if \
+             absent); conflicts: commits that gave up after the last retry.\n\n",
         );
     }
     if spread {
@@ -796,7 +818,20 @@ mod tests {
         let all: Vec<Record> = reps.into_iter().chain([clean]).collect();
         assert_eq!(
             with_failed_operations(&all),
-            ["`conc_inline_false_rows_100_c_4`: 1 (conflicts 1) in 1 of 3 repetitions"]
+            [
+                "`conc_inline_false_rows_100_c_4`: 1 (conflicts 1) in 1 of 3 repetitions; 1 gave \
+              up still conflicting after lance's 20 retries, against 3 other writers"
+            ]
+        );
+        // With the retries counted at the store, their rate too.
+        let mut counted = all.clone();
+        for r in &mut counted {
+            r.conflict_retries_per_commit = Some(0.6);
+        }
+        assert!(
+            with_failed_operations(&counted)[0].ends_with("(0.60 retries per commit attempt)"),
+            "{:?}",
+            with_failed_operations(&counted)
         );
         let text = failures(&all, &[]);
         assert!(text.contains("**Cells with failed operations**"), "{text}");
