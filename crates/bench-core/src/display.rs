@@ -117,17 +117,25 @@ fn fit_cell(id: &str, info: &str) -> String {
     fit(format!("  {id}  {info}"))
 }
 
-/// The running cell's line at `now`.
+/// The running cell's line at `now`, for a bar: 80 columns, a long id losing its middle.
 pub fn cell_line(v: &CellView, now: Instant) -> String {
+    fit_cell(&v.id, &cell_info(v, now))
+}
+
+/// The running cell's line at `now`, for a log (not a terminal): the id whole, so that it
+/// can be searched for, and the figures after it.
+pub fn cell_log_line(v: &CellView, now: Instant) -> String {
+    format!("{}  {}", v.id, cell_info(v, now))
+}
+
+/// What the running cell's line says after its id.
+fn cell_info(v: &CellView, now: Instant) -> String {
     let Some(released) = v.released else {
         return match &v.waiting {
-            Some(said) => fit_cell(&v.id, &format!("waiting: {said}")),
-            None => fit_cell(
-                &v.id,
-                &format!(
-                    "starting {}",
-                    crate::plan::count(v.workers.into(), "worker", "workers")
-                ),
+            Some(said) => format!("waiting: {said}"),
+            None => format!(
+                "starting {}",
+                crate::plan::count(v.workers.into(), "worker", "workers")
             ),
         };
     };
@@ -157,7 +165,7 @@ pub fn cell_line(v: &CellView, now: Instant) -> String {
             s.push_str(&format!(", deadline passed, {in_flight} in flight"));
         }
     }
-    fit_cell(&v.id, &s)
+    s
 }
 
 /// The two kinds of work a sweep predicts, learned apart: the model of one can be off
@@ -458,6 +466,11 @@ mod tests {
                     line.starts_with("  mixed_") && line.contains("_c_10000"),
                     "{line}"
                 );
+                // In a log (not a terminal) the id stays whole, with the same figures.
+                let logged = cell_log_line(&v, t + s(later));
+                assert!(logged.starts_with(&format!("{LONGEST_ID}  ")), "{logged}");
+                let info = line.rsplit("  ").next().unwrap().trim_end_matches('…');
+                assert!(logged.contains(info), "{logged} vs {line}");
             }
         }
     }

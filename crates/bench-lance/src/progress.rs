@@ -9,7 +9,9 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, P
 
 use crate::clock::now_utc;
 use crate::observer::Observer;
-pub use bench_core::display::{CellView, Display, Predicted, SweepClock, Work, cell_line, choose};
+pub use bench_core::display::{
+    CellView, Display, Predicted, SweepClock, Work, cell_line, cell_log_line, choose,
+};
 
 /// Sweep-wide progress: the overall line and the log.
 pub struct Progress {
@@ -214,8 +216,8 @@ impl CellBar {
         let mut last = self.last_line.lock().expect("lock");
         if last.elapsed() >= LINE_EVERY {
             *last = Instant::now();
-            let line = cell_line(&self.view.lock().expect("view"), Instant::now());
-            stamped(line.trim_start());
+            let line = cell_log_line(&self.view.lock().expect("view"), Instant::now());
+            stamped(&line);
         }
     }
 
