@@ -40,6 +40,7 @@ fn row(r: &Row) -> Value {
             "crossovers": p.crossover.then_some(p.units),
         })),
         "metrics": metrics,
+        "throughput_judged": !r.paced,
         "regressed": r.regressed(),
         "verdict": r.verdict(),
         "explanation": r.explanation,

@@ -122,7 +122,16 @@ pub struct Row {
     pub of_role: bool,
     /// The threshold its changes were judged at, a fraction.
     pub threshold: f64,
+    /// The reads of a mixed cell: each client reads `reads_per_write` times per commit, so
+    /// their reads/s is the commits' rate times that, by construction. Their throughput is
+    /// shown and not judged; their latency is.
+    pub paced: bool,
 }
+
+/// What the throughput of a mixed cell's reads counts, and why it is not judged.
+pub const PACED_READS: &str = "reads/s of a mixed cell is its commits/s times the reads each \
+    client makes per commit, by construction: it is shown, not judged; its reads are judged \
+    by their latency (p50, p99)";
 
 /// The pairs behind a paired row.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +156,14 @@ impl Row {
     pub fn retest(&mut self, i: usize, test: RatioTest, t: f64) {
         self.tests[i] = Some(test);
         self.changes[i] = change(self.ratios[i], self.tests[i].as_ref(), t, i == 0);
+        self.unjudge_paced();
+    }
+
+    /// A paced throughput (a mixed cell's reads/s) is never a change.
+    fn unjudge_paced(&mut self) {
+        if self.paced {
+            self.changes[0] = Change::Untested;
+        }
     }
 
     pub fn regressed(&self) -> bool {
@@ -468,7 +485,7 @@ fn row(
     per_sec: &'static str,
 ) -> Row {
     let changes = std::array::from_fn(|i| change(ratios[i], tests[i].as_ref(), t, i == 0));
-    Row {
+    let mut r = Row {
         per_sec,
         cell: cell.to_string(),
         a,
@@ -480,7 +497,10 @@ fn row(
         explanation: None,
         of_role: false,
         threshold: t,
-    }
+        paced: per_sec == "reads/s",
+    };
+    r.unjudge_paced();
+    r
 }
 
 /// The ratios of the medians B/A.
@@ -822,6 +842,50 @@ pub(crate) mod tests {
             "{}",
             c.rows[0].verdict()
         );
+    }
+
+    /// A mixed cell's reads/s is its commits/s times the reads per commit: shown, never
+    /// judged. Reads that are served 57 % more often but 26 % slower are a regression of
+    /// their latency, not an improvement.
+    #[test]
+    fn reads_of_a_mixed_cell_are_judged_by_their_latency_not_their_pace() {
+        let mixed = |tps: &[f64], p50: f64| -> Vec<Record> {
+            let mut v = reps(&[100.0, 104.0, 97.0, 101.0, 99.0], None);
+            for (r, (i, &t)) in v.iter_mut().zip(tps.iter().enumerate()) {
+                r.mode = ModeKind::Mixed;
+                r.bench_tag = "mixed_inline_false_rows_100_c_4".into();
+                let jitter = 1.0 + i as f64 * 0.002;
+                r.reads = Some(
+                    serde_json::from_value(serde_json::json!({
+                        "operation": "warm-read-list-tables", "reads_per_write": 10,
+                        "total_operations": 2000, "attempts": 2000, "errors": 0,
+                        "first_error": null, "throughput_ops_per_sec": t,
+                        "avg_latency_ms": p50 * jitter, "p50_latency_ms": p50 * jitter,
+                        "p90_latency_ms": p50 * 1.5 * jitter,
+                        "p99_latency_ms": p50 * 2.0 * jitter,
+                        "p999_latency_ms": p50 * 3.0, "min_latency_ms": 0.1,
+                        "max_latency_ms": p50 * 4.0,
+                    }))
+                    .expect("read figures"),
+                );
+            }
+            v
+        };
+        let a = mixed(&[1000.0, 1040.0, 970.0, 1010.0, 990.0], 1.81);
+        let b = mixed(&[1570.0, 1633.0, 1523.0, 1586.0, 1554.0], 2.28);
+        let c = compare(&a, &b, 10.0, 0.0);
+        let reads = &c.read_rows[0];
+        assert!(reads.paced && reads.tests[0].is_some(), "{reads:?}");
+        assert_eq!(reads.changes[0], Change::Untested, "{reads:?}");
+        assert_eq!(reads.changes[1], Change::Worse, "{reads:?}");
+        let v = reads.verdict();
+        assert!(v.starts_with("REGRESSION (p50 +26.0%"), "{v}");
+        assert!(!v.contains("improved"), "{v}");
+        assert_eq!(c.regressions(), 1);
+        // The commits' throughput is still judged; the output says why the reads' is not.
+        assert!(!c.rows[0].paced);
+        assert!(text(&c).contains(PACED_READS), "{}", text(&c));
+        assert!(tables_markdown(&c).contains(PACED_READS));
     }
 
     /// Two A/B results sets compare arm by arm: A's arm A with B's arm A, A's arm B with

@@ -49,7 +49,16 @@ pub fn decides(t: &RatioTest, threshold: f64) -> bool {
 /// tests (throughput; p50 where a unit is one operation) decides — so that a row is never
 /// left undecided by its p50 when more runs could decide it.
 fn row_decides(r: &Row, threshold: f64) -> bool {
-    r.tests[0].is_some() && r.tests.iter().flatten().all(|t| decides(t, threshold))
+    // A paced throughput (a mixed cell's reads/s) is not judged, so it decides nothing.
+    let judged = r
+        .tests
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !(r.paced && *i == 0));
+    r.tests[0].is_some()
+        && judged
+            .filter_map(|(_, t)| t.as_ref())
+            .all(|t| decides(t, threshold))
 }
 
 /// The error the rule may spend at its `look`-th look (1-based): `0.05 · 6 / (π² k²)`.

@@ -281,6 +281,7 @@ pub fn text(c: &Comparison) -> String {
     if !c.read_rows.is_empty() {
         s.push_str("\nreads of mixed cells:\n");
         s.push_str(&table_text(&c.read_rows, &READ_HEADER, c.paired));
+        s.push_str(&format!("({})\n", super::PACED_READS));
     }
     if !c.counts.is_empty() {
         s.push_str(&counts_text(c));
@@ -524,6 +525,7 @@ pub fn tables_markdown(c: &Comparison) -> String {
     if !c.read_rows.is_empty() {
         s.push_str("\nReads of mixed cells:\n\n");
         s.push_str(&table_md(&c.read_rows, &READ_HEADER, c.paired));
+        s.push_str(&format!("\nNot judged: {}.\n", super::PACED_READS));
     }
     if !c.counts.is_empty() {
         s.push_str("\nCounts per successful operation (medians of the runs; requests and bytes exact, round trips timed and not judged):\n\n");
