@@ -3,7 +3,8 @@
 # panel (sizes 1,000 and 10,000, both variants, a continuous cell of 10 commits and a
 # 2-writer cell bounded at 12 commits, 2 repetitions) estimated and run twice on one root:
 # first from the model alone, then (its cells re-run under another key) from the first
-# run's records. Prints each estimate, the server's count and their ratio.
+# run's records. Prints each estimate, the server's count and their ratio, in all and kind
+# by kind.
 #
 #   scripts/figures/request-estimate.sh        (about 1 minute; needs a release build and moto)
 set -euo pipefail
@@ -11,15 +12,17 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/figures/s3-endpoint.sh
 . scripts/figures/s3-endpoint.sh
 OPTS=(--root s3://bench/estimate "${S3_OPTS[@]}")
-counted() {  # the server's count of requests since the last call (a conditional PUT is a PUT)
+KINDS="get head put list copy delete"
+counted() {  # the server's counts since the last call, by kind (a conditional PUT is a PUT)
   curl -s -X DELETE "http://127.0.0.1:$PORT/_bench/counts" | python3 -c 'import json,sys
-d=json.load(sys.stdin); print(sum(d[k] for k in ("get","put","list","head","delete","copy")))'
+d=json.load(sys.stdin); print(" ".join(str(d[k]) for k in sys.argv[1].split()))' "$KINDS"
 }
-estimated() {  # the total of bench plan's estimate
+estimated() {  # bench plan's estimate, by kind
   "$BENCH" plan "$WORK/p.toml" --out "$WORK/out" "${OPTS[@]}" | python3 -c 'import re,sys
 line=[l for l in sys.stdin if l.startswith("requests to S3")][0]
 counts=line.split(": ",1)[1].split(";")[0]
-print(sum(int(m.replace(",","")) for m in re.findall(r"(?:^|, )([\d,]+) [A-Z]", counts)))'
+by={w.lower(): int(n.replace(",","")) for n, w in re.findall(r"(?:^|, )([\d,]+) ([A-Z]+)", counts)}
+print(" ".join(str(by[k]) for k in sys.argv[1].split()))' "$KINDS"
 }
 for retries in 20 19; do
   cat > "$WORK/p.toml" <<PLAN
@@ -41,5 +44,11 @@ PLAN
   "$BENCH" run "$WORK/p.toml" --out "$WORK/out" --progress lines "${OPTS[@]}" > /dev/null 2>&1
   real=$(counted)
   what=$([ "$retries" = 20 ] && echo "from the model" || echo "from the first run records")
-  python3 -c "import sys; g, r = int(sys.argv[2]), int(sys.argv[3]); print(f'estimate {sys.argv[1]}: {g} requests; the server counted {r}; ratio {g / r:.3f}')" "$what" "$guess" "$real"
+  python3 - "$what" "$KINDS" "$guess" "$real" <<'EOF'
+import sys
+what, kinds, guess, real = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+g, r = [int(x) for x in guess], [int(x) for x in real]
+print(f"estimate {what}: {sum(g)} requests; the server counted {sum(r)}; ratio {sum(g) / sum(r):.3f}")
+print("  " + ", ".join(f"{k} {a}/{b} = {a / b:.2f}" if b else f"{k} {a}/0" for k, a, b in zip(kinds, g, r)))
+EOF
 done

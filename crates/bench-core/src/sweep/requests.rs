@@ -163,6 +163,12 @@ fn contention(writers: u32) -> f64 {
     1.0 + 0.45 * f64::from(writers.saturating_sub(1)).min(8.0)
 }
 
+/// The files a losing try of a catalog commit wrote and its retry deletes (its data file;
+/// with the inline index, the index's files too), measured on the S3 test endpoint.
+fn losing_files(inline: bool) -> f64 {
+    if inline { 4.0 } else { 1.0 }
+}
+
 /// How long one operation takes on the store, in seconds: the local-disk model's time, or
 /// where longer, its requests one after another at `request_ms` each.
 fn per_op(cell: &Cell, op: Operation, request_ms: Option<f64>) -> f64 {
@@ -365,6 +371,16 @@ pub fn estimate(
             _ => contention(cell.mode.workers()),
         };
         add(&mut e.requests, per_commit, commits * factor * n_f);
+        // A retried commit deletes the files its losing try wrote.
+        if cell.mode.workers() > 1
+            && matches!(cell.operation.describe().cost, Cost::CatalogCommit { .. })
+        {
+            let retries = match factor {
+                1.0 => commits * (1.0 - 1.0 / contention(cell.mode.workers())),
+                f => commits * (f - 1.0),
+            };
+            e.requests.delete += retries * losing_files(inline) * n_f;
+        }
         if let Some((op, _)) = cell.mode.mixed_reads() {
             add(&mut e.requests, read(op, rows, inline), reads * n_f);
         }
