@@ -437,6 +437,42 @@ fn a_copied_results_directory_says_how_to_resume_it() {
     assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
 }
 
+/// A results directory or a root where nothing can be written (under /proc, refused even to
+/// root) is named with the fix, exit 4, and nothing is created first: not the results
+/// directory, not its lock.
+#[test]
+fn an_unwritable_out_or_root_names_the_fix_and_creates_nothing() {
+    let (dir, plan, _) = plan_dir(
+        "name = 'nowhere'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+         [continuous]\noperations = 2\n",
+    );
+    let out = dir.path().join("writable");
+    for args in [
+        vec!["--out", "/proc/bench-nowhere"],
+        vec![
+            "--out",
+            out.to_str().unwrap(),
+            "--root",
+            "/proc/bench-nowhere",
+        ],
+    ] {
+        let o = bench()
+            .args(["run", plan.to_str().unwrap()])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(4), "{args:?}: {}", stderr(&o));
+        let said = stderr(&o);
+        assert!(
+            said.contains("cannot write to store root /proc/bench-nowhere")
+                && said.contains("choose a writable `root` or --out"),
+            "{said}"
+        );
+        assert_eq!(said.matches("error:").count(), 1, "one message: {said}");
+        assert!(!out.exists(), "{args:?}: nothing created before the check");
+    }
+}
+
 /// `bench plan` of 10,000 writers at once warns that they would not fit in this machine's
 /// memory, and says its time estimate is the matrix's; a plan of 2 writers says nothing.
 #[test]

@@ -325,10 +325,11 @@ fn the_request_estimate_comes_close_to_the_servers_count() {
     let out = dir.path().join("out");
     let args = server.args("s3://bench/acc");
     let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
-    // (edit, the bound on the total, the factor on each kind)
-    for (edit, within, factor) in [
-        ("commit_retries = 20", 0.25, 2.0),
-        ("commit_retries = 19", 0.10, 1.25),
+    // (edit, the bound on the total, the factor on each kind; on DELETEs, which retries
+    // after a conflict make and whose number varies from run to run, a wider one)
+    for (edit, within, (factor, deletes)) in [
+        ("commit_retries = 20", 0.25, (2.0, 3.0)),
+        ("commit_retries = 19", 0.10, (1.25, 2.0)),
     ] {
         std::fs::write(&plan, text.replace("commit_retries = 20", edit)).unwrap();
         let (guess, line) = estimated_requests(&plan, &out, &args);
