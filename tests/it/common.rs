@@ -521,17 +521,6 @@ pub fn estimated_requests(plan: &Path, out: &Path, args: &[String]) -> (f64, Str
     (sum, line)
 }
 
-/// The requests the server counted since its counts were last taken (a conditional PUT is a
-/// PUT, counted among conditional_put too; the last two keys are bytes).
-pub fn requests_counted(server: &S3Server) -> f64 {
-    let c = server.take_counts();
-    IO_KEYS[..7]
-        .iter()
-        .filter(|k| **k != "conditional_put")
-        .map(|k| c[k].as_f64().unwrap())
-        .sum()
-}
-
 /// A sweep of the plan `text` on `server` under `root`: its directory (kept while held),
 /// the command's output and the records.
 pub fn sweep_s3(

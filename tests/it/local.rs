@@ -251,6 +251,16 @@ fn check_record(r: &Value) {
     for load in ["load_start", "load_end"] {
         assert!(machine[load].as_f64().unwrap() >= 0.0, "{r}");
     }
+    // Every successful operation in the kept histogram, once.
+    let h = &obj["latency_histogram"];
+    let counts: u64 = (h["counts"].as_array().unwrap().iter())
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(counts, obj["total_operations"].as_u64().unwrap(), "{r}");
+    assert_eq!(
+        h["values_us"].as_array().unwrap().len(),
+        h["counts"].as_array().unwrap().len()
+    );
     // lance's conflict retries, counted at the store: none for one writer.
     let retries = obj["conflict_retries_per_commit"].as_f64().unwrap();
     let puts = obj["io_total"]["conditional_put"].as_f64().unwrap();
@@ -355,7 +365,7 @@ fn check_record(r: &Value) {
             + integers.len()
             + strings.len()
             + nullable.len()
-            + 26
+            + 27
             + series
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"

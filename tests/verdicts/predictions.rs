@@ -6,6 +6,17 @@
 
 use crate::common::*;
 
+/// The requests the server counted since its counts were last taken (a conditional PUT is a
+/// PUT, counted among conditional_put too; the last two keys are bytes).
+pub fn requests_counted(server: &S3Server) -> f64 {
+    let c = server.take_counts();
+    IO_KEYS[..7]
+        .iter()
+        .filter(|k| **k != "conditional_put")
+        .map(|k| c[k].as_f64().unwrap())
+        .sum()
+}
+
 /// Continuous cells run 20 ms a request from the store predict their throughput 40 ms away
 /// within 15 % (`bench predict`), both variants (1,000 rows: each size takes its own
 /// golden and cells on both stores, and the model's terms are per request whatever the size).

@@ -121,6 +121,7 @@ impl ReadFigures {
             p90_latency_ms: l.p90,
             p99_latency_ms: l.p99,
             p999_latency_ms: l.p999,
+            latency_histogram: m.latencies.histogram(),
             min_latency_ms: l.min,
             max_latency_ms: l.max,
             io_per_op: io_known.then(|| m.io.per_op(l.count)).flatten(),
@@ -360,6 +361,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
     let (l, count, window_ms, own_ms, path, io) = ran(cell, m);
     Record {
         abandoned_landed: abandoned_landed(cell, m, &v),
+        latency_histogram: m.latencies.histogram(),
         build_digest: p.digest_shown(),
         variant: cell.variant(),
         operation: cell.operation,

@@ -705,6 +705,7 @@ mod tests {
                     p90_latency_ms: p50,
                     p99_latency_ms: p50 * 2.0,
                     p999_latency_ms: p50 * 2.0,
+                    latency_histogram: None,
                     min_latency_ms: 0.1,
                     max_latency_ms: p50 * 3.0,
                     io_per_op: None,

@@ -47,6 +47,11 @@ pub struct Record {
     // Fields added after the first release read as 0 / null from older records.
     #[serde(default)]
     pub p999_latency_ms: f64,
+    /// Every successful operation's latency as the HDR histogram holds it (3 significant
+    /// digits): a mixed cell's commits. Absent where none succeeded and in records written
+    /// before bench kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_histogram: Option<crate::stats::LatencyHistogram>,
     #[serde(default)]
     pub conflict_errors: u64,
     /// A cell of roles: failed operations whose entry was not there (another client removed
@@ -506,6 +511,9 @@ pub struct ReadFigures {
     pub p90_latency_ms: f64,
     pub p99_latency_ms: f64,
     pub p999_latency_ms: f64,
+    /// The reads' latencies as the HDR histogram holds them (as the record's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_histogram: Option<crate::stats::LatencyHistogram>,
     pub min_latency_ms: f64,
     pub max_latency_ms: f64,
     #[serde(default)]
@@ -653,6 +661,7 @@ pub(crate) mod tests {
             setup_ms: 5.0,
             commit_retries: 20,
             p999_latency_ms: 3.5,
+            latency_histogram: None,
             conflict_errors: 0,
             not_found_errors: None,
             other_errors: 0,

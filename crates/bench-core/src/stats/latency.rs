@@ -17,6 +17,15 @@ pub struct LatencySummary {
     pub max: f64,
 }
 
+/// The latency histogram of a run's successful operations, as its record keeps it (`latency_histogram`), so that any
+/// distribution can be drawn again: each distinct value the HDR histogram holds (in µs, the
+/// highest of its bucket: 3 significant digits) and how many operations took it.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct LatencyHistogram {
+    pub values_us: Vec<u64>,
+    pub counts: Vec<u64>,
+}
+
 /// Latencies of successful operations, recorded into an HDR histogram.
 #[derive(Debug, Clone)]
 pub struct Latencies {
@@ -63,6 +72,16 @@ impl Latencies {
         self.hist.len()
     }
 
+    /// The histogram's buckets that hold operations; `None` when none succeeded.
+    pub fn histogram(&self) -> Option<LatencyHistogram> {
+        (self.count() > 0).then(|| {
+            let (values_us, counts) = (self.hist.iter_recorded())
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .unzip();
+            LatencyHistogram { values_us, counts }
+        })
+    }
+
     /// Summarise; an empty set gives all zeros, as the reference reports.
     pub fn summary(&self) -> LatencySummary {
         let n = self.count();
@@ -98,6 +117,33 @@ pub fn throughput(ops: u64, window_ms: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kept histogram holds every operation once, at its value to 3 significant
+    /// digits, in order, so that its percentiles can be read again from it alone.
+    #[test]
+    fn the_kept_histogram_holds_every_operation_at_its_value() {
+        let data: Vec<f64> = (1..=1000).map(|i| f64::from(i) * 0.731).collect();
+        let l = record_all(&data);
+        let h = l.histogram().expect("operations");
+        assert_eq!(h.counts.iter().sum::<u64>(), 1000);
+        assert_eq!(h.values_us.len(), h.counts.len());
+        assert!(h.values_us.windows(2).all(|w| w[0] < w[1]));
+        // The 500th operation's value, read from the buckets, is the summary's p50.
+        let mut seen = 0;
+        let p50 = (h.values_us.iter().zip(&h.counts))
+            .find_map(|(v, c)| {
+                seen += c;
+                (seen >= 500).then_some(*v as f64 / 1000.0)
+            })
+            .unwrap();
+        assert!(
+            (p50 - l.summary().p50).abs() <= 0.001 * p50,
+            "{p50} vs {:?}",
+            l.summary()
+        );
+        assert!((p50 - 365.5).abs() <= 0.001 * 365.5, "{p50}");
+        assert_eq!(Latencies::default().histogram(), None);
+    }
 
     fn record_all(data: &[f64]) -> Latencies {
         let mut l = Latencies::default();

@@ -15,7 +15,7 @@ pub use crate::counts::{
 pub use inference::{
     ALPHA, RatioTest, Spread, mean_var, spread, t_critical, t_two_sided_p, welch_log,
 };
-pub use latency::{Latencies, LatencySummary, throughput};
+pub use latency::{Latencies, LatencyHistogram, LatencySummary, throughput};
 pub use paired::Unit;
 pub use summary::{extremes, latest_groups, median};
 pub use timeline::{TimeSeries, Timeline, percentile};
