@@ -21,15 +21,7 @@ fn ms(x: f64) -> String {
 
 /// A row count with its thousands apart (10,000).
 fn rows(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    crate::sweep::requests::group(n)
 }
 
 /// How many times `b` is `a`, as a reader says it.

@@ -75,7 +75,8 @@ pub fn describe(k: &Kinds) -> String {
     )
 }
 
-fn group(n: u64) -> String {
+/// A count with its thousands apart (1,234).
+pub fn group(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
