@@ -78,6 +78,25 @@ impl Provenance<'_> {
     fn digest_shown(&self) -> Option<String> {
         (self.digest).map(|d| d[..d.len().min(crate::plan::DIGEST_SHOWN)].to_string())
     }
+
+    /// `r` with where and what it was measured by: the plan, the run, the workers' build,
+    /// the host and the store.
+    fn stamp(self, r: Record) -> Record {
+        Record {
+            build_digest: self.digest_shown(),
+            plan: self.plan.to_string(),
+            arm: self.arm.map(str::to_string),
+            repetition: self.repetition,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            bench_version: self.versions.bench.clone(),
+            lance_version: self.versions.lance.clone(),
+            lance_revision: self.versions.lance_revision.clone(),
+            hostname: hostname(),
+            storage_scheme: self.storage_scheme.to_string(),
+            ..r
+        }
+    }
 }
 
 /// What the judges found of a run: verification, of its copy; the consistency checker, of
@@ -359,10 +378,10 @@ fn ran(cell: &Cell, m: &Measured) -> Ran {
 /// that borrow what a later one moves out (the verification's, the provenance's), first.
 pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -> Record {
     let (l, count, window_ms, own_ms, path, io) = ran(cell, m);
-    Record {
+    let prices = p.prices;
+    p.stamp(Record {
         abandoned_landed: abandoned_landed(cell, m, &v),
         latency_histogram: m.latencies.histogram(),
-        build_digest: p.digest_shown(),
         variant: cell.variant(),
         operation: cell.operation,
         concurrency: cell.mode.workers(),
@@ -378,17 +397,9 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         min_latency_ms: l.min,
         max_latency_ms: l.max,
         errors: m.errors(),
-        manifest_shard_count: 0,
         bench_tag: cell.id(),
         mode: cell.mode.kind(),
-        plan: p.plan.to_string(),
         cell_key: cell.key(),
-        started_at: p.started_at,
-        finished_at: p.finished_at,
-        bench_version: p.versions.bench.clone(),
-        lance_version: p.versions.lance.clone(),
-        hostname: hostname(),
-        storage_scheme: p.storage_scheme.to_string(),
         attempts: m.attempts,
         setup_ms: m.setup_ms,
         commit_retries: cell.commit_retries,
@@ -400,12 +411,11 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         first_other_error: m.first_other_error.clone(),
         warmup_operations: cell.warmup,
         warmup_committed: m.warmup_committed,
-        repetition: p.repetition,
         manifest_rows_before: v.rows_before,
         manifest_rows_after: v.rows_after,
         verified: v.error.is_none(),
         verify_error: v.error,
-        reads: reads(cell, m, window_ms, p.prices),
+        reads: reads(cell, m, window_ms, prices),
         throttled_errors: m.throttled,
         requests_resent: resent(&m.log),
         network_errors: m.network_errors,
@@ -421,7 +431,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_per_op: io_per_op(&io, count),
         io_total: io.ok,
         io_median_per_op: typical(cell, m),
-        cost: cost(&io, count, p.prices),
+        cost: cost(&io, count, prices),
         floor: floor(cell, m, &io, count, (path.map(|p| p.0), v.state_bytes)),
         conflict_retries_per_commit: conflict_retries(cell, m, &io),
         counts_unknown: io.why.clone(),
@@ -429,7 +439,6 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         open_ms: OpenMs::of(&m.open_ms),
         worker_rss_peak_kib: RssPeak::of(&m.rss_peak_kib),
         worker_cpu: m.cpu.as_ref().map(crate::sched::CpuUse::rounded),
-        arm: p.arm.map(str::to_string),
         variant_name: variant_name(cell),
         build: cell.build.as_ref().map(|b| b.name.clone()),
         properties: cell.properties.clone(),
@@ -441,7 +450,6 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         other_ms_per_op: path.map(|p| (own_ms - p.1).max(0.0)),
         store_wait_ms_by_kind: path.map(|_| per_op(&m.path_wait_by_kind, count)),
         local_requests: cell.s3_shaped.then(|| "s3".to_string()),
-        lance_revision: p.versions.lance_revision.clone(),
         stuck_readers: crate::stuck::of(&m.log),
         round_trips_by_kind: path.map(|_| per_op(&m.path_trips_by_kind, count)),
         fastest_request_ms: path.and(m.fastest_request_ms),
@@ -450,14 +458,14 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         series: series(cell, m),
         open_loop: OpenLoopFigures::of(cell, m),
         fixture: cell.golden.fixture,
-        roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms, p.prices)),
+        roles: (!cell.roles.is_empty()).then(|| roles(cell, m, window_ms, prices)),
         consistency: v.consistency,
         planted: m.planted.iter().cloned().collect(),
         draws: draws(cell),
         outcomes: crate::audit::Outcomes::of(&m.log),
-        storage: stored(cell, m, p.prices),
+        storage: stored(cell, m, prices),
         ..Default::default()
-    }
+    })
 }
 
 /// lance's own conflict retries per commit attempt, counted at the store: a commit of a

@@ -84,28 +84,24 @@ pub async fn ab(
     let (a, b) = (name(&arms[0]), name(&arms[1]));
     let mut answer = compare::comparison_as(&c, &a, &b, verdict.format);
     let state = sweep.state()?;
-    for note in super::precision::notes(&c, &state, pairs.until, pairs.budget) {
-        // A pull request comment is the comparison alone.
-        match verdict.format {
-            compare::Format::Text => answer.line(note),
-            compare::Format::Github | compare::Format::Json => answer.note(note),
-        }
-    }
+    let mut notes = super::precision::notes(&c, &state, pairs.until, pairs.budget);
     if sequential && !c.rows.is_empty() {
-        let note = "intervals are the stopping rule's: a cell looked at after each run has \
-                    its error spent over the looks (the k-th at 1 − 0.05·6/(π²k²)), so its \
-                    verdict errs at most 5 % however many runs it took (docs/ab.md)";
-        match verdict.format {
-            compare::Format::Text => answer.line(note),
-            compare::Format::Github | compare::Format::Json => answer.note(note.to_string()),
-        }
+        notes.push(
+            "intervals are the stopping rule's: a cell looked at after each run has its error \
+             spent over the looks (the k-th at 1 − 0.05·6/(π²k²)), so its verdict errs at most \
+             5 % however many runs it took (docs/ab.md)"
+                .to_string(),
+        );
     }
     if arms[0].digest == arms[1].digest {
-        let note = format!(
+        notes.push(format!(
             "A and B are the same file (digest {}): every difference between them is the \
              machine's, so a verdict of improved or regressed here is a false alarm",
             arms[0].short_digest()
-        );
+        ));
+    }
+    for note in notes {
+        // A pull request comment is the comparison alone.
         match verdict.format {
             compare::Format::Text => answer.line(note),
             compare::Format::Github | compare::Format::Json => answer.note(note),

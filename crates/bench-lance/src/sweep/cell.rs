@@ -241,13 +241,7 @@ pub(super) async fn run_one(
         cell, repetition, ..
     } = job;
     let (id, key) = (cell.id(), cell.key());
-    // A build rebuilt while the sweep runs is no longer the one its cells' keys name.
-    for arm in job.arms {
-        arm.unchanged(
-            &arm_label(arm, cell),
-            arm.name.is_some() || cell.build.is_some(),
-        )?;
-    }
+    builds_unchanged(&job)?;
     let began = std::time::Instant::now();
     let run_rel = format!("runs/{id}");
     // Opened anew for every run, as the workers are: credentials that changed since the
@@ -276,7 +270,7 @@ pub(super) async fn run_one(
             copy_golden(sweep, store, job.golden, &rels, first).await
         }
     };
-    let result = match copied {
+    let mut result = match copied {
         Err(reason) => {
             let _ = store.remove_prefix(&run_rel).await;
             return Ok(CellResult::Failed(reason));
@@ -292,12 +286,9 @@ pub(super) async fn run_one(
             };
             let started_at = now_utc_ms();
             let first = pace.as_ref().map(|(_, first)| *first);
-            let before = machine_before_workers(sweep);
-            let mut host = bench_core::sched::host();
-            host.load_start = bench_core::sched::load_average();
+            let before = Beside::now(sweep);
             let ran = watch_workers(sweep, &job, &roots, &names, pace, progress, interrupt).await;
-            let others = before.and_then(|b| b.others_now());
-            host.load_end = bench_core::sched::load_average();
+            let (others, host) = before.end();
             let run = Run {
                 sweep,
                 job: &job,
@@ -322,7 +313,6 @@ pub(super) async fn run_one(
              and the sweep's cleanup (run.cleanup) or its next run removes it"
         ));
     }
-    let mut result = result;
     if let CellResult::Recorded(records) = &mut result {
         // The run's whole time, copies, verification and removal included: what a budget
         // counts.
@@ -496,6 +486,44 @@ fn arm_label(arm: &Arm, cell: &Cell) -> String {
         (Some(n), _) => format!("arm {n}"),
         (None, Some(b)) => format!("build {}", b.name),
         (None, None) => "the bench binary".to_string(),
+    }
+}
+
+/// A build rebuilt while the sweep runs is no longer the one its cells' keys name.
+fn builds_unchanged(job: &Job<'_>) -> Result<(), BenchError> {
+    for arm in job.arms {
+        let named = arm.name.is_some() || job.cell.build.is_some();
+        arm.unchanged(&arm_label(arm, job.cell), named)?;
+    }
+    Ok(())
+}
+
+/// What ran beside a run's workers: the machine's CPU time and load average as they start,
+/// and at [`Beside::end`] the cores others kept busy and the machine with both loads.
+struct Beside {
+    machine: Option<bench_core::sched::Machine>,
+    host: bench_core::sched::Host,
+}
+
+impl Beside {
+    fn now(sweep: &Sweep) -> Beside {
+        let host = bench_core::sched::Host {
+            load_start: bench_core::sched::load_average(),
+            ..bench_core::sched::host()
+        };
+        Beside {
+            machine: machine_before_workers(sweep),
+            host,
+        }
+    }
+
+    fn end(self) -> (Option<f64>, bench_core::sched::Host) {
+        let others = self.machine.and_then(|b| b.others_now());
+        let host = bench_core::sched::Host {
+            load_end: bench_core::sched::load_average(),
+            ..self.host
+        };
+        (others, host)
     }
 }
 
