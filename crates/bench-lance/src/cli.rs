@@ -405,8 +405,8 @@ pub struct VerdictArgs {
           value_parser = parse_threshold)]
     pub threshold: f64,
     /// Exit with code 5 when any cell regressed: significantly beyond the threshold in
-    /// time, or in its exact counts (more requests, round trips or bytes per operation in
-    /// every run), as --gate says.
+    /// time, or in its exact counts (more requests or bytes per operation in every run;
+    /// round trips are timed, shown and not judged), as --gate says.
     #[arg(long)]
     pub fail_on_regression: bool,
     /// Exit with code 7 when no cell regressed but some cell's time was not judged: its
@@ -414,9 +414,9 @@ pub struct VerdictArgs {
     /// For a gate that passes only what it could judge.
     #[arg(long)]
     pub fail_on_undecided: bool,
-    /// Which verdicts --fail-on-regression exits on: `counts` (requests, round trips and
-    /// bytes per operation: exact, the same on any machine), `time` (throughput, p50, p99)
-    /// or `both`.
+    /// Which verdicts --fail-on-regression exits on: `counts` (requests and bytes per
+    /// operation: exact, the same on any machine; round trips are shown, not judged),
+    /// `time` (throughput, p50, p99) or `both`.
     #[arg(long, value_enum, default_value_t = GateArg::Both)]
     pub gate: GateArg,
     /// How the comparison is printed: `text`; `github`: Markdown for a pull request

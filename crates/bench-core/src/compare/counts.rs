@@ -50,7 +50,7 @@ impl Unit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Moved {
     Same,
-    /// More requests, round trips or bytes in every run of B: worse.
+    /// More requests or bytes in every run of B: worse (round trips move too, unjudged).
     More,
     /// Fewer in every run of B: better.
     Fewer,

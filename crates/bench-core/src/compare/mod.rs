@@ -351,7 +351,7 @@ impl Comparison {
         undecided.len()
     }
 
-    /// Cells with more requests, round trips or bytes per operation in every run of B.
+    /// Cells with more requests or bytes per operation in every run of B.
     pub fn count_regressions(&self) -> usize {
         self.counts.iter().filter(|c| c.regressed()).count()
     }
