@@ -42,6 +42,9 @@ fn of_mode<'a, 'b>(cells: &'b [CellRecords<'a>], mode: ModeKind) -> Vec<&'b Cell
         .collect()
 }
 
+/// Fewer repetitions than this give a cell no interval worth the name.
+const FIRM_REPETITIONS: usize = 3;
+
 /// Fewer operations than this make a median that moves with one of them.
 const FIRM_MEDIAN: u64 = 20;
 
@@ -184,7 +187,25 @@ pub fn paragraph(cells: &[CellRecords<'_>]) -> String {
         ),
         false => String::new(),
     };
-    format!("**What it shows.** {}{rough}\n\n", sentences.join(" "))
+    // Separate runs of one cell differ by tens of percent on a shared machine: without
+    // repetitions, a ratio in these sentences may be that alone.
+    let reps = (cont.iter().chain(&conc))
+        .map(|c| c.reps.len())
+        .min()
+        .unwrap_or(0);
+    let noise = match reps < FIRM_REPETITIONS {
+        true => format!(
+            " Each cell ran {}: two runs of one cell can differ by tens of percent, so a \
+             difference smaller than that may be noise (`run.repetitions = 5` gives each \
+             figure an interval).",
+            crate::plan::count(reps as u64, "time", "times")
+        ),
+        false => String::new(),
+    };
+    format!(
+        "**What it shows.** {}{rough}{noise}\n\n",
+        sentences.join(" ")
+    )
 }
 
 #[cfg(test)]
@@ -236,6 +257,24 @@ mod tests {
             "{p}"
         );
         assert!(p.contains("as few as 10 operations a cell"), "{p}");
+        assert!(
+            p.contains("Each cell ran 1 time: two runs of one cell"),
+            "{p}"
+        );
+        // With repetitions, no such warning.
+        let mut five = Vec::new();
+        for rep in 1..=5 {
+            for r in &recs {
+                let mut r = r.clone();
+                (r.repetition, r.total_operations) = (rep, 100);
+                five.push(r);
+            }
+        }
+        let p = paragraph(&cells(&five));
+        assert!(
+            !p.contains("may be noise") && !p.contains("read them as rough"),
+            "{p}"
+        );
         // One cell alone says nothing comparable.
         assert_eq!(paragraph(&cells(&recs[..1])), "");
     }
