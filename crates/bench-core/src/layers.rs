@@ -27,16 +27,117 @@ struct Import {
     path: String,
 }
 
-/// The code of a file without its comments and its `#[cfg(test)]` items.
+/// The code of a file with its comments removed and its string and character literals
+/// emptied (`"…"` becomes `""`), lines kept: what is left is code alone, so a `//` or a
+/// brace inside a string says nothing.
+fn code_alone(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if chars[i] == '\n' {
+                        out.push('\n');
+                    }
+                    i += 1;
+                }
+            }
+        } else if c == 'r'
+            && matches!(next, Some('"') | Some('#'))
+            && !i
+                .checked_sub(1)
+                .is_some_and(|b| chars[b].is_alphanumeric() || chars[b] == '_')
+        {
+            // A raw string: r"…", r#"…"#, as many hashes closing as opening.
+            let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
+            if chars.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            i += 2 + hashes;
+            while i < chars.len() {
+                let closing = chars.get(i + 1..i + 1 + hashes);
+                if chars[i] == '"' && closing.is_some_and(|h| h.iter().all(|&c| c == '#')) {
+                    i += 1 + hashes;
+                    break;
+                }
+                if chars[i] == '\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            out.push_str("\"\"");
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\n' {
+                    out.push('\n');
+                }
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' && (next == Some('\\') || chars.get(i + 2) == Some(&'\'')) {
+            // A character literal ('x', '\n', '\u{7f}'), not a lifetime ('a).
+            i += 1;
+            while i < chars.len() && chars[i] != '\'' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("' '");
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether an attribute line compiles what follows for tests alone: `#[cfg(test)]` or
+/// `#[cfg(all(test, …))]`, never `#[cfg(not(test))]` (production code).
+fn test_only(attribute: &str) -> bool {
+    let Some(predicate) = attribute
+        .strip_prefix("#[cfg(")
+        .and_then(|p| p.strip_suffix(")]"))
+    else {
+        return false;
+    };
+    let predicate = predicate.trim();
+    predicate == "test"
+        || predicate
+            .strip_prefix("all(")
+            .and_then(|p| p.strip_suffix(')'))
+            .is_some_and(|p| p.split(',').any(|part| part.trim() == "test"))
+}
+
+/// The code of a file without its comments, its literals' contents and its test-only items.
 fn production(text: &str) -> String {
     let mut out = String::new();
     let mut skipping = false;
     let mut depth = 0i64;
     let mut opened = false;
-    for raw in text.lines() {
-        let line = raw.split("//").next().unwrap_or("");
+    for line in code_alone(text).lines() {
         let trimmed = line.trim();
-        if !skipping && trimmed.starts_with("#[cfg(") && trimmed.contains("test") {
+        if !skipping && test_only(trimmed) {
             skipping = true;
             depth = 0;
             opened = false;
@@ -83,7 +184,7 @@ fn module_of(relative: &Path) -> Vec<String> {
 fn sources(root: &Path) -> Vec<Source> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<Source>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .expect("bench-core's src is readable")
+            .expect("a crate's src is readable")
             .map(|e| e.expect("an entry of src").path())
             .collect();
         entries.sort();
@@ -296,14 +397,14 @@ fn imports(sources: &[Source]) -> Vec<Import> {
     out
 }
 
-/// The layers docs/architecture.md writes for bench-core, top first: each its name and the
-/// top-level modules in it (the backticked names of its modules' cell, what stands in
-/// parentheses left out).
-fn layers(doc: &str) -> Vec<(String, Vec<String>)> {
+/// The layers docs/architecture.md writes for a crate (the table after its bold name, as
+/// `**bench-core**`), top first: each its name and the top-level modules in it (the
+/// backticked names of its modules' cell, what stands in parentheses left out).
+fn layers(doc: &str, krate: &str) -> Vec<(String, Vec<String>)> {
     let table = doc
-        .split("**bench-core**")
+        .split(&format!("**{krate}**"))
         .nth(1)
-        .expect("docs/architecture.md has the layers of **bench-core**");
+        .unwrap_or_else(|| panic!("docs/architecture.md has the layers of **{krate}**"));
     let mut out = Vec::new();
     for line in table.lines().skip_while(|l| !l.starts_with('|')) {
         if !line.starts_with('|') {
@@ -462,9 +563,11 @@ fn circle(edges: &[(String, String, String)]) -> Option<Vec<String>> {
 mod tests {
     use super::*;
 
-    fn here() -> (Vec<Source>, String, Vec<String>) {
+    /// A crate's sources (bench-core, or bench-lance beside it, read as text), the
+    /// architecture doc, and the crate's top-level modules.
+    fn here(krate: &str) -> (Vec<Source>, String, Vec<String>) {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let sources = sources(&root.join("src"));
+        let sources = sources(&root.join("..").join(krate).join("src"));
         let doc = std::fs::read_to_string(root.join("../../docs/architecture.md"))
             .expect("docs/architecture.md");
         let tops = (sources.iter())
@@ -478,23 +581,29 @@ mod tests {
 
     #[test]
     fn every_import_runs_down_the_layers_of_docs_architecture() {
-        let (sources, doc, tops) = here();
-        let layers = layers(&doc);
-        assert!(layers.len() >= 5, "the layers read: {layers:?}");
-        let imports = imports(&sources);
-        assert!(imports.len() > 50, "the imports read: {}", imports.len());
-        let breaches = breaches(&imports, &layers, &tops);
-        assert!(
-            breaches.is_empty(),
-            "bench-core's imports break its layers (docs/architecture.md):\n{}",
-            breaches.join("\n")
-        );
+        for krate in ["bench-core", "bench-lance"] {
+            let (sources, doc, tops) = here(krate);
+            let layers = layers(&doc, krate);
+            assert!(layers.len() >= 5, "{krate}'s layers read: {layers:?}");
+            let imports = imports(&sources);
+            assert!(
+                imports.len() > 50,
+                "{krate}'s imports read: {}",
+                imports.len()
+            );
+            let breaches = breaches(&imports, &layers, &tops);
+            assert!(
+                breaches.is_empty(),
+                "{krate}'s imports break its layers (docs/architecture.md):\n{}",
+                breaches.join("\n")
+            );
+        }
     }
 
     #[test]
     fn a_planted_import_back_up_or_circle_is_named() {
-        let (mut sources, doc, tops) = here();
-        let layers = layers(&doc);
+        let (mut sources, doc, tops) = here("bench-core");
+        let layers = layers(&doc, "bench-core");
         // The lowest layer's first module imports the highest layer's first module.
         let low = &layers.last().unwrap().1[0];
         let high = &layers[0].1[0];
@@ -527,9 +636,9 @@ mod tests {
 
     #[test]
     fn a_module_in_no_layer_is_named() {
-        let (sources, doc, mut tops) = here();
+        let (sources, doc, mut tops) = here("bench-lance");
         tops.push("unplaced".into());
-        let breaches = breaches(&imports(&sources), &layers(&doc), &tops);
+        let breaches = breaches(&imports(&sources), &layers(&doc, "bench-lance"), &tops);
         assert_eq!(
             breaches
                 .iter()
@@ -553,5 +662,23 @@ mod tests {
         read.sort();
         read.dedup();
         assert_eq!(read, ["crate::a::B", "crate::e::f"]);
+    }
+
+    #[test]
+    fn strings_comments_and_production_only_code_are_read_as_what_they_are() {
+        // A `//` or a path inside a string is no comment and no import; production code
+        // under `#[cfg(not(test))]` is read; a block comment hides its path.
+        let code = production(
+            "fn f() { let u = \"http://x/crate::s::T\"; crate::a::f(); }\n\
+             /* crate::b::G */ const C: char = '\"';\n\
+             #[cfg(not(test))]\nfn g() { crate::c::h(); }\n\
+             #[cfg(all(test, unix))]\nfn t() { crate::d::i(); }\n\
+             fn r() -> &'static str { r#\"crate::e::\"J\"# }\nuse crate::k::L;\n",
+        );
+        let mut read = paths(&code);
+        read.sort();
+        read.dedup();
+        assert_eq!(read, ["crate::a::f", "crate::c::h", "crate::k::L"]);
+        assert!(test_only("#[cfg(test)]") && !test_only("#[cfg(not(test))]"));
     }
 }

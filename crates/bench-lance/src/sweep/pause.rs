@@ -15,7 +15,6 @@ use bench_core::plan::{Operation, Retention};
 use bench_core::protocol::{ENV_PREFIX, WorkerArgs};
 use tokio::sync::watch;
 
-use super::workers::{Ran, told_at_end};
 use crate::catalog::cleanup::Maintenance;
 use crate::coordinator::{self, CellRun, Outcome};
 use crate::measured::Measured;
@@ -64,32 +63,16 @@ pub(super) fn others(cell: &Cell, runs: &[CellRun<'_>]) -> Vec<Other> {
         .collect()
 }
 
-/// The run of `workers`, with each copy's other client run while the store holds the
-/// copy's worker (its operations joined to the copy's log), and the worker resumed after.
-pub(super) async fn around(
-    others: Vec<Other>,
+/// What ran beside each copy's held worker, while `finished` says the workers have not
+/// ended: each copy's account and its other client's run (`None`: the worker was never
+/// held).
+pub(super) async fn beside(
+    others: &[Other],
+    finished: watch::Receiver<bool>,
     interrupt: &watch::Receiver<bool>,
-    workers: impl std::future::Future<Output = Ran>,
-) -> Ran {
-    if others.is_empty() {
-        return workers.await;
-    }
-    let (workers, finished) = told_at_end(workers);
+) -> Vec<Option<(WhilePaused, Option<Measured>)>> {
     let sides = (others.iter()).map(|o| while_paused(o, finished.clone(), interrupt.clone()));
-    let (mut ran, sides) = tokio::join!(workers, futures::future::join_all(sides));
-    if let Ran::Measured(m, _) = &mut ran {
-        for (arm, side) in m.iter_mut().zip(sides) {
-            let Some((account, other)) = side else {
-                continue;
-            };
-            if let Some(other) = other {
-                arm.log.extend(other.log);
-                arm.clocks.extend(other.clocks);
-            }
-            arm.while_paused = Some(account);
-        }
-    }
-    ran
+    futures::future::join_all(sides).await
 }
 
 /// Once the store holds `o`'s worker: the other client's operations and the cleanup, then

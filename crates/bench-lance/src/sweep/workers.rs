@@ -242,7 +242,7 @@ pub(super) async fn watch_workers(
         let workers = run_workers(runs, pace, timeout, &watched, &mut stopped);
         (with_servers(&mut servers, interrupt, &stop, workers).await).unwrap_or_else(Ran::Failed)
     };
-    let workers = super::pause::around(others, &interrupt_seen, workers);
+    let workers = paused(others, &interrupt_seen, workers);
     let workers = nemesis(cell, roots, &watched.released, workers);
     let ran = sampled(cell, roots, &watched.released, workers).await;
     watched.clear();
@@ -251,7 +251,7 @@ pub(super) async fn watch_workers(
 }
 
 /// `workers`, and a receiver told when they have ended: for what runs beside them.
-pub(super) fn told_at_end(
+fn told_at_end(
     workers: impl std::future::Future<Output = Ran>,
 ) -> (
     impl std::future::Future<Output = Ran>,
@@ -264,6 +264,35 @@ pub(super) fn told_at_end(
         ran
     };
     (run, finished)
+}
+
+/// The run of `workers`, with each copy's other client run while the store holds the
+/// copy's worker (a campaign's `pause` point: its operations joined to the copy's log), and
+/// the worker resumed after.
+async fn paused(
+    others: Vec<super::pause::Other>,
+    interrupt: &watch::Receiver<bool>,
+    workers: impl std::future::Future<Output = Ran>,
+) -> Ran {
+    if others.is_empty() {
+        return workers.await;
+    }
+    let (workers, finished) = told_at_end(workers);
+    let sides = super::pause::beside(&others, finished, interrupt);
+    let (mut ran, sides) = tokio::join!(workers, sides);
+    if let Ran::Measured(m, _) = &mut ran {
+        for (arm, side) in m.iter_mut().zip(sides) {
+            let Some((account, other)) = side else {
+                continue;
+            };
+            if let Some(other) = other {
+                arm.log.extend(other.log);
+                arm.clocks.extend(other.clocks);
+            }
+            arm.while_paused = Some(account);
+        }
+    }
+    ran
 }
 
 /// The run of `workers`, with what `__manifest` stored listed while one copy's workers ran
