@@ -428,9 +428,11 @@ impl Checker {
             return;
         }
         if self.lagged.insert(key) {
-            self.lags.push(ms(since(ack_us, span, &self.paused)[1]));
-            let low =
-                (self.missed.get(&key)).map_or(0, |&(_, t)| since(ack_us, [t, t], &self.paused)[0]);
+            self.lags
+                .push(ms(since(ack_us, span, self.margin_us, &self.paused)[1]));
+            let margin = self.margin_us;
+            let low = (self.missed.get(&key))
+                .map_or(0, |&(_, t)| since(ack_us, [t, t], margin, &self.paused)[0]);
             self.lows.push(ms(low));
         }
     }
@@ -576,17 +578,22 @@ fn reads(history: &[Op]) -> Vec<(&Op, Read<'_>)> {
 /// How long after an acknowledgement at `ack_us` a read over `span` (its start and end, µs)
 /// took the state it served: at least to its start, at most to its end, since the state
 /// may have been read at any moment between (each without the time the clients were
-/// `paused`). A read that missed the commit bounds its lag below by the first, one that
-/// showed it above by the second; a stale read's figures of how long the version it missed
-/// had been acknowledged are the pair. Every lag bench gives comes from here.
-pub fn since(ack_us: u64, span: [u64; 2], paused: &[[u64; 2]]) -> [u64; 2] {
+/// `paused`), and each widened by `margin_us`, how far the clocks of the acknowledgement and
+/// the read may disagree (0 on one host's clock; on several hosts, their offsets' bounds).
+/// A read that missed the commit bounds its lag below by the first, one that showed it
+/// above by the second; a stale read's figures of how long the version it missed had been
+/// acknowledged are the pair. Every lag bench gives comes from here.
+pub fn since(ack_us: u64, span: [u64; 2], margin_us: u64, paused: &[[u64; 2]]) -> [u64; 2] {
     let ran = |to_us: u64| {
         let off: u64 = (paused.iter())
             .map(|&[a, b]| b.min(to_us).saturating_sub(a.max(ack_us)))
             .sum();
         to_us.saturating_sub(ack_us).saturating_sub(off)
     };
-    [ran(span[0]), ran(span[1])]
+    [
+        ran(span[0]).saturating_sub(margin_us),
+        ran(span[1]) + margin_us,
+    ]
 }
 
 /// Check a history (in any order). `t0_us`: the time the findings' times are told from
@@ -715,7 +722,7 @@ fn held(
     // Each held to the rule of a stale read: its last miss began past the clocks' margin.
     let unseen: Vec<u64> = (k.missed.iter())
         .filter(|&(key, &(ack, t))| !k.lagged.contains(key) && t > ack + k.margin_us)
-        .map(|(_, &(ack, t))| since(ack, [t, t], &k.paused)[0])
+        .map(|(_, &(ack, t))| since(ack, [t, t], k.margin_us, &k.paused)[0])
         .collect();
     let mut c = k.c;
     c.stale_rate = match c.reads {
@@ -969,14 +976,19 @@ mod tests {
         // A read from 12 to 19 ms that missed it first: at least 2 ms.
         let mut miss = listed(1, 12, &[(0, 0)], &[]);
         miss.end_us = 19_000;
-        let c = check(&[created(0, 0, 10), miss, show], 0, 0);
+        let c = check(&[created(0, 0, 10), miss.clone(), show.clone()], 0, 0);
         assert_eq!((c.lag_low_max_ms, c.lag_max_ms), (Some(2.0), Some(100.0)));
         // The one function both checkers take their bounds from, less a pause.
-        assert_eq!(since(10_000, [12_000, 110_000], &[]), [2_000, 100_000]);
+        assert_eq!(since(10_000, [12_000, 110_000], 0, &[]), [2_000, 100_000]);
         assert_eq!(
-            since(10_000, [12_000, 110_000], &[[50_000, 60_000]]),
+            since(10_000, [12_000, 110_000], 0, &[[50_000, 60_000]]),
             [2_000, 90_000]
         );
+        // On several hosts, each bound widened by how far their clocks may disagree.
+        assert_eq!(since(10_000, [12_000, 110_000], 1_500, &[]), [500, 101_500]);
+        assert_eq!(since(10_000, [11_000, 11_000], 1_500, &[])[0], 0);
+        let c = check(&[created(0, 0, 10), miss, show], 0, 1_500);
+        assert_eq!((c.lag_low_max_ms, c.lag_max_ms), (Some(0.5), Some(101.5)));
     }
 
     /// A listing that lists an entry twice is an anomaly of its own, named.

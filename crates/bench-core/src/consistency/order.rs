@@ -504,7 +504,7 @@ fn stale(
             i -= i & i.wrapping_neg();
         }
         let Some(m) = missed else { continue };
-        let [low, high] = super::since(m.op.end_us, [op.start_us, op.end_us], paused)
+        let [low, high] = super::since(m.op.end_us, [op.start_us, op.end_us], margin_us, paused)
             .map(|us| us as f64 / 1000.0);
         st.count += 1;
         st.versions_behind_max = st.versions_behind_max.max(t.v - hi);

@@ -151,8 +151,13 @@ fn stale(h: &[Op], known: &[(&Op, u64)], margin: u64, paused: &[[u64; 2]]) -> St
             .filter(|(_, v)| *v > hi)
             .min_by_key(|(a, _)| a.end_us)
             .expect("the top one at least");
-        let [low, high] = since(missed.0.end_us, [read.start_us, read.end_us], paused)
-            .map(|us| us as f64 / 1000.0);
+        let [low, high] = since(
+            missed.0.end_us,
+            [read.start_us, read.end_us],
+            margin,
+            paused,
+        )
+        .map(|us| us as f64 / 1000.0);
         st.count += 1;
         st.versions_behind_max = st.versions_behind_max.max(top - hi);
         st.lag_low_max_ms = st.lag_low_max_ms.max(low);
