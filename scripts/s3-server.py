@@ -38,6 +38,9 @@ A network store, on demand (each a fraction of requests, or milliseconds):
                       publishes a table version with), or any
   --lose-reply-under TEXT  only requests whose key contains TEXT (e.g. /runs/: a sweep's
                       cells, not its goldens) are counted and lose their reply
+  --slow-down-after-lost-reply N  after each reply lost so, the next N reads (HEAD, GET) of
+                      its key are answered 503 SlowDown: the client's look-up of whether its
+                      write landed meets a burst, as S3's throttling of a hot key gives one
   --fail-after-apply-every N  every N-th request of --lose-reply-of (under --lose-reply-under)
                       is applied at the store, then answered 500 InternalError; every resend
                       of it (the same method and key) is answered 500 too, unapplied: an
@@ -67,7 +70,8 @@ switched on met first). The kinds:
                     send (the client's look-up of whether its write landed), then served
   fail-after-apply  applied, then 500 InternalError; its next 15 resends 500, unapplied
                     (past the client's budget: 16 sends), then served
-  delay             applied, its reply held 35 s (past object_store's default timeout, 30 s)
+  delay             applied, its reply held --delay-secs (35 s: past object_store's default
+                    timeout, 30 s; a client given a shorter `timeout` meets it sooner)
   head-no-length    a HEAD answered with Content-Length: 0 (a request that is no HEAD: none)
   kill-before       PID sent SIGKILL when it arrives, the request not applied
   kill-after        the request applied, then PID sent SIGKILL, the reply never sent
@@ -147,6 +151,11 @@ parser.add_argument("--lose-reply-of", default="conditional_put",
 parser.add_argument("--lose-reply-under", metavar="TEXT", default=None,
                     help="only requests whose key contains TEXT lose their reply (and count "
                     "towards --lose-reply-every)")
+parser.add_argument("--slow-down-after-lost-reply", type=int, default=0, metavar="N",
+                    help="after a reply lost by --lose-reply-every/--lose-reply-rate, answer "
+                    "the next N reads (HEAD, GET) of that key 503 SlowDown: the client's "
+                    "look-up of whether its write landed meets a burst (16: one request's "
+                    "every send, object_store's 3 retries each resent 3 times by lance)")
 parser.add_argument("--fail-after-apply-every", type=int, default=0, metavar="N",
                     help="every N-th request of --lose-reply-of (under --lose-reply-under) is "
                     "applied, then answered 500; its resends (same method and key) are "
@@ -154,6 +163,9 @@ parser.add_argument("--fail-after-apply-every", type=int, default=0, metavar="N"
 parser.add_argument("--head-no-length", metavar="TEXT", default=None,
                     help="a HEAD of a key that contains TEXT is answered with Content-Length: 0 "
                     "(the object's length dropped)")
+parser.add_argument("--delay-secs", type=float, default=35.0,
+                    help="how long the `delay` fault holds a reply (default 35: past "
+                    "object_store's default timeout, 30 s)")
 parser.add_argument("--seed", type=int, default=None,
                     help="seed of the faults' random sequence (default: random)")
 parser.add_argument("--upstream", metavar="URL", default=None,
@@ -348,6 +360,22 @@ def loses_reply(kinds, path):
         return _rng.random() < args.lose_reply_rate
 
 
+# Keys whose reply was lost, and how many of their reads are still answered 503
+# (--slow-down-after-lost-reply).
+_slow_after = {}
+
+
+def slowed_after_lost_reply(method, path):
+    """Whether this read meets the burst that follows its key's lost reply."""
+    if method not in ("HEAD", "GET"):
+        return False
+    with _counts_lock:
+        due = _slow_after.get(path, 0)
+        if due > 0:
+            _slow_after[path] = due - 1
+        return due > 0
+
+
 _fail_seen = 0
 # (method, key) of each request applied and answered 500: its resends are answered 500 too.
 _failing = set()
@@ -382,7 +410,7 @@ WINDOW_REQUESTS = 20
 # The client's resends of one request: object_store's 3 retries, each round resent 3 times
 # more by lance's throttling layer (16 sends in all).
 RESENDS = 15
-DELAY_SECS = 35.0
+DELAY_SECS = args.delay_secs
 # The longest a paused client is held if nothing resumes it.
 PAUSE_MAX_SECS = 120.0
 _armed = {}
@@ -736,7 +764,8 @@ class NetworkStore:
         if roll_reset < args.reset_rate:
             count(reset=1)
             reset(environ)
-        if roll_throttle < args.throttle_rate:
+        slowed = slowed_after_lost_reply(environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""))
+        if roll_throttle < args.throttle_rate or slowed:
             count(throttled=1)
             start_response(
                 "503 Slow Down",
@@ -791,6 +820,9 @@ class NetworkStore:
             # Applied at the store, then the connection reset: the client never hears of it.
             self.unheard(environ)
             count(lost_reply=1)
+            if args.slow_down_after_lost_reply:
+                with _counts_lock:
+                    _slow_after[environ.get("PATH_INFO", "")] = args.slow_down_after_lost_reply
             reset(environ)
         body = self.app(environ, answered)
         return Counted(body) if kinds == ["get"] else body

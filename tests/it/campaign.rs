@@ -14,8 +14,8 @@ fn point(r: &serde_json::Value) -> String {
     r["fault"]["point"].as_str().unwrap_or_default().to_string()
 }
 
-/// Every point ran and was recorded with what the store saw: the trace's requests, each
-/// fault on exactly the request at its position, and the worker killed where the fault kills
+/// Every point ran (two at a time) and was recorded with what the store saw: the trace's
+/// requests, each fault on exactly the request at its position, and the worker killed where the fault kills
 /// (its operation then unknown and looked up). The matrix marks every point, and the exit
 /// code says whether any point is red.
 #[test]
@@ -31,6 +31,20 @@ fn a_campaign_runs_every_point_on_its_own_copy_and_draws_the_matrix() {
         .collect();
     want.sort();
     assert_eq!(points, want, "{}", stderr(&o));
+
+    // Points run two at a time (`campaign.parallel`'s default), each on its own copy: some
+    // two points' runs overlap.
+    let span = |r: &serde_json::Value| {
+        let at = |k: &str| r[k].as_str().unwrap().to_string();
+        (at("started_at"), at("finished_at"))
+    };
+    let overlap = records.iter().enumerate().any(|(i, a)| {
+        records[i + 1..].iter().any(|b| {
+            let ((s1, e1), (s2, e2)) = (span(a), span(b));
+            s1 < e2 && s2 < e1
+        })
+    });
+    assert!(overlap, "{records:?}");
 
     let trace = records.iter().find(|r| point(r) == "trace").unwrap();
     let requests = trace["fault"]["requests"].as_array().unwrap();
@@ -130,6 +144,52 @@ fn a_campaign_off_s3_fails_its_points_naming_the_fix() {
     assert!(text.contains("--root s3://"), "{text}");
     assert!(!out.join("campaign.md").exists());
     assert!(!out.join("results.jsonl").exists(), "nothing ran");
+}
+
+/// The `delay` kind: the store applies the request and holds its reply past the client's
+/// timeout (a store holding 3 s, a client given `timeout = 1s`, where the defaults are 35 s
+/// and 30 s). The client gives up waiting and sends the request again before the reply comes:
+/// the store sees the same request next. Each point is judged like any other.
+#[test]
+fn a_reply_held_past_the_client_s_timeout_is_sent_again_and_the_point_judged() {
+    let server = S3Server::start(&["--delay-secs", "3"]);
+    let plan = "name = 'delay'\n[matrix]\nsizes = [10]\ninline = [false]\n\
+                [continuous]\noperations = 2\n[run]\nrepetitions = 1\n\
+                [campaign]\nfaults = ['delay']\nrequests = 2\n";
+    let (_dir, plan, out) = plan_dir(plan);
+    let mut args = server.args("s3://bench/delay");
+    args.extend(["--storage-option".to_string(), "timeout=1s".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_with(bench_s3(), &plan, &out, &args);
+    let records = lines(&out.join("results.jsonl"));
+    let mut points: Vec<String> = records.iter().map(point).collect();
+    points.sort();
+    assert_eq!(points, ["delay@1", "delay@2", "trace"], "{}", stderr(&o));
+    for r in records.iter().filter(|r| point(r) != "trace") {
+        let f = &r["fault"];
+        let at = f["fired_at"].as_u64().expect("the fault fired") as usize;
+        let requests = f["requests"].as_array().unwrap();
+        let (held, next) = (&requests[at - 1], &requests[at]);
+        assert_eq!(held["fault"], "delay", "{r}");
+        assert_eq!(
+            (&next["method"], &next["key"]),
+            (&held["method"], &held["key"]),
+            "the client sent the held request again: {r}"
+        );
+        assert!(next["fault"].is_null(), "{r}");
+        assert!(f["new_client"] == "ok" || f["finding"].is_string(), "{r}");
+        if r["verified"] != true {
+            assert!(
+                f["finding"].is_string(),
+                "an unverified point is a finding: {r}"
+            );
+        }
+    }
+    let matrix = std::fs::read_to_string(out.join("campaign.md")).unwrap();
+    assert!(
+        matrix.contains("| delay |") && matrix.contains("3 points"),
+        "{matrix}"
+    );
 }
 
 /// A mixed cell with two windows of the store's faults on its timeline (`[[nemesis]]`):

@@ -160,8 +160,8 @@ fn a_lost_reply_checked_by_heads_without_length_loses_a_landed_commit() {
 /// absent), lance wrote the version the cleanup removed and answered success: LOST, the
 /// witness naming the write and the load it was found under. Held elsewhere, nothing is
 /// lost (a worker whose handle's files the cleanup removed may be STUCK: the cleanup gap).
-/// Each point's history holds both clients, and `bench check` and adya read it alike.
-/// The campaign exits 3.
+/// Each point's history holds both clients and a later client's listing, and `bench check`
+/// and adya read it alike: a lost write is an anomaly to both. The campaign exits 3.
 #[test]
 fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
     let text = std::fs::read_to_string(repo_file("plans/paused-writer.toml")).unwrap();
@@ -178,6 +178,12 @@ fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
         assert_eq!(b.0, a.0, "bench check:\n{}\nadya:\n{}", b.1, a.1);
         let (_, found) = check_json(&folder);
         assert_eq!(found[0]["outcomes"], r["outcomes"], "{r}");
+        // A client's listing after the run is in the history: a write acknowledged and
+        // lost is an anomaly to both judges, from the history alone.
+        let lost = (r["fault"]["finding"].as_str()).is_some_and(|f| f.starts_with("LOST: "));
+        if lost {
+            assert_eq!(b.0, 1, "bench check sees the lost write:\n{}", b.1);
+        }
         if r["fault"]["while_paused"].is_object() {
             let text = std::fs::read_to_string(folder.join("history.jsonl")).unwrap();
             assert!(text.contains("\"process\":1"), "the other client: {text}");

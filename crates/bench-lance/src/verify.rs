@@ -46,6 +46,81 @@ pub async fn new_client_writes(root: &str, cell: &crate::plan::Cell) -> String {
     }
 }
 
+/// A client opened on the copy at `root` after its run (a campaign's point) lists each
+/// namespace the log's creations went to, once: one more client's listings, logged as a
+/// worker's would be (its creations seen of this run's `mark`). The history then holds what
+/// a later reader finds, so its judges (bench's checker, Elle's, adya) see a write that was
+/// acknowledged and is gone as verification sees it. A listing that fails is logged failed.
+pub async fn final_reads(root: &str, cell: &crate::plan::Cell, log: &[Op], mark: &str) -> Vec<Op> {
+    use crate::plan::{Entry, Names, Operation};
+    use bench_core::oplog::{Attempt, ErrorClass, Observed, Outcome, parent, seen};
+    let client = log.iter().map(|o| o.client + 1).max().unwrap_or(0);
+    let lists: std::collections::BTreeSet<(String, bool)> = (log.iter())
+        .filter_map(|o| match o.operation.describe().names {
+            Names::Creates(kind, _) => Some((
+                parent(o.attempt.entry.as_deref()?).to_string(),
+                kind == Entry::Table,
+            )),
+            _ => None,
+        })
+        .collect();
+    let cfg = catalog::CatalogConfig {
+        root: root.to_string(),
+        inline: cell.golden.inline,
+        commit_retries: cell.commit_retries,
+        storage: cell.storage.clone(),
+        properties: cell.properties.clone(),
+    };
+    let mut reads = Vec::new();
+    for (i, (namespace, tables)) in lists.into_iter().enumerate() {
+        let (start, start_us) = (std::time::Instant::now(), crate::host_clock::monotonic_us());
+        let listed = catalog::entries_in(&cfg, tables, &namespace).await;
+        let mut attempt = Attempt::new(i as u64, start.elapsed().as_secs_f64() * 1000.0);
+        attempt.at_us = Some([start_us, crate::host_clock::monotonic_us()]);
+        attempt.entry = Some(namespace);
+        // Not the cell's operation.
+        attempt.read = true;
+        let (outcome, observed) = match listed {
+            Ok(names) => {
+                let mut once = std::collections::HashSet::new();
+                let twice = (names.iter())
+                    .filter(|n| !once.insert(*n))
+                    .cloned()
+                    .collect();
+                let seen = seen(&names, mark);
+                let pages = Vec::new();
+                (
+                    Outcome::Ok,
+                    Observed::Listed {
+                        seen,
+                        gone: None,
+                        twice,
+                        pages,
+                    },
+                )
+            }
+            Err(e) => {
+                attempt.class = Some(ErrorClass::Other);
+                attempt.err = Some(bench_core::redact::without_source_places(&e.to_string()));
+                (Outcome::Failed, Observed::Nothing)
+            }
+        };
+        reads.push(Op {
+            client,
+            role: None,
+            operation: match tables {
+                true => Operation::ListTables { cold: true },
+                false => Operation::ListNamespaces { cold: true },
+            },
+            attempt,
+            outcome,
+            observed,
+            landed: None,
+        });
+    }
+    reads
+}
+
 /// The bytes of the data files of `__manifest`'s latest version under `root`: the catalog's
 /// state, what a copy-on-write commit rewrites (the floor's bytes: docs/cost.md).
 pub async fn state_bytes(

@@ -167,6 +167,9 @@ pub struct Campaign {
     pub faults: Vec<FaultKind>,
     /// Positions 1..=requests of the worker's measured requests.
     pub requests: u32,
+    /// Points run at once, each on its own copy with its own worker (they are judged, not
+    /// timed); not part of any cell's key.
+    pub parallel: u32,
 }
 
 impl Campaign {
@@ -246,6 +249,10 @@ pub struct Met {
 /// Request positions a campaign enumerates where the plan does not say.
 pub const DEFAULT_REQUESTS: u32 = 12;
 
+/// Points a campaign runs at once where the plan does not say, and the most it may ask.
+pub const DEFAULT_PARALLEL: u32 = 2;
+pub const MAX_PARALLEL: u64 = 16;
+
 /// What else the plan says that a campaign depends on.
 pub(super) struct Around<'a> {
     pub continuous: Option<&'a Continuous>,
@@ -291,6 +298,15 @@ pub(super) fn settings(
             MAX_REQUESTS,
         )? as u32,
     };
+    let parallel = match raw.parallel {
+        None => DEFAULT_PARALLEL,
+        Some(n) => bounded(
+            "campaign.parallel",
+            n,
+            "must be at least 1 (the points run at once, each on its own copy)",
+            MAX_PARALLEL,
+        )? as u32,
+    };
     let one_worker = "a campaign's points each run one worker: give [continuous] with \
                       operations = 2 or more (the first meets the fault, the rest show that \
                       the worker goes on)";
@@ -319,7 +335,11 @@ pub(super) fn settings(
              the direct transport only",
         ));
     }
-    let campaign = Campaign { faults, requests };
+    let campaign = Campaign {
+        faults,
+        requests,
+        parallel,
+    };
     let points = campaign.points().iter().map(|p| p.spec()).collect();
     env_matrix.push((ENV.to_string(), points));
     Ok(Some(campaign))
@@ -340,7 +360,7 @@ mod tests {
         );
         let plan = Plan::parse(&text).unwrap();
         let c = plan.campaign.as_ref().unwrap();
-        assert_eq!(c.requests, 2);
+        assert_eq!((c.requests, c.parallel), (2, DEFAULT_PARALLEL));
         let (var, points) = plan.env_matrix.last().unwrap();
         assert_eq!(var, ENV);
         assert_eq!(
@@ -373,6 +393,14 @@ mod tests {
                 "operations = 2 or more",
             ),
             (
+                format!("{BASE}[continuous]\noperations = 2\n[campaign]\nparallel = 0\n"),
+                "campaign.parallel",
+            ),
+            (
+                format!("{BASE}[continuous]\noperations = 2\n[campaign]\nparallel = 17\n"),
+                "at most 16",
+            ),
+            (
                 format!(
                     "{BASE}[continuous]\noperations = 2\n[concurrent]\nconcurrency = [2]\n\
                      duration_secs = 1\n[campaign]\n"
@@ -395,6 +423,7 @@ mod tests {
         let c = Campaign {
             faults: FaultKind::ALL.to_vec(),
             requests: 3,
+            parallel: 1,
         };
         let points = c.points();
         assert_eq!(points.len(), 1 + 11 * 3);

@@ -59,6 +59,7 @@ pub(super) struct RawNemesis {
 pub(super) struct RawCampaign {
     pub faults: Option<Vec<String>>,
     pub requests: Option<u64>,
+    pub parallel: Option<u64>,
 }
 
 /// `[rest]`: the REST servers of cells whose transport is `rest`.

@@ -733,6 +733,22 @@ pub fn heard() -> Option<bench_core::versions::At> {
     HEARD.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
+/// What a client opened on the catalog at `cfg.root` lists directly in the namespace
+/// `parent` (`""`: the root): its child namespaces, or its tables (`tables`), every page, as
+/// a worker's listing names them.
+pub async fn entries_in(
+    cfg: &CatalogConfig,
+    tables: bool,
+    parent: &str,
+) -> lance_core::Result<Vec<String>> {
+    let ns: Arc<dyn LanceNamespace> = Arc::new(open(cfg).await?);
+    let names = list(&ns, tables, id_parts(parent), None).await?;
+    Ok(match tables {
+        true => names.into_iter().map(last_part).collect(),
+        false => names,
+    })
+}
+
 /// Every page of a namespace's child namespaces, or of its tables (`tables`): their names.
 async fn list(
     ns: &Arc<dyn LanceNamespace>,

@@ -17,7 +17,6 @@ use crate::golden::Golden;
 use crate::measured::Measured;
 use crate::plan::{Catalog, Cell};
 use crate::progress::Progress;
-use crate::state::{State, Status};
 use crate::verify;
 
 pub(super) enum CellResult {
@@ -225,8 +224,9 @@ async fn verification(
     (verified, v.versions)
 }
 
-/// Isolate, run and verify one repetition of a cell by one arm's workers, or by both
-/// arms' together (`pair`: each arm on its own copy); the copies are removed afterwards
+/// Isolate, run and verify one repetition of a cell (checkpointed as running) by one arm's
+/// workers, or by both arms' together (`pair`: each arm on its own copy); the copies are
+/// removed afterwards
 /// unless `keep_runs`. A failed removal is a warning: the measurement is kept, and what is
 /// left is removed by the sweep's cleanup or by the next run of the cell.
 pub(super) async fn run_one(
@@ -234,21 +234,18 @@ pub(super) async fn run_one(
     job: Job<'_>,
     pair: Option<RunPairing>,
     progress: &Progress,
-    state: &mut State,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Result<CellResult, BenchError> {
     let Job {
         cell, repetition, ..
     } = job;
-    let (id, key) = (cell.id(), cell.key());
+    let id = cell.id();
     builds_unchanged(&job)?;
     let began = std::time::Instant::now();
     let run_rel = format!("runs/{id}");
     // Opened anew for every run, as the workers are: credentials that changed since the
     // sweep started (rotated keys in a profile) are picked up here too.
     let store = &sweep.store.reopen().await?;
-    state.set(&id, &key, Status::Running, None);
-    state.save(&sweep.out)?;
     let pace = pair
         .filter(|_| job.arms.len() == 2)
         .map(|p| p.pace(cell, repetition));
@@ -300,6 +297,7 @@ pub(super) async fn run_one(
                 first,
                 others,
                 host,
+                names: &names,
             };
             run.result(ran, progress, interrupt).await
         }
@@ -375,6 +373,8 @@ struct Run<'a> {
     others: Option<f64>,
     /// The machine, with its load before and after the workers.
     host: bench_core::sched::Host,
+    /// The mark of the run's creations' names (empty on a copy of its own).
+    names: &'a str,
 }
 
 impl Run<'_> {
@@ -418,6 +418,12 @@ impl Run<'_> {
         let mut measured = measured;
         for (k, (m, root)) in measured.iter_mut().zip(self.roots).enumerate() {
             crate::fault::lose_manifest(root);
+            // A campaign's point: a later reader's look at what the run left, in the log
+            // the checkers and the history read.
+            if met.get(k).is_some() {
+                let reads = crate::verify::final_reads(root, cell, &m.log, self.names).await;
+                m.log.extend(reads);
+            }
             let (mut v, versions) =
                 verification(cell, root, self.job.golden, &golden_root, m).await;
             // The checker reads the log as verification left it (each write that did not

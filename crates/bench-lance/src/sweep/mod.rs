@@ -459,8 +459,18 @@ impl Sweep {
         ready: &BTreeSet<GoldenSpec>,
     ) -> crate::progress::Predicted {
         let (runs, goldens) = self.left(state, records, arms, retry_failed, ready);
+        // A campaign's points run `campaign.parallel` at a time (one arm: `bench run`).
+        let at_once = match &self.plan.campaign {
+            Some(c) if arms.len() == 1 => c.parallel.max(1),
+            _ => 1,
+        };
+        let point = |c: &Cell| c.build.is_none() && c.env.contains_key(crate::plan::campaign::ENV);
+        let run = |c: &Cell, n: u32| match point(c) {
+            true => estimate::cell_run(c) * n / at_once,
+            false => estimate::cell_run(c) * n,
+        };
         crate::progress::Predicted {
-            runs: runs.iter().map(|&(c, n)| estimate::cell_run(c) * n).sum(),
+            runs: runs.iter().map(|&(c, n)| run(c, n)).sum(),
             goldens: goldens.into_iter().map(estimate::golden).sum(),
         }
     }

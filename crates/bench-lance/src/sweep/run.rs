@@ -16,7 +16,7 @@ use crate::export::Record;
 use crate::golden::Golden;
 use crate::plan::{Catalog, Cell};
 use crate::progress::{Progress, Work};
-use crate::state::State;
+use crate::state::{State, Status};
 
 use super::runner::Runner;
 pub use super::runner::{AbOptions, RunOptions, RunReport};
@@ -91,8 +91,18 @@ async fn run_opened(
     let groups: Vec<usize> = (0..cells.len())
         .map(|i| shapes.iter().position(|s| *s == shapes[i]).unwrap_or(i))
         .collect();
-    for (c, repetition) in crate::order::schedule(&groups, plan_run.repetitions, plan_run.order) {
-        r.repetition(cells[c], repetition).await?;
+    let schedule = crate::order::schedule(&groups, plan_run.repetitions, plan_run.order);
+    let mut next = 0;
+    while next < schedule.len() {
+        let batch: Vec<(&Cell, u32)> = (schedule[next..].iter())
+            .map(|&(c, repetition)| (cells[c], repetition))
+            .collect();
+        let n = r.points_at_once(&batch);
+        match n {
+            1 => r.repetition(batch[0].0, batch[0].1).await?,
+            _ => r.points(&batch[..n]).await?,
+        }
+        next += n;
         if r.stopped() {
             break;
         }
@@ -275,16 +285,116 @@ impl Runner<'_> {
         {
             return Ok(());
         }
-        // Done once its repetitions are recorded; in bench ab, only after the plan's last
-        // (where its rule is asked) unless the rule has nothing to add.
+        self.repetition_done(cell, repetition);
+        Ok(())
+    }
+
+    /// After a repetition recorded: the cell is done once its repetitions are; in bench ab,
+    /// only after the plan's last (where its rule is asked) unless the rule has nothing to
+    /// add.
+    fn repetition_done(&mut self, cell: &Cell, repetition: u32) {
         let standing = self
             .sweep
             .standing(&self.state, &self.records, cell, &self.names(), false);
         let last = repetition >= self.sweep.plan.run.repetitions;
         if standing.status == CellStatus::Done && (last || self.stopped_by_rule(cell)) {
             self.report.ran += 1;
-            self.settled.insert(id);
+            self.settled.insert(cell.id());
             self.progress.cell_finished();
+        }
+    }
+
+    /// How many of `next` (the schedule from here) run at once: a fault campaign's points,
+    /// `campaign.parallel` of them in a row of one golden, run by `bench run`'s one arm of
+    /// the plan's build; 1 for anything else.
+    fn points_at_once(&self, next: &[(&Cell, u32)]) -> usize {
+        let at_once = match &self.sweep.plan.campaign {
+            Some(c) if self.arms.len() == 1 && self.opts.pairs.is_none() => c.parallel as usize,
+            _ => 1,
+        };
+        let point =
+            |c: &Cell| c.build.is_none() && c.env.contains_key(bench_core::plan::campaign::ENV);
+        let Some((first, _)) = next.first() else {
+            return 1;
+        };
+        let alike = (next.iter().take(at_once))
+            .take_while(|(c, _)| point(c) && c.golden == first.golden)
+            .count();
+        alike.max(1)
+    }
+
+    /// A fault campaign's points, several at once, each on its own copy with its own worker
+    /// and its own fault at the store: they are judged, not timed, so running beside one
+    /// another changes no verdict. Each is recorded as a run alone is, in the plan's order,
+    /// once all have ended.
+    async fn points(&mut self, batch: &[(&Cell, u32)]) -> Result<(), BenchError> {
+        let mut due = Vec::new();
+        let arm = self.arms[0].name;
+        for &(cell, repetition) in batch {
+            let have = |r: &Self| {
+                resume::has_repetition(&r.records, (&cell.id(), &cell.key()), arm, repetition)
+            };
+            if !self.settle(cell) && !have(self) {
+                due.push((cell, repetition));
+            }
+        }
+        if due.len() <= 1 || self.stopped() {
+            for (cell, repetition) in due {
+                self.repetition(cell, repetition).await?;
+            }
+            return Ok(());
+        }
+        let golden = match self.golden(due[0].0.golden).await {
+            Ok(g) => g,
+            Err(e) => {
+                for (cell, repetition) in due {
+                    self.fail(&cell.id(), &cell.key(), format!("golden: {e}"))?;
+                    self.give_up(cell, repetition - 1);
+                }
+                return Ok(());
+            }
+        };
+        if self.stopped() {
+            return Ok(());
+        }
+        for (cell, _) in &due {
+            self.state
+                .set(&cell.id(), &cell.key(), Status::Running, None);
+        }
+        self.state.save(&self.sweep.out)?;
+        let all: &[Arm] = self.arms;
+        let arms: Vec<&Arm> = all.iter().collect();
+        // One unit of work, each point's predicted time shared with the points beside it
+        // (as the sweep's estimate counts them).
+        let parallel = self
+            .sweep
+            .plan
+            .campaign
+            .as_ref()
+            .map_or(1, |c| c.parallel.max(1));
+        let share: std::time::Duration = (due.iter())
+            .map(|(c, _)| super::estimate::cell_run(c) / parallel)
+            .sum();
+        self.progress.unit_started(Work::Run, share);
+        let runs = due.iter().map(|&(cell, repetition)| {
+            let job = Job {
+                cell,
+                repetition,
+                of: self.repetitions_of(cell),
+                golden: &golden,
+                arms: &arms,
+            };
+            let (sweep, progress, mut interrupt) =
+                (self.sweep, &self.progress, self.interrupt.clone());
+            async move { cell::run_one(sweep, job, None, progress, &mut interrupt).await }
+        });
+        let results = futures::future::join_all(runs).await;
+        self.progress.unit_finished();
+        for ((cell, repetition), result) in due.into_iter().zip(results) {
+            let label = self.label(cell, repetition, &arms);
+            if self.recorded(cell, repetition, &label, result?)? {
+                self.repetition_done(cell, repetition);
+            }
         }
         Ok(())
     }
@@ -354,13 +464,27 @@ impl Runner<'_> {
     ) -> Result<bool, BenchError> {
         let (id, key) = (cell.id(), cell.key());
         let repetition = job.repetition;
-        let mut label = id.clone();
+        let label = self.label(cell, repetition, job.arms);
+        let units = job.arms.len() as u32;
+        self.progress
+            .unit_started(Work::Run, super::estimate::cell_run(cell) * units);
+        self.state.set(&id, &key, Status::Running, None);
+        self.state.save(&self.sweep.out)?;
+        let result =
+            cell::run_one(self.sweep, job, pair, &self.progress, &mut self.interrupt).await;
+        self.progress.unit_finished();
+        self.recorded(cell, repetition, &label, result?)
+    }
+
+    /// A run's label in the log: the cell, its repetition, its arm.
+    fn label(&self, cell: &Cell, repetition: u32, arms: &[&Arm]) -> String {
+        let mut label = cell.id();
         let (plan, fixed) = (self.sweep.plan.run.repetitions, self.repetitions_of(cell));
         let until = self.opts.pairs.map(|p| p.until);
         if let Some(r) = super::precision::repetition_label(repetition, fixed, plan, until) {
             label.push_str(&format!(" ({r})"));
         }
-        match job.arms {
+        match arms {
             [one] => {
                 if let Some(name) = one.name {
                     label.push_str(&format!(" [arm {name}]"));
@@ -368,24 +492,24 @@ impl Runner<'_> {
             }
             _ => label.push_str(" [arms A and B]"),
         }
-        let units = job.arms.len() as u32;
-        self.progress
-            .unit_started(Work::Run, super::estimate::cell_run(cell) * units);
-        let result = cell::run_one(
-            self.sweep,
-            job,
-            pair,
-            &self.progress,
-            &mut self.state,
-            &mut self.interrupt,
-        )
-        .await?;
-        self.progress.unit_finished();
+        label
+    }
+
+    /// What a run gave, recorded. Returns whether the cell goes on (false: it failed, or the
+    /// sweep was interrupted).
+    fn recorded(
+        &mut self,
+        cell: &Cell,
+        repetition: u32,
+        label: &str,
+        result: CellResult,
+    ) -> Result<bool, BenchError> {
+        let (id, key) = (cell.id(), cell.key());
         match result {
             CellResult::Recorded(records) => {
                 // A run that failed verification fails its cell: its figures are kept in
                 // the results, but nothing more runs until `--retry-failed`.
-                if self.record(records, &label)? {
+                if self.record(records, label)? {
                     return Ok(true);
                 }
                 self.report.failed += 1;
