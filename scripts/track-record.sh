@@ -4,6 +4,10 @@
 #   scripts/track-record.sh build VERSION   bench built against lance VERSION (e.g. 10.0.0):
 #                                           a copy of this tree with lance's pins changed;
 #                                           prints the binary's path
+#   scripts/track-record.sh build 14.0.2+fix  this tree with lance-namespace-impls 14.0.2
+#                                           patched by docs/findings/patches/*.patch, its
+#                                           lance-style tests run (they expect the fixes);
+#                                           FIX_TARGET: cargo's target (default the shared one)
 #   scripts/track-record.sh run BUG         the bug's plan, end to end, with bench built
 #                                           against the release that had the bug, the one
 #                                           that fixed it, and this tree's lance; a line
@@ -60,12 +64,41 @@ bug() {
 }
 
 build() {
-  local v=$1 src="$DIR/src-$1" target="$DIR/target"
+  local v=$1 src="$DIR/src-$1" target="${FIX_TARGET:-$DIR/target}" fix=no
+  if [[ "$v" == *+fix ]]; then
+    fix=yes
+    v=${v%+fix}
+  else
+    target="$DIR/target"
+  fi
   [[ "$v" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
-    || { echo "'$v' is not a lance release (e.g. 10.0.0)" >&2; exit 2; }
+    || { echo "'$v' is not a lance release (e.g. 10.0.0, or 14.0.2+fix)" >&2; exit 2; }
   mkdir -p "$DIR"
   rm -rf "$src" && mkdir -p "$src"
   git -C "$HERE" ls-files -z | (cd "$HERE" && xargs -0 tar -c) | tar -x -C "$src"
+  if [ "$fix" = yes ]; then
+    # lance-namespace-impls VERSION unpacked from cargo's registry, every patch of
+    # docs/findings/patches applied, and built in its place through [patch.crates-io].
+    (cd "$src" && cargo fetch -q)
+    local crate
+    crate=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"lance-namespace-impls-$v" | head -1)
+    cp -r "$crate" "$src/patched-namespace"
+    for p in "$HERE"/docs/findings/patches/*.patch; do
+      (cd "$src/patched-namespace" && patch -s -p1 <"$p") \
+        || { echo "$p does not apply to lance-namespace-impls $v" >&2; exit 1; }
+    done
+    printf '\n[patch.crates-io]\nlance-namespace-impls = { path = "patched-namespace" }\n' >>"$src/Cargo.toml"
+    echo "building bench against lance $v with lance-namespace-impls patched ($(ls "$HERE"/docs/findings/patches/ | tr '\n' ' ')) in $target" >&2
+    (cd "$src" && CARGO_TARGET_DIR="$target" cargo build --release -q --bin bench) >&2
+    # The findings' tests in lance's style, against the patched crate: each expects its
+    # finding fixed (bench_lance::LANCE_PATCHED).
+    (cd "$src" && CARGO_TARGET_DIR="$target" cargo test --release -q --test it lance_style) >&2
+    local exe="$DIR/bench-$v+fix"
+    cp "$target/release/bench" "$exe"
+    "$exe" --version >&2
+    echo "$exe"
+    return
+  fi
   # lance's crates at VERSION; object_store at the version that lance asks for, so the
   # store bench wraps is the one lance calls.
   sed -i -E "/^lance[a-z-]* = /s/\"=[0-9]+\.[0-9]+\.[0-9]+\"/\"=$v\"/" "$src/crates/bench-lance/Cargo.toml"
@@ -180,6 +213,7 @@ run() {
       echo "  no release fixes it yet"
       continue
     fi
+    [[ "$v" == *+fix ]] && echo "  no release fixes it yet; $v is $bad with docs/findings/patches applied"
     # The release with the bug may be this tree's own: it runs once, as that release.
     [ "$v" = this ] && [ "$bad" = "$THIS_LANCE" ] && continue
     local exe=$BENCH want=GREEN
@@ -221,6 +255,8 @@ case "${1:-}" in
       IFS='|' read -r n plan bad good where what <<< "$b"
       if [ "$good" = none ]; then
         echo "#$n  plans/$plan.toml ($where)  red on $bad, no release fixes it yet: $what"
+      elif [[ "$good" == *+fix ]]; then
+        echo "#$n  plans/$plan.toml ($where)  red on $bad, green on $good (docs/findings/patches), no release fixes it yet: $what"
       else
         echo "#$n  plans/$plan.toml ($where)  red on $bad, green on $good and this tree: $what"
       fi

@@ -13,10 +13,15 @@ fn main() {
     // The workspace's Cargo.lock: the lance the workers (the `bench` package) are built with.
     let lock = std::fs::read_to_string("../../Cargo.lock").unwrap_or_default();
     let lance = Lance::of(&lock);
-    let version = lance
+    let mut version = lance
         .as_ref()
         .and_then(Lance::version)
         .unwrap_or_else(|| "unknown".to_string());
+    // lance's directory catalog patched with the fixes of docs/findings/patches
+    // (`scripts/track-record.sh build 14.0.2+fix`): not the release.
+    if lance_lock::namespace_patched(&lock) {
+        version.push_str("+fix");
+    }
     println!("cargo:rustc-env=BENCH_LANCE_VERSION={version}");
     let revision = lance.as_ref().and_then(Lance::revision).unwrap_or_default();
     println!("cargo:rustc-env=BENCH_LANCE_REVISION={revision}");

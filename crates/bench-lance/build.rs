@@ -32,6 +32,20 @@ fn main() {
     let major = lance_lock::Lance::of(&lock)
         .and_then(|l| l.version.split('.').next()?.parse::<u64>().ok())
         .unwrap_or(u64::MAX);
+    // lance-namespace-impls a patched copy (`scripts/track-record.sh build 14.0.2+fix`,
+    // which applies every patch of docs/findings/patches): the findings those patches fix,
+    // which the lance-style tests (tests/it/lance_style) then expect fixed.
+    println!("cargo:rerun-if-changed=../../docs/findings/patches");
+    let mut fixes: Vec<String> = Vec::new();
+    if lance_lock::namespace_patched(&lock)
+        && let Ok(dir) = std::fs::read_dir("../../docs/findings/patches")
+    {
+        fixes = (dir.flatten())
+            .filter_map(|e| Some(e.file_name().to_str()?.strip_suffix(".patch")?.to_string()))
+            .collect();
+        fixes.sort();
+    }
+    println!("cargo:rustc-env=BENCH_LANCE_FIXES={}", fixes.join(","));
     for (cfg, since) in SINCE {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if major >= since {

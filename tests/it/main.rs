@@ -11,6 +11,7 @@ mod counts;
 mod faults;
 mod findings;
 mod history;
+mod lance_style;
 mod local;
 mod network;
 mod numbers;

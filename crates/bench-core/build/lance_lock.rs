@@ -8,11 +8,24 @@ pub struct Lance {
     pub source: Option<String>,
 }
 
+/// Whether the lock's `lance-namespace-impls` is a copy of its own (`[patch]` with a path:
+/// no source), as `scripts/track-record.sh build 14.0.2+fix` builds it with the patches
+/// of docs/findings applied.
+pub fn namespace_patched(lock: &str) -> bool {
+    Lance::package(lock, "lance-namespace-impls").is_some_and(|p| p.source.is_none())
+}
+
 impl Lance {
     pub fn of(lock: &str) -> Option<Lance> {
+        Lance::package(lock, "lance")
+    }
+
+    /// The entry of package `name`.
+    fn package(lock: &str, name: &str) -> Option<Lance> {
+        let line = format!("name = \"{name}\"");
         let entry = lock
             .split("[[package]]")
-            .find(|p| p.lines().any(|l| l.trim() == "name = \"lance\""))?;
+            .find(|p| p.lines().any(|l| l.trim() == line))?;
         let field = |name: &str| {
             entry.lines().find_map(|l| {
                 let v = l

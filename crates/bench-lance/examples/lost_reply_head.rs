@@ -8,8 +8,14 @@
 //!   AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
 //!     cargo run --release -p bench-lance --example lost_reply_head [ENDPOINT [ROOT]]
 //!
-//! (`scripts/s3-server.py` is moto's S3 server with those two faults in front of it.) Exits 1
-//! when the catalog is left unreadable (lance 14.0.2), 0 when every commit is kept.
+//! (`scripts/s3-server.py` is moto's S3 server with those two faults in front of it.) The
+//! same program meets the trigger any S3 store produces, a SlowDown burst on the client's
+//! look-up instead of the HEAD without length:
+//!
+//!   python3 scripts/s3-server.py --port 9000 --bucket bench --lose-reply-every 4 \
+//!     --slow-down-after-lost-reply 16 &
+//!
+//! Exits 1 when the catalog is left unreadable (lance 14.0.2), 0 when every commit is kept.
 
 use std::collections::HashMap;
 

@@ -49,4 +49,12 @@ pub use commands::{main, usage_error};
 
 // The lance crates this library is built with, for the tests to name the same ones (so the
 // lance to test is pinned in one Cargo.toml: this crate's).
-pub use {lance, lance_core, lance_namespace};
+pub use {async_trait, lance, lance_core, lance_io, lance_namespace, lance_namespace_impls, url};
+
+/// Whether this build's lance-namespace-impls carries the patch of `finding`
+/// (docs/findings/patches/`finding`.patch, applied by `scripts/track-record.sh build
+/// 14.0.2+fix`): the findings' tests in lance's style expect it fixed there, and red on
+/// the release.
+pub fn lance_fixes(finding: &str) -> bool {
+    env!("BENCH_LANCE_FIXES").split(',').any(|f| f == finding)
+}
