@@ -33,6 +33,9 @@
 # end; with BENCH_TEST_REQUIRE_ALL=1 (as .ci/run sets it) that is a failure instead.
 #
 # Run again, it installs nothing: what it installed is found where it put it.
+#
+# BENCH_TEST_TIMES=1: each test's time beside its result (libtest's --report-time, through
+# RUSTC_BOOTSTRAP=1 for the test binaries alone), to find the slowest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -243,22 +246,29 @@ run_rounds() {
     say "cargo built no bench_core, it or verdicts test binary"
     return 101
   fi
+  local times=()
+  if [ "${BENCH_TEST_TIMES:-0}" = 1 ]; then
+    times=(-Z unstable-options --report-time)
+    export RUSTC_BOOTSTRAP=1
+  fi
   # The core's tests need none of the servers: nothing of it is skipped.
-  (cd crates/bench-core && "$core" ${test_args[@]+"${test_args[@]}"}) || rc=$?
+  (cd crates/bench-core && "$core" ${test_args[@]+"${test_args[@]}"} ${times[@]+"${times[@]}"}) || rc=$?
   # Given test names (this script's arguments after `--`), one process runs what they name.
   local slurm_pid="" apart=()
   if [ "$slurm" = yes ] && [ "$moto" = yes ] && [ ${#test_args[@]} -eq 0 ]; then
-    "$it" on_slurm:: ${skip[@]+"${skip[@]}"} >"$SLURM_DIR/tests.log" 2>&1 &
+    "$it" on_slurm:: ${skip[@]+"${skip[@]}"} ${times[@]+"${times[@]}"} >"$SLURM_DIR/tests.log" 2>&1 &
     slurm_pid=$!
     apart=(--skip on_slurm::)
   fi
-  "$it" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} ${apart[@]+"${apart[@]}"} || rc=$?
+  "$it" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} ${apart[@]+"${apart[@]}"} \
+    ${times[@]+"${times[@]}"} || rc=$?
   if [ -n "$slurm_pid" ]; then
     wait "$slurm_pid" || rc=$?
     say "the Slurm tests (run beside the others):"
     cat "$SLURM_DIR/tests.log"
   fi
-  "$verdicts" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} || rc=$?
+  "$verdicts" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} \
+    ${times[@]+"${times[@]}"} || rc=$?
   return "$rc"
 }
 # Tests whose full check holds only on a machine that kept up with them say what they

@@ -19,6 +19,17 @@ fn ms(x: f64) -> String {
     }
 }
 
+/// A throughput, to the precision a reader compares: 0.73 is not "1", nor 0.27 "0".
+fn per_sec(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.0}")
+    } else if x >= 1.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
 /// A row count with its thousands apart (10,000).
 fn rows(n: u64) -> String {
     crate::sweep::requests::group(n)
@@ -141,9 +152,9 @@ fn writers(conc: &[&CellRecords<'_>]) -> Option<String> {
                 n => format!(", {n} of {tried} operations failing"),
             };
             Some(format!(
-                "{v} from {:.0} to {:.0} ops/s with p99 from {} to {}{fail}",
-                tps(a),
-                tps(b),
+                "{v} from {} to {} ops/s with p99 from {} to {}{fail}",
+                per_sec(tps(a)),
+                per_sec(tps(b)),
                 ms(p99(a)),
                 ms(p99(b)),
             ))
@@ -275,6 +286,15 @@ mod tests {
             !p.contains("may be noise") && !p.contains("read them as rough"),
             "{p}"
         );
+        // A throughput under 1 a second keeps its decimals: never "from 1 to 0 ops/s".
+        let slow: Vec<Record> = (recs.iter().cloned())
+            .map(|mut r| {
+                r.throughput_ops_per_sec /= 100.0;
+                r
+            })
+            .collect();
+        let p = paragraph(&cells(&slow));
+        assert!(p.contains("no_index from 1.0 to 0.60 ops/s"), "{p}");
         // One cell alone says nothing comparable.
         assert_eq!(paragraph(&cells(&recs[..1])), "");
     }
