@@ -7,7 +7,9 @@
 #   scripts/track-record.sh build 14.0.2+fix  this tree with lance-namespace-impls 14.0.2
 #                                           patched by docs/findings/patches/*.patch, its
 #                                           lance-style tests run (they expect the fixes);
-#                                           FIX_TARGET: cargo's target (default the shared one)
+#                                           FIX_TARGET: cargo's target (default the
+#                                           releases' shared one; this tree's own, e.g.
+#                                           $CARGO_TARGET_DIR, builds it in minutes)
 #   scripts/track-record.sh run BUG         the bug's plan, end to end, with bench built
 #                                           against the release that had the bug, the one
 #                                           that fixed it, and this tree's lance; a line
@@ -49,7 +51,7 @@ BUGS=(
   "7939|lost-reply-version|9.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under bench_shared/_versions/|a table version whose publication (a PUT if absent) lost its reply: the store's retry answered 412, create_table_version a conflict for a version that had landed, and the append landed twice (red on 10.0.0 too)"
   "cleanup-gap|cleanup-gap|14.0.2|none|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
   "lost-reply-head|lost-reply-head|14.0.2|none|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
-  "lost-reply-slowdown|lost-reply-slowdown|14.0.2|none|s3|the same deletion with a correct store: a lost reply, then 503 SlowDown to the look-up's every send (a campaign point armed by its worker; docs/findings/lost-reply-head.md)"
+  "lost-reply-slowdown|lost-reply-slowdown|14.0.2|14.0.2+fix|s3|the same deletion with a correct store: a lost reply, then 503 SlowDown to the look-up's every send (a campaign point armed by its worker; docs/findings/lost-reply-head.md)"
   "3718|paused-writer|14.0.2|none|s3|a writer paused before its commit's PUT if absent while others commit and a cleanup keeps 1 version: it writes the version the cleanup removed, is told it succeeded, and its entry is in no version the catalog reads (docs/findings/paused-writer.md)"
 )
 # The lance release this tree builds against (its own bench, $BENCH, runs it).
@@ -95,6 +97,10 @@ build() {
     (cd "$src" && CARGO_TARGET_DIR="$target" cargo test --release -q --test it lance_style) >&2
     local exe="$DIR/bench-$v+fix"
     cp "$target/release/bench" "$exe"
+    # In a target this tree shares, the copy's build scripts ran last, and this tree's
+    # would not run again (they rerun when Cargo.lock changes): its next build would keep
+    # the copy's lance version and fixes. A newer Cargo.lock here makes them run again.
+    touch "$HERE/Cargo.lock"
     "$exe" --version >&2
     echo "$exe"
     return

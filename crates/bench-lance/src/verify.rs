@@ -411,7 +411,10 @@ async fn dangling_transactions(
     };
     let gone = match found.await {
         Ok(gone) => gone,
-        Err(e) => return Some(format!("cannot read the versions of {what}: {e}")),
+        Err(e) => {
+            let e = bench_core::redact::without_source_places(&e.to_string());
+            return Some(format!("cannot read the versions of {what}: {e}"));
+        }
     };
     let (first, file) = gone.first()?;
     Some(format!(
