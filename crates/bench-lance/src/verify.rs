@@ -22,16 +22,21 @@ pub async fn ids(root: &str, storage: &BTreeMap<String, String>) -> lance_core::
 /// still takes writes (`Met::new_client`).
 pub const NEW_CLIENT_NAMESPACE: &str = "bench_new_client";
 
-/// A client opened on the copy at `root` after its run creates a namespace: `"ok"`, or
-/// lance's error (a campaign's point: whether a new client can still write).
-pub async fn new_client_writes(root: &str, cell: &crate::plan::Cell) -> String {
-    let cfg = catalog::CatalogConfig {
+/// How a client opened on the copy at `root` after its run reaches it: as the cell's own.
+fn later_client(root: &str, cell: &crate::plan::Cell) -> catalog::CatalogConfig {
+    catalog::CatalogConfig {
         root: root.to_string(),
         inline: cell.golden.inline,
         commit_retries: cell.commit_retries,
         storage: cell.storage.clone(),
         properties: cell.properties.clone(),
-    };
+    }
+}
+
+/// A client opened on the copy at `root` after its run creates a namespace: `"ok"`, or
+/// lance's error (a campaign's point: whether a new client can still write).
+pub async fn new_client_writes(root: &str, cell: &crate::plan::Cell) -> String {
+    let cfg = later_client(root, cell);
     let write = async {
         let ns = catalog::open(&cfg).await?;
         let request = lance_namespace::models::CreateNamespaceRequest {
@@ -64,13 +69,7 @@ pub async fn final_reads(root: &str, cell: &crate::plan::Cell, log: &[Op], mark:
             _ => None,
         })
         .collect();
-    let cfg = catalog::CatalogConfig {
-        root: root.to_string(),
-        inline: cell.golden.inline,
-        commit_retries: cell.commit_retries,
-        storage: cell.storage.clone(),
-        properties: cell.properties.clone(),
-    };
+    let cfg = later_client(root, cell);
     let mut reads = Vec::new();
     for (i, (namespace, tables)) in lists.into_iter().enumerate() {
         let (start, start_us) = (std::time::Instant::now(), crate::host_clock::monotonic_us());
