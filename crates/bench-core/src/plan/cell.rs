@@ -392,6 +392,11 @@ impl BuildId {
 }
 
 impl Cell {
+    /// Whether the cell is a fault campaign's point (its workers get [`super::campaign::ENV`]).
+    pub fn campaign_point(&self) -> bool {
+        self.env.contains_key(super::campaign::ENV)
+    }
+
     /// The cell's id: the reference's tag (e.g. `conc_inline_true_rows_1000_c_10`), then
     /// its build and its values of `[matrix.properties]` where the plan has those
     /// dimensions (`..._c_10_cow_shards-1000`).

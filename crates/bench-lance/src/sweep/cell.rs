@@ -383,7 +383,7 @@ impl Run<'_> {
     async fn fault_met(&self) -> Result<Vec<bench_core::plan::campaign::Met>, String> {
         let cell = self.job.cell;
         let mut met = Vec::new();
-        if cell.env.contains_key(bench_core::plan::campaign::ENV) {
+        if cell.campaign_point() {
             for root in self.roots {
                 met.push(crate::store_fault::read_back(&cell.storage, root).await?);
             }

@@ -464,7 +464,7 @@ impl Sweep {
             Some(c) if arms.len() == 1 => c.parallel.max(1),
             _ => 1,
         };
-        let point = |c: &Cell| c.build.is_none() && c.env.contains_key(crate::plan::campaign::ENV);
+        let point = |c: &Cell| c.build.is_none() && c.campaign_point();
         let run = |c: &Cell, n: u32| match point(c) {
             true => estimate::cell_run(c) * n / at_once,
             false => estimate::cell_run(c) * n,

@@ -312,8 +312,7 @@ impl Runner<'_> {
             Some(c) if self.arms.len() == 1 && self.opts.pairs.is_none() => c.parallel as usize,
             _ => 1,
         };
-        let point =
-            |c: &Cell| c.build.is_none() && c.env.contains_key(bench_core::plan::campaign::ENV);
+        let point = |c: &Cell| c.build.is_none() && c.campaign_point();
         let Some((first, _)) = next.first() else {
             return 1;
         };
