@@ -42,6 +42,7 @@ fn run(exe: &Path, n: u32, timeout: Duration) -> Outcome {
                 // Shell scripts speaking the protocol, not bench builds: nothing to check.
                 versions: None,
                 launcher: None,
+                journal: None,
             },
             &(),
             &mut rx,

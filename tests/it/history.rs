@@ -205,3 +205,102 @@ fn check_s_usage_errors_and_wrong_files_have_codes_of_their_own() {
         stderr(&o)
     );
 }
+
+/// The invoke files (`BENCH_WORKER_INVOKED`) the workers of coordinator `pid` have.
+fn invoke_files_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let prefix = format!("bench-invoked-{pid}-");
+    (std::fs::read_dir(std::env::temp_dir()).unwrap().flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// The history is written as the run goes: a coordinator killed (SIGKILL) mid-cell leaves
+/// it up to its last report, and `bench check` judges it — undecided, never valid, since
+/// the run did not finish. The next run removes the invoke files the dead coordinator's
+/// workers left, runs the cell again and replaces the history with the whole one, valid.
+#[test]
+fn a_coordinator_killed_mid_cell_leaves_its_history_so_far() {
+    let text = watched("direct").replace("duration_secs = 2", "duration_secs = 6");
+    let (_d, plan, out) = plan_dir(&text);
+    let mut child = bench()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args(["--progress", "lines"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let history = |out: &Path| {
+        let dir = std::fs::read_dir(out.join("histories"))
+            .ok()?
+            .flatten()
+            .next()?;
+        Some(dir.path())
+    };
+    let events = |folder: &Path| {
+        std::fs::read_to_string(folder.join("history.jsonl")).map_or(0, |t| t.lines().count())
+    };
+    // Killed once the history holds 20 operations, while the cell still runs.
+    let folder = loop {
+        if let Some(f) = history(&out).filter(|f| events(f) > 40) {
+            break f;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let pid = child.id();
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    assert!(
+        !out.join("results.jsonl").is_file()
+            || std::fs::read_to_string(out.join("results.jsonl"))
+                .unwrap()
+                .is_empty(),
+        "the cell was not recorded"
+    );
+    assert!(
+        !invoke_files_of(pid).is_empty(),
+        "its workers' invoke files are left"
+    );
+    let o = check(&folder, &[]);
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(2), "{said}{}", stderr(&o));
+    assert!(said.contains("journal: written as the run went"), "{said}");
+    assert!(
+        said.contains("UNKNOWN: no anomaly in what the run wrote before it stopped"),
+        "{said}"
+    );
+    // The next run: the dead coordinator's invoke files gone, the whole history kept.
+    let o = run(&plan, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        invoke_files_of(pid).is_empty(),
+        "{:?}",
+        invoke_files_of(pid)
+    );
+    let r = lines(&out.join("results.jsonl")).remove(0);
+    assert_eq!(out.join(r["history"].as_str().unwrap()), folder);
+    let header: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(folder.join("history.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(header.get("journal").is_none(), "{header}");
+    assert_eq!(
+        events(&folder) as u64,
+        1 + 2 * header["operations"].as_u64().unwrap()
+    );
+    let o = check(&folder, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

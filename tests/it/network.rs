@@ -57,6 +57,7 @@ fn requests_counted_in_the_workers_are_the_servers(backend: Backend) {
             bound: None,
             versions: None,
             launcher: None,
+            journal: None,
         };
         match run_cell(run, &(), &mut rx).await {
             Outcome::Finished(m) => (root, *m),

@@ -16,11 +16,36 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some("json") => crate::redact::hide_json(bytes, false),
         _ => crate::redact::hide_bytes(bytes),
     };
+    replace(path, |out| out.write_all(&bytes))
+}
+
+/// Replace `path` with `lines` (each a JSON document without its newline), as
+/// [`write_atomic`] does, one line at a time: the file is never whole in memory.
+pub fn write_atomic_lines(
+    path: &Path,
+    lines: impl IntoIterator<Item = String>,
+) -> std::io::Result<()> {
+    replace(path, |out| {
+        let mut out = std::io::BufWriter::new(out);
+        for line in lines {
+            out.write_all(&crate::redact::hide_json(line.as_bytes(), true))?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    })
+}
+
+/// Replace `path` with what `write` writes: a temp file in the same directory, fsync,
+/// rename, fsync of the directory.
+fn replace(
+    path: &Path,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path.parent().expect("an output path has a parent");
     let mut tmp = tempfile::Builder::new()
         .permissions(fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
-    tmp.write_all(&bytes)?;
+    write(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     fs::File::open(dir)?.sync_all()
@@ -47,5 +72,18 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn lines_are_written_whole_each_with_its_hidden_values_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        crate::redact::keep_hidden(["line-secret-value-1"]);
+        let lines = ["{\"a\":1}", "{\"b\":\"line-secret-value-1\"}"].map(str::to_string);
+        write_atomic_lines(&p, lines).unwrap();
+        let text = fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with("{\"a\":1}\n{\"b\":\""), "{text}");
+        assert!(!text.contains("line-secret-value-1"), "{text}");
+        assert_eq!(text.lines().count(), 2);
     }
 }

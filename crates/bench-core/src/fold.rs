@@ -131,6 +131,23 @@ pub struct Fold {
     /// A worker killed from outside after release ends itself, not the cell
     /// ([`Fold::killed_from_outside`]).
     tolerant: bool,
+    /// The run's history as it goes, where one is kept ([`Fold::journal`]).
+    journal: Option<Box<dyn Journal>>,
+}
+
+/// What follows the log as it grows: the run's history written as it goes (the history's
+/// journal, a layer above).
+pub trait Journal: std::fmt::Debug + Send {
+    /// The log so far (its new operations at its end), with the hosts and clients' clocks
+    /// known by then.
+    fn catch_up(
+        &mut self,
+        log: &[Op],
+        hosts: &std::collections::BTreeSet<String>,
+        clocks: &std::collections::BTreeMap<u32, crate::offsets::Offsets>,
+    );
+    /// Everything handed to it written: the lines written, or why it could not be.
+    fn close(self: Box<Self>) -> Result<u64, String>;
 }
 
 impl Fold {
@@ -149,7 +166,14 @@ impl Fold {
             succeeded: 0,
             killed: vec![false; n],
             tolerant: false,
+            journal: None,
         }
+    }
+
+    /// Hand the log to `journal` as each operation's report comes: a coordinator killed
+    /// mid-cell leaves the history it writes up to the last report.
+    pub fn journal(&mut self, journal: Box<dyn Journal>) {
+        self.journal = Some(journal);
     }
 
     /// A worker killed from outside after release (a signal: SIGKILL, an out-of-memory
@@ -173,22 +197,30 @@ impl Fold {
             return self.exited(idx, false, status, tail);
         }
         let w = self.runs[idx].id;
-        let reported: std::collections::HashSet<u64> = (self.m.log.iter())
-            .filter(|o| o.client == w && !o.attempt.warm && !o.attempt.read)
-            .map(|o| o.attempt.i)
+        // An operation is known by its kind (a read, or not) and its index among its kind.
+        let reported: std::collections::HashSet<(bool, u64)> = (self.m.log.iter())
+            .filter(|o| o.client == w && !o.attempt.warm)
+            .map(|o| (o.attempt.read, o.attempt.i))
             .collect();
         let mut unknown = 0;
         for report in invoked
             .into_iter()
-            .filter(|r| !reported.contains(&r.attempt.i))
+            .filter(|r| !reported.contains(&(r.attempt.read, r.attempt.i)))
         {
             self.op(idx, report);
             unknown += 1;
         }
         self.done[idx] = true;
+        let unwritten = match self.m.invokes_unwritten.get(&w) {
+            Some((n, e)) => format!(
+                "; {n} of its invoke lines could not be written ({e}), so an operation it had \
+                 in flight may be missing"
+            ),
+            None => String::new(),
+        };
         self.m.stopped.get_or_insert(format!(
-            "worker {w}: killed from outside ({status}); {unknown} write(s) it began and never \
-             reported are unknown, looked up"
+            "worker {w}: killed from outside ({status}); {unknown} operation(s) it began and \
+             never reported are unknown (writes looked up){unwritten}"
         ));
         Action::Continue
     }
@@ -269,10 +301,18 @@ impl Fold {
             self.killed[idx] = true;
         }
         self.io_unknown |= report.attempt.io.is_none() && !report.attempt.warm;
+        if let Some(u) = &report.invokes_unwritten {
+            self.m
+                .invokes_unwritten
+                .insert(self.runs[idx].id, u.clone());
+        }
         let op = logged(&self.runs[idx], report);
         let counted = !op.attempt.warm && !op.attempt.read && op.outcome == Outcome::Ok;
         self.succeeded += u64::from(counted);
         self.m.log.push(op);
+        if let Some(j) = &mut self.journal {
+            j.catch_up(&self.m.log, &self.m.hosts, &self.m.clocks);
+        }
     }
 
     /// The pair's pacing found something wrong with this arm's workers.
@@ -371,6 +411,10 @@ impl Fold {
 
     /// What the cell measured, or why it failed.
     pub fn finish(mut self) -> Result<Measured, String> {
+        // The history so far, all of it on disk (a failed cell's stays as it was written).
+        if let Some(Err(e)) = self.journal.take().map(|j| j.close()) {
+            self.m.journal_error = Some(e);
+        }
         if !self.failures.is_empty() {
             return Err(self.failures.join("\n"));
         }
@@ -873,6 +917,52 @@ mod tests {
         f.event(1, ready());
         f.killed_from_outside(0, vec![began(0)], "signal: 9".into(), "".into());
         assert!(f.finish().unwrap_err().contains("signal: 9"));
+    }
+
+    /// A read in flight is in the log too (an operation is known by its kind and its
+    /// index among its kind: read 0 is not write 0), and a worker that could not write some
+    /// of its invoke lines is said to have maybe lost one.
+    #[test]
+    fn a_read_in_flight_is_unknown_and_unwritten_invoke_lines_are_said() {
+        let began = |i: u64, read: bool| {
+            OpReport::of(
+                crate::oplog::Attempt {
+                    class: Some(ErrorClass::Killed),
+                    err: Some("killed in flight".into()),
+                    io: Some(Default::default()),
+                    read,
+                    ..crate::oplog::Attempt::new(i, 0.0)
+                },
+                false,
+            )
+        };
+        let mut f = Fold::new(plain(&[0, 1]), None);
+        f.tolerate_kills();
+        f.event(0, ready());
+        f.event(1, ready());
+        let mut written = OpReport::new(0, 1.0, true);
+        written.attempt.io = Some(Default::default());
+        written.invokes_unwritten = Some((2, "No space left on device".into()));
+        f.event(0, Event::Op(Box::new(written)));
+        let invoked = vec![began(0, false), began(0, true)];
+        f.killed_from_outside(0, invoked, "signal: 9".into(), "".into());
+        f.event(1, done(20.0));
+        let m = f.finish().unwrap();
+        let unknown: Vec<_> = (m.log.iter())
+            .filter(|o| o.attempt.class == Some(ErrorClass::Killed))
+            .map(|o| (o.attempt.read, o.attempt.i))
+            .collect();
+        assert_eq!(
+            unknown,
+            [(true, 0)],
+            "the read in flight, not the write reported"
+        );
+        let stopped = m.stopped.unwrap();
+        assert!(
+            stopped.contains("2 of its invoke lines could not be written (No space left"),
+            "{stopped}"
+        );
+        assert_eq!(m.invokes_unwritten[&0].0, 2);
     }
 
     #[test]

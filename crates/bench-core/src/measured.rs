@@ -99,6 +99,11 @@ pub struct Measured {
     pub cpu: Option<crate::sched::CpuUse>,
     /// A cell of roles: the figures of each (role, operation of its mix), by their places.
     pub roles: std::collections::BTreeMap<(u32, u32), RoleOp>,
+    /// Why the history could not be written as the run went, where it could not.
+    pub journal_error: Option<String>,
+    /// Each worker's operations whose invoke line it could not write (what bench learns
+    /// of the operations a worker killed from outside had in flight), and the first error.
+    pub invokes_unwritten: std::collections::BTreeMap<u32, (u64, String)>,
     /// Every operation the workers ran, warm-up included, in the order their reports came:
     /// the one record every figure above and every judge of the run reads.
     pub log: Vec<Op>,

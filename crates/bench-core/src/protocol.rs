@@ -319,6 +319,10 @@ pub struct OpReport {
     /// A listing in more than one page: each page's last name and version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<Vec<crate::versions::Page>>,
+    /// Invoke lines its worker could not write so far (`BENCH_WORKER_INVOKED`'s file), and
+    /// the first error: a kill from outside would leave those operations out of its log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invokes_unwritten: Option<(u64, String)>,
 }
 
 impl OpReport {
@@ -339,6 +343,7 @@ impl OpReport {
             twice: None,
             cleaned: None,
             pages: None,
+            invokes_unwritten: None,
         }
     }
 }

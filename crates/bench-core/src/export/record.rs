@@ -578,6 +578,11 @@ pub struct Attached {
     /// when (ms since release) and, switched off, the requests it met. Absent without.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nemesis: Vec<crate::plan::nemesis::Switch>,
+    /// Operations whose invoke line (written before each begins, what bench learns of those
+    /// a worker killed from outside had in flight) a worker could not write, summed over
+    /// the workers, and the first error. Absent where every line was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invokes_unwritten: Option<(u64, String)>,
 }
 
 /// The shared table of a cell of table operations, as verification found it.

@@ -41,19 +41,30 @@ pub struct Checked {
     /// Writes whose effect neither their answer nor the copy told, named.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub undecided: Vec<String>,
+    /// The history was written as the run went and the run did not finish
+    /// ([`super::Header::journal`]): valid is never its verdict, only anomalies or undecided.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub journal: bool,
 }
 
 impl Checked {
     /// Anomalies: what readers saw that they should not have, and disagreements of the
     /// chain with the commits.
     pub fn anomalies(&self) -> u64 {
-        let seen = self.consistency.as_ref().map_or(0, Consistency::anomalies);
+        let seen = match (&self.consistency, self.journal) {
+            (None, _) => 0,
+            (Some(c), false) => c.anomalies(),
+            // A journal lacks the operations in flight when its run stopped: an entry seen
+            // that no write in it made, a version no commit in it made, may be theirs. Only
+            // what the reads present show among themselves and the writes present counts.
+            (Some(c), true) => c.stale_reads + c.monotonic_violations + c.duplicates,
+        };
         seen + u64::from(self.chain_error.is_some())
     }
 
     /// The exit status: anomalies first, then what could not be decided.
     pub fn status(&self) -> u8 {
-        match (self.anomalies(), self.undecided.is_empty()) {
+        match (self.anomalies(), self.undecided.is_empty() && !self.journal) {
             (n, _) if n > 0 => ANOMALIES,
             (_, false) => UNKNOWN,
             _ => VALID,
@@ -139,6 +150,7 @@ pub fn check(saved: &Saved, chain: Option<&Chain>) -> Checked {
         chain_versions: chain.map(|c| c.versions.len() as u64),
         chain_error,
         undecided,
+        journal: h.journal,
     }
 }
 
@@ -181,6 +193,15 @@ pub fn said(c: &Checked) -> Vec<String> {
         )),
         (Some(_), Some(e)) => out.push(format!("chain: {e}")),
     }
+    if c.journal {
+        out.push(
+            "journal: written as the run went, and the run did not finish (its coordinator \
+             stopped): it ends at the last report that came, no write in it was looked up on \
+             the copy, and phantoms and version-order violations are not counted as anomalies \
+             (the operations in flight at the end are not in it)"
+                .to_string(),
+        );
+    }
     for u in c.undecided.iter().take(3) {
         out.push(format!("undecided: {u}"));
     }
@@ -190,6 +211,9 @@ pub fn said(c: &Checked) -> Vec<String> {
             c.anomalies(),
             v.unwrap_or_default()
         ),
+        (UNKNOWN, _) if c.undecided.is_empty() => {
+            "UNKNOWN: no anomaly in what the run wrote before it stopped".to_string()
+        }
         (UNKNOWN, _) => format!(
             "UNKNOWN: {} whose effect the history does not tell",
             crate::plan::count(c.undecided.len() as u64, "write", "writes")

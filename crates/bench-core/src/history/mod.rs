@@ -23,6 +23,7 @@ use crate::versions::{At, Chain, Change, Page};
 pub mod check;
 pub mod command;
 pub mod elle;
+pub mod journal;
 
 /// The format this bench writes and the newest it reads.
 pub const FORMAT: u32 = 1;
@@ -61,6 +62,12 @@ pub struct Header {
     /// The copy's versions verification held against the commits (absent: not held).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain_versions: Option<u64>,
+    /// Written as the run went ([`journal`]) and never replaced by the whole history: the
+    /// run did not finish (its coordinator stopped). It holds each operation whose report
+    /// came, in the order they came; no write in it was looked up on the copy, its
+    /// `operations` is 0, and its last line may be cut short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub journal: bool,
 }
 
 /// One line of `history.jsonl` after the header: Jepsen's fields, then bench's.
@@ -166,13 +173,8 @@ pub struct NemesisEvent {
     pub error: Option<String>,
 }
 
-/// The nemesis' lines among `events` (each of the two sorted by time), every line renumbered
-/// in the order written: a switch goes before the first event after it.
-fn with_nemesis(
-    events: Vec<Event>,
-    nemesis: &[crate::plan::nemesis::Switch],
-    release_us: u64,
-) -> Vec<String> {
+/// The nemesis' lines of `nemesis`, sorted by time (numbered as they are written).
+fn nemesis_events(nemesis: &[crate::plan::nemesis::Switch], release_us: u64) -> Vec<NemesisEvent> {
     let mut switches: Vec<NemesisEvent> = (nemesis.iter())
         .map(|s| NemesisEvent {
             index: 0,
@@ -186,21 +188,7 @@ fn with_nemesis(
         })
         .collect();
     switches.sort_by_key(|n| n.time);
-    let mut out = Vec::with_capacity(events.len() + switches.len());
-    let mut switches = switches.into_iter().peekable();
-    for mut e in events {
-        while let Some(mut n) = switches.next_if(|n| n.time < e.time) {
-            n.index = out.len() as u64;
-            out.push(serde_json::to_string(&n).expect("a nemesis event serialises"));
-        }
-        e.index = out.len() as u64;
-        out.push(serde_json::to_string(&e).expect("an event serialises"));
-    }
-    for mut n in switches {
-        n.index = out.len() as u64;
-        out.push(serde_json::to_string(&n).expect("a nemesis event serialises"));
-    }
-    out
+    switches
 }
 
 fn bound(b: Bound) -> [i64; 3] {
@@ -294,43 +282,98 @@ pub fn events(log: &[Op], release_us: u64) -> Vec<Event> {
 
 /// [`events`], each with the index in `log` of its operation.
 fn numbered(log: &[Op], release_us: u64) -> Vec<(usize, Event)> {
-    let clients = log.iter().map(|o| o.client + 1).max().unwrap_or(0) as u64;
-    // Each operation's place among its client's, in the order it reported them.
-    let mut order: Vec<usize> = (0..log.len()).collect();
-    order.sort_by_key(|&k| (log[k].client, k));
-    let mut process = vec![0u64; log.len()];
-    let mut infos: BTreeMap<u32, u64> = BTreeMap::new();
-    for &k in &order {
-        let o = &log[k];
-        let n = infos.entry(o.client).or_default();
-        process[k] = u64::from(o.client) + clients * *n;
-        *n += u64::from(kind(o) == "info");
-    }
-    // Sorted by time, each client's own events in the order it ran them: an event's place
-    // is at or after its client's previous event's (a wall clock stepped back moves no time).
-    type Place = (i64, u32, usize, u8);
-    let mut keyed: Vec<(Place, usize, Event)> = Vec::with_capacity(2 * log.len());
-    let mut after: BTreeMap<u32, i64> = BTreeMap::new();
-    for (rank, &k) in order.iter().enumerate() {
-        let o = &log[k];
-        let (mut invoke, mut done) = pair(o, process[k], release_us);
-        let prev = after.entry(o.client).or_insert(i64::MIN);
-        let at_invoke = invoke.time.max(*prev);
-        let at_done = done.time.max(at_invoke);
-        *prev = at_done;
-        // The time written is the one the order used: `time` never goes back as `index`
-        // goes on (it differs from the operation's own only where its clock stepped back).
-        (invoke.time, done.time) = (at_invoke, at_done);
-        keyed.push(((at_invoke, o.client, rank, 0), k, invoke));
-        keyed.push(((at_done, o.client, rank, 1), k, done));
-    }
-    keyed.sort_by_key(|(place, ..)| *place);
-    (keyed.into_iter().enumerate())
-        .map(|(n, (_, k, mut e))| {
-            e.index = n as u64;
-            (k, e)
+    let placed = Placed::of(log, release_us);
+    (placed.events.iter().enumerate())
+        .map(|(n, &x)| {
+            (
+                (x >> 1) as usize,
+                placed.event(log, x, n as u64, release_us),
+            )
         })
         .collect()
+}
+
+/// The order of a run's events, in a few words an operation: the history is written from
+/// it, each event made as it is written.
+struct Placed {
+    /// Each operation's invocation and completion times as the order used them.
+    times: Vec<[i64; 2]>,
+    /// Each operation's process, as Jepsen numbers them.
+    process: Vec<u64>,
+    /// The events in order, each its operation's index in the log times 2, plus 1 for its
+    /// completion.
+    events: Vec<u32>,
+}
+
+/// The process of each operation of `log`, as Jepsen numbers them: a client whose
+/// operation ended `info` goes on under a new one. `order`: the log's indices by client, in
+/// the order each client reported them.
+fn processes(log: &[Op], order: &[u32]) -> Vec<u64> {
+    let clients = log.iter().map(|o| o.client + 1).max().unwrap_or(0) as u64;
+    let mut process = vec![0u64; log.len()];
+    let mut infos: BTreeMap<u32, u64> = BTreeMap::new();
+    for &k in order {
+        let o = &log[k as usize];
+        let n = infos.entry(o.client).or_default();
+        process[k as usize] = u64::from(o.client) + clients * *n;
+        *n += u64::from(kind(o) == "info");
+    }
+    process
+}
+
+impl Placed {
+    /// The run's events in order: each operation's invocation at its start and its
+    /// completion at its end (an operation's before its client's next).
+    fn of(log: &[Op], release_us: u64) -> Placed {
+        let n = u32::try_from(log.len()).ok().filter(|n| *n < u32::MAX / 2);
+        let n = n.expect("a history holds fewer than 2^31 operations");
+        // Each operation's place among its client's, in the order it reported them.
+        let mut order: Vec<u32> = (0..n).collect();
+        order.sort_by_key(|&k| (log[k as usize].client, k));
+        let process = processes(log, &order);
+        // Sorted by time, each client's own events in the order it ran them: an event's
+        // place is at or after its client's previous event's (a wall clock stepped back
+        // moves no time).
+        let mut times = vec![[0i64; 2]; log.len()];
+        let mut rank = vec![0u32; log.len()];
+        let mut after: BTreeMap<u32, i64> = BTreeMap::new();
+        let ns = |t: u64| (t as i64 - release_us as i64) * 1000;
+        for (r, &k) in order.iter().enumerate() {
+            let o = &log[k as usize];
+            let [s, e] = span(o, release_us);
+            let prev = after.entry(o.client).or_insert(i64::MIN);
+            let at_invoke = ns(s).max(*prev);
+            let at_done = ns(e).max(at_invoke);
+            *prev = at_done;
+            // The time written is the one the order used: `time` never goes back as
+            // `index` goes on (it differs from the operation's own only where its clock
+            // stepped back).
+            times[k as usize] = [at_invoke, at_done];
+            rank[k as usize] = r as u32;
+        }
+        drop(order);
+        let mut events: Vec<u32> = (0..2 * n).collect();
+        events.sort_unstable_by_key(|&x| {
+            let (k, done) = ((x >> 1) as usize, x & 1);
+            (times[k][done as usize], log[k].client, rank[k], done)
+        });
+        Placed {
+            times,
+            process,
+            events,
+        }
+    }
+
+    /// Event `x` (of [`Placed::events`]), numbered `index`.
+    fn event(&self, log: &[Op], x: u32, index: u64, release_us: u64) -> Event {
+        let (k, done) = ((x >> 1) as usize, x & 1 == 1);
+        let (invoke, completion) = pair(&log[k], self.process[k], release_us);
+        Event {
+            index,
+            time: self.times[k][usize::from(done)],
+            ..if done { completion } else { invoke }
+        }
+    }
 }
 
 /// Operation `o`'s invocation and completion, on `process`.
@@ -392,10 +435,10 @@ fn pair(o: &Op, process: u64, release_us: u64) -> (Event, Event) {
     (invoke, done)
 }
 
-/// The run's history as its lines (header first), and its copy's chain as
-/// `versions.jsonl`'s lines where verification read one.
-pub fn write(log: &[Op], run: &Run, chain: Option<&Chain>) -> (String, Option<String>) {
-    let release_us = (log.iter().filter(|o| !o.attempt.warm))
+/// Time 0 of a run's events: the start of its first measured operation (of its first
+/// operation where none is measured).
+fn release_of(log: &[Op]) -> u64 {
+    (log.iter().filter(|o| !o.attempt.warm))
         .filter_map(|o| o.attempt.at_us.map(|a| a[0]))
         .min()
         .or_else(|| {
@@ -403,7 +446,13 @@ pub fn write(log: &[Op], run: &Run, chain: Option<&Chain>) -> (String, Option<St
                 .filter_map(|o| o.attempt.at_us.map(|a| a[0]))
                 .min()
         })
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// `history.jsonl`'s lines (without their newlines), header first, each made as it is
+/// taken: what the history holds beside the log is a few words an event.
+pub fn lines<'a>(log: &'a [Op], run: &Run) -> impl Iterator<Item = String> + use<'a> {
+    let release_us = release_of(log);
     let header = Header {
         bench_history: FORMAT,
         cell: run.cell.to_string(),
@@ -417,10 +466,37 @@ pub fn write(log: &[Op], run: &Run, chain: Option<&Chain>) -> (String, Option<St
             .collect(),
         paused_us: run.paused_us.to_vec(),
         chain_versions: run.chain_versions,
+        journal: false,
     };
-    let mut text = serde_json::to_string(&header).expect("a header serialises");
-    text.push('\n');
-    for line in with_nemesis(events(log, release_us), run.nemesis, release_us) {
+    let head = serde_json::to_string(&header).expect("a header serialises");
+    let mut switches = nemesis_events(run.nemesis, release_us)
+        .into_iter()
+        .peekable();
+    let placed = Placed::of(log, release_us);
+    let mut next = 0;
+    let mut index = 0u64;
+    // A switch goes before the first event after it.
+    let body = std::iter::from_fn(move || {
+        let x = placed.events.get(next).copied();
+        let at = x.map(|x| placed.times[(x >> 1) as usize][(x & 1) as usize]);
+        let line = match switches.next_if(|n| at.is_none_or(|t| n.time < t)) {
+            Some(n) => serde_json::to_string(&NemesisEvent { index, ..n }),
+            None => {
+                next += 1;
+                serde_json::to_string(&placed.event(log, x?, index, release_us))
+            }
+        };
+        index += 1;
+        Some(line.expect("an event serialises"))
+    });
+    std::iter::once(head).chain(body)
+}
+
+/// The run's history as one text ([`lines`], each ended), and its copy's chain as
+/// `versions.jsonl`'s text where verification read one.
+pub fn write(log: &[Op], run: &Run, chain: Option<&Chain>) -> (String, Option<String>) {
+    let mut text = String::new();
+    for line in lines(log, run) {
         text.push_str(&line);
         text.push('\n');
     }
@@ -441,7 +517,7 @@ pub struct Version {
 
 /// `versions.jsonl`: a header naming the cell's first version, then each version present
 /// after it with what it added and removed.
-fn versions(chain: &Chain) -> String {
+pub fn versions(chain: &Chain) -> String {
     let mut text = json!({"bench_versions": FORMAT, "first": chain.first}).to_string();
     text.push('\n');
     let changes: BTreeMap<u64, &Change> = chain.changes.iter().map(|c| (c.version, c)).collect();
@@ -536,8 +612,14 @@ pub fn read(text: &str) -> Result<Saved, Bad> {
     let mut log = Vec::new();
     let mut last_index = None;
     let mut last_line = 1;
-    for (n, line) in lines {
+    let mut lines = lines.peekable();
+    while let Some((n, line)) = lines.next() {
         last_line = n;
+        // A journal's last line may be cut short where its coordinator was killed.
+        if header.journal && lines.peek().is_none() && serde_json::from_str::<Value>(line).is_err()
+        {
+            break;
+        }
         // The nemesis' lines: its switches of the store's faults, no client's operation.
         if line.contains("\"nemesis\"")
             && let Ok(nemesis) = serde_json::from_str::<NemesisEvent>(line)

@@ -46,6 +46,8 @@ pub struct CellRun<'a> {
     /// Start the workers as the tasks of this command (a launcher such as srun, with the
     /// task count filled in) instead of as children; they take their ids from their ranks.
     pub launcher: Option<String>,
+    /// Write the run's history here as its reports come (a cell that keeps one).
+    pub journal: Option<bench_core::history::journal::Target>,
 }
 
 /// How long a worker binary may take to say what it is.
@@ -364,6 +366,11 @@ impl<'o> Driver<'o> {
         for run in runs {
             let runs = run.workers.iter().map(crate::fold::Runs::of).collect();
             let mut fold = Fold::new(runs, run.versions.cloned());
+            if let Some(target) = &run.journal {
+                let clients = run.workers.iter().map(|w| w.worker_id);
+                let journal = bench_core::history::journal::Journal::new(target.clone(), clients);
+                fold.journal(Box::new(journal));
+            }
             // A worker killed from outside ends itself, not the cell, where no pairing
             // waits on its operations.
             if !paired && !paced {
@@ -561,7 +568,9 @@ impl<'o> Driver<'o> {
         let mut measured = Vec::new();
         let mut failures = Vec::new();
         for (arm, fold) in self.arms.folds.into_iter().enumerate() {
-            match fold.finish() {
+            // Waits for the history's writer to write its last lines: off the runtime's
+            // worker, so that nothing queued there waits behind it.
+            match tokio::task::block_in_place(|| fold.finish()) {
                 Ok(mut m) => {
                     if let Some(p) = &pauses {
                         m.paused_us = p[arm].clone();

@@ -37,11 +37,35 @@ struct Proc {
 pub(super) struct Workers {
     children: Vec<Child>,
     procs: Vec<Proc>,
-    /// Each worker's file of the writes it began ([`crate::worker::INVOKED_ENV`]), by worker
+    /// Each worker's file of the operations it began ([`crate::worker::INVOKED_ENV`]), by worker
     /// index: for the workers started here (a launcher's tasks may run elsewhere: none).
     invoked: Vec<Option<tempfile::TempPath>>,
     tx: Option<mpsc::UnboundedSender<Msg>>,
     pub(super) rx: mpsc::UnboundedReceiver<Msg>,
+}
+
+/// What the name of a worker's invoke file begins with, before its coordinator's pid.
+const INVOKED_PREFIX: &str = "bench-invoked-";
+
+/// Remove from `dir` the invoke files of coordinators no longer running (a coordinator
+/// killed before it could remove its own); the number removed. Those of a live coordinator,
+/// this one's included, are left.
+fn remove_orphans(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let orphan = |name: &str| {
+        let pid = name.strip_prefix(INVOKED_PREFIX)?.split_once('-')?.0;
+        let pid: libc::pid_t = pid.parse().ok()?;
+        // SAFETY: kill(2) with signal 0 sends nothing; it only asks whether `pid` exists.
+        let gone = unsafe { libc::kill(pid, 0) } == -1
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        gone.then_some(())
+    };
+    (entries.flatten())
+        .filter(|e| e.file_name().to_str().and_then(orphan).is_some())
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
 }
 
 /// How a process's stdout lines map to workers.
@@ -56,6 +80,10 @@ enum Lines {
 
 impl Workers {
     pub(super) fn new() -> Workers {
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| {
+            remove_orphans(&std::env::temp_dir());
+        });
         let (tx, rx) = mpsc::unbounded_channel();
         Workers {
             children: Vec::new(),
@@ -78,7 +106,7 @@ impl Workers {
         cmd.args(args.to_args());
         cmd.envs(crate::host_clock::wall_step(args.worker_id)?);
         let invoked = tempfile::Builder::new()
-            .prefix("bench-invoked-")
+            .prefix(&format!("{INVOKED_PREFIX}{}-", std::process::id()))
             .tempfile()?
             .into_temp_path();
         cmd.env(crate::worker::INVOKED_ENV, &invoked);
@@ -190,9 +218,10 @@ impl Workers {
         self.procs[idx].workers.clone()
     }
 
-    /// The writes worker `idx` began, as it wrote them before each ([`crate::worker::INVOKED_ENV`]):
-    /// each as it would end were the worker killed with it in flight. A line cut short by
-    /// the worker's death is left out (its write had not begun).
+    /// The operations worker `idx` began, as it wrote them before each
+    /// ([`crate::worker::INVOKED_ENV`]): each as it would end were the worker killed with it
+    /// in flight. A line cut short by the worker's death is left out (its operation had not
+    /// begun).
     pub(super) fn invoked(&self, idx: usize) -> Vec<bench_core::protocol::OpReport> {
         let Some(Some(path)) = self.invoked.get(idx) else {
             return Vec::new();
@@ -215,5 +244,33 @@ impl Workers {
     /// the cell still runs when its copy is removed.
     pub(super) async fn stop(&mut self) {
         supervisor::stop(&mut self.children, Duration::ZERO).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The invoke files of a coordinator that is gone are removed; a live one's are left,
+    /// and so is every other file.
+    #[test]
+    fn invoke_files_of_a_coordinator_gone_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid no process has: a child that has exited and been reaped.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let names = [
+            format!("{INVOKED_PREFIX}{gone}-abc"),
+            format!("{INVOKED_PREFIX}{}-def", std::process::id()),
+            format!("{INVOKED_PREFIX}notapid"),
+            "other-file".to_string(),
+        ];
+        for n in &names {
+            std::fs::write(dir.path().join(n), "").unwrap();
+        }
+        assert_eq!(remove_orphans(dir.path()), 1);
+        let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
+        assert_eq!(left, [false, true, true, true]);
     }
 }

@@ -26,15 +26,6 @@ pub(super) enum CellResult {
     Interrupted,
 }
 
-/// How the files a run writes beside the results name it: `<cell id>_r<repetition>`, with
-/// `_<arm>` after it when paired.
-fn run_name(id: &str, repetition: u32, arm: Option<&str>) -> String {
-    match arm {
-        Some(a) => format!("{id}_r{repetition}_{a}"),
-        None => format!("{id}_r{repetition}"),
-    }
-}
-
 /// Write run `repetition` of cell `id` (by `arm`, when paired) as a trace file under
 /// `<out>/traces/`; its path relative to `<out>`, or `None` (said) when it cannot be written.
 fn write_trace(
@@ -45,7 +36,7 @@ fn write_trace(
     m: &Measured,
     progress: &Progress,
 ) -> Option<String> {
-    let name = run_name(id, repetition, arm);
+    let name = super::workers::run_name(id, repetition, arm);
     let rel = format!("{}/{name}.json", crate::trace::TRACE_DIR);
     // Each traced operation's outcome as the log holds it (resolved by verification).
     let mut traces = m.traces.clone();
@@ -97,7 +88,7 @@ fn write_history(
     progress: &Progress,
 ) -> Option<String> {
     use bench_core::history;
-    let rel = format!("{}/{}", history::DIR, run_name(id, repetition, arm));
+    let rel = super::workers::history_rel(id, repetition, arm);
     let run = history::Run {
         cell: id,
         repetition,
@@ -108,18 +99,25 @@ fn write_history(
         chain_versions,
         nemesis: &m.nemesis,
     };
-    let (text, chain) = history::write(&m.log, &run, versions);
     let dir = sweep.out.join(&rel);
-    let written = std::fs::create_dir_all(&dir)
-        .and_then(|_| crate::files::write_atomic(&dir.join(history::HISTORY_FILE), text.as_bytes()))
-        .and_then(|_| match chain {
-            Some(c) => crate::files::write_atomic(&dir.join(history::VERSIONS_FILE), c.as_bytes()),
-            // A run again of the same repetition leaves no chain of an earlier one.
-            None => match std::fs::remove_file(dir.join(history::VERSIONS_FILE)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
-            },
-        });
+    // Written line by line over what the run wrote as it went, off the runtime's worker.
+    let written = tokio::task::block_in_place(|| {
+        std::fs::create_dir_all(&dir)
+            .and_then(|_| {
+                let lines = history::lines(&m.log, &run);
+                crate::files::write_atomic_lines(&dir.join(history::HISTORY_FILE), lines)
+            })
+            .and_then(|_| match versions.map(history::versions) {
+                Some(c) => {
+                    crate::files::write_atomic(&dir.join(history::VERSIONS_FILE), c.as_bytes())
+                }
+                // A run again of the same repetition leaves no chain of an earlier one.
+                None => match std::fs::remove_file(dir.join(history::VERSIONS_FILE)) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                },
+            })
+    });
     match written {
         Ok(()) => Some(rel),
         Err(e) => {
@@ -471,6 +469,22 @@ impl Run<'_> {
             let (id, rep) = (cell.id(), self.job.repetition);
             if !m.traces.is_empty() {
                 r.attached.trace = write_trace(self.sweep, &id, rep, arms[k].name, m, progress);
+            }
+            r.attached.invokes_unwritten = (m.invokes_unwritten.values())
+                .map(|(n, e)| (*n, e.clone()))
+                .reduce(|(a, e), (b, _)| (a + b, e));
+            if let Some((n, e)) = &r.attached.invokes_unwritten {
+                progress.log(format!(
+                    "warning: {id}: {n} operation(s) could not be written to their workers' \
+                     invoke files ({e}): a worker killed from outside may leave one it had in \
+                     flight out of the log"
+                ));
+            }
+            if let Some(e) = &m.journal_error {
+                progress.log(format!(
+                    "warning: {id}: its history could not be written as the run went ({e}); \
+                     it is written whole after verification"
+                ));
             }
             if self.sweep.plan.run.keep_history && keeps_history(m) {
                 let run = (id.as_str(), rep, arms[k].name, chain_versions);

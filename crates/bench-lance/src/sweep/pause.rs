@@ -107,6 +107,7 @@ async fn while_paused(
         bound: None,
         versions: None,
         launcher: None,
+        journal: None,
     };
     let (measured, others_error) = match coordinator::run_cell(run, &(), &mut interrupt).await {
         Outcome::Finished(m) => (Some(*m), None),

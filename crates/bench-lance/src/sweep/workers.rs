@@ -134,6 +134,42 @@ pub(super) fn run_label(
     label
 }
 
+/// How the files a run writes beside the results name it: `<cell id>_r<repetition>`, with
+/// `_<arm>` after it when paired.
+pub(super) fn run_name(id: &str, repetition: u32, arm: Option<&str>) -> String {
+    match arm {
+        Some(a) => format!("{id}_r{repetition}_{a}"),
+        None => format!("{id}_r{repetition}"),
+    }
+}
+
+/// Where run `repetition` of cell `id` (by `arm`, when paired) keeps its history, relative
+/// to the results directory.
+pub(super) fn history_rel(id: &str, repetition: u32, arm: Option<&str>) -> String {
+    format!(
+        "{}/{}",
+        bench_core::history::DIR,
+        run_name(id, repetition, arm)
+    )
+}
+
+/// The history the run writes as it goes ([`bench_core::history::journal`]), replaced
+/// whole once the run has ended and been verified.
+pub(super) fn history_target(
+    sweep: &Sweep,
+    id: &str,
+    repetition: u32,
+    arm: Option<&str>,
+) -> bench_core::history::journal::Target {
+    let rel = history_rel(id, repetition, arm);
+    bench_core::history::journal::Target {
+        path: (sweep.out.join(rel)).join(bench_core::history::HISTORY_FILE),
+        cell: id.to_string(),
+        repetition,
+        arm: arm.map(str::to_string),
+    }
+}
+
 /// The workers' environment: storage options, the namespace properties and the plan's
 /// variables, each under its prefix.
 fn worker_env(cell: &crate::plan::Cell) -> std::collections::BTreeMap<String, String> {
@@ -222,6 +258,11 @@ pub(super) async fn watch_workers(
             bound: cell.mode.bound(),
             versions: Some(&arm.versions),
             launcher: launcher.clone(),
+            journal: sweep
+                .plan
+                .run
+                .keep_history
+                .then(|| history_target(sweep, &cell.id(), job.repetition, arm.name)),
         })
         .collect();
     let others = super::pause::others(cell, &runs);

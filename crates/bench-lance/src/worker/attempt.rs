@@ -226,14 +226,13 @@ impl Session {
         if let Ok(t) = &aim {
             self.prepare(op, t);
         }
-        let at = op
-            .is_write()
-            .then(|| (i, mix, (target.clone(), property.clone())));
+        let at = (i, mix, (target.clone(), property.clone()));
         next.commits += u64::from(op.is_write());
         let planted_kill = op.is_write() && self.kill_at == Some(next.commits) && aim.is_ok();
-        // Written before the clock starts: the line is no part of the operation's time.
-        if let (Some(at), false) = (&at, planted_kill) {
-            self.invoke(at.clone(), (Instant::now(), next.release));
+        // Every operation, read or write: written before the clock starts, the line is no
+        // part of the operation's time.
+        if !planted_kill {
+            self.invoke(read, at.clone(), (Instant::now(), next.release));
         }
         let io_before = self.counters.snapshot();
         let resent_before = crate::resends::so_far();
@@ -243,7 +242,7 @@ impl Session {
         let lag_ms = next
             .intended
             .map(|at| start.saturating_duration_since(at).as_secs_f64() * 1000.0);
-        if let (true, Some(at), Ok(aim)) = (planted_kill, at, &aim) {
+        if let (true, Ok(aim)) = (planted_kill, &aim) {
             self.killed_mid_commit(op, aim.clone(), at, (start, next.release))
                 .await;
         }
@@ -338,6 +337,7 @@ impl Session {
         let mut report = protocol::OpReport {
             op: ran.mix,
             pages: pages.filter(|_| history),
+            invokes_unwritten: self.invokes_unwritten(),
             ..protocol::OpReport::of(attempt, class.is_none())
         };
         // A role's client (the only one that cleans up) keeps a history.
@@ -347,10 +347,12 @@ impl Session {
         report
     }
 
-    /// The report of write `i` (its place `mix` in a role's mix, its entry `target`) as it
-    /// would end were this worker to die with it in flight: `killed`, it may have landed.
+    /// The report of operation `i` (a read, or not; its place `mix` in a role's mix, its
+    /// entry `target`) as it would end were this worker to die with it in flight: `killed`,
+    /// a write may have landed.
     fn in_flight(
         &self,
+        read: bool,
         (i, mix, (target, property)): (u64, Option<u32>, Named),
         (start, release): (Instant, Option<Instant>),
         why: String,
@@ -367,6 +369,7 @@ impl Session {
                     entry: target,
                     property,
                     at_us: Some([at, at]),
+                    read,
                     ..Attempt::new(i, 0.0)
                 },
                 false,
@@ -374,16 +377,30 @@ impl Session {
         }
     }
 
-    /// Write write `i` to [`INVOKED_ENV`]'s file before it begins, where there is one.
-    fn invoke(&self, at: (u64, Option<u32>, Named), times: (Instant, Option<Instant>)) {
-        let Some(file) = &self.invoked else { return };
-        let why = "its worker was killed with it in flight: it may have landed".to_string();
-        let report = Event::Op(Box::new(self.in_flight(at, times, why)));
+    /// Write operation `i` to [`INVOKED_ENV`]'s file before it begins, where there is one;
+    /// a line that cannot be written is counted, and every report after it says so.
+    fn invoke(&self, read: bool, at: (u64, Option<u32>, Named), times: (Instant, Option<Instant>)) {
+        let Some(invoked) = &self.invoked else { return };
+        let why = match read {
+            true => "its worker was killed with it in flight",
+            false => "its worker was killed with it in flight: it may have landed",
+        };
+        let report = Event::Op(Box::new(self.in_flight(read, at, times, why.to_string())));
         let mut line = serde_json::to_string(&report).expect("a report serialises");
         line.push('\n');
-        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut invoked = invoked.lock().unwrap_or_else(|e| e.into_inner());
         // One write(2): the line is in the file once it returns, whatever happens next.
-        let _ = std::io::Write::write_all(&mut *file, line.as_bytes());
+        if let Err(e) = std::io::Write::write_all(&mut invoked.file, line.as_bytes()) {
+            let (n, _) = invoked.unwritten.get_or_insert((0, e.to_string()));
+            *n += 1;
+        }
+    }
+
+    /// The invoke lines not written so far, and the first error.
+    fn invokes_unwritten(&self) -> Option<(u64, String)> {
+        let invoked = self.invoked.as_ref()?;
+        let invoked = invoked.lock().unwrap_or_else(|e| e.into_inner());
+        invoked.unwritten.clone()
     }
 
     /// The planted fault of [`KILL_MID_COMMIT_ENV`]: report commit `i` (its place `mix` in a
@@ -399,7 +416,7 @@ impl Session {
         let why = format!(
             "killed mid-commit ({KILL_MID_COMMIT_ENV}, a planted fault): it may have landed"
         );
-        let report = self.in_flight(at, times, why);
+        let report = self.in_flight(false, at, times, why);
         emit(self.args.worker_id, Event::Op(Box::new(report)));
         write_pending(&mut PENDING.lock().unwrap_or_else(|e| e.into_inner()));
         let before = self.counters.snapshot().requests();

@@ -93,8 +93,8 @@ struct Session {
     exit_after: Option<u64>,
     /// Planted fault: killed in the middle of this measured commit ([`KILL_MID_COMMIT_ENV`]).
     kill_at: Option<u64>,
-    /// Where each write is written before it begins ([`INVOKED_ENV`]).
-    invoked: Option<std::sync::Mutex<std::fs::File>>,
+    /// Where each operation is written before it begins ([`INVOKED_ENV`]).
+    invoked: Option<std::sync::Mutex<Invoked>>,
     /// The traced operations so far (`--trace`).
     traced: std::sync::Mutex<Vec<TracedOp>>,
     /// A moment on both clocks, to put operations and requests on the host's monotonic one.
@@ -241,8 +241,16 @@ impl Session {
     }
 }
 
+/// The file [`INVOKED_ENV`] names, opened to append, and the lines it could not take.
+#[derive(Debug)]
+struct Invoked {
+    file: std::fs::File,
+    /// Lines not written, and the first error.
+    unwritten: Option<(u64, String)>,
+}
+
 /// The file [`INVOKED_ENV`] names, opened to append.
-fn invoked_file() -> anyhow::Result<Option<std::sync::Mutex<std::fs::File>>> {
+fn invoked_file() -> anyhow::Result<Option<std::sync::Mutex<Invoked>>> {
     let Some(path) = std::env::var_os(INVOKED_ENV) else {
         return Ok(None);
     };
@@ -251,7 +259,10 @@ fn invoked_file() -> anyhow::Result<Option<std::sync::Mutex<std::fs::File>>> {
         .append(true)
         .open(&path)
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.to_string_lossy()))?;
-    Ok(Some(std::sync::Mutex::new(file)))
+    Ok(Some(std::sync::Mutex::new(Invoked {
+        file,
+        unwritten: None,
+    })))
 }
 
 /// This worker's commit to be killed in ([`KILL_MID_COMMIT_ENV`]: `W:N`), if it is `W`.
