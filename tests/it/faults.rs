@@ -289,8 +289,8 @@ fn kill_plan(transport: &str) -> String {
     )
 }
 
-/// The workers `bench` (pid `parent`) started, each with the file it writes each write to
-/// before beginning it.
+/// The workers `bench` (pid `parent`) started, each with the file it writes each operation
+/// to before beginning it.
 fn workers_of(parent: u32) -> Vec<(u32, std::path::PathBuf)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -317,19 +317,19 @@ fn workers_of(parent: u32) -> Vec<(u32, std::path::PathBuf)> {
 }
 
 /// Run the plan and SIGKILL one of its workers from outside once it has begun `after`
-/// writes (after release: the workers write a line before each measured write); the run's
-/// output.
+/// operations (after release: the workers write a line before each measured operation);
+/// the run's output.
 fn kill_a_worker(cmd: Command, plan: &Path, out: &Path, extra: &[&str], after: usize) -> Output {
-    signal_a_worker(cmd, (plan, out, extra), after, libc::SIGKILL)
+    signal_a_worker(cmd, (plan, out, extra), after, libc::SIGKILL).0
 }
 
-/// The same with `signal`.
+/// The same with `signal`; also the lines the worker had written when it was signalled.
 fn signal_a_worker(
     cmd: Command,
     (plan, out, extra): (&Path, &Path, &[&str]),
     after: usize,
     signal: i32,
-) -> Output {
+) -> (Output, String) {
     let child = spawn_sweep(cmd, "run", plan, out, extra);
     let pid = child.id();
     let killed = std::thread::spawn(move || {
@@ -347,7 +347,7 @@ fn signal_a_worker(
                         }
                         std::thread::sleep(std::time::Duration::from_millis(20));
                     }
-                    return Some(worker);
+                    return Some(begun);
                 }
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -356,11 +356,34 @@ fn signal_a_worker(
     });
     let o = child.wait_with_output().unwrap();
     eprintln!("{}", String::from_utf8_lossy(&o.stderr));
+    let begun = killed.join().unwrap();
+    let begun = begun.unwrap_or_else(|| panic!("no worker began {after} operations"));
+    (o, begun)
+}
+
+/// A worker of a mixed cell writes a line before each of its operations, its reads too;
+/// killed from outside after 7 of them (reads among them), the cell goes on, says the
+/// operations it began and never reported are unknown, and verifies.
+#[test]
+fn a_killed_worker_s_reads_are_written_before_they_begin_too() {
+    let text = "name = 'mixed-kill'\n[matrix]\nsizes = [20]\ninline = [false]\n\
+                [mixed]\nclients = [2]\nreads_per_write = 4\nduration_secs = 3\n\
+                read_operation = 'warm-read-list-namespaces'\n[run]\nrepetitions = 1\n";
+    let (_d, plan, out) = plan_dir(text);
+    let (o, begun) = signal_a_worker(bench(), (&plan, &out, &[]), 7, libc::SIGKILL);
+    let reads = (begun.lines())
+        .filter(|l| l.contains("\"read\":true"))
+        .count();
+    assert!(reads >= 4, "{reads} reads among the lines:\n{begun}");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let records = lines(&out.join("results.jsonl"));
+    verified_and_resolved(&records);
+    let stopped = records[0]["stopped_early"].as_str().unwrap_or_default();
     assert!(
-        killed.join().unwrap().is_some(),
-        "no worker began {after} writes"
+        stopped.contains("operation(s) it began and never"),
+        "{}",
+        records[0]
     );
-    o
 }
 
 /// A worker killed from outside (SIGKILL from this test, not a planted hook) at a moment of
@@ -409,7 +432,7 @@ fn a_worker_that_crashes_fails_its_cell_naming_the_signal() {
                 Ok(())
             });
         }
-        let o = signal_a_worker(cmd, (&plan, &out, &[]), 2, signal);
+        let (o, _) = signal_a_worker(cmd, (&plan, &out, &[]), 2, signal);
         assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
         let said = stderr(&o);
         assert!(
