@@ -8,7 +8,7 @@
 //!
 //!   python3 scripts/s3-server.py --port 9000 --bucket bench &
 //!   AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
-//!     cargo run --release -p bench-lance --example paused_writer [ENDPOINT]
+//!     cargo run --release --example paused_writer [ENDPOINT]
 //!
 //! The store's part is `scripts/s3-server.py`'s `hold` (moto's S3 server in front; asked
 //! over plain HTTP here): it holds the 7th request under the root from the arming on (on
@@ -16,6 +16,9 @@
 //! printed), unapplied, until told to go on. Exits 1 when the creation is lost (lance
 //! 14.0.2), 0 when it is listed.
 
+// lance's crates, as bench-lance depends on them (the same versions and features); no
+// bench code is called.
+use bench_lance::{lance, lance_namespace, lance_namespace_impls};
 use std::collections::HashMap;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //!   python3 scripts/s3-server.py --port 9000 --bucket bench --lose-reply-every 4 \
 //!     --head-no-length _versions/ &
 //!   AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
-//!     cargo run --release -p bench-lance --example lost_reply_head [ENDPOINT [ROOT]]
+//!     cargo run --release --example lost_reply_head [ENDPOINT [ROOT]]
 //!
 //! (`scripts/s3-server.py` is moto's S3 server with those two faults in front of it.) The
 //! same program meets the trigger any S3 store produces, a SlowDown burst on the client's
@@ -17,6 +17,9 @@
 //!
 //! Exits 1 when the catalog is left unreadable (lance 14.0.2), 0 when every commit is kept.
 
+// lance's crates, as bench-lance depends on them (the same versions and features); no
+// bench code is called.
+use bench_lance::{lance_namespace, lance_namespace_impls};
 use std::collections::HashMap;
 
 use lance_namespace::LanceNamespace;

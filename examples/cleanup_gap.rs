@@ -4,10 +4,13 @@
 //! fails, or (where the reader's caches still hold that version's data) misses every commit
 //! made since, until the namespace is opened again.
 //!
-//!   cargo run --release -p bench-lance --example cleanup_gap [ROOT]
+//!   cargo run --release --example cleanup_gap [ROOT]
 //!
 //! Exits 1 when the reader is stuck (lance 14.0.2), 0 when it recovers.
 
+// lance's crates, as bench-lance depends on them (the same versions and features); no
+// bench code is called.
+use bench_lance::{lance, lance_namespace, lance_namespace_impls};
 use std::collections::HashMap;
 
 use lance::dataset::builder::DatasetBuilder;
