@@ -229,9 +229,9 @@ export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
 
 # Every target built once (cargo test --no-run), then the test binaries run directly (no
 # cargo between them) in two rounds: bench-core's unit tests, and tests/it with the Slurm
-# tests (`on_slurm::`, one at a time on their cluster, mostly waiting on it) and the two
-# longest tests (`readme::`, `publish::`: a minute or two each, which would otherwise
-# start late and end last) in a process of their own, one at a time, beside the rest; then
+# tests (`on_slurm::`, one at a time on their cluster, mostly waiting on it) and the
+# longest test (`readme::`, about two minutes, which would otherwise start late and end
+# last) in a process of their own, one at a time, beside the rest; then
 # tests/verdicts alone, so that no other test's load falls on one arm of a comparison.
 # Each binary runs in its package's directory, as cargo runs it.
 run_rounds() {
@@ -259,16 +259,16 @@ run_rounds() {
   # Given test names (this script's arguments after `--`), one process runs what they name.
   local slurm_pid="" apart=()
   if [ "$slurm" = yes ] && [ "$moto" = yes ] && [ ${#test_args[@]} -eq 0 ]; then
-    RUST_TEST_THREADS=1 "$it" on_slurm:: readme:: publish:: ${skip[@]+"${skip[@]}"} \
+    RUST_TEST_THREADS=1 "$it" on_slurm:: readme:: ${skip[@]+"${skip[@]}"} \
       ${times[@]+"${times[@]}"} >"$SLURM_DIR/tests.log" 2>&1 &
     slurm_pid=$!
-    apart=(--skip on_slurm:: --skip readme:: --skip publish::)
+    apart=(--skip on_slurm:: --skip readme::)
   fi
   "$it" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} ${apart[@]+"${apart[@]}"} \
     ${times[@]+"${times[@]}"} || rc=$?
   if [ -n "$slurm_pid" ]; then
     wait "$slurm_pid" || rc=$?
-    say "the Slurm, README and publish tests (run beside the others):"
+    say "the Slurm and README tests (run beside the others):"
     cat "$SLURM_DIR/tests.log"
   fi
   "$verdicts" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} \

@@ -470,22 +470,7 @@ impl Run<'_> {
             if !m.traces.is_empty() {
                 r.attached.trace = write_trace(self.sweep, &id, rep, arms[k].name, m, progress);
             }
-            r.attached.invokes_unwritten = (m.invokes_unwritten.values())
-                .map(|(n, e)| (*n, e.clone()))
-                .reduce(|(a, e), (b, _)| (a + b, e));
-            if let Some((n, e)) = &r.attached.invokes_unwritten {
-                progress.log(format!(
-                    "warning: {id}: {n} operation(s) could not be written to their workers' \
-                     invoke files ({e}): a worker killed from outside may leave one it had in \
-                     flight out of the log"
-                ));
-            }
-            if let Some(e) = &m.journal_error {
-                progress.log(format!(
-                    "warning: {id}: its history could not be written as the run went ({e}); \
-                     it is written whole after verification"
-                ));
-            }
+            r.attached.invokes_unwritten = unwritten(&id, m, progress);
             if self.sweep.plan.run.keep_history && keeps_history(m) {
                 let run = (id.as_str(), rep, arms[k].name, chain_versions);
                 r.attached.history = write_history(self.sweep, run, m, versions.as_ref(), progress);
@@ -498,6 +483,25 @@ impl Run<'_> {
         }
         CellResult::Recorded(records)
     }
+}
+
+/// What a run could not write as it went, said: the invoke lines its workers could not
+/// write (summed, with the first error, for the record) and its history's journal.
+fn unwritten(id: &str, m: &Measured, progress: &Progress) -> Option<(u64, String)> {
+    if let Some(e) = &m.journal_error {
+        progress.log(format!(
+            "warning: {id}: its history could not be written as the run went ({e}); it is \
+             written whole after verification"
+        ));
+    }
+    let (n, e) = (m.invokes_unwritten.values())
+        .map(|(n, e)| (*n, e.clone()))
+        .reduce(|(a, e), (b, _)| (a + b, e))?;
+    progress.log(format!(
+        "warning: {id}: {n} operation(s) could not be written to their workers' invoke files \
+         ({e}): a worker killed from outside may leave one it had in flight out of the log"
+    ));
+    Some((n, e))
 }
 
 /// How messages name an arm: `arm B`, `build cow`, or this bench.

@@ -183,6 +183,24 @@ fn worker_env(cell: &crate::plan::Cell) -> std::collections::BTreeMap<String, St
     env
 }
 
+/// The arguments of a run's workers on the copy at `root`, their clients going to `uris`
+/// (none: the store itself).
+fn args_of(
+    sweep: &Sweep,
+    job: &Job<'_>,
+    (root, names): (&str, &str),
+    uris: Vec<String>,
+) -> Vec<crate::worker::WorkerArgs> {
+    let trace = sweep.plan.run.trace_operations;
+    let all = bench_core::workers::worker_args(job.cell, job.repetition, root, trace, uris, names);
+    (all.into_iter())
+        .map(|mut args| {
+            args.scope = job.golden.scope.clone().unwrap_or_default();
+            args
+        })
+        .collect()
+}
+
 /// Start the run's workers on their copies (`roots`, one per arm) and watch them to the end,
 /// with the cell's bar.
 pub(super) async fn watch_workers(
@@ -233,26 +251,18 @@ pub(super) async fn watch_workers(
         .enumerate()
         .map(|(k, (arm, root))| CellRun {
             exe: &arm.exe,
-            workers: bench_core::workers::worker_args(
-                cell,
-                job.repetition,
-                root,
-                sweep.plan.run.trace_operations,
-                // Where each worker's client goes, by the transport: the store itself, or
-                // the REST servers this run started (or the one bench did not).
+            // Where each worker's client goes, by the transport: the store itself, or the
+            // REST servers this run started (or the one bench did not).
+            workers: args_of(
+                sweep,
+                job,
+                (root, names),
                 match (cell.transport.client(), servers.get(k)) {
                     (Client::Directory, _) => Vec::new(),
                     (Client::Rest, Some(s)) => s.uris(),
                     (Client::Rest, None) => cell.rest_uri.iter().cloned().collect(),
                 },
-                names,
-            )
-            .into_iter()
-            .map(|mut args| {
-                args.scope = job.golden.scope.clone().unwrap_or_default();
-                args
-            })
-            .collect(),
+            ),
             storage: &worker_env,
             timeout: sweep.plan.run.cell_timeout,
             bound: cell.mode.bound(),
