@@ -874,16 +874,9 @@ mod tests {
     #[test]
     fn a_worker_killed_from_outside_leaves_its_unreported_writes_unknown() {
         let began = |i: u64| {
-            OpReport::of(
-                crate::oplog::Attempt {
-                    class: Some(ErrorClass::Killed),
-                    err: Some("killed in flight".into()),
-                    io: Some(Default::default()),
-                    entry: Some(format!("bench_w0_{i}")),
-                    ..crate::oplog::Attempt::new(i, 0.0)
-                },
-                false,
-            )
+            let mut r = in_flight(i, false);
+            r.attempt.entry = Some(format!("bench_w0_{i}"));
+            r
         };
         let mut f = Fold::new(plain(&[0, 1]), None);
         f.tolerate_kills();
@@ -919,23 +912,26 @@ mod tests {
         assert!(f.finish().unwrap_err().contains("signal: 9"));
     }
 
+    /// Operation `i` (a read, or not) as its worker's invoke line has it: `killed`.
+    fn in_flight(i: u64, read: bool) -> OpReport {
+        OpReport::of(
+            crate::oplog::Attempt {
+                class: Some(ErrorClass::Killed),
+                err: Some("killed in flight".into()),
+                io: Some(Default::default()),
+                read,
+                ..crate::oplog::Attempt::new(i, 0.0)
+            },
+            false,
+        )
+    }
+
     /// A read in flight is in the log too (an operation is known by its kind and its
     /// index among its kind: read 0 is not write 0), and a worker that could not write some
     /// of its invoke lines is said to have maybe lost one.
     #[test]
     fn a_read_in_flight_is_unknown_and_unwritten_invoke_lines_are_said() {
-        let began = |i: u64, read: bool| {
-            OpReport::of(
-                crate::oplog::Attempt {
-                    class: Some(ErrorClass::Killed),
-                    err: Some("killed in flight".into()),
-                    io: Some(Default::default()),
-                    read,
-                    ..crate::oplog::Attempt::new(i, 0.0)
-                },
-                false,
-            )
-        };
+        let began = in_flight;
         let mut f = Fold::new(plain(&[0, 1]), None);
         f.tolerate_kills();
         f.event(0, ready());
