@@ -33,6 +33,8 @@ pub struct Journal {
     clients: u64,
     /// Operations of the log written so far.
     written: usize,
+    /// Operations of the log looked at for kept times before the first line was written.
+    scanned: usize,
     /// Time 0 of its events, once the first line is written.
     release_us: Option<u64>,
     /// Each client's operations that ended `info` so far.
@@ -54,6 +56,7 @@ impl Journal {
                 .max()
                 .unwrap_or(0),
             written: 0,
+            scanned: 0,
             release_us: None,
             infos: BTreeMap::new(),
             index: 0,
@@ -74,7 +77,11 @@ impl Journal {
         let release_us = match self.release_us {
             Some(r) => r,
             None => {
-                let Some(first) = (log.iter())
+                // Only the operations reported since the last call (none before them kept
+                // its times): a cell that keeps no history looks at each operation once.
+                let new = &log[self.scanned.min(log.len())..];
+                self.scanned = log.len();
+                let Some(first) = (new.iter())
                     .filter_map(|o| o.attempt.at_us.map(|a| a[0]))
                     .min()
                 else {
@@ -297,9 +304,21 @@ mod tests {
             o.attempt.at_us = None;
         }
         let mut j = Journal::new(t.clone(), [0, 1]);
-        j.catch_up(&run, &BTreeSet::new(), &BTreeMap::new());
+        for k in 1..=run.len() {
+            j.catch_up(&run[..k], &BTreeSet::new(), &BTreeMap::new());
+        }
         assert_eq!(j.close(), Ok(0));
         assert!(!t.path.exists());
+        // Timed ones after them: the journal begins there, with every operation before.
+        let mut log = run.clone();
+        log.extend(sample_run(2));
+        let mut j = Journal::new(t.clone(), [0, 1]);
+        for k in 1..=log.len() {
+            j.catch_up(&log[..k], &BTreeSet::new(), &BTreeMap::new());
+        }
+        assert_eq!(j.close(), Ok(1 + 2 * 8));
+        let saved = read(&std::fs::read_to_string(&t.path).unwrap()).unwrap();
+        assert_eq!(saved.log.len(), 8);
     }
 
     /// A fold given a journal writes each operation as its report comes: before the cell
