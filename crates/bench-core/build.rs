@@ -3,6 +3,8 @@
 //! replaces lance through `[patch]` with a git revision or a local checkout; and the git
 //! revision it was built from, where that is known (`lance_revision`).
 
+// bench-lance's build script reads the rest of it (whether the catalog's crate is a copy).
+#[allow(dead_code)]
 #[path = "build/lance_lock.rs"]
 mod lance_lock;
 
@@ -17,9 +19,11 @@ fn main() {
         .as_ref()
         .and_then(Lance::version)
         .unwrap_or_else(|| "unknown".to_string());
-    // lance's directory catalog patched with the fixes of docs/findings/patches
-    // (`scripts/track-record.sh build 14.0.2+fix`): not the release.
-    if lance_lock::namespace_patched(&lock) {
+    // lance's directory catalog patched with fixes of docs/findings/patches, as the build
+    // says (`scripts/track-record.sh build 14.0.2+fix` sets BENCH_LANCE_FIXES): not the
+    // release. Cargo runs this again whenever the variable changes.
+    println!("cargo:rerun-if-env-changed={}", lance_lock::FIXES_ENV);
+    if !lance_lock::fixes().is_empty() {
         version.push_str("+fix");
     }
     println!("cargo:rustc-env=BENCH_LANCE_VERSION={version}");

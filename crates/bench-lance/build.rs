@@ -32,18 +32,25 @@ fn main() {
     let major = lance_lock::Lance::of(&lock)
         .and_then(|l| l.version.split('.').next()?.parse::<u64>().ok())
         .unwrap_or(u64::MAX);
-    // lance-namespace-impls a patched copy (`scripts/track-record.sh build 14.0.2+fix`,
-    // which applies every patch of docs/findings/patches): the findings those patches fix,
-    // which the lance-style tests (tests/it/lance_style) then expect fixed.
-    println!("cargo:rerun-if-changed=../../docs/findings/patches");
-    let mut fixes: Vec<String> = Vec::new();
-    if lance_lock::namespace_patched(&lock)
-        && let Ok(dir) = std::fs::read_dir("../../docs/findings/patches")
-    {
-        fixes = (dir.flatten())
-            .filter_map(|e| Some(e.file_name().to_str()?.strip_suffix(".patch")?.to_string()))
-            .collect();
-        fixes.sort();
+    // The patches of docs/findings/patches the build applied to lance's crates, as it says
+    // (BENCH_LANCE_FIXES, set by `scripts/track-record.sh build 14.0.2+fix`): the findings
+    // the lance-style tests (tests/it/lance_style) then expect fixed. Each must name a patch
+    // there.
+    println!("cargo:rerun-if-env-changed={}", lance_lock::FIXES_ENV);
+    let fixes = lance_lock::fixes();
+    if !fixes.is_empty() && !lance_lock::namespace_patched(&lock) {
+        refuse(
+            &fixes,
+            "Cargo.lock's lance-namespace-impls is the registry's release, not a patched \
+             copy: build with `scripts/track-record.sh build 14.0.2+fix`, or unset it",
+        );
+    }
+    for fix in &fixes {
+        if !std::path::Path::new(&format!("../../docs/findings/patches/{fix}.patch")).is_file() {
+            let why =
+                format!("`{fix}` has no patch in docs/findings/patches: name the patches applied");
+            refuse(&fixes, &why);
+        }
     }
     println!("cargo:rustc-env=BENCH_LANCE_FIXES={}", fixes.join(","));
     for (cfg, since) in SINCE {
@@ -52,4 +59,10 @@ fn main() {
             println!("cargo:rustc-cfg={cfg}");
         }
     }
+}
+
+/// Stop the build: `BENCH_LANCE_FIXES` says something this build is not.
+fn refuse(fixes: &[String], why: &str) -> ! {
+    eprintln!("{}={}: {why}", lance_lock::FIXES_ENV, fixes.join(","));
+    std::process::exit(1)
 }

@@ -9,10 +9,28 @@ pub struct Lance {
 }
 
 /// Whether the lock's `lance-namespace-impls` is a copy of its own (`[patch]` with a path:
-/// no source), as `scripts/track-record.sh build 14.0.2+fix` builds it with the patches
-/// of docs/findings applied.
+/// no source), as `scripts/track-record.sh build 14.0.2+fix` builds it.
 pub fn namespace_patched(lock: &str) -> bool {
     Lance::package(lock, "lance-namespace-impls").is_some_and(|p| p.source.is_none())
+}
+
+/// The build's word for the patches of docs/findings/patches applied to the lance crates it
+/// builds against: their names (a patch's file name without `.patch`), comma-separated.
+/// `scripts/track-record.sh build 14.0.2+fix` sets it; unset, the crates are the release's.
+/// A build script that reads it says `cargo:rerun-if-env-changed` for it.
+pub const FIXES_ENV: &str = "BENCH_LANCE_FIXES";
+
+/// The patches [`FIXES_ENV`] names, sorted.
+pub fn fixes() -> Vec<String> {
+    let mut fixes: Vec<String> = std::env::var(FIXES_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .map(|f| f.trim().to_string())
+        .filter(|f| !f.is_empty())
+        .collect();
+    fixes.sort();
+    fixes.dedup();
+    fixes
 }
 
 impl Lance {
