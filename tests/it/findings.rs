@@ -151,6 +151,46 @@ fn a_lost_reply_checked_by_heads_without_length_loses_a_landed_commit() {
     assert!(server.counts()["lost_reply"].as_u64().unwrap() > 0);
 }
 
+/// The same store (HEADs of versions without their length, every 4th conditional PUT's
+/// reply lost) under appends to the shared table: lance's table path cannot read a version
+/// back either, takes the outcome for unknown and deletes nothing. The appends end unknown
+/// and landed, and the cell verifies; verification cannot read the versions whose
+/// transaction files it would look for, and says so in `verify_unchecked` rather than fail
+/// the cell for a store's fault.
+#[test]
+fn versions_a_store_will_not_let_bench_read_are_said_unchecked_not_failed() {
+    let faults = [
+        "--lose-reply-every",
+        "4",
+        "--lose-reply-under",
+        "/runs/",
+        "--head-no-length",
+        "_versions/",
+    ];
+    let server = S3Server::start(&faults);
+    let plan = "name = 'append-head'\noperation = 'write-table-append'\n[matrix]\n\
+                sizes = [20]\ninline = [false]\n[continuous]\noperations = 8\n";
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/append-head", plan);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &records[0];
+    assert_eq!(r["verified"], true, "{r}");
+    assert!(r["outcomes"]["unknown"].as_u64().unwrap() > 0, "{r}");
+    let unchecked = r["verify_unchecked"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        unchecked.starts_with("the transaction files of the shared table were not looked for: "),
+        "{unchecked}"
+    );
+    assert!(
+        stderr(&o).contains("verified (NOT CHECKED: "),
+        "{}",
+        stderr(&o)
+    );
+    let counts = server.counts();
+    assert!(counts["no_length"].as_u64().unwrap() > 0, "{counts}");
+}
+
 /// A writer paused in its commit while others commit and a cleanup keeps 1 version
 /// (plans/paused-writer.toml, lance #3718): a campaign of `pause` at each of the first 10
 /// requests of two namespace creations. At each point the store stopped the worker at that

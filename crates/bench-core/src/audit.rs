@@ -350,9 +350,12 @@ pub struct Found {
     pub table: Option<Result<SharedTable, String>>,
     /// The copy's chain of versions (`Ok(None)`: beyond the budget, left unread).
     pub chain: Option<Result<Option<Chain>, String>>,
-    /// Each finding of the transaction files looked for (a version whose file is gone, or
-    /// why the versions could not be read).
+    /// Each finding of the transaction files looked for (a version whose file is gone).
     pub dangling: Vec<String>,
+    /// What could not be checked, and why (the versions whose transaction files were to be
+    /// looked for could not be read: a store whose HEADs give no length): said beside the
+    /// verdict, never taken for a finding of the catalog's.
+    pub unchecked: Vec<String>,
     /// Each table's properties by key, the value found if any (a table removed by a write
     /// that took effect is not held to them).
     pub properties: BTreeMap<String, Result<BTreeMap<String, Option<String>>, String>>,
@@ -376,6 +379,8 @@ pub struct Verdict {
     pub error: Option<String>,
     /// The copy's versions after the cell's first held against the cell's commits.
     pub chain_checked: Option<u64>,
+    /// What was asked and could not be checked, and why (`None`: everything asked was).
+    pub unchecked: Option<String>,
 }
 
 /// Judge what was `found` of a copy against the cell's `log` and `before` (the ids of the
@@ -432,9 +437,11 @@ pub fn verify(log: &mut [Op], before: &Ids, asks: &Asks, found: Found) -> Verdic
         Some(e) => Some(e),
         None => properties(log, &holds),
     };
+    let unchecked = (!found.unchecked.is_empty()).then(|| found.unchecked.join("; "));
     Verdict {
         error: error.or(properties_error),
         chain_checked,
+        unchecked,
     }
 }
 
@@ -967,6 +974,32 @@ mod tests {
         assert_eq!(verify(&mut log, &before, &asks, unread("t")).error, None);
         let v = verify(&mut log, &before, &asks, unread("u"));
         assert_eq!(v.error.as_deref(), Some("cannot read table u"));
+    }
+
+    /// A check asked and not made (the versions whose transaction files were to be looked
+    /// for could not be read) is said beside the verdict, and fails nothing; a transaction
+    /// file found gone does.
+    #[test]
+    fn what_could_not_be_checked_is_said_and_is_no_finding() {
+        let before = ids(&["x"]);
+        let mut log = vec![sample(0, CREATE, 0, "a", Outcome::Unknown)];
+        let asks = Asks::of(&log, None);
+        assert!(asks.dangling);
+        let why = "the transaction files of __manifest were not looked for: cannot read its \
+                   versions: Range started at 0 and ended at 0";
+        let found = |dangling: &[&str], unchecked: &[&str]| Found {
+            after: ids(&["x", "a"]),
+            dangling: dangling.iter().map(|d| d.to_string()).collect(),
+            unchecked: unchecked.iter().map(|u| u.to_string()).collect(),
+            ..Found::default()
+        };
+        let v = verify(&mut log, &before, &asks, found(&[], &[why]));
+        assert_eq!(v.error, None, "landed, and nothing found wrong");
+        assert_eq!(v.unchecked.as_deref(), Some(why));
+        assert_eq!(log[0].landed, Some(true));
+        let gone = "1 version(s) of __manifest name a transaction file that is gone";
+        let v = verify(&mut log, &before, &asks, found(&[gone], &[]));
+        assert_eq!((v.error.as_deref(), v.unchecked), (Some(gone), None));
     }
 
     fn update(value: &str, outcome: Outcome) -> Op {

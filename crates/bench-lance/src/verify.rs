@@ -165,6 +165,8 @@ pub struct Verified {
     pub chain: Option<u64>,
     /// The copy's chain of versions as it was read, for the run's history.
     pub versions: Option<bench_core::versions::Chain>,
+    /// What was asked and could not be checked, and why ([`audit::Verdict::unchecked`]).
+    pub unchecked: Option<String>,
 }
 
 /// The rows verification reads at most to hold the copy's chain of versions against the
@@ -200,6 +202,7 @@ pub async fn cell(
                 table: None,
                 chain: None,
                 versions: None,
+                unchecked: None,
             };
         }
     };
@@ -227,6 +230,7 @@ pub async fn cell(
         error: verdict.error,
         table: state,
         chain: verdict.chain_checked,
+        unchecked: verdict.unchecked,
     }
 }
 
@@ -244,6 +248,7 @@ pub async fn listed(uri: &str, scope: &str, before: &Ids, log: &mut [Op]) -> Ver
                 table: None,
                 chain: None,
                 versions: None,
+                unchecked: None,
             };
         }
     };
@@ -260,6 +265,7 @@ pub async fn listed(uri: &str, scope: &str, before: &Ids, log: &mut [Op]) -> Ver
         table: None,
         chain: verdict.chain_checked,
         versions: None,
+        unchecked: verdict.unchecked,
     }
 }
 
@@ -278,7 +284,7 @@ async fn read(
     if let Some(before) = table {
         let (shared, dangling) = shared_table(root, storage, before, asks.dangling).await;
         found.table = Some(shared);
-        found.dangling.extend(dangling);
+        looked(&mut found, dangling);
     }
     if let Some(ask) = asks.chain {
         let budget = ask.bounded.then_some(found.after.rows());
@@ -289,13 +295,23 @@ async fn read(
     if asks.dangling {
         let manifest = format!("{root}/{}", catalog::MANIFEST_DIR);
         let dangling = dangling_transactions(&manifest, storage, "__manifest", 0).await;
-        found.dangling.extend(dangling);
+        looked(&mut found, Some(dangling));
     }
     for (table, keys) in &asks.properties {
         let values = properties(root, storage, table, keys).await;
         found.properties.insert(table.clone(), values);
     }
     found
+}
+
+/// What looking for transaction files that are gone gave (`None`: not looked for): a
+/// finding, or what could not be checked.
+fn looked(found: &mut audit::Found, dangling: Option<Result<Option<String>, String>>) {
+    match dangling {
+        Some(Ok(gone)) => found.dangling.extend(gone),
+        Some(Err(unread)) => found.unchecked.push(unread),
+        None => {}
+    }
 }
 
 /// The latest version of the `__manifest` at `root` (`None` where it cannot be read).
@@ -375,12 +391,14 @@ async fn chain(
 /// docs/track-record.md). lance reads a version's transaction from the manifest itself where
 /// it is inlined, so nothing else notices: each version is read and its file looked for, 16
 /// at a time, in a cell where some write may have landed unanswered ([`audit::Asks::dangling`]).
+/// `Err`: the versions could not be read (a store whose HEADs give no length), so nothing was
+/// looked for — what could not be checked, not a finding.
 async fn dangling_transactions(
     uri: &str,
     storage: &BTreeMap<String, String>,
     what: &str,
     after: u64,
-) -> Option<String> {
+) -> Result<Option<String>, String> {
     use futures::{StreamExt, TryStreamExt};
     let found = async {
         let ds = catalog::load(uri, storage).await?;
@@ -408,19 +426,19 @@ async fn dangling_transactions(
         gone.sort();
         lance_core::Result::Ok(gone)
     };
-    let gone = match found.await {
-        Ok(gone) => gone,
-        Err(e) => {
-            let e = bench_core::redact::without_source_places(&e.to_string());
-            return Some(format!("cannot read the versions of {what}: {e}"));
-        }
-    };
-    let (first, file) = gone.first()?;
-    Some(format!(
-        "{} version(s) of {what} name a transaction file that is gone, the first version \
-         {first} (_transactions/{file}): a commit that landed and lost its transaction file",
-        gone.len()
-    ))
+    let gone = found.await.map_err(|e| {
+        let e = bench_core::redact::without_source_places(&e.to_string());
+        format!(
+            "the transaction files of {what} were not looked for: cannot read its versions: {e}"
+        )
+    })?;
+    Ok(gone.first().map(|(first, file)| {
+        format!(
+            "{} version(s) of {what} name a transaction file that is gone, the first version \
+             {first} (_transactions/{file}): a commit that landed and lost its transaction file",
+            gone.len()
+        )
+    }))
 }
 
 /// The shared table of the copy at `root` (found through its catalog, which must place it
@@ -431,7 +449,10 @@ async fn shared_table(
     storage: &BTreeMap<String, String>,
     before: TableBefore,
     dangling: bool,
-) -> (Result<audit::SharedTable, String>, Option<String>) {
+) -> (
+    Result<audit::SharedTable, String>,
+    Option<Result<Option<String>, String>>,
+) {
     let (location, now) = match shared_table_now(root, storage).await {
         Ok(x) => x,
         Err(e) => {
@@ -456,7 +477,7 @@ async fn shared_table(
     };
     let what = "the shared table";
     let gone = match dangling && inside {
-        true => dangling_transactions(&location, storage, what, before.version).await,
+        true => Some(dangling_transactions(&location, storage, what, before.version).await),
         false => None,
     };
     (Ok(shared), gone)

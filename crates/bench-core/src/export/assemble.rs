@@ -113,6 +113,8 @@ pub struct Verification {
     /// The copy's versions after the cell's first that verification held against the cell's
     /// commits ([`crate::audit::verify`]); `None` where it did not read them.
     pub chain: Option<u64>,
+    /// What verification was asked to check and could not, and why ([`crate::audit::Verdict`]).
+    pub unchecked: Option<String>,
     /// The checker's findings on the cell's history ([`Measured::consistency`], run once
     /// verification has marked the writes that did not succeed).
     pub consistency: Option<crate::consistency::Consistency>,
@@ -415,6 +417,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         manifest_rows_after: v.rows_after,
         verified: v.error.is_none(),
         verify_error: v.error,
+        verify_unchecked: v.unchecked,
         reads: reads(cell, m, window_ms, prices),
         throttled_errors: m.throttled,
         requests_resent: resent(&m.log),

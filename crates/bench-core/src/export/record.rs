@@ -75,6 +75,11 @@ pub struct Record {
     pub manifest_rows_after: u64,
     pub verified: bool,
     pub verify_error: Option<String>,
+    /// What verification was asked to check and could not, and why (the versions whose
+    /// transaction files were to be looked for could not be read): `verified` stands on the
+    /// rest. Absent where everything asked was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_unchecked: Option<String>,
     /// Mixed cells only: the interleaved reads, measured apart from the commits (which the
     /// fields above describe). `null` for other cells.
     #[serde(default)]
@@ -679,6 +684,7 @@ pub(crate) mod tests {
             manifest_rows_after: rows + 10,
             verified: true,
             verify_error: None,
+            verify_unchecked: None,
             reads: None,
             throttled_errors: 0,
             network_errors: 0,

@@ -30,6 +30,9 @@ pub fn done(record: &Record, before: Option<&Record>, verbose: bool) -> String {
         true => "; verified",
         false => "",
     });
+    if let (true, Some(unchecked)) = (record.verified, &record.verify_unchecked) {
+        s.push_str(&format!(" (NOT CHECKED: {unchecked})"));
+    }
     if let Some(moved) = before.and_then(|b| moved(b, record)) {
         s.push_str(&format!("; {moved}"));
     }
@@ -172,6 +175,13 @@ mod tests {
         );
         assert!(short.ends_with("; verified"), "{short}");
         assert!(!short.contains("cost"), "{short}");
+        let mut unchecked = r.clone();
+        unchecked.verify_unchecked = Some("the transaction files … were not looked for".into());
+        let line = done(&unchecked, None, false);
+        assert!(
+            line.ends_with("; verified (NOT CHECKED: the transaction files … were not looked for)"),
+            "{line}"
+        );
         assert!(done(&r, None, true).contains("a million cost"));
         let mut before = r.clone();
         before.repetition = 0;

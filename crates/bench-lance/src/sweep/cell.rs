@@ -157,6 +157,7 @@ async fn verification(
                     table: None,
                     state_bytes: None,
                     chain: None,
+                    unchecked: None,
                     consistency: None,
                 };
                 return (v, None);
@@ -217,6 +218,7 @@ async fn verification(
         table: v.table,
         state_bytes,
         chain: v.chain,
+        unchecked: v.unchecked,
         consistency: None,
     };
     (verified, v.versions)
