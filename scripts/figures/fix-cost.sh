@@ -12,6 +12,7 @@
 # BENCH: the baseline (default: this tree's release build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/figures/ab-default.sh
 THRESHOLD=${1:-5}
 BUDGET=${2:-120}
 BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
@@ -21,11 +22,4 @@ FIX="${FIX:-$HOME/.cache/track-record/bench-14.0.2+fix}"
 "$FIX" worker-info
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-set +e
-"$BENCH" ab plans/default.toml --only 'cont_inline_*_rows_1000' --only 'cont_inline_*_rows_100000' \
-  --candidate "$FIX" --out "$WORK/ab" --root "$WORK/store" \
-  --threshold "$THRESHOLD" --budget-secs "$BUDGET" --progress lines 2>"$WORK/ab.log"
-code=$?
-set -e
-[ "$code" -le 7 ] || { tail -20 "$WORK/ab.log" >&2; exit 1; }
-echo "bench ab exit $code (0: no regression called)"
+ab_default "$BENCH" "$FIX" 'cont_inline_*_rows_1000' 'cont_inline_*_rows_100000'

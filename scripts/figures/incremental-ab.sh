@@ -10,6 +10,7 @@
 #   scripts/figures/incremental-ab.sh [THRESHOLD] [BUDGET]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/figures/ab-default.sh
 THRESHOLD=${1:-2}
 BUDGET=${2:-120}
 target="${CARGO_TARGET_DIR:-target}"
@@ -19,11 +20,4 @@ cargo build --release --quiet --bin bench --config 'profile.release.package.benc
 cp "$target/release/bench" "$WORK/bench-whole"
 cargo build --release --quiet --bin bench
 cp "$target/release/bench" "$WORK/bench-incremental"
-set +e
-"$WORK/bench-whole" ab plans/default.toml --only 'cont_inline_*_rows_1000' \
-  --candidate "$WORK/bench-incremental" --out "$WORK/ab" --root "$WORK/store" \
-  --threshold "$THRESHOLD" --budget-secs "$BUDGET" --progress lines 2>"$WORK/ab.log"
-code=$?
-set -e
-[ "$code" -le 7 ] || { tail -20 "$WORK/ab.log" >&2; exit 1; }
-echo "bench ab exit $code (0: no regression called)"
+ab_default "$WORK/bench-whole" "$WORK/bench-incremental" 'cont_inline_*_rows_1000'
