@@ -10,10 +10,13 @@
 #                                           FIX_TARGET: cargo's target (default the
 #                                           releases' shared one; this tree's own, e.g.
 #                                           $CARGO_TARGET_DIR, builds it in minutes)
-#   scripts/track-record.sh run BUG         the bug's plan, end to end, with bench built
-#                                           against the release that had the bug, the one
-#                                           that fixed it, and this tree's lance; a line
-#                                           per build and cell, RED or GREEN
+#   scripts/track-record.sh run BUG [BUILD...]  the bug's plan, end to end, with bench
+#                                           built against each release its row names red
+#                                           (from the first red one) and green (the one
+#                                           before it, the one that fixed it, a patched
+#                                           build), and this tree's lance; a line per build
+#                                           and cell, RED or GREEN. BUILDs: only those
+#                                           (`this`: this tree's bench)
 #   scripts/track-record.sh list            the bugs, their plans and releases
 #
 # A build takes 40 to 60 minutes on a 2-core machine (lance from cold, once per release;
@@ -41,18 +44,18 @@ BENCH="${BENCH:-${CARGO_TARGET_DIR:-target}/release/bench}"
 SERVER=
 trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true' EXIT
 
-# bug | plan | release with the bug | release with the fix (none: no release fixes it yet) |
-# where (local; s3, the S3 test server as it starts; or its options: moto behind
-# scripts/s3-server.py) | what
-# it broke
+# bug | plan | the releases it is red on, as measured (space-separated) | the builds it is
+# green on: the release before the first red one where measured, the release that fixed it,
+# a patched build (none: nothing yet) | where (local; s3, the S3 test server as it starts;
+# or its options: moto behind scripts/s3-server.py) | what it broke
 BUGS=(
   "8233|empty-root|10.0.0|11.0.0|local|a namespace opened before the catalog existed listed nothing, forever"
   "7722|lost-reply|10.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under /runs/|a commit whose reply was lost: its transaction file deleted, an error answered for a commit that landed"
-  "7939|lost-reply-version|9.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under bench_shared/_versions/|a table version whose publication (a PUT if absent) lost its reply: the store's retry answered 412, create_table_version a conflict for a version that had landed, and the append landed twice (red on 10.0.0 too)"
-  "cleanup-gap|cleanup-gap|14.0.2|14.0.2+fix|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
-  "lost-reply-head|lost-reply-head|14.0.2|14.0.2+fix|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
-  "lost-reply-slowdown|lost-reply-slowdown|14.0.2|14.0.2+fix|s3|the same deletion with a correct store: a lost reply, then 503 SlowDown to the look-up's every send (a campaign point armed by its worker; docs/findings/lost-reply-head.md)"
-  "3718|paused-writer|14.0.2|none|s3|a writer paused before its commit's PUT if absent while others commit and a cleanup keeps 1 version: it writes the version the cleanup removed, is told it succeeded, and its entry is in no version the catalog reads (docs/findings/paused-writer.md)"
+  "7939|lost-reply-version|9.0.0 10.0.0|11.0.0|--lose-reply-every 2 --lose-reply-under bench_shared/_versions/|a table version whose publication (a PUT if absent) lost its reply: the store's retry answered 412, create_table_version a conflict for a version that had landed, and the append landed twice"
+  "cleanup-gap|cleanup-gap|8.0.0 11.0.0 14.0.2|7.0.0 14.0.2+fix|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
+  "lost-reply-head|lost-reply-head|11.0.0 14.0.2|14.0.2+fix|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
+  "lost-reply-slowdown|lost-reply-slowdown|8.0.0 9.0.0 10.0.0 11.0.0 14.0.2|14.0.2+fix|s3|the same deletion with a correct store: a lost reply, then 503 SlowDown to the look-up's every send (a campaign point armed by its worker; docs/findings/lost-reply-head.md). On 7.0.0 the same fault deletes the transaction file instead (#7722's bug), so its row leaves 7.0.0 out"
+  "3718|paused-writer|7.0.0 8.0.0 9.0.0 10.0.0 11.0.0 14.0.2|none|s3|a writer paused before its commit's PUT if absent while others commit and a cleanup keeps 1 version: it writes the version the cleanup removed, is told it succeeded, and its entry is in no version the catalog reads (docs/findings/paused-writer.md)"
 )
 # The lance release this tree builds against (its own bench, $BENCH, runs it).
 THIS_LANCE=$(sed -n 's/^lance = { version = "=\([0-9.]*\)".*/\1/p' crates/bench-lance/Cargo.toml)
@@ -207,29 +210,59 @@ server() {
   exit 1
 }
 
+# The builds a row names, in its order: the releases it is red on, then those green on (`none`
+# left out).
+releases() {
+  local v
+  for v in $1 $2; do [ "$v" = none ] || echo "$v"; done
+}
+
 run() {
   local line plan bad good where what
   line=$(bug "$1")
+  shift
   IFS='|' read -r _ plan bad good where what <<< "$line"
   [ -x "$BENCH" ] || { echo "build this tree's bench first: cargo build --release" >&2; exit 1; }
-  local label="lance #$1"
-  [[ "$1" =~ ^[0-9]+$ ]] || label="$1 (found by bench)"
+  local label="lance #${line%%|*}"
+  [[ "${line%%|*}" =~ ^[0-9]+$ ]] || label="${line%%|*} (found by bench)"
+  # Which builds run: those given after BUG (each one the row names), else all of them and
+  # this tree, unless this tree's lance is one of them.
+  local builds=() v
+  if [ $# -gt 0 ]; then
+    for v in "$@"; do
+      [ "$v" = this ] || releases "$bad" "$good" | grep -qxF -- "$v" \
+        || { echo "the row ${line%%|*} names no build '$v': it runs on $(releases "$bad" "$good" | paste -sd' ' -), and this tree (this)" >&2; exit 2; }
+      builds+=("$v")
+    done
+  else
+    mapfile -t builds < <(releases "$bad" "$good")
+    releases "$bad" "$good" | grep -qxF -- "$THIS_LANCE" || builds+=(this)
+  fi
+  local missing=() there=()
+  for v in "${builds[@]}"; do
+    if [ "$v" = this ] || [ "$v" = "$THIS_LANCE" ] || [ -x "$DIR/bench-$v" ]; then
+      there+=("$v")
+    else
+      missing+=("$v")
+    fi
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    local instead=""
+    [ ${#there[@]} -eq 0 ] || instead="; or run only the builds there are: scripts/track-record.sh run ${line%%|*} ${there[*]}"
+    echo "no build for lance ${missing[*]}: $(printf 'scripts/track-record.sh build %s; ' "${missing[@]}" | sed 's/; $//')$instead" >&2
+    exit 1
+  fi
   echo "$label: $what (plans/$plan.toml)"
+  echo "  red on: $bad; green on: $good"
   local work ok=0
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
-  for v in "$bad" "$good" this; do
-    if [ "$v" = none ]; then
-      echo "  no release fixes it yet"
-      continue
-    fi
-    [[ "$v" == *+fix ]] && echo "  no release fixes it yet; $v is $bad with docs/findings/patches applied"
-    # The release with the bug may be this tree's own: it runs once, as that release.
-    [ "$v" = this ] && [ "$bad" = "$THIS_LANCE" ] && continue
+  for v in "${builds[@]}"; do
+    [[ "$v" == *+fix ]] && echo "  $v is ${v%+fix} with docs/findings/patches applied"
     local exe=$BENCH want=GREEN
     [ "$v" = this ] || [ "$v" = "$THIS_LANCE" ] || exe="$DIR/bench-$v"
-    [ "$v" = "$bad" ] && want=RED
-    [ -x "$exe" ] || { echo "  no build for lance $v: scripts/track-record.sh build $v" >&2; exit 1; }
+    # shellcheck disable=SC2086
+    printf '%s\n' $bad | grep -qxF -- "$v" && want=RED
     local code=0 root="$work/store-$v" opts=()
     if [ "$where" != local ]; then
       # `s3`: the S3 test server with no fault of its own (a campaign's points arm theirs).
@@ -254,22 +287,17 @@ run() {
       trap - RETURN
     fi
   done
+  releases none "$good" | grep -qv '+fix$' || echo "  no release fixes it yet"
   return $ok
 }
 
 case "${1:-}" in
   build) [ $# -eq 2 ] || { echo "usage: $0 build VERSION" >&2; exit 2; }; build "$2" ;;
-  run) [ $# -eq 2 ] || { echo "usage: $0 run BUG" >&2; exit 2; }; run "$2" ;;
+  run) [ $# -ge 2 ] || { echo "usage: $0 run BUG [BUILD...]" >&2; exit 2; }; shift; run "$@" ;;
   list)
     for b in "${BUGS[@]}"; do
       IFS='|' read -r n plan bad good where what <<< "$b"
-      if [ "$good" = none ]; then
-        echo "#$n  plans/$plan.toml ($where)  red on $bad, no release fixes it yet: $what"
-      elif [[ "$good" == *+fix ]]; then
-        echo "#$n  plans/$plan.toml ($where)  red on $bad, green on $good (docs/findings/patches), no release fixes it yet: $what"
-      else
-        echo "#$n  plans/$plan.toml ($where)  red on $bad, green on $good and this tree: $what"
-      fi
+      echo "#$n  plans/$plan.toml ($where)  red on $bad; green on $good: $what"
     done ;;
   *) sed -n '2,24p' "$0" >&2; exit 2 ;;
 esac
