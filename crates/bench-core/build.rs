@@ -20,10 +20,11 @@ fn main() {
         .and_then(Lance::version)
         .unwrap_or_else(|| "unknown".to_string());
     // lance's directory catalog patched with fixes of docs/findings/patches, as the build
-    // says (`scripts/track-record.sh build 14.0.2+fix` sets BENCH_LANCE_FIXES): not the
-    // release. Cargo runs this again whenever the variable changes.
+    // says (`scripts/track-record.sh build 14.0.2+fix` sets BENCH_LANCE_FIXES), checked as
+    // bench-lance's build checks it: not the release. Cargo runs this again whenever the
+    // variable changes.
     println!("cargo:rerun-if-env-changed={}", lance_lock::FIXES_ENV);
-    if !lance_lock::fixes().is_empty() {
+    if !lance_lock::checked_fixes(&lock).is_empty() {
         version.push_str("+fix");
     }
     println!("cargo:rustc-env=BENCH_LANCE_VERSION={version}");

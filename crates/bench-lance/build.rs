@@ -37,21 +37,7 @@ fn main() {
     // the lance-style tests (tests/it/lance_style) then expect fixed. Each must name a patch
     // there.
     println!("cargo:rerun-if-env-changed={}", lance_lock::FIXES_ENV);
-    let fixes = lance_lock::fixes();
-    if !fixes.is_empty() && !lance_lock::namespace_patched(&lock) {
-        refuse(
-            &fixes,
-            "Cargo.lock's lance-namespace-impls is the registry's release, not a patched \
-             copy: build with `scripts/track-record.sh build 14.0.2+fix`, or unset it",
-        );
-    }
-    for fix in &fixes {
-        if !std::path::Path::new(&format!("../../docs/findings/patches/{fix}.patch")).is_file() {
-            let why =
-                format!("`{fix}` has no patch in docs/findings/patches: name the patches applied");
-            refuse(&fixes, &why);
-        }
-    }
+    let fixes = lance_lock::checked_fixes(&lock);
     println!("cargo:rustc-env=BENCH_LANCE_FIXES={}", fixes.join(","));
     for (cfg, since) in SINCE {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
@@ -59,10 +45,4 @@ fn main() {
             println!("cargo:rustc-cfg={cfg}");
         }
     }
-}
-
-/// Stop the build: `BENCH_LANCE_FIXES` says something this build is not.
-fn refuse(fixes: &[String], why: &str) -> ! {
-    eprintln!("{}={}: {why}", lance_lock::FIXES_ENV, fixes.join(","));
-    std::process::exit(1)
 }

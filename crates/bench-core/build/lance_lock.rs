@@ -33,6 +33,35 @@ pub fn fixes() -> Vec<String> {
     fixes
 }
 
+/// The patches [`FIXES_ENV`] names, each checked against the build (`lock`: the workspace's
+/// Cargo.lock, read from a crate's directory): a patch of docs/findings/patches, applied to
+/// a copy of lance-namespace-impls, not the registry's release. A build script whose value
+/// is wrong stops the build ([`refuse`]): no binary may claim patches it lacks.
+pub fn checked_fixes(lock: &str) -> Vec<String> {
+    let fixes = fixes();
+    if !fixes.is_empty() && !namespace_patched(lock) {
+        refuse(
+            &fixes,
+            "Cargo.lock's lance-namespace-impls is the registry's release, not a patched \
+             copy: build with `scripts/track-record.sh build 14.0.2+fix`, or unset it",
+        );
+    }
+    for fix in &fixes {
+        if !std::path::Path::new(&format!("../../docs/findings/patches/{fix}.patch")).is_file() {
+            let why =
+                format!("`{fix}` has no patch in docs/findings/patches: name the patches applied");
+            refuse(&fixes, &why);
+        }
+    }
+    fixes
+}
+
+/// Stop the build: [`FIXES_ENV`] says something this build is not.
+pub fn refuse(fixes: &[String], why: &str) -> ! {
+    eprintln!("{FIXES_ENV}={}: {why}", fixes.join(","));
+    std::process::exit(1)
+}
+
 impl Lance {
     pub fn of(lock: &str) -> Option<Lance> {
         Lance::package(lock, "lance")
