@@ -254,3 +254,50 @@ fn nemesis_windows_are_switched_on_the_cell_s_timeline_and_kept_in_its_history()
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(found[0]["outcomes"], r["outcomes"]);
 }
+
+/// A campaign over lance's cleanup of `__manifest` (`operation =
+/// "maintain-cleanup-versions"` with `campaign.keep_versions`): each point's worker cleans
+/// up keeping 1 version of the golden's, the trace shows its requests (its listings of the
+/// versions, then its deletes of what only the older version named, a POST for S3's
+/// multi-object delete), and every point keeps the catalog whole: verified, and a client
+/// opened afterwards writes.
+#[test]
+fn a_campaign_over_cleanup_keeps_the_catalog_whole_at_every_point() {
+    let server = S3Server::start(&[]);
+    let plan = "name = 'cleanup'\noperation = 'maintain-cleanup-versions'\n[matrix]\n\
+                sizes = [10]\ninline = [true]\n[continuous]\noperations = 2\n\
+                [run]\nrepetitions = 1\n[campaign]\nkeep_versions = 1\n\
+                faults = ['lose-reply', 'kill-after']\nrequests = 2\n";
+    let (_dir, o, records) = sweep_s3(&server, "s3://bench/cleanup", plan);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut points: Vec<String> = records.iter().map(point).collect();
+    points.sort();
+    assert_eq!(
+        points,
+        [
+            "kill-after@1",
+            "kill-after@2",
+            "lose-reply@1",
+            "lose-reply@2",
+            "trace"
+        ],
+        "{}",
+        stderr(&o)
+    );
+    let trace = records.iter().find(|r| point(r) == "trace").unwrap();
+    let requests = trace["fault"]["requests"].as_array().unwrap();
+    assert_eq!(
+        requests[0]["method"], "GET",
+        "a listing of the versions first: {trace}"
+    );
+    assert!(
+        requests.iter().any(|q| q["method"] == "POST"
+            && q["key"].as_str().unwrap().contains("__manifest/_versions/")),
+        "the older version's manifest deleted: {trace}"
+    );
+    for r in &records {
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["fault"]["new_client"], "ok", "{r}");
+        assert!(r["fault"]["finding"].is_null(), "{r}");
+    }
+}

@@ -427,6 +427,9 @@ pub struct WorkerArgs {
     pub fixture: Option<crate::plan::Fixture>,
     /// A client of a role.
     pub role: Option<RoleArgs>,
+    /// What the worker's cleanups keep where it is no role's client (a campaign over
+    /// `maintain-cleanup-versions`); a role's own retention is its role's.
+    pub retention: Option<crate::plan::Retention>,
 }
 
 impl WorkerArgs {
@@ -462,6 +465,7 @@ impl WorkerArgs {
             poisson: false,
             fixture: None,
             role: None,
+            retention: None,
         }
     }
 
@@ -559,6 +563,12 @@ impl WorkerArgs {
         if let Some(r) = &self.role {
             v.extend(["--role".into(), serde_json::to_string(r).expect("a role")]);
         }
+        if let Some(r) = &self.retention {
+            v.extend([
+                "--retention".into(),
+                serde_json::to_string(r).expect("a retention"),
+            ]);
+        }
         v
     }
 
@@ -615,6 +625,12 @@ impl WorkerArgs {
                     let v = value()?;
                     w.role =
                         Some(serde_json::from_str(&v).map_err(|e| format!("--role `{v}`: {e}"))?);
+                }
+                "--retention" => {
+                    let v = value()?;
+                    w.retention = Some(
+                        serde_json::from_str(&v).map_err(|e| format!("--retention `{v}`: {e}"))?,
+                    );
                 }
                 "--poisson" => w.poisson = true,
                 "--inline" => w.inline = true,
@@ -860,6 +876,7 @@ mod tests {
                 removers: 5,
                 seed: 42,
             }),
+            retention: Some(crate::plan::Retention::KeepVersions(1)),
         };
         let line = args.to_args();
         assert_eq!(line[0], "worker");

@@ -54,6 +54,7 @@ pub fn worker_args(
                 .is_some_and(|l| l.arrivals == crate::plan::Arrivals::Poisson),
             fixture: cell.golden.fixture,
             role: None,
+            retention: cell.retention,
         })
         .map(|args| with_role(cell, repetition, args))
         .collect()

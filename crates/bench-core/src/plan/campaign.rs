@@ -9,13 +9,14 @@
 //!
 //! A new fault kind: a variant of [`FaultKind`] (its name, below) and its branch in
 //! `scripts/s3-server.py`'s `Armed.meet` and `NetworkStore.armed`. A new operation kind is
-//! the plan's `operation`: any write bench measures runs as a campaign.
+//! the plan's `operation`: any operation bench measures runs as a campaign, and lance's
+//! cleanup of `__manifest` too, with what it keeps (`campaign.keep_versions`).
 
 use serde::{Deserialize, Serialize};
 
 use super::checks::{bounded, check_list, invalid};
 use super::raw::RawCampaign;
-use super::{Continuous, Transport};
+use super::{Continuous, Operation, Retention, Transport};
 use crate::error::PlanError;
 
 /// The workers' variable that names their cell's point (`lose-reply@3`, `trace`).
@@ -110,6 +111,16 @@ impl FaultKind {
         self == FaultKind::Pause
     }
 
+    /// Whether it goes on answering later requests of the same key (its resends, and the
+    /// client's look-ups): until a request of that key is served, a failure of the worker
+    /// may be the fault's own answer.
+    pub fn keyed(self) -> bool {
+        matches!(
+            self,
+            FaultKind::SlowDown | FaultKind::LoseReplyThenSlowDown | FaultKind::FailAfterApply
+        )
+    }
+
     pub fn names() -> String {
         let all: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
         all.join(", ")
@@ -170,6 +181,9 @@ pub struct Campaign {
     /// Points run at once, each on its own copy with its own worker (they are judged, not
     /// timed); not part of any cell's key.
     pub parallel: u32,
+    /// What the worker's cleanups keep of `__manifest`, in a campaign over
+    /// `maintain-cleanup-versions` (`campaign.keep_versions`); `None` otherwise.
+    pub retention: Option<Retention>,
 }
 
 impl Campaign {
@@ -255,6 +269,8 @@ pub const MAX_PARALLEL: u64 = 16;
 
 /// What else the plan says that a campaign depends on.
 pub(super) struct Around<'a> {
+    /// The plan's operation.
+    pub operation: Operation,
     pub continuous: Option<&'a Continuous>,
     /// Whether the plan has `[concurrent]`, `[mixed]` or `[[roles]]`.
     pub other_modes: bool,
@@ -339,10 +355,39 @@ pub(super) fn settings(
         faults,
         requests,
         parallel,
+        retention: retention(raw.keep_versions, around.operation)?,
     };
     let points = campaign.points().iter().map(|p| p.spec()).collect();
     env_matrix.push((ENV.to_string(), points));
     Ok(Some(campaign))
+}
+
+/// What a campaign's cleanups keep (`campaign.keep_versions`): given with a campaign over
+/// `maintain-cleanup-versions`, and only there.
+fn retention(
+    keep_versions: Option<u64>,
+    operation: Operation,
+) -> Result<Option<Retention>, PlanError> {
+    match (keep_versions, operation.is_maintenance()) {
+        (None, false) => Ok(None),
+        (Some(_), false) => Err(invalid(
+            "campaign.keep_versions",
+            format!(
+                "only a campaign over `maintain-cleanup-versions` keeps versions; `{operation}` \
+                 removes none: remove it"
+            ),
+        )),
+        (None, true) => Err(invalid(
+            "campaign.keep_versions",
+            "a campaign over `maintain-cleanup-versions` needs what its cleanups keep: e.g. \
+             campaign.keep_versions = 1 (the golden's older versions are what they remove)",
+        )),
+        (Some(0), true) => Err(invalid(
+            "campaign.keep_versions",
+            "must be at least 1 (lance keeps the latest version whatever it is told)",
+        )),
+        (Some(n), true) => Ok(Some(Retention::KeepVersions(n))),
+    }
 }
 
 #[cfg(test)]
@@ -351,6 +396,30 @@ mod tests {
     use crate::plan::Plan;
 
     const BASE: &str = "name = 'c'\n[matrix]\nsizes = [10]\ninline = [false]\n";
+    const CLEANUP: &str = "name = 'c'\noperation = 'maintain-cleanup-versions'\n[matrix]\n\
+                           sizes = [10]\ninline = [false]\n";
+
+    /// A campaign over lance's cleanup: each point's worker cleans up keeping what the plan
+    /// says, and the cells' keys hold it.
+    #[test]
+    fn a_campaign_over_cleanup_keeps_what_it_says() {
+        let text = format!(
+            "{CLEANUP}[continuous]\noperations = 2\n[campaign]\nfaults = ['reset']\n\
+             requests = 2\nkeep_versions = 1\n"
+        );
+        let plan = Plan::parse(&text).unwrap();
+        let keep = Some(Retention::KeepVersions(1));
+        assert_eq!(plan.campaign.as_ref().unwrap().retention, keep);
+        let steps = crate::plan::expand(&plan, "/tmp/r");
+        let cells = crate::plan::cells(&steps);
+        assert_eq!(cells.len(), 3);
+        assert!(cells.iter().all(|c| c.retention == keep));
+        let args = crate::workers::worker_args(cells[1], 1, "/tmp/r/x", 0, Vec::new(), "");
+        assert_eq!(args[0].retention, keep);
+        let two = Plan::parse(&text.replace("keep_versions = 1", "keep_versions = 2")).unwrap();
+        let two = crate::plan::expand(&two, "/tmp/r");
+        assert_ne!(cells[1].key(), crate::plan::cells(&two)[1].key());
+    }
 
     #[test]
     fn a_campaign_makes_its_points_a_dimension_of_the_cells() {
@@ -411,6 +480,23 @@ mod tests {
                 format!("{BASE}[continuous]\noperations = 2\n[campaign]\nwhat = 1\n"),
                 "what",
             ),
+            (
+                format!("{BASE}[continuous]\noperations = 2\n[campaign]\nkeep_versions = 1\n"),
+                "only a campaign over `maintain-cleanup-versions` keeps versions",
+            ),
+            (
+                format!("{CLEANUP}[continuous]\noperations = 2\n[campaign]\n"),
+                "campaign.keep_versions = 1",
+            ),
+            (
+                format!("{CLEANUP}[continuous]\noperations = 2\n[campaign]\nkeep_versions = 0\n"),
+                "at least 1",
+            ),
+            // Without a campaign, a cleanup is a role's alone.
+            (
+                format!("{CLEANUP}[continuous]\noperations = 2\n"),
+                "run it as a role's operation",
+            ),
         ];
         for (text, want) in cases {
             let err = Plan::parse(&text).unwrap_err().to_string();
@@ -424,6 +510,7 @@ mod tests {
             faults: FaultKind::ALL.to_vec(),
             requests: 3,
             parallel: 1,
+            retention: None,
         };
         let points = c.points();
         assert_eq!(points.len(), 1 + 11 * 3);

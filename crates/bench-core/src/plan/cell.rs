@@ -359,6 +359,9 @@ pub struct Cell {
     pub storage_sample_secs: Option<u64>,
     /// `[[nemesis]]`: the store's faults on the cell's timeline.
     pub nemesis: Vec<super::nemesis::Window>,
+    /// What the cell's own cleanups keep (a campaign over `maintain-cleanup-versions`,
+    /// `campaign.keep_versions`); a role's is its own.
+    pub retention: Option<super::Retention>,
 }
 
 /// The build of a cell: its name in `[builds]`, its path as the plan gives it, and what it
@@ -535,6 +538,9 @@ impl Cell {
         if self.seed_per_repetition {
             h.update("seed_per_repetition=true\n");
         }
+        if let Some(r) = self.retention {
+            h.update(format!("retention={}\n", r.label()));
+        }
         let digest = h.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -573,6 +579,7 @@ pub fn sample(operations: u64) -> Cell {
         seed_per_repetition: false,
         storage_sample_secs: None,
         nemesis: Vec::new(),
+        retention: None,
     }
 }
 

@@ -144,6 +144,7 @@ impl<'p> Variants<'p> {
                     storage_sample_secs: (plan.roles.as_ref())
                         .and_then(|r| r.workload.storage_sample_secs),
                     nemesis: plan.nemesis.clone(),
+                    retention: plan.campaign.as_ref().and_then(|c| c.retention),
                 }));
             }
         }

@@ -60,6 +60,7 @@ pub(super) struct RawCampaign {
     pub faults: Option<Vec<String>>,
     pub requests: Option<u64>,
     pub parallel: Option<u64>,
+    pub keep_versions: Option<u64>,
 }
 
 /// `[rest]`: the REST servers of cells whose transport is `rest`.

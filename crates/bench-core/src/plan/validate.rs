@@ -38,20 +38,28 @@ fn check_name(name: &str) -> Result<String, PlanError> {
     Ok(trimmed.to_string())
 }
 
-fn operation(raw: Option<&str>, key: &str, default: Operation) -> Result<Operation, PlanError> {
+/// The operation `key` names (`default` where it names none); lance's cleanup only where
+/// `campaign_cleans` (a `[campaign]`, which checks its `keep_versions`).
+fn operation(
+    raw: Option<&str>,
+    key: &str,
+    default: Operation,
+    campaign_cleans: bool,
+) -> Result<Operation, PlanError> {
     let op = match raw {
         None => return Ok(default),
         Some(s) => s
             .parse::<Operation>()
             .map_err(|m: String| invalid(key, m))?,
     };
-    match op.is_maintenance() {
+    match op.is_maintenance() && !campaign_cleans {
         true => Err(invalid(
             key,
             format!(
                 "`{op}` maintains the catalog while others use it: run it as a role's \
                  operation ([[roles]] with keep_versions or older_than_secs), beside the \
-                 roles whose versions it removes"
+                 roles whose versions it removes, or as a fault campaign's ([campaign] with \
+                 keep_versions)"
             ),
         )),
         false => Ok(op),
@@ -336,6 +344,7 @@ fn mixed(m: RawMixed, operation: Operation) -> Result<Mixed, PlanError> {
         m.read_operation.as_deref(),
         "mixed.read_operation",
         DEFAULT_MIXED_READ,
+        false,
     )?;
     if read_operation.is_write() {
         return Err(invalid(
@@ -532,10 +541,13 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
             "must not be empty; omit it to use <out>/store",
         ));
     }
+    // A campaign says what its cleanups keep (`campaign.keep_versions`), or says why not.
+    let campaign_cleans = raw.campaign.is_some();
     let operation = operation(
         raw.operation.as_deref(),
         "operation",
         Operation::CreateNamespace,
+        campaign_cleans,
     )?;
     let (sizes, fixtures, roles) = goldens(&mut raw)?;
     let page_size = page_size(raw.page_size, operation, raw.mixed.as_ref(), roles.as_ref())?;
@@ -585,6 +597,7 @@ pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
     let campaign = super::campaign::settings(
         raw.campaign,
         super::campaign::Around {
+            operation,
             continuous: continuous.as_ref(),
             other_modes: concurrent.is_some() || mixed.is_some() || roles.is_some(),
             launcher: run.launcher.is_some(),

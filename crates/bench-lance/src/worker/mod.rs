@@ -176,7 +176,10 @@ impl Session {
             let session = crate::catalog::counting::session(&counters);
             catalog::table::TableIo::new(n, session, cfg.storage.clone())
         });
-        let retention = (args.role.as_ref()).and_then(|r| r.role.retention);
+        // A role's cleanup keeps what its role says; a campaign's, what the campaign says.
+        let retention = (args.role.as_ref())
+            .and_then(|r| r.role.retention)
+            .or(args.retention);
         let maintenance = retention.map(|retention| catalog::cleanup::Maintenance {
             root: cfg.root.clone(),
             storage: cfg.storage.clone(),
