@@ -31,8 +31,8 @@
 # A run is RED when bench says the catalog broke its promise: a cell that failed or failed
 # verification, any anomaly of the consistency checker (stale reads, resurrections,
 # monotonic or read-your-writes violations, phantoms, duplicates, a failure of the version
-# order), or a write the catalog answered with a definite error whose effect landed
-# (`outcomes.failed_but_applied`). A write whose reply was lost is unknown (Jepsen's `info`)
+# order), readers or writers a cleanup left stuck (`stuck_readers`), or a write the catalog
+# answered with a definite error whose effect landed (`outcomes.failed_but_applied`). A write whose reply was lost is unknown (Jepsen's `info`)
 # resolved landed or not: no answer said it failed, so it is no finding by itself. GREEN
 # otherwise. The script exits 0 when every build is as the table says (the buggy release
 # red, the others green) and 1 when not.
@@ -55,6 +55,9 @@ BUGS=(
   "cleanup-gap|cleanup-gap|8.0.0 11.0.0 14.0.2|7.0.0 14.0.2+fix|local|a warm reader whose next version a cleanup removed serves its own version, whose files are gone: every read fails (or misses every commit since) until it is opened again (docs/findings/cleanup-gap.md)"
   "lost-reply-head|lost-reply-head|11.0.0 14.0.2|14.0.2+fix|--lose-reply-every 4 --lose-reply-under /runs/ --head-no-length _versions/|a __manifest commit whose reply was lost, checked with HEADs that give no length: lance deletes the data file of a version that landed, and every later operation fails (docs/findings/lost-reply-head.md)"
   "lost-reply-slowdown|lost-reply-slowdown|8.0.0 9.0.0 10.0.0 11.0.0 14.0.2|14.0.2+fix|s3|the same deletion with a correct store: a lost reply, then 503 SlowDown to the look-up's every send (a campaign point armed by its worker; docs/findings/lost-reply-head.md). On 7.0.0 the same fault deletes the transaction file instead (#7722's bug), so its row leaves 7.0.0 out"
+  "silent-stale|silent-stale|14.0.2 14.0.2+fix|none|local|the cleanup gap's silent form: a warm reader whose caches answer its listing (a namespace empty at the version it holds) serves that version after a cleanup removed the next one, without an error: it misses every table declared since, for ever; the patch, which heals a read that meets a missing file, leaves it (docs/findings/cleanup-gap.md)"
+  "idle-writer|idle-writer|14.0.2|14.0.2+fix|local|the cleanup gap reaches writers: an idle writer's commit counts rows of the version it holds, whose index a cleanup removed: every write of it fails from then on (docs/findings/cleanup-gap.md)"
+  "paused-reader|paused-reader|14.0.2|14.0.2+fix|s3|a reader paused (SIGSTOP) across another client's commits and a cleanup keeping 1 version, then resumed: it serves the version it held, whose files are gone, and every listing fails (a campaign of pauses; docs/findings/cleanup-gap.md)"
   "3718|paused-writer|7.0.0 8.0.0 9.0.0 10.0.0 11.0.0 14.0.2|none|s3|a writer paused before its commit's PUT if absent while others commit and a cleanup keeps 1 version: it writes the version the cleanup removed, is told it succeeded, and its entry is in no version the catalog reads (docs/findings/paused-writer.md)"
 )
 # The lance release this tree builds against (its own bench, $BENCH, runs it).
@@ -165,7 +168,10 @@ for r in records:
         found["writes answered with a definite error yet landed"] = landed
     stuck = r.get("stuck_readers") or {}
     if stuck:
-        found["stuck readers (a cleanup left them behind)"] = stuck["readers"]
+        if stuck.get("readers"):
+            found["stuck readers (a cleanup left them behind)"] = stuck["readers"]
+        if stuck.get("writers"):
+            found["stuck writers (a cleanup left them behind)"] = stuck["writers"]
     bad = found or not r["verified"]
     red = red or bad
     what = ", ".join(f"{k} {v}" for k, v in found.items()) or "no anomaly"

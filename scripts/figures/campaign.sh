@@ -4,7 +4,7 @@
 # scripts/s3-server.py), once for each OPERATION given (default: write-create-namespace),
 # the same faults and positions. Prints per operation: the points run, how many of each
 # class (safe, unknown resolved, error surfaced, undecided, not reached, and the findings
-# STUCK, WRONG, LOST, UNREADABLE), the wall time and the points a minute; then every red
+# ANOMALY, STUCK, WRONG, LOST, UNREADABLE), the wall time and the points a minute; then every red
 # point with its witness, from the campaign's matrix (campaign.md). BENCH names the build
 # (one against another lance: scripts/track-record.sh build VERSION); its versions are
 # printed first. EXTRA: more options of `bench run` (e.g. "--set campaign.requests=4");
@@ -41,8 +41,8 @@ try:
 except OSError:
     sys.exit(f"{op}: no campaign.md (exit {code})")
 marks = {"ok": "safe", "u": "unknown resolved", "e": "error surfaced", "?": "undecided",
-         "·": "not reached", "STUCK": "STUCK", "WRONG": "WRONG", "LOST": "LOST",
-         "UNREAD": "UNREADABLE"}
+         "·": "not reached", "ANOM": "ANOMALY", "STUCK": "STUCK", "WRONG": "WRONG",
+         "LOST": "LOST", "UNREAD": "UNREADABLE"}
 counts = {v: 0 for v in marks.values()}
 for line in text.splitlines():
     if line.startswith("| ") and not line.startswith("| fault"):

@@ -46,11 +46,15 @@ fn the_cleanup_gap_leaves_readers_stuck_and_bench_names_them() {
     let o = run(&plan, &out, &["--fail-on-finding"]);
     assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
     assert!(stderr(&o).contains("FINDING "), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("stuck readers (first: client"),
-        "{}",
-        stderr(&o)
+    let stuck = format!(
+        "{} (first: client",
+        if s["readers"] == 1 {
+            "1 stuck reader"
+        } else {
+            "stuck readers"
+        }
     );
+    assert!(stderr(&o).contains(&stuck), "{stuck} in {}", stderr(&o));
     assert_eq!(bench_on("status", &plan, &out).status.code(), Some(0));
     let o = bench()
         .args([
@@ -170,7 +174,7 @@ fn versions_a_store_will_not_let_bench_read_are_said_unchecked_not_failed() {
     let server = S3Server::start(&faults);
     let plan = "name = 'append-head'\noperation = 'write-table-append'\n[matrix]\n\
                 sizes = [20]\ninline = [false]\n[continuous]\noperations = 8\n";
-    let (_d, o, records) = sweep_s3(&server, "s3://bench/append-head", plan);
+    let (d, o, records) = sweep_s3(&server, "s3://bench/append-head", plan);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = &records[0];
     assert_eq!(r["verified"], true, "{r}");
@@ -189,6 +193,30 @@ fn versions_a_store_will_not_let_bench_read_are_said_unchecked_not_failed() {
     );
     let counts = server.counts();
     assert!(counts["no_length"].as_u64().unwrap() > 0, "{counts}");
+    // Where a gate looks: the summary counts it, the report names it, and a gate on
+    // findings does not pass it: `bench run --fail-on-finding` (resumed, nothing left to
+    // run) exits 7, naming the cell and what was not checked.
+    let out = d.path().join("out");
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let (head, row) = summary.split_once('\n').unwrap();
+    let col = head.split(',').position(|c| c == "verify_unchecked");
+    assert_eq!(
+        row.trim_end().split(',').nth(col.unwrap()),
+        Some("1"),
+        "{summary}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("**Not checked**"), "{report}");
+    let mut args = server.args("s3://bench/append-head");
+    args.push("--fail-on-finding".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_with(bench_s3(), &d.path().join("plan.toml"), &out, &args);
+    assert_eq!(o.status.code(), Some(7), "{}", stderr(&o));
+    let said = format!(
+        "NOT CHECKED {} (repetition 1): the transaction files",
+        r["bench_tag"].as_str().unwrap()
+    );
+    assert!(stderr(&o).contains(&said), "{said} in {}", stderr(&o));
 }
 
 /// A writer paused in its commit while others commit and a cleanup keeps 1 version
@@ -276,4 +304,124 @@ fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The cleanup gap's silent form (plans/silent-stale.toml, local disk): readers whose
+/// listing their caches answer are served a version a cleanup removed, without an error.
+/// The consistency checker names it (stale reads, with a witness), no read fails, no reader
+/// is stuck, and a gate on findings stops on it.
+#[test]
+fn a_reader_served_silently_stale_after_a_cleanup_is_named_by_the_checker() {
+    let (_d, plan, out) =
+        plan_dir(&std::fs::read_to_string(repo_file("plans/silent-stale.toml")).unwrap());
+    // 3 s: reads at +0, +1 and +2 s, the first cleanup at +0.5 s.
+    let o = run(
+        &plan,
+        &out,
+        &["--fail-on-finding", "--set", "workload.duration_secs=3"],
+    );
+    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "the writer's commits all landed: {r}");
+    assert_eq!(
+        (&r["errors"], &r["stuck_readers"]),
+        (&0.into(), &serde_json::Value::Null),
+        "{r}"
+    );
+    let c = &r["consistency"];
+    assert!(c["stale_reads"].as_u64() >= Some(1), "{r}");
+    assert!(c["lag_unseen_pairs"].as_u64() >= Some(1), "{r}");
+    let first = c["first_violation"].as_str().unwrap();
+    for words in [
+        " listed ns_0 at +",
+        " and did not see writer 0's #",
+        ", acknowledged at +",
+    ] {
+        assert!(first.contains(words), "{words:?} in {first}");
+    }
+    assert!(stderr(&o).contains("FINDING "), "{}", stderr(&o));
+}
+
+/// The cleanup gap reaches writers (plans/idle-writer.toml, local disk): an idle writer's
+/// commits fail on an index file the cleanup removed, every one from then on; the record,
+/// the summary, the run's line and a gate on findings name the stuck writer, and the busy
+/// writer's commits verify.
+#[test]
+fn an_idle_writer_a_cleanup_left_behind_is_named_a_stuck_writer() {
+    let (_d, plan, out) =
+        plan_dir(&std::fs::read_to_string(repo_file("plans/idle-writer.toml")).unwrap());
+    // 3 s: the idle writer's writes at +0 and +2 s, the first cleanup at +0.5 s.
+    let o = run(
+        &plan,
+        &out,
+        &["--fail-on-finding", "--set", "workload.duration_secs=3"],
+    );
+    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
+    let r = &lines(&out.join("results.jsonl"))[0];
+    assert_eq!(r["verified"], true, "{r}");
+    let s = &r["stuck_readers"];
+    assert_eq!(
+        (&s["readers"], &s["writers"]),
+        (&0.into(), &1.into()),
+        "{r}"
+    );
+    assert!(s["failed_writes"].as_u64() >= Some(1), "{r}");
+    let first = s["first"].as_str().unwrap();
+    for words in [
+        "client 1 held v",
+        "its write-declare-table at +",
+        " is gone after ",
+        "maintain-cleanup-versions #",
+    ] {
+        assert!(first.contains(words), "{words:?} in {first}");
+    }
+    assert!(
+        stderr(&o).contains("STUCK WRITERS: 1 after a cleanup"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("1 stuck writer (first: client 1"),
+        "{}",
+        stderr(&o)
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let (head, row) = summary.split_once('\n').unwrap();
+    let col = head.split(',').position(|c| c == "stuck_writers").unwrap();
+    assert_eq!(row.trim_end().split(',').nth(col), Some("1"), "{summary}");
+}
+
+/// A reader paused across a cleanup (plans/paused-reader.toml): a campaign of `pause` at
+/// each of the first 6 requests of three warm listings. At each point the other client's 3
+/// creations and a cleanup keeping 1 version ran while the reader was held; the resumed
+/// reader meets files the cleanup removed, and every point is STUCK, naming the file that
+/// is gone; the catalog itself verifies and takes a new client's write.
+#[test]
+fn a_reader_paused_across_a_cleanup_is_stuck_at_every_point() {
+    let text = std::fs::read_to_string(repo_file("plans/paused-reader.toml")).unwrap();
+    let server = S3Server::start(&[]);
+    let (_d, o, records) = sweep_s3(&server, "s3://bench/paused-reader", &text);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(records.len(), 7, "the trace and 6 points");
+    for r in records.iter().filter(|r| r["fault"]["point"] != "trace") {
+        assert_eq!(r["verified"], true, "{r}");
+        let f = &r["fault"];
+        assert_eq!(f["new_client"], "ok", "{r}");
+        let w = &f["while_paused"];
+        assert_eq!(
+            (&w["others"], &w["others_ok"]),
+            (&3.into(), &3.into()),
+            "{r}"
+        );
+        let finding = f["finding"].as_str().unwrap_or_default();
+        assert!(finding.starts_with("STUCK: "), "{r}");
+        assert!(
+            finding.contains(" is gone") || finding.contains("NotFound"),
+            "{finding}"
+        );
+        assert!(
+            finding.contains("while the worker was held: 3 of 3 commits"),
+            "{finding}"
+        );
+    }
 }

@@ -21,7 +21,8 @@ pub mod exit {
     /// `bench merge`: some planned cells are in none of the merged directories.
     pub const INCOMPLETE: u8 = 6;
     /// `bench compare` or `bench ab --fail-on-undecided`: no regression, but some cell's
-    /// time could not be judged (its interval across the threshold, or too few runs).
+    /// time could not be judged (its interval across the threshold, or too few runs); with
+    /// `--fail-on-finding`, no finding but a verification that could not check a part.
     pub const UNDECIDED: u8 = 7;
     /// `--fail-on-finding`: every cell ran, and some cell's record holds a finding against
     /// the catalog (anomalies, stuck readers, writes failed but applied); a failed cell's 3

@@ -195,10 +195,10 @@ async fn status(s: &sweep::Sweep, gate: bool) -> Result<u8, BenchError> {
     if !gate {
         return Ok(print(text));
     }
-    let (code, found) = sweep::status_gate(s)?;
-    if !found.is_empty() {
+    let (code, gate) = sweep::status_gate(s)?;
+    if !gate.findings.is_empty() || !gate.unchecked.is_empty() {
         text.push_str("findings (--fail-on-finding):\n");
-        text.extend(found.iter().map(|f| format!("  {f}\n")));
+        text.extend(gate.lines().map(|f| format!("  {f}\n")));
     }
     out::print(&text);
     Ok(code)

@@ -9,7 +9,7 @@ use crate::stats::{Spread, extremes, spread};
 pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// How many columns the summary has.
-pub const WIDTH: usize = 121;
+pub const WIDTH: usize = 123;
 
 /// A cell whose throughput varies more than this over its repetitions (coefficient of
 /// variation) is marked noisy.
@@ -34,7 +34,9 @@ pub const NOISY_CV: f64 = 0.10;
 /// cadence; dollars per million operations on each store of bench's own price table; and
 /// the requests an operation makes beyond its floor, and the floor's share of them; what
 /// `__manifest` stored; the version order's failures; and a mixed cell's reads' own cost on
-/// S3 Standard and distance to their floor.
+/// S3 Standard and distance to their floor; a campaign point's class, the window and the
+/// machine; last the repetitions whose verification left a part unchecked, and the writers
+/// a cleanup left stuck.
 pub const COLUMNS: [&str; WIDTH] = [
     "mode",
     "variant",
@@ -157,6 +159,8 @@ pub const COLUMNS: [&str; WIDTH] = [
     "load_end",
     "others_cpu_cores",
     "conflict_retries_per_commit",
+    "verify_unchecked",
+    "stuck_writers",
 ];
 
 /// The summary as text: its header and one row per cell, exactly as `summary.csv` holds it.
@@ -257,6 +261,13 @@ fn fields(cell: &CellRecords<'_>) -> [String; WIDTH] {
         .max();
     row.push(class.map(|c| c.name().to_string()).unwrap_or_default());
     row.extend(window_and_machine(cell));
+    // Repetitions verified on what could be checked, a part left unchecked.
+    row.push(summed(cell, |r| u64::from(super::unchecked(r).is_some())));
+    // Writers a cleanup left behind, summed; empty where none was stuck.
+    let writers: Option<u64> = (cell.reps.iter())
+        .filter_map(|r| r.stuck_readers.as_ref().map(|s| s.writers))
+        .reduce(|a, b| a + b);
+    row.push(writers.map(|n| n.to_string()).unwrap_or_default());
     row.try_into()
         .unwrap_or_else(|row: Vec<String>| panic!("{} values for {WIDTH} columns", row.len()))
 }
@@ -607,7 +618,7 @@ mod tests {
         ));
         assert_eq!(
             lines[5],
-            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,,,1.00,11,,,,,"
+            "continuous,no_index,1000,0,1,0,11,0,10.000,1.23,1.00,2.00,3.00,0.50,4.00,3.50,0,0,10,5.0,true,cont_inline_false_rows_1000,1,10.000,10.000,1.00,1.00,3.00,3.00,,,,,,,,,,,,,,,,,,0,0,,,,,,,,,,,,,,,,no_index,,,,,direct,,,,,,,,,,,,,,,,,,,,,,,,,,0,,,,,,,,,,,,,,,,,,,,1.00,11,,,,,,0,"
         );
         // The machine's columns, from a record that has them.
         let mut r = record(Concurrent, NoIndex, 1000, 4, "conc_m");

@@ -304,8 +304,18 @@ pub fn findings(r: &Record) -> Vec<String> {
         let first = c.first_violation.as_deref().unwrap_or("none named");
         out.push(format!("{} anomalies (first: {first})", c.anomalies()));
     }
-    if let Some(s) = r.stuck_readers.as_ref().filter(|s| s.readers > 0) {
-        out.push(format!("{} stuck readers (first: {})", s.readers, s.first));
+    if let Some(s) = r.stuck_readers.as_ref() {
+        let mut stuck = Vec::new();
+        let count = crate::plan::count;
+        if s.readers > 0 {
+            stuck.push(count(s.readers, "stuck reader", "stuck readers"));
+        }
+        if s.writers > 0 {
+            stuck.push(count(s.writers, "stuck writer", "stuck writers"));
+        }
+        if !stuck.is_empty() {
+            out.push(format!("{} (first: {})", stuck.join(", "), s.first));
+        }
     }
     if let Some(o) = r.outcomes.as_ref().filter(|o| o.failed_but_applied > 0) {
         let first = o
@@ -318,6 +328,14 @@ pub fn findings(r: &Record) -> Vec<String> {
         ));
     }
     out
+}
+
+/// What a verified record's verification was asked to check and could not, and why
+/// (`None`: it checked all it was asked to, or it failed, which [`findings`] names): no
+/// finding against the catalog, and no proof that the catalog kept its promises either.
+pub fn unchecked(r: &Record) -> Option<&str> {
+    r.verified.then_some(())?;
+    r.verify_unchecked.as_deref()
 }
 
 #[cfg(test)]
@@ -352,5 +370,21 @@ mod findings_tests {
                 "2 writes failed but applied (first: w0 #1: 403)",
             ]
         );
+    }
+
+    /// What a verified record could not check is said apart from its findings; a failed
+    /// verification's is its finding.
+    #[test]
+    fn what_a_verification_could_not_check_is_no_finding_but_is_said() {
+        let mut r = record(ModeKind::Continuous, Variant::NoIndex, 10, 1, "c");
+        r.verify_unchecked = Some("the transaction files were not looked for".into());
+        assert!(findings(&r).is_empty());
+        assert_eq!(
+            unchecked(&r),
+            Some("the transaction files were not looked for")
+        );
+        r.verified = false;
+        assert_eq!(unchecked(&r), None);
+        assert_eq!(findings(&r), ["verification failed: no reason recorded"]);
     }
 }

@@ -20,6 +20,10 @@ pub enum Class {
     ErrorSurfaced,
     /// A write whose outcome could not be told from the copy.
     Undecided,
+    /// A read saw what the writes deny (the consistency checker's anomalies: a read that
+    /// missed a write acknowledged before it began, a phantom, an entry listed twice, a
+    /// version out of order), the copy itself sound.
+    Anomaly,
     /// No later operation of the worker succeeded.
     Stuck,
     /// The copy holds other than its writes say (an entry twice, one not written).
@@ -38,6 +42,7 @@ impl Class {
             Class::UnknownResolved => "unknown resolved",
             Class::ErrorSurfaced => "error surfaced",
             Class::Undecided => "undecided",
+            Class::Anomaly => "ANOMALY",
             Class::Stuck => "STUCK",
             Class::Wrong => "WRONG",
             Class::Lost => "LOST",
@@ -53,6 +58,7 @@ impl Class {
             Class::UnknownResolved => "u",
             Class::ErrorSurfaced => "e",
             Class::Undecided => "?",
+            Class::Anomaly => "ANOM",
             Class::Stuck => "STUCK",
             Class::Wrong => "WRONG",
             Class::Lost => "LOST",
@@ -62,7 +68,7 @@ impl Class {
 
     /// A finding: what a catalog must never do.
     pub fn red(self) -> bool {
-        self >= Class::Stuck
+        self >= Class::Anomaly
     }
 }
 
@@ -148,9 +154,14 @@ fn judged(r: &Record) -> Option<(Class, String)> {
     }
     let killed = point.kind.is_some_and(FaultKind::kills);
     // Stuck only where the store answered again before the run ended (a request after the
-    // last one the fault met): a worker whose every operation met the fault is not stuck.
+    // last one the fault met; of the same key, where the fault answers that key's later
+    // requests): a worker whose every operation met the fault is not stuck.
     let last_met = met.requests.iter().rposition(|q| q.fault.is_some());
-    let answered_after = last_met.is_none_or(|i| i + 1 < met.requests.len());
+    let keyed = point.kind.is_some_and(FaultKind::keyed);
+    let answered_after = last_met.is_none_or(|i| {
+        let key = &met.requests[i].key;
+        (met.requests[i + 1..].iter()).any(|q| !keyed || q.key == *key)
+    });
     if !killed && answered_after && r.total_operations == 0 && r.attempts >= 2 {
         return Some((
             Class::Stuck,
@@ -160,6 +171,21 @@ fn judged(r: &Record) -> Option<(Class, String)> {
                 first_error(r).unwrap_or("no error recorded")
             ),
         ));
+    }
+    // A client whose every operation failed, from one after a cleanup on, on a file the
+    // cleanup removed: stuck though an operation before it succeeded.
+    if let Some(s) = r.stuck_readers.as_ref() {
+        return Some((
+            Class::Stuck,
+            format!("a cleanup left a client stuck: {}", s.first),
+        ));
+    }
+    // What a read showed against what was written: a reader the catalog served silently
+    // stale (no error) is no safe point.
+    if let Some(c) = r.consistency.as_ref().filter(|c| c.anomalies() > 0) {
+        let first = c.first_violation.as_deref().unwrap_or("none named");
+        let witness = format!("{} anomalies of reads, the first: {first}", c.anomalies());
+        return Some((Class::Anomaly, witness));
     }
     let outcomes = r.outcomes.clone().unwrap_or_default();
     if outcomes.unknown > outcomes.unknown_landed + outcomes.unknown_not_landed {

@@ -90,7 +90,7 @@ fn colour(class: Class) -> &'static str {
         Class::UnknownResolved => "#a9cce3",
         Class::ErrorSurfaced => "#f5e79e",
         Class::Undecided => "#f8c471",
-        Class::Stuck | Class::Wrong | Class::Lost | Class::Unreadable => "#e74c3c",
+        Class::Anomaly | Class::Stuck | Class::Wrong | Class::Lost | Class::Unreadable => "#e74c3c",
     }
 }
 
@@ -185,7 +185,8 @@ pub fn matrix(records: &[Record]) -> Option<String> {
         "Each point ran one worker on a fresh copy of the golden, its store giving one fault \
          to one request of its measured operations (positions counted from the first), then \
          verified the copy. Marks: ok safe, u unknown resolved, e error surfaced, ? undecided, \
-         · not reached; STUCK, WRONG, LOST and UNREAD (unreadable) are findings.\n"
+         · not reached; ANOM (a read anomaly), STUCK, WRONG, LOST and UNREAD (unreadable) are \
+         findings.\n"
     );
     for (i, g) in groups(&points).into_iter().enumerate() {
         let mine: Vec<_> = points.iter().filter(|p| group(p.0) == g).collect();
@@ -370,6 +371,42 @@ mod tests {
         );
         fresh.attached.fault.as_mut().unwrap().new_client = Some("ok".into());
         assert_eq!(judge(&fresh).unwrap().0, Class::Safe);
+        // A read the catalog served stale, without an error: an anomaly, not safe, and
+        // below a worker that is stuck.
+        let mut stale = fresh.clone();
+        stale.consistency = Some(crate::consistency::Consistency {
+            stale_reads: 2,
+            first_violation: Some("client 0 listed the root and did not see #1".into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            judge(&stale).unwrap(),
+            (
+                Class::Anomaly,
+                "2 anomalies of reads, the first: client 0 listed the root and did not see #1"
+                    .into()
+            )
+        );
+        assert!(Class::Anomaly.red() && !Class::Undecided.red());
+        // A client a cleanup left stuck, though an operation of it succeeded before.
+        let mut left = fresh.clone();
+        left.stuck_readers = Some(crate::stuck::Stuck {
+            readers: 1,
+            failed_reads: 1,
+            first: "client 0 held v2 of __manifest; …".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            judge(&left).unwrap(),
+            (
+                Class::Stuck,
+                "a cleanup left a client stuck: client 0 held v2 of __manifest; …".into()
+            )
+        );
+        stale.total_operations = 0;
+        stale.errors = 1;
+        stale.attempts = 2;
+        assert_eq!(judge(&stale).unwrap().0, Class::Stuck);
         // Every operation met the fault (no request after its last faulted one): the store
         // never answered again within the run, so nothing says the worker is stuck.
         let mut inside = stuck.clone();
@@ -377,6 +414,17 @@ mod tests {
             q.fault = Some("slow-down".into());
         }
         assert_eq!(judge(&inside).unwrap().0, Class::ErrorSurfaced);
+        // A fault that answers its key's later requests (a SlowDown burst after a lost
+        // reply): requests of other keys after it say nothing; one of its key served does.
+        let mut keyed = point("lose-reply-then-slow-down@2", true, 5);
+        (keyed.total_operations, keyed.errors) = (0, 2);
+        let requests = &mut keyed.attached.fault.as_mut().unwrap().requests;
+        for q in requests.iter_mut().skip(1).take(3) {
+            (q.key, q.fault) = ("__manifest/k2".into(), Some("slow-down".into()));
+        }
+        assert_eq!(judge(&keyed).unwrap().0, Class::ErrorSurfaced);
+        keyed.attached.fault.as_mut().unwrap().requests[4].key = "__manifest/k2".into();
+        assert_eq!(judge(&keyed).unwrap().0, Class::Stuck);
         // A killed worker makes no later operation: that is not stuck.
         let mut killed = point("kill-after@1", true, 1);
         killed.total_operations = 0;

@@ -43,10 +43,7 @@ pub fn done(record: &Record, before: Option<&Record>, verbose: bool) -> String {
         s.push_str(&details(record, late(record).is_some()));
     }
     if let Some(stuck) = &record.stuck_readers {
-        s.push_str(&format!(
-            "; STUCK READERS: {} after a cleanup, {} reads failed (first: {})",
-            stuck.readers, stuck.failed_reads, stuck.first
-        ));
+        s.push_str(&format!("; {} (first: {})", stuck.counts(), stuck.first));
     }
     if let Some(why) = &record.stopped_early {
         s.push_str(&format!("; STOPPED EARLY: {why}"));

@@ -226,10 +226,12 @@ fn verification(cells: &[CellRecords<'_>]) -> String {
         .filter(|r| !r.verified)
         .collect();
     if unverified.is_empty() {
-        return "Verification: every cell's `__manifest` (and shared table) held exactly what its \
-                reported commits left: each entry created present, each removed gone, reads \
-                changing nothing.\n\n"
+        let mut s = "Verification: every cell's `__manifest` (and shared table) held exactly \
+                     what its reported commits left: each entry created present, each removed \
+                     gone, reads changing nothing.\n\n"
             .to_string();
+        s.push_str(&unchecked(cells));
+        return s;
     }
     let mut s =
         "**Verification FAILED** for these cells; their numbers cannot be trusted:\n\n".to_string();
@@ -239,6 +241,29 @@ fn verification(cells: &[CellRecords<'_>]) -> String {
             r.bench_tag,
             r.repetition,
             r.verify_error.as_deref().unwrap_or("no reason recorded")
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+/// The runs that verified on what could be checked, a part left unchecked, each with why
+/// (empty: none).
+fn unchecked(cells: &[CellRecords<'_>]) -> String {
+    let runs: Vec<(&Record, &str)> = (cells.iter())
+        .flat_map(|c| c.reps.iter().copied())
+        .filter_map(|r| Some((r, crate::export::unchecked(r)?)))
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut s = "**Not checked**: these runs verified on the rest, but a part of their \
+                 verification could not be done (`--fail-on-finding` exits 7 on them):\n\n"
+        .to_string();
+    for (r, why) in runs {
+        s.push_str(&format!(
+            "- `{}` (repetition {}): {why}\n",
+            r.bench_tag, r.repetition
         ));
     }
     s.push('\n');
@@ -486,24 +511,40 @@ fn failures(records: &[Record], failed: &[(String, String)]) -> String {
     s
 }
 
-/// The runs with readers a cleanup left behind, each with its first such read (empty where
-/// none had any).
+/// The runs with readers (or writers) a cleanup left behind, each with its first such
+/// operation (empty where none had any).
 fn stuck_readers(records: &[Record]) -> String {
     let mut s = String::new();
     let stuck: Vec<String> = (records.iter())
         .filter_map(|r| {
             let st = r.stuck_readers.as_ref()?;
+            let mut counts = Vec::new();
+            if st.readers > 0 {
+                counts.push(format!(
+                    "{} readers, {} reads failed",
+                    st.readers, st.failed_reads
+                ));
+            }
+            if st.writers > 0 {
+                counts.push(format!(
+                    "{} writers, {} writes failed",
+                    st.writers, st.failed_writes
+                ));
+            }
             Some(format!(
-                "- `{}` (repetition {}): {} readers, {} reads failed; the first: {}\n",
-                r.bench_tag, r.repetition, st.readers, st.failed_reads, st.first
+                "- `{}` (repetition {}): {}; the first: {}\n",
+                r.bench_tag,
+                r.repetition,
+                counts.join(", "),
+                st.first
             ))
         })
         .collect();
     if !stuck.is_empty() {
         s.push_str(
             "**Readers a cleanup left behind** (each failed on a file of `__manifest` a cleanup \
-             removed, and every read after it: a finding about the catalog, \
-             docs/findings/cleanup-gap.md):\n\n",
+             removed, and every read after it — or, a writer, every write: a finding about the \
+             catalog, docs/findings/cleanup-gap.md):\n\n",
         );
         s.extend(stuck);
         s.push('\n');
@@ -804,6 +845,25 @@ mod tests {
     use super::*;
     use crate::export::record::tests::record;
     use crate::plan::{ModeKind, Variant};
+
+    /// A run that verified on what could be checked is said beside the verification, with
+    /// what was not checked; a report without one says nothing of it.
+    #[test]
+    fn what_verification_could_not_check_is_named() {
+        let clean = record(ModeKind::Continuous, Variant::NoIndex, 100, 1, "cont_a");
+        let mut partly = record(ModeKind::Continuous, Variant::NoIndex, 1000, 1, "cont_b");
+        partly.verify_unchecked = Some("cannot read its versions".into());
+        let all = [clean.clone(), partly];
+        let text = verification(&crate::export::cells(&all));
+        assert!(text.starts_with("Verification: every cell's"), "{text}");
+        assert!(
+            text.contains("**Not checked**")
+                && text.contains("- `cont_b` (repetition 1): cannot read its versions"),
+            "{text}"
+        );
+        let text = verification(&crate::export::cells(&[clean]));
+        assert!(!text.contains("Not checked"), "{text}");
+    }
 
     #[test]
     fn cells_with_a_failure_in_any_repetition_are_listed_with_their_classes() {

@@ -54,8 +54,11 @@ pub async fn ab(
         how(sweep, &pairs)
     );
     let report = run(sweep, opts, arms).await?;
-    if report.exit_code() != exit::OK {
-        return Ok(report.exit_code());
+    // A verification that could not check everything (`--fail-on-finding`'s 7) still gets
+    // its verdict; the 7 stands unless the verdict's own code is worse.
+    let ran = report.exit_code();
+    if ran != exit::OK && ran != exit::UNDECIDED {
+        return Ok(ran);
     }
     // The records of this plan's cells under their keys now: never those of another build
     // or an earlier plan in the same directory.
@@ -107,7 +110,10 @@ pub async fn ab(
             compare::Format::Github | compare::Format::Json => answer.note(note),
         }
     }
-    answer.code = c.exit_code(verdict);
+    answer.code = match c.exit_code(verdict) {
+        exit::OK => ran,
+        code => code,
+    };
     Ok(crate::out::answer(answer))
 }
 

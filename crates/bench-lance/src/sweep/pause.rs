@@ -120,12 +120,14 @@ async fn while_paused(
         session: Default::default(),
         retention: Retention::KeepVersions(1),
     };
-    let started = (Instant::now(), crate::host_clock::monotonic_us());
+    let started = crate::host_clock::monotonic_us();
     let cleaned = crate::catalog::cleanup::run(Some(&cleanup)).await;
+    // Its end before the worker is resumed: what the resumed worker does comes after it.
+    let ended = crate::host_clock::monotonic_us();
     let resumed = store_fault::resume(&o.storage, root).await;
     let mut measured = measured;
     if let Some(m) = measured.as_mut() {
-        m.log.push(cleanup_op(started, &cleaned));
+        m.log.push(cleanup_op([started, ended], &cleaned));
     }
     // The other client's own operations (its creations, not the cleanup).
     let count = |m: &Measured, ok_only: bool| {
@@ -146,14 +148,12 @@ async fn while_paused(
 }
 
 /// The cleanup as an operation of the other client in the point's log: the history and the
-/// version-order checker see what it removed, and when, as they see a role's cleanup.
-fn cleanup_op(
-    (start, start_us): (Instant, u64),
-    cleaned: &lance_core::Result<bench_core::oplog::Cleaned>,
-) -> Op {
-    let ms = start.elapsed().as_secs_f64() * 1000.0;
+/// version-order checker see what it removed, and when (`at_us`: its start and end on the
+/// host's clock), as they see a role's cleanup.
+fn cleanup_op(at_us: [u64; 2], cleaned: &lance_core::Result<bench_core::oplog::Cleaned>) -> Op {
+    let ms = at_us[1].saturating_sub(at_us[0]) as f64 / 1000.0;
     let mut attempt = Attempt::new(0, ms);
-    attempt.at_us = Some([start_us, crate::host_clock::monotonic_us()]);
+    attempt.at_us = Some(at_us);
     let (outcome, observed) = match cleaned {
         Ok(c) => (OpOutcome::Ok, Observed::Cleaned(*c)),
         Err(e) => {

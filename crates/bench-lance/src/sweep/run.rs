@@ -108,11 +108,11 @@ async fn run_opened(
         }
     }
     if opts.fail_on_finding {
-        let found = super::views::findings(sweep, &r.records);
-        for f in &found {
-            r.progress.log(format!("FINDING {f}"));
+        let gate = super::views::gate(sweep, &r.records);
+        for line in gate.lines() {
+            r.progress.log(line);
         }
-        r.report.findings = Some(found);
+        r.report.gate = Some(gate);
     }
     r.end().await;
     Ok(r.report)

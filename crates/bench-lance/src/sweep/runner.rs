@@ -26,7 +26,8 @@ pub struct RunOptions {
     pub verbose: bool,
     /// `bench ab`: how its two arms form their pairs.
     pub pairs: Option<AbOptions>,
-    /// `--fail-on-finding`: exit 8 where a cell's record holds a finding.
+    /// `--fail-on-finding`: exit 8 where a cell's record holds a finding, 7 where none does
+    /// but a verification could not check all it was asked to.
     pub fail_on_finding: bool,
 }
 
@@ -50,6 +51,35 @@ impl AbOptions {
     }
 }
 
+/// What `--fail-on-finding` gates on: the findings against the catalog of the plan's cells'
+/// records, and the verifications that could not check all they were asked to, each named
+/// with its cell and repetition.
+#[derive(Debug, Default)]
+pub struct Gate {
+    pub findings: Vec<String>,
+    /// Verified, but a part of verification could not be done (`verify_unchecked`): no
+    /// finding, and no pass either.
+    pub unchecked: Vec<String>,
+}
+
+impl Gate {
+    /// Its exit code where no cell failed: a finding 8, else something not checked 7
+    /// (undecided: the gate cannot say the catalog kept its promises), else 0.
+    pub fn code(&self) -> u8 {
+        match (self.findings.is_empty(), self.unchecked.is_empty()) {
+            (false, _) => exit::FINDING,
+            (true, false) => exit::UNDECIDED,
+            (true, true) => exit::OK,
+        }
+    }
+
+    /// Its lines, as `bench run` logs them and `bench status` prints them.
+    pub fn lines(&self) -> impl Iterator<Item = String> + '_ {
+        (self.findings.iter().map(|f| format!("FINDING {f}")))
+            .chain(self.unchecked.iter().map(|u| format!("NOT CHECKED {u}")))
+    }
+}
+
 /// Totals of a `bench run`, mapped to an exit code.
 #[derive(Debug, Default)]
 pub struct RunReport {
@@ -59,8 +89,9 @@ pub struct RunReport {
     pub failed_not_retried: u64,
     pub unverified: u64,
     pub interrupted: bool,
-    /// `--fail-on-finding`: the findings of the plan's cells' records, each named.
-    pub findings: Option<Vec<String>>,
+    /// `--fail-on-finding`: the findings of the plan's cells' records and what their
+    /// verifications could not check, each named.
+    pub gate: Option<Gate>,
 }
 
 impl RunReport {
@@ -69,10 +100,8 @@ impl RunReport {
             exit::INTERRUPTED
         } else if self.failed + self.failed_not_retried + self.unverified > 0 {
             exit::CELLS_FAILED
-        } else if self.findings.as_ref().is_some_and(|f| !f.is_empty()) {
-            exit::FINDING
         } else {
-            exit::OK
+            self.gate.as_ref().map_or(exit::OK, |g| g.code())
         }
     }
 }

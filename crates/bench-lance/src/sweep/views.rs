@@ -1,6 +1,7 @@
 //! `bench plan` and `bench status`: read-only views of where a sweep stands.
 
 use super::resume::{CellStatus, Stale};
+use super::runner::Gate;
 use super::{Sweep, arms_in};
 use crate::error::BenchError;
 use crate::export::{Record, jsonl};
@@ -283,46 +284,46 @@ fn running_note(state: &State, live: Option<u32>, running_cells: usize) -> Strin
     format!(", {running_cells} running (bench run pid {pid} holds the directory{now})")
 }
 
-/// `bench status`: counts of done / failed / pending / stale cells, each failure with its
-/// reason, and where the outputs are. Reads only.
-/// The findings of the records of the plan's cells (under their current keys), each
-/// named with its cell and repetition: what `--fail-on-finding` gates on.
-pub(super) fn findings(sweep: &Sweep, records: &[crate::export::Record]) -> Vec<String> {
+/// What `--fail-on-finding` gates on, of the records of the plan's cells (under their
+/// current keys), each named with its cell and repetition.
+pub(super) fn gate(sweep: &Sweep, records: &[crate::export::Record]) -> Gate {
     let keys: std::collections::HashMap<String, String> =
         sweep.cells().iter().map(|c| (c.id(), c.key())).collect();
-    (records.iter())
-        .filter(|r| keys.get(&r.bench_tag) == Some(&r.cell_key))
-        .flat_map(|r| {
-            let arm = r
-                .arm
-                .as_deref()
-                .map(|a| format!(" [{a}]"))
-                .unwrap_or_default();
-            let run = format!("{} (repetition {}){arm}", r.bench_tag, r.repetition);
-            bench_core::export::findings(r)
-                .into_iter()
-                .map(move |f| format!("{run}: {f}"))
-        })
-        .collect()
+    let mut gate = Gate::default();
+    for r in (records.iter()).filter(|r| keys.get(&r.bench_tag) == Some(&r.cell_key)) {
+        let arm = r
+            .arm
+            .as_deref()
+            .map(|a| format!(" [{a}]"))
+            .unwrap_or_default();
+        let run = format!("{} (repetition {}){arm}", r.bench_tag, r.repetition);
+        let found = bench_core::export::findings(r);
+        (gate.findings).extend(found.into_iter().map(|f| format!("{run}: {f}")));
+        if let Some(u) = bench_core::export::unchecked(r) {
+            gate.unchecked.push(format!("{run}: {u}"));
+        }
+    }
+    gate
 }
 
 /// `bench status --fail-on-finding`: its exit code, from what [`show_status`] shows: a
-/// failed cell 3, else a finding 8, else 0; with the findings, named, to print.
-pub fn status_gate(sweep: &Sweep) -> Result<(u8, Vec<String>), BenchError> {
+/// failed cell 3, else the gate's ([`Gate::code`]); with the gate, to print.
+pub fn status_gate(sweep: &Sweep) -> Result<(u8, Gate), BenchError> {
     let state = sweep.state()?;
     let records = records_for_display(sweep);
     let ids: std::collections::HashSet<String> = sweep.cells().iter().map(|c| c.id()).collect();
     let failed = (state.cells.iter())
         .any(|(id, c)| ids.contains(id) && c.status == crate::state::Status::Failed);
-    let found = findings(sweep, &records);
-    let code = match (failed, found.is_empty()) {
-        (true, _) => bench_core::error::exit::CELLS_FAILED,
-        (false, false) => bench_core::error::exit::FINDING,
-        (false, true) => bench_core::error::exit::OK,
+    let gate = gate(sweep, &records);
+    let code = match failed {
+        true => bench_core::error::exit::CELLS_FAILED,
+        false => gate.code(),
     };
-    Ok((code, found))
+    Ok((code, gate))
 }
 
+/// `bench status`: counts of done / failed / pending / stale cells, each failure with its
+/// reason, and where the outputs are. Reads only.
 pub async fn show_status(sweep: &Sweep) -> Result<String, BenchError> {
     let state = sweep.state()?;
     let records = records_for_display(sweep);
