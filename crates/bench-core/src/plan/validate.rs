@@ -531,23 +531,27 @@ fn modes(
     Ok((continuous, concurrent, mixed))
 }
 
-pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
-    let name = check_name(&raw.name)?;
-    if let Some(root) = &raw.root
-        && root.trim().is_empty()
-    {
-        return Err(invalid(
+/// `root`, where given: not empty.
+fn check_root(root: Option<&str>) -> Result<(), PlanError> {
+    match root {
+        Some(r) if r.trim().is_empty() => Err(invalid(
             "root",
             "must not be empty; omit it to use <out>/store",
-        ));
+        )),
+        _ => Ok(()),
     }
+}
+
+pub(super) fn validate(mut raw: RawPlan) -> Result<Plan, PlanError> {
+    let name = check_name(&raw.name)?;
+    check_root(raw.root.as_deref())?;
     // A campaign says what its cleanups keep (`campaign.keep_versions`), or says why not.
-    let campaign_cleans = raw.campaign.is_some();
+    let op = raw.operation.as_deref();
     let operation = operation(
-        raw.operation.as_deref(),
+        op,
         "operation",
         Operation::CreateNamespace,
-        campaign_cleans,
+        raw.campaign.is_some(),
     )?;
     let (sizes, fixtures, roles) = goldens(&mut raw)?;
     let page_size = page_size(raw.page_size, operation, raw.mixed.as_ref(), roles.as_ref())?;

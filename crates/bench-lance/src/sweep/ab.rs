@@ -60,16 +60,7 @@ pub async fn ab(
     if ran != exit::OK && ran != exit::UNDECIDED {
         return Ok(ran);
     }
-    // The records of this plan's cells under their keys now: never those of another build
-    // or an earlier plan in the same directory.
-    let records = jsonl::read_all(&sweep.results_path()).map_err(BenchError::output)?;
-    let current: std::collections::BTreeSet<(String, String)> =
-        sweep.cells().iter().map(|c| (c.id(), c.key())).collect();
-    let records: Vec<_> = records
-        .into_iter()
-        .filter(|r| current.contains(&(r.bench_tag.clone(), r.cell_key.clone())))
-        .collect();
-    let mut c = compare::paired(&records, verdict.threshold);
+    let mut c = compare::paired(&current_records(sweep)?, verdict.threshold);
     // Run until decided, a cell's interval is the rule's (its error spent over the looks),
     // and so is its verdict.
     let sequential = matches!(pairs.until, Until::Decided(_));
@@ -115,6 +106,18 @@ pub async fn ab(
         code => code,
     };
     Ok(crate::out::answer(answer))
+}
+
+/// The records of this plan's cells under their keys now: never those of another build or
+/// an earlier plan in the same directory.
+fn current_records(sweep: &Sweep) -> Result<Vec<crate::export::Record>, BenchError> {
+    let records = jsonl::read_all(&sweep.results_path()).map_err(BenchError::output)?;
+    let current: std::collections::BTreeSet<(String, String)> =
+        sweep.cells().iter().map(|c| (c.id(), c.key())).collect();
+    Ok(records
+        .into_iter()
+        .filter(|r| current.contains(&(r.bench_tag.clone(), r.cell_key.clone())))
+        .collect())
 }
 
 /// How the arms are paired and how long each cell goes on, for the first line.
