@@ -306,22 +306,33 @@ fn a_paused_writer_commits_into_a_version_a_cleanup_removed_and_is_lost() {
     );
 }
 
+/// A plan of roles run for 3 s with `--fail-on-finding` (the readers' reads at +0, +1 and
+/// +2 s, the idle writer's writes at +0 and +2 s, the first cleanup at +0.5 s), which must
+/// exit 8: its directory, results folder, output and record.
+fn gated_for_3_s(
+    plan: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::process::Output,
+    serde_json::Value,
+) {
+    let (d, plan, out) = plan_dir(&std::fs::read_to_string(repo_file(plan)).unwrap());
+    let set = ["--fail-on-finding", "--set", "workload.duration_secs=3"];
+    let o = run(&plan, &out, &set);
+    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
+    let r = lines(&out.join("results.jsonl")).remove(0);
+    (d, out, o, r)
+}
+
 /// The cleanup gap's silent form (plans/silent-stale.toml, local disk): readers whose
 /// listing their caches answer are served a version a cleanup removed, without an error.
 /// The consistency checker names it (stale reads, with a witness), no read fails, no reader
 /// is stuck, and a gate on findings stops on it.
 #[test]
 fn a_reader_served_silently_stale_after_a_cleanup_is_named_by_the_checker() {
-    let (_d, plan, out) =
-        plan_dir(&std::fs::read_to_string(repo_file("plans/silent-stale.toml")).unwrap());
-    // 3 s: reads at +0, +1 and +2 s, the first cleanup at +0.5 s.
-    let o = run(
-        &plan,
-        &out,
-        &["--fail-on-finding", "--set", "workload.duration_secs=3"],
-    );
-    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
-    let r = &lines(&out.join("results.jsonl"))[0];
+    let (_d, _out, o, r) = gated_for_3_s("plans/silent-stale.toml");
+    let r = &r;
     assert_eq!(r["verified"], true, "the writer's commits all landed: {r}");
     assert_eq!(
         (&r["errors"], &r["stuck_readers"]),
@@ -348,16 +359,8 @@ fn a_reader_served_silently_stale_after_a_cleanup_is_named_by_the_checker() {
 /// writer's commits verify.
 #[test]
 fn an_idle_writer_a_cleanup_left_behind_is_named_a_stuck_writer() {
-    let (_d, plan, out) =
-        plan_dir(&std::fs::read_to_string(repo_file("plans/idle-writer.toml")).unwrap());
-    // 3 s: the idle writer's writes at +0 and +2 s, the first cleanup at +0.5 s.
-    let o = run(
-        &plan,
-        &out,
-        &["--fail-on-finding", "--set", "workload.duration_secs=3"],
-    );
-    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
-    let r = &lines(&out.join("results.jsonl"))[0];
+    let (_d, out, o, r) = gated_for_3_s("plans/idle-writer.toml");
+    let r = &r;
     assert_eq!(r["verified"], true, "{r}");
     let s = &r["stuck_readers"];
     assert_eq!(

@@ -518,24 +518,11 @@ fn stuck_readers(records: &[Record]) -> String {
     let stuck: Vec<String> = (records.iter())
         .filter_map(|r| {
             let st = r.stuck_readers.as_ref()?;
-            let mut counts = Vec::new();
-            if st.readers > 0 {
-                counts.push(format!(
-                    "{} readers, {} reads failed",
-                    st.readers, st.failed_reads
-                ));
-            }
-            if st.writers > 0 {
-                counts.push(format!(
-                    "{} writers, {} writes failed",
-                    st.writers, st.failed_writes
-                ));
-            }
             Some(format!(
                 "- `{}` (repetition {}): {}; the first: {}\n",
                 r.bench_tag,
                 r.repetition,
-                counts.join(", "),
+                st.counts(),
                 st.first
             ))
         })
