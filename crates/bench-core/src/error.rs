@@ -25,7 +25,7 @@ pub mod exit {
     /// `--fail-on-finding`, no finding but a verification that could not check a part.
     pub const UNDECIDED: u8 = 7;
     /// `--fail-on-finding`: every cell ran, and some cell's record holds a finding against
-    /// the catalog (anomalies, stuck readers, writes failed but applied); a failed cell's 3
+    /// the catalog (anomalies, stuck readers or writers, writes failed but applied); a failed cell's 3
     /// comes first.
     pub const FINDING: u8 = 8;
     /// Interrupted by Ctrl-C or SIGTERM; the running cell is pending again.

@@ -64,7 +64,8 @@ pub enum Command {
         #[command(flatten)]
         over: OverrideArgs,
         /// Exit 3 where a cell failed, else 8 where a cell's record holds a finding
-        /// (anomalies, stuck readers, writes failed but applied), each named; else 0.
+        /// (anomalies, stuck readers or writers, writes failed but applied), else 7 where a
+        /// verification could not check a part (NOT CHECKED), each named; else 0.
         #[arg(long)]
         fail_on_finding: bool,
     },
@@ -177,8 +178,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub retry_failed: bool,
     /// Exit 8 (where no cell failed: that is 3) when a cell's record holds a finding against
-    /// the catalog: anomalies of the consistency checker, readers a cleanup left stuck,
-    /// writes answered with an error whose effect landed; each is named at the end.
+    /// the catalog: anomalies of the consistency checker, readers or writers a cleanup left
+    /// stuck, writes answered with an error whose effect landed; else 7 where a verification
+    /// could not check a part (NOT CHECKED); each is named at the end.
     #[arg(long)]
     pub fail_on_finding: bool,
     /// How to show progress.
