@@ -4,7 +4,7 @@
 # explanation names where the time went.
 #
 #   scripts/figures/count-verdicts.sh [PLANTED] [IDENTICAL] [ROWS]     (defaults: 10 20 1000)
-#   (about 30 minutes: the two time verdicts take up to 2 minutes each)
+#   (about 35 minutes: the two time verdicts take up to 2 minutes each)
 #
 # Beside a CPU neighbour (scripts/figures/neighbour.sh: one core busy 2.5 s of every 5):
 # - one continuous cell of 50 commits at ROWS rows (inline index), one run a side
@@ -16,10 +16,12 @@
 #   a commit with the same requests (BENCH_OP_DELAY_MS=15), IDENTICAL runs; 4 writers for
 #   2 s, and a cell of roles for 2 s (2 clients declaring tables, 1 listing them, on a flat
 #   golden of ROWS rows), each PLANTED runs against the HEAD more and IDENTICAL runs
-#   against the same build.
-# Counted: the runs whose count verdict is a REGRESSION naming HEAD (the typical
-# operation's, in the cells bounded by time; in the cell of roles, a request more of each
-# role's operation), and the runs with any count verdict.
+#   against the same build, and each IDENTICAL runs against the build 15 ms slower an
+#   operation (whose writers interleave otherwise).
+# Counted: the runs whose count verdict is a REGRESSION naming HEAD alone (the typical
+# operation's, in the cell bounded by time; the commits' as far behind the others, for 4
+# writers; in the cell of roles, a request more of each role's operation), and the runs with
+# any count verdict (`same counts` is none; so is `no count verdict (…)`, listed).
 # Then, without the neighbour, a candidate about 8 % slower with no request more
 # (BENCH_OP_DELAY_MS: 8 % of the baseline's mean commit in a `bench ab` of identical builds,
 # measured first) and one with a HEAD more as well, each run until its time verdict decides
@@ -72,7 +74,7 @@ tally() {
     k=$(grep -c "$pattern" "$file" || true)
     echo "$name: the planted request found in $k of $n runs"
   else
-    k=$(grep -vc '^same counts' "$file" || true)
+    k=$(grep -Evc '^(same counts|no count verdict)' "$file" || true)
     echo "$name: a count verdict in $k of $n runs"
   fi
   sed 's/^/  /' "$file" | sort | uniq -c
@@ -90,14 +92,19 @@ ab one slow15.sh "$identical_n" >"$work/one.txt"
 tally "one writer, 4 s, B 15 ms slower a commit, the same requests" "$work/one.txt" "$identical_n" ""
 ab four head.sh "$planted_n" >"$work/four-planted.txt"
 ab four same.sh "$identical_n" >"$work/four-identical.txt"
-tally "4 writers, 2 s, planted (a HEAD more)" "$work/four-planted.txt" "$planted_n" '^REGRESSION (B: +1.0 HEAD (median op) per op'
+ab four slow15.sh "$identical_n" >"$work/four-slow.txt"
+tally "4 writers, 2 s, planted (a HEAD more)" "$work/four-planted.txt" "$planted_n" \
+  '^REGRESSION (B: +1.0 HEAD (median op [^)]*behind[^)]*) per op, [0-9.]* → [0-9.]*)$'
 tally "4 writers, 2 s, identical" "$work/four-identical.txt" "$identical_n" ""
+tally "4 writers, 2 s, B 15 ms slower a commit, the same requests" "$work/four-slow.txt" "$identical_n" ""
 ab roles head.sh "$planted_n" >"$work/roles-planted.txt"
 ab roles same.sh "$identical_n" >"$work/roles-identical.txt"
+ab roles slow15.sh "$identical_n" >"$work/roles-slow.txt"
 kill "$neighbour"; neighbour=""
 tally "roles, 2 s, planted (a HEAD more)" "$work/roles-planted.txt" "$planted_n" \
-  '^REGRESSION (B: +1.0 requests (median op) of writers/write-declare-table per op.*+1.0 requests (median op) of readers/warm-read-list-tables per op'
+  '^REGRESSION (B: +1.0 requests (median op [^)]*behind[^)]*) of writers/write-declare-table per op.*+1.0 requests (median op) of readers/warm-read-list-tables per op'
 tally "roles, 2 s, identical" "$work/roles-identical.txt" "$identical_n" ""
+tally "roles, 2 s, B 15 ms slower an operation, the same requests" "$work/roles-slow.txt" "$identical_n" ""
 
 echo
 echo "== time verdicts and what explains them (no neighbour; each until decided at ±5 %) =="

@@ -136,17 +136,49 @@ fn several_writers_need_two_runs_a_side_for_a_count_verdict() {
     let (dir, plan, head, text) = against_a_head_more(plan_text);
     let line = last_row(&text, "conc_inline_true_rows_100_c_2");
     assert!(line.contains("no count verdict (several writers' counts vary from run to run: a count verdict needs 2 runs a side)"), "{line}");
-    // With 2 runs a side, the typical operation's counts: the planted HEAD, exactly.
+    // With 2 runs a side, their commits as far behind the other writer: the planted HEAD,
+    // exactly, whatever else the slower commits changed in how the writers interleaved.
     let two = plan_text.to_string() + "[run]\nrepetitions = 2\n";
     std::fs::write(&plan, two).unwrap();
     let o = ab(&plan, &dir.path().join("two"), &head, &[]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{text}{}", stderr(&o));
     let v = count_verdict(&text);
+    assert!(v.starts_with("REGRESSION (B: +1.0 HEAD (median op "), "{v}");
+    let (place, rest) = v
+        .split_once(") per op, 4.0 → 5.0")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(place.ends_with(" behind"), "{v}");
     assert!(
-        v.starts_with("REGRESSION (B: +1.0 HEAD (median op) per op, "),
-        "{v}"
+        !rest.contains("REGRESSION") && !rest.contains("B: +"),
+        "the HEAD alone: {v}"
     );
+}
+
+/// Several writers, a build slower per commit with the same requests: its writers
+/// interleave otherwise (each waits 20 ms after its commit, while the other commits), which
+/// is no count verdict against it: same counts, or no verdict naming the interleaving.
+#[test]
+fn several_writers_slower_with_the_same_requests_get_no_count_regression() {
+    let plan_text = "name = 'counts'\n[matrix]\nsizes = [100]\ninline = [true]\n\
+                     [concurrent]\nconcurrency = [2]\nduration_secs = 1\n\
+                     [run]\nrepetitions = 2\n";
+    let (dir, plan, out) = plan_dir(plan_text);
+    let slow = candidate(dir.path(), "slow.sh", "BENCH_OP_DELAY_MS=20");
+    let o = ab(
+        &plan,
+        &out,
+        &slow,
+        &["--fail-on-regression", "--gate", "counts"],
+    );
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let v = count_verdict(&text);
+    assert!(
+        v == "same counts"
+            || v.starts_with("no count verdict (several writers interleaved differently"),
+        "{v}\n{text}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
 }
 
 /// One writer for a time: it does as much as fits, so one run a side is no count verdict,

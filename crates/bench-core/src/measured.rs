@@ -4,7 +4,41 @@
 use crate::consistency::Consistency;
 use crate::oplog::{ErrorClass, Op, Outcome};
 use crate::serve::ServerReport;
-use crate::stats::{IoCounts, Latencies, Timeline, Typical};
+use crate::stats::{IoCounts, Latencies, Timeline, Typical, TypicalOp};
+use crate::versions::Behind;
+use serde::{Deserialize, Serialize};
+
+/// The fewest commits a [`Stratum`] is kept of: its median is that of at least this many.
+pub const STRATUM_MIN: u64 = 5;
+
+/// The typical commit as far behind, for each [`Behind`] at least [`STRATUM_MIN`] successful
+/// commits were; `None` where no commit's requests told how far behind it was (reads, REST
+/// servers, workers of an older protocol).
+pub fn strata(behind: &std::collections::BTreeMap<Behind, Typical>) -> Option<Vec<Stratum>> {
+    if behind.is_empty() {
+        return None;
+    }
+    let kept = behind.iter().filter(|(_, t)| t.operations() >= STRATUM_MIN);
+    let strata = kept.filter_map(|(&behind, t)| {
+        Some(Stratum {
+            behind,
+            operations: t.operations(),
+            median: t.medians()?,
+        })
+    });
+    Some(strata.collect())
+}
+
+/// The typical commit (per kind, the median) of a run's successful commits as far behind the
+/// rest ([`Behind`]): where several writers contend, how far behind a commit is moves its
+/// requests with how the writers interleaved, so two runs' commits are held to each other
+/// as far behind.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stratum {
+    pub behind: Behind,
+    pub operations: u64,
+    pub median: TypicalOp,
+}
 
 /// The figures of one run of a cell (one repetition).
 #[derive(Debug, Clone, Default)]
@@ -38,6 +72,8 @@ pub struct Measured {
     pub io: IoCounts,
     /// The same operations' counts, for their medians (the typical operation).
     pub typical: Typical,
+    /// The same commits' counts by how far behind each was, where its requests told it.
+    pub behind: std::collections::BTreeMap<Behind, Typical>,
     /// Requests and bytes of every measured operation, failed ones too (a mixed cell's
     /// commits): what a store bills.
     pub io_billed: IoCounts,
@@ -122,6 +158,8 @@ pub struct RoleOp {
     pub io: IoCounts,
     /// The same operations' counts, for their medians (the typical operation).
     pub typical: Typical,
+    /// The same commits' counts by how far behind each was, where its requests told it.
+    pub behind: std::collections::BTreeMap<Behind, Typical>,
     /// Requests and bytes of all of them, failed ones too: what a store bills.
     pub io_billed: IoCounts,
     pub round_trips: u64,
@@ -241,6 +279,11 @@ impl Measured {
         self.log = log;
     }
 
+    /// The typical commit as far behind ([`strata`]).
+    pub fn strata(&self) -> Option<Vec<Stratum>> {
+        strata(&self.behind)
+    }
+
     /// Failed operations (not a mixed cell's reads), of every class.
     pub fn errors(&self) -> u64 {
         self.conflicts
@@ -304,8 +347,11 @@ impl Measured {
         self.latencies.record(latency);
         self.io += io;
         if op.attempt.io.is_some() {
-            self.typical
-                .add(&io, op.attempt.path.as_ref().map(|p| p.round_trips));
+            let trips = op.attempt.path.as_ref().map(|p| p.round_trips);
+            self.typical.add(&io, trips);
+            if let Some(b) = op.attempt.manifest.and_then(|m| m.behind()) {
+                self.behind.entry(b).or_default().add(&io, trips);
+            }
         }
         if let Some(p) = &op.attempt.path {
             self.path_round_trips += u64::from(p.round_trips);
@@ -366,8 +412,11 @@ impl RoleOp {
         self.latencies.record(latency);
         self.io += op.attempt.io.unwrap_or_default();
         if let Some(io) = &op.attempt.io {
-            self.typical
-                .add(io, op.attempt.path.as_ref().map(|p| p.round_trips));
+            let trips = op.attempt.path.as_ref().map(|p| p.round_trips);
+            self.typical.add(io, trips);
+            if let Some(b) = op.attempt.manifest.and_then(|m| m.behind()) {
+                self.behind.entry(b).or_default().add(io, trips);
+            }
         }
         if let Some(p) = &op.attempt.path {
             self.round_trips += u64::from(p.round_trips);

@@ -25,6 +25,9 @@ pub enum Touch {
     Missing(u64),
     /// A GET read the version's manifest: the client loaded it.
     Loaded(u64),
+    /// A conditional PUT (or a rename) of the version's manifest found it already there:
+    /// another commit made it first, and this one lost the race for it.
+    Lost(u64),
 }
 
 impl Touch {
@@ -36,6 +39,7 @@ impl Touch {
         let v = manifest_version(key)?;
         match (kind, found?) {
             ("conditional_put" | "copy", true) => Some(Touch::Committed(v)),
+            ("conditional_put" | "copy", false) => Some(Touch::Lost(v)),
             ("head", true) => Some(Touch::Found(v)),
             ("head", false) => Some(Touch::Missing(v)),
             ("get", true) => Some(Touch::Loaded(v)),
@@ -91,6 +95,40 @@ pub struct At {
     /// response, by which the server's account of it is found after the cell ([`join`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ticket: Option<u64>,
+    /// A commit's conditional PUTs of a version another commit had made first: the races it
+    /// lost on its way to the version it made.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// How far behind the rest a commit was: the versions other commits made between the one its
+/// client held as it began and the one it made, and how many of those it learned of by
+/// losing a race (the rest its first probe found). Where several writers contend, how much
+/// catching up a commit does is how the writers interleaved, not what the build does: two
+/// commits as far behind do the same work.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Behind {
+    pub versions: u64,
+    pub lost: u32,
+}
+
+impl Behind {
+    /// "1 version behind", "2 versions behind, 1 race lost".
+    pub fn said(&self) -> String {
+        let s = |n: u64| if n == 1 { "" } else { "s" };
+        let mut out = format!("{} version{} behind", self.versions, s(self.versions));
+        if self.lost > 0 {
+            let lost = u64::from(self.lost);
+            out += &format!(", {lost} race{} lost", s(lost));
+        }
+        out
+    }
 }
 
 impl At {
@@ -117,6 +155,7 @@ impl At {
                     (at.served, at.at_least) = (Some(v), None)
                 }
                 Touch::Loaded(_) => {}
+                Touch::Lost(_) => at.lost += 1,
             }
         }
         if write {
@@ -230,7 +269,18 @@ impl At {
             at_least: None,
             call: self.call.or(o.call),
             ticket: self.ticket.or(o.ticket),
+            lost: self.lost + o.lost,
         }
+    }
+
+    /// How far behind the rest a commit was ([`Behind`]), where its requests named both the
+    /// version it held and the one it made.
+    pub fn behind(&self) -> Option<Behind> {
+        let (before, made) = (self.before?, self.made?);
+        Some(Behind {
+            versions: made.checked_sub(before)?.checked_sub(1)?,
+            lost: self.lost,
+        })
     }
 }
 
@@ -322,7 +372,12 @@ mod tests {
             Touch::of("conditional_put", &key(4), Some(true)),
             Some(Touch::Committed(4))
         );
-        assert_eq!(Touch::of("conditional_put", &key(4), Some(false)), None);
+        // Already there: another commit won it.
+        assert_eq!(
+            Touch::of("conditional_put", &key(4), Some(false)),
+            Some(Touch::Lost(4))
+        );
+        assert_eq!(Touch::of("conditional_put", &key(4), None), None);
         assert_eq!(
             Touch::of("head", &key(4), Some(false)),
             Some(Touch::Missing(4))
@@ -350,5 +405,49 @@ mod tests {
         let a = At::of(&[Found(6), Missing(8), Committed(8)], true).unwrap();
         assert_eq!((a.before, a.made, a.served), (Some(5), Some(8), None));
         assert_eq!(At::of(&[], false), None);
+    }
+
+    /// How far behind a commit was: the versions others made between the one it held and
+    /// the one it made, and the races it lost on the way; a read, or a commit whose held
+    /// version no request named, is none.
+    #[test]
+    fn a_commit_is_as_far_behind_as_the_versions_others_made_before_it() {
+        use Touch::*;
+        // Held 5; its probe found 6, loaded 6; 7 was missing, but its PUT of 7 lost; it
+        // loaded 7 and made 8.
+        let a = At::of(
+            &[
+                Found(6),
+                Loaded(6),
+                Missing(7),
+                Lost(7),
+                Loaded(7),
+                Committed(8),
+            ],
+            true,
+        )
+        .unwrap();
+        let behind = a.behind().unwrap();
+        assert_eq!((behind.versions, behind.lost), (2, 1));
+        assert_eq!(behind.said(), "2 versions behind, 1 race lost");
+        // Nobody else in between: none behind.
+        let alone = At::of(&[Missing(6), Committed(6)], true).unwrap();
+        assert_eq!(
+            alone.behind().map(|b| b.said()).as_deref(),
+            Some("0 versions behind")
+        );
+        assert_eq!(
+            At::of(&[Found(6), Missing(7), Committed(7)], true)
+                .and_then(|a| a.behind())
+                .map(|b| b.said()),
+            Some("1 version behind".to_string())
+        );
+        assert_eq!(At::of(&[Missing(6)], false).unwrap().behind(), None);
+        assert_eq!(At::of(&[Committed(6)], true).unwrap().behind(), None);
+        // The races of a listing's pages add up; none are written out.
+        let two = a.and(a);
+        assert_eq!(two.lost, 2);
+        let json = serde_json::to_string(&alone).unwrap();
+        assert!(!json.contains("lost"), "{json}");
     }
 }

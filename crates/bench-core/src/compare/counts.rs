@@ -11,18 +11,26 @@
 //! The rule: a count changed when every run of B lies beyond every run of A by more than
 //! the tolerance — ±0.5 a request per operation (half the smallest change a build can make:
 //! one request more in every operation), ±5 % of the bytes (a request's body grows with the
-//! catalog's rows and the names in it, a few bytes run to run). Where several writers
-//! contend, the mean per operation varies from run to run (a commit that lost to another
-//! retries and repeats its requests and its bytes), and where a cell runs for a time, what
-//! it did depends on how much fitted: there the requests and bytes judged are the typical
-//! operation's (the medians over a run's successful operations: one that committed at its
-//! first attempt while fewer than half retry), a cell of roles' per role and operation, with
-//! 2 runs a side; one run a side gets no count verdict, and says so.
+//! catalog's rows and the names in it, a few bytes run to run). Where a cell runs for a
+//! time, what it did depends on how much fitted, and where several clients contend, how
+//! they interleaved: there 2 runs a side are needed (one gets no count verdict, and says
+//! so), and what is judged is
+//! - several writers: the typical commit (per kind, the median) of those as far behind the
+//!   others — as many versions made by others between the one its client held and the one
+//!   it made, as many races lost — at the place every run of both sides held most. A commit
+//!   further behind catches up on more versions, and how far behind the commits are is how
+//!   the writers interleaved, which a slower build or a busy machine changes; as far
+//!   behind, two builds' commits do the same work unless a build changed it. Where no
+//!   place is held in every run, or the records do not tell it, no count verdict, and why;
+//! - one writer for a time, or several readers: the typical operation;
+//! - a cell of roles: per role and operation.
 
 use crate::export::Record;
 use crate::export::record::RoleFigures;
+use crate::measured::{STRATUM_MIN, Stratum};
 use crate::plan::ModeKind;
 use crate::stats::median;
+use crate::versions::Behind;
 
 /// Requests or round trips per operation that are no change.
 pub const COUNT_TOLERANCE: f64 = 0.5;
@@ -245,42 +253,159 @@ fn per_run(runs: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<Vec<f
 /// What a metric of the typical operation is named after: `HEAD (median op)`.
 pub const MEDIAN: &str = " (median op)";
 
-/// Whether a cell's requests and round trips are judged on the typical operation: where the
-/// work depends on contention or on the time (every cell but one writer's bounded by its
-/// commits), if every run on both sides has it.
-fn on_typical(a: &[&Record], b: &[&Record]) -> bool {
-    (contended(a[0]) || bounded_by_time(a[0]))
-        && (a.iter().chain(b)).all(|r| r.io_median_per_op.is_some())
+/// What a cell's requests and bytes are judged on.
+#[derive(Debug, Clone, PartialEq)]
+enum Basis {
+    /// Each run's means: one writer bounded by its commits, and records without the typical
+    /// operation.
+    Means,
+    /// The typical operation: one writer bounded by time, several readers.
+    Typical,
+    /// Several writers: the typical commit of those as far behind the rest, a place every
+    /// run of both sides held.
+    Behind(Behind),
+    /// Several writers whose runs share no such place, or whose records do not tell it: no
+    /// count verdict, and why.
+    Unjudged(String),
 }
 
-/// The metrics both sides measured in every run: (name, unit, A's runs, B's runs).
-fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64>)> {
-    let mut out = Vec::new();
-    let mut add = |name: String, unit, f: &dyn Fn(&Record) -> Option<f64>| {
-        if let (Some(va), Some(vb)) = (per_run(a, f), per_run(b, f)) {
-            out.push((name, unit, va, vb));
-        }
-    };
-    if on_typical(a, b) {
-        for (name, kind) in KINDS {
-            add(format!("{name}{MEDIAN}"), Unit::Requests, &|r| {
-                r.io_median_per_op.map(|t| kind(&t.kinds()))
-            });
-        }
-        add(
-            format!("critical-path round trips{MEDIAN}"),
-            Unit::RoundTrips,
-            &|r| r.io_median_per_op.and_then(|t| t.round_trips),
-        );
-        // The typical operation's bytes: the means move with the retries, as requests do.
-        add(format!("read bytes{MEDIAN}"), Unit::Bytes, &|r| {
-            r.io_median_per_op.and_then(|t| t.read_bytes)
-        });
-        add(format!("written bytes{MEDIAN}"), Unit::Bytes, &|r| {
-            r.io_median_per_op.and_then(|t| t.written_bytes)
-        });
-        return out;
+/// What a cell's counts are judged on. Several writers' commits catch up on the versions
+/// the others made, and how many is how they interleaved, which a slower build or a busy
+/// machine changes: their counts are judged on commits as far behind on both sides.
+fn basis(a: &[&Record], b: &[&Record]) -> Basis {
+    let all = || a.iter().chain(b);
+    let r = a[0];
+    if contended(r) && r.mode != ModeKind::Roles && r.operation.is_write() {
+        return match behind(a, b) {
+            Ok(place) => Basis::Behind(place),
+            Err(why) => Basis::Unjudged(why),
+        };
     }
+    match (contended(r) || bounded_by_time(r)) && all().all(|r| r.io_median_per_op.is_some()) {
+        true => Basis::Typical,
+        false => Basis::Means,
+    }
+}
+
+/// The place behind the others that several writers' commits are judged at, from their
+/// records ([`common_place`]).
+fn behind(a: &[&Record], b: &[&Record]) -> Result<Behind, String> {
+    let strata = |runs: &[&Record]| -> Option<Vec<Vec<Stratum>>> {
+        runs.iter().map(|r| r.io_median_by_behind.clone()).collect()
+    };
+    match (strata(a), strata(b)) {
+        (Some(sa), Some(sb)) => common_place(&sa, &sb),
+        _ => Err(UNTOLD.to_string()),
+    }
+}
+
+/// The place behind the others ([`crate::measured::Stratum`]) every run of both sides held
+/// commits at (`sa`, `sb`: each run's): of those, the one whose fewest in a run are most (the
+/// nearest, of equals); none, and why.
+fn common_place(sa: &[Vec<Stratum>], sb: &[Vec<Stratum>]) -> Result<Behind, String> {
+    let runs: Vec<&Vec<Stratum>> = sa.iter().chain(sb).collect();
+    let held = |place: Behind| -> Option<u64> {
+        (runs.iter())
+            .map(|s| s.iter().find(|x| x.behind == place).map(|x| x.operations))
+            .min()
+            .flatten()
+    };
+    let first = runs.first().map_or(&[][..], |s| &s[..]);
+    let common = first
+        .iter()
+        .filter_map(|s| Some((s.behind, held(s.behind)?)));
+    let best = common.max_by(|(p, n), (q, m)| n.cmp(m).then(q.cmp(p)));
+    best.map(|(place, _)| place).ok_or_else(|| {
+        let commonest = |side: &[Vec<Stratum>]| {
+            (side.iter().flatten())
+                .max_by_key(|s| s.operations)
+                .map_or("none".to_string(), |s| s.behind.said())
+        };
+        format!(
+            "several writers interleaved differently on each side: no place behind the \
+             others held {STRATUM_MIN} commits in every run (A's commonest: {}; B's: {}), \
+             and commits further behind catch up on more versions",
+            commonest(sa),
+            commonest(sb)
+        )
+    })
+}
+
+/// Why several writers' records without their commits' places get no count verdict.
+pub const UNTOLD: &str = "several writers' commits are judged against commits as far behind \
+     the others, and these records do not tell how far behind each was (an older bench's, \
+     through REST servers, or commits of a table's versions)";
+
+/// The metrics both sides measured in every run, those judged on `basis` and those shown
+/// beside them.
+fn metrics(a: &[&Record], b: &[&Record], basis: &Basis) -> (Vec<Metric>, Vec<Metric>) {
+    let collect = |fill: &dyn Fn(&mut Add)| {
+        let mut out = Vec::new();
+        let mut add = |name: String, unit, f: &dyn Fn(&Record) -> Option<f64>| {
+            if let (Some(va), Some(vb)) = (per_run(a, f), per_run(b, f)) {
+                out.push((name, unit, va, vb));
+            }
+        };
+        fill(&mut add);
+        out
+    };
+    let means = || collect(&|add| add_means(add, a, b));
+    let typical = || collect(&|add| add_typical(add, &|r| r.io_median_per_op, MEDIAN));
+    let has_typical = (a.iter().chain(b)).all(|r| r.io_median_per_op.is_some());
+    match basis {
+        Basis::Means => (means(), Vec::new()),
+        Basis::Typical => (typical(), Vec::new()),
+        Basis::Unjudged(_) if has_typical => (Vec::new(), typical()),
+        Basis::Unjudged(_) => (Vec::new(), means()),
+        // Judged: the commits as far behind; shown: the typical operation of them all.
+        Basis::Behind(place) => {
+            let at = |r: &Record| {
+                (r.io_median_by_behind.iter().flatten())
+                    .find(|s| s.behind == *place)
+                    .map(|s| s.median)
+            };
+            let suffix = format!(" (median op {})", place.said());
+            let mut judged = collect(&|add| add_typical(add, &at, &suffix));
+            judged.retain(|(_, unit, ..)| unit.exact());
+            (judged, if has_typical { typical() } else { Vec::new() })
+        }
+    }
+}
+
+/// One metric on both sides: (name, unit, A's runs, B's runs).
+type Metric = (String, Unit, Vec<f64>, Vec<f64>);
+
+/// Adds a metric of every run of both sides.
+type Add<'a> = dyn FnMut(String, Unit, &dyn Fn(&Record) -> Option<f64>) + 'a;
+
+/// The typical operation's metrics, `typical` of each run, named with `suffix`: its
+/// requests by kind, its round trips and bytes (whose means move with the retries, as the
+/// requests do).
+fn add_typical(
+    add: &mut Add,
+    typical: &dyn Fn(&Record) -> Option<crate::stats::TypicalOp>,
+    suffix: &str,
+) {
+    for (name, kind) in KINDS {
+        add(format!("{name}{suffix}"), Unit::Requests, &|r| {
+            typical(r).map(|t| kind(&t.kinds()))
+        });
+    }
+    add(
+        format!("critical-path round trips{suffix}"),
+        Unit::RoundTrips,
+        &|r| typical(r).and_then(|t| t.round_trips),
+    );
+    add(format!("read bytes{suffix}"), Unit::Bytes, &|r| {
+        typical(r).and_then(|t| t.read_bytes)
+    });
+    add(format!("written bytes{suffix}"), Unit::Bytes, &|r| {
+        typical(r).and_then(|t| t.written_bytes)
+    });
+}
+
+/// Each run's means: requests by kind, round trips in all and by kind, bytes.
+fn add_means(add: &mut Add, a: &[&Record], b: &[&Record]) {
     for (name, kind) in KINDS {
         add(name.to_string(), Unit::Requests, &|r| {
             r.io_per_op.map(|p| kind(&p))
@@ -299,12 +424,11 @@ fn metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64
             &|r| (r.round_trips_by_kind.as_ref()).map(|m| m.get(&k).copied().unwrap_or(0.0)),
         );
     }
-    add_bytes(&mut add);
-    out
+    add_bytes(add);
 }
 
 /// The bytes read and written per operation (means).
-fn add_bytes(add: &mut impl FnMut(String, Unit, &dyn Fn(&Record) -> Option<f64>)) {
+fn add_bytes(add: &mut Add) {
     add("read bytes".into(), Unit::Bytes, &|r| {
         r.io_per_op.map(|p| p.read_bytes)
     });
@@ -317,16 +441,49 @@ fn add_bytes(add: &mut impl FnMut(String, Unit, &dyn Fn(&Record) -> Option<f64>)
 type RoleFigure = fn(&RoleFigures) -> Option<f64>;
 
 /// A cell of roles' metrics per role and operation of its mix, the ones judged there:
-/// the cell's own blend the operations in the proportions that fitted in its window.
-fn role_metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Vec<f64>)> {
+/// the cell's own blend the operations in the proportions that fitted in its window. A
+/// role's commits are judged as several writers' are, as far behind the others on both
+/// sides ([`common_place`]); where a role's runs share no such place, or do not tell it, the
+/// cell gets no count verdict, and why (the second value).
+fn role_metrics(a: &[&Record], b: &[&Record]) -> (Vec<Metric>, Option<String>) {
     fn of<'r>(r: &'r Record, role: &str, op: crate::plan::Operation) -> Option<&'r RoleFigures> {
         (r.roles.iter().flatten()).find(|f| f.role == role && f.operation == op)
     }
     let mut out = Vec::new();
+    let mut why = None;
     for f in a[0].roles.iter().flatten() {
         let (role, op) = (f.role.as_str(), f.operation);
         let side =
             |runs: &[&Record], get: RoleFigure| per_run(runs, |r| of(r, role, op).and_then(get));
+        let mut judged_behind = false;
+        if op.is_write() {
+            let strata = |runs: &[&Record]| -> Option<Vec<Vec<Stratum>>> {
+                let f = |r: &&Record| of(r, role, op).and_then(|f| f.io_median_by_behind.clone());
+                runs.iter().map(f).collect()
+            };
+            let place = match (strata(a), strata(b)) {
+                (Some(sa), Some(sb)) => common_place(&sa, &sb).map(|p| (p, sa, sb)),
+                _ => Err(UNTOLD.to_string()),
+            };
+            match place {
+                Ok((place, sa, sb)) => {
+                    let at = |side: &[Vec<Stratum>]| -> Option<Vec<f64>> {
+                        let run = |s: &Vec<Stratum>| {
+                            (s.iter().find(|x| x.behind == place)).map(|x| x.median.requests)
+                        };
+                        side.iter().map(run).collect()
+                    };
+                    if let (Some(va), Some(vb)) = (at(&sa), at(&sb)) {
+                        let name = format!("requests (median op {}) of {role}/{op}", place.said());
+                        out.push((name, Unit::Requests, va, vb));
+                        judged_behind = true;
+                    }
+                }
+                Err(e) => {
+                    why.get_or_insert(format!("{role}/{op}: {e}"));
+                }
+            }
+        }
         // The typical operation's, where every run has it; else the means.
         let figures: [(&str, Unit, RoleFigure, RoleFigure); 2] = [
             (
@@ -343,6 +500,9 @@ fn role_metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Ve
             ),
         ];
         for (name, unit, median, mean) in figures {
+            if judged_behind && unit == Unit::Requests {
+                continue;
+            }
             let found = match (side(a, median), side(b, median)) {
                 (Some(va), Some(vb)) => Some((format!("{name}{MEDIAN}"), va, vb)),
                 _ => (side(a, mean).zip(side(b, mean))).map(|(va, vb)| (name.to_string(), va, vb)),
@@ -352,7 +512,7 @@ fn role_metrics(a: &[&Record], b: &[&Record]) -> Vec<(String, Unit, Vec<f64>, Ve
             }
         }
     }
-    out
+    (out, why)
 }
 
 /// How `b`'s runs stand against `a`'s: beyond every one of them by more than `tolerance`.
@@ -396,14 +556,19 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
     // What a cell bounded by time did depends on how much fitted: its bytes are left out,
     // its requests judged by their spread, as several writers' are.
     let by_time = bounded_by_time(a[0]);
-    let mut found = metrics(a, b);
-    found.retain(|(_, unit, ..)| !(by_time && *unit == Unit::Bytes));
+    let basis = basis(a, b);
+    let (mut found, mut blend) = metrics(a, b, &basis);
+    for m in [&mut found, &mut blend] {
+        m.retain(|(_, unit, ..)| !(by_time && *unit == Unit::Bytes));
+    }
     // A cell of roles is judged per role and operation; its blend is shown, not judged.
     let roles = a[0].mode == ModeKind::Roles;
-    let blend = match roles {
-        true => std::mem::replace(&mut found, role_metrics(a, b)),
-        false => Vec::new(),
-    };
+    let mut roles_why = None;
+    if roles {
+        let (per_role, why) = role_metrics(a, b);
+        blend = std::mem::replace(&mut found, per_role);
+        roles_why = why;
+    }
     if found.is_empty() && blend.is_empty() {
         return None;
     }
@@ -422,7 +587,11 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
         ),
         _ => None,
     }
-    .map(str::to_string);
+    .map(str::to_string)
+    .or(match basis {
+        Basis::Unjudged(why) => Some(why),
+        _ => roles_why,
+    });
     let bytes_left_out = by_time.then(|| BYTES_BY_TIME.to_string());
     let shown = blend.into_iter().map(|(name, unit, a, b)| Count {
         name,
@@ -562,100 +731,141 @@ mod tests {
         assert!(v.starts_with("REGRESSION (B: +6.0 % written bytes"), "{v}");
     }
 
-    /// Contended cells: one run a side is no verdict; with more, B's runs must all lie
-    /// beyond A's spread.
+    /// A typical operation of `get` GETs and `head` HEADs (bytes growing with the GETs).
+    fn op(get: f64, head: f64) -> crate::stats::TypicalOp {
+        crate::stats::TypicalOp {
+            get,
+            put: 1.0,
+            conditional_put: 1.0,
+            head,
+            requests: 1.0 + get + head,
+            read_bytes: Some(10_000.0 * get),
+            written_bytes: Some(48_000.0),
+            round_trips: Some(1.0 + get + head),
+            ..Default::default()
+        }
+    }
+
+    /// A run of four writers bounded by their commits: its typical commit, and its commits
+    /// by how far behind they were (versions behind, commits, their typical one).
+    fn writers(typical: crate::stats::TypicalOp, strata: &[(u64, u64, f64, f64)]) -> Record {
+        let mut r = run(ModeKind::Concurrent, 4, typical.head, 7.0);
+        r.operations_bound = Some(200);
+        r.io_median_per_op = Some(typical);
+        r.io_median_by_behind = Some(
+            (strata.iter())
+                .map(|&(versions, operations, get, head)| Stratum {
+                    behind: Behind { versions, lost: 0 },
+                    operations,
+                    median: op(get, head),
+                })
+                .collect(),
+        );
+        r
+    }
+
+    /// Several writers: one run a side is no verdict; with two, their commits are judged
+    /// against commits as far behind on the other side. A build whose commits wait longer
+    /// lets the others commit more in between: its typical commit catches up on more
+    /// versions (here 2 GETs more), which is how the writers interleaved, not a request the
+    /// build added; as far behind, its commits make the same requests: same counts. One HEAD
+    /// more in every commit is a regression named by it and by the place judged.
     #[test]
-    fn contended_counts_are_judged_by_their_spread() {
-        let a = run(ModeKind::Concurrent, 4, 4.0, 7.0);
-        let b = run(ModeKind::Concurrent, 4, 5.5, 8.5);
-        let one = count_row("c", &[&a], &[&b]).unwrap();
-        assert!(!one.regressed());
+    fn several_writers_are_judged_on_commits_as_far_behind() {
+        let a = [
+            writers(op(2.0, 4.0), &[(0, 40, 2.0, 4.0), (1, 30, 3.0, 4.0)]),
+            writers(op(2.0, 4.0), &[(0, 45, 2.0, 4.0), (1, 25, 3.0, 4.0)]),
+        ];
+        let one = count_row("c", &[&a[0]], &[&a[1]]).unwrap();
         assert!(
             one.verdict()
-                .starts_with("no count verdict (several writers"),
+                .starts_with("no count verdict (several writers' counts vary"),
             "{}",
             one.verdict()
         );
-        // A's runs spread from 4 to 6 HEAD (retries): B at 5.5 and 6.2 is inside it.
-        let a2 = run(ModeKind::Concurrent, 4, 6.0, 9.0);
-        let b2 = run(ModeKind::Concurrent, 4, 6.2, 9.2);
-        let within = count_row("c", &[&a, &a2], &[&b, &b2]).unwrap();
-        assert!(!within.regressed(), "{}", within.verdict());
-        // B's every run beyond A's every run by more than 0.5: a regression.
-        let b3 = run(ModeKind::Concurrent, 4, 7.0, 10.0);
-        let b4 = run(ModeKind::Concurrent, 4, 7.5, 10.5);
-        let beyond = count_row("c", &[&a, &a2], &[&b3, &b4]).unwrap();
-        assert!(beyond.regressed(), "{}", beyond.verdict());
-    }
-
-    /// Contended runs whose means move with their retries (here by 2 HEAD an operation) but
-    /// whose typical operation is the same: same counts; a HEAD more in the typical
-    /// operation of every run of B: a regression named by it.
-    #[test]
-    fn contended_cells_are_judged_on_their_typical_operation() {
-        use crate::stats::TypicalOp;
-        let with = |mean_head: f64, head: f64| {
-            let mut r = run(ModeKind::Concurrent, 4, mean_head, 7.0 + mean_head);
-            r.io_median_per_op = Some(TypicalOp {
-                get: 2.0,
-                put: 1.0,
-                conditional_put: 1.0,
-                head,
-                requests: 3.0 + head,
-                round_trips: Some(3.0 + head),
-                ..TypicalOp::default()
-            });
-            r
-        };
-        let a = [with(6.0, 4.0), with(8.5, 4.0)];
-        let b = [with(9.0, 4.0), with(10.5, 4.0)];
-        let same = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]]).unwrap();
+        let slower = [
+            writers(op(4.0, 4.0), &[(1, 12, 3.0, 4.0), (2, 50, 4.0, 4.0)]),
+            writers(op(4.0, 4.0), &[(1, 9, 3.0, 4.0), (2, 55, 4.0, 4.0)]),
+        ];
+        let same = count_row("c", &[&a[0], &a[1]], &[&slower[0], &slower[1]]).unwrap();
         assert_eq!(same.verdict(), "same counts");
-        // Its table shows the typical operation's requests and round trips.
-        assert_eq!(same.total(Unit::Requests, None), Some((7.0, 7.0)));
-        let planted = [with(6.5, 5.0), with(7.0, 5.0)];
-        let v = count_row("c", &[&a[0], &a[1]], &[&planted[0], &planted[1]])
+        // The table's figures are still the typical operation's, shown.
+        assert_eq!(same.total(Unit::Requests, None), Some((7.0, 9.0)));
+        let head = [
+            writers(op(4.0, 5.0), &[(1, 12, 3.0, 5.0), (2, 50, 4.0, 5.0)]),
+            writers(op(4.0, 5.0), &[(1, 9, 3.0, 5.0), (2, 55, 4.0, 5.0)]),
+        ];
+        let v = count_row("c", &[&a[0], &a[1]], &[&head[0], &head[1]])
             .unwrap()
             .verdict();
         assert!(
-            v.starts_with("REGRESSION (B: +1.0 HEAD (median op) per op, 4.0 → 5.0"),
+            v.starts_with(
+                "REGRESSION (B: +1.0 HEAD (median op 1 version behind) per op, 4.0 → 5.0"
+            ),
             "{v}"
         );
-        assert!(!v.contains("round trips"), "{v}");
-        // A side without it (an older build's records): the means, as before.
-        let mut old = b[1].clone();
-        old.io_median_per_op = None;
-        let newer = with(9.5, 4.0);
-        let v = count_row("c", &[&a[0], &a[1]], &[&newer, &old])
-            .unwrap()
-            .verdict();
-        assert!(v.contains("HEAD per op") && !v.contains(MEDIAN), "{v}");
+        assert!(!v.contains("GET") && !v.contains("round trips"), "{v}");
+    }
+
+    /// Of the places every run held, the one the fewest of any run held is most (here
+    /// 1 behind, at least 25 in every run, over none behind, 5 in one); where no place is
+    /// held in every run, no verdict, and the commonest place of each side named.
+    #[test]
+    fn the_place_judged_is_the_one_every_run_held_most() {
+        let a = [
+            writers(op(2.0, 4.0), &[(0, 40, 2.0, 4.0), (1, 30, 3.0, 4.0)]),
+            writers(op(2.0, 4.0), &[(0, 5, 2.0, 4.0), (1, 25, 3.0, 4.0)]),
+        ];
+        let b = [
+            writers(op(2.0, 4.0), &[(0, 50, 2.0, 4.0), (1, 30, 3.0, 4.0)]),
+            writers(op(2.0, 4.0), &[(0, 60, 2.0, 4.0), (1, 40, 3.0, 4.0)]),
+        ];
+        let (ra, rb) = ([&a[0], &a[1]], [&b[0], &b[1]]);
+        assert_eq!(
+            behind(&ra, &rb),
+            Ok(Behind {
+                versions: 1,
+                lost: 0
+            })
+        );
+        let apart = [
+            writers(op(4.0, 4.0), &[(2, 50, 4.0, 4.0)]),
+            writers(op(5.0, 4.0), &[(2, 20, 4.0, 4.0), (3, 40, 5.0, 4.0)]),
+        ];
+        let row = count_row("c", &ra, &[&apart[0], &apart[1]]).unwrap();
+        let v = row.verdict();
+        assert!(
+            v.starts_with(
+                "no count verdict (several writers interleaved differently on each side: no \
+                 place behind the others held 5 commits in every run (A's commonest: 0 \
+                 versions behind; B's: 2 versions behind)"
+            ),
+            "{v}"
+        );
+        assert!(!row.regressed() && !row.improved());
+        // Its typical operations are shown all the same, unjudged.
+        assert_eq!(row.total(Unit::Requests, None), Some((7.0, 9.5)));
+        // Records that do not tell how far behind each commit was: no verdict, and why.
+        let mut old = a.clone();
+        old.iter_mut().for_each(|r| r.io_median_by_behind = None);
+        let v = count_row("c", &[&old[0], &old[1]], &rb).unwrap().verdict();
+        assert_eq!(v, format!("no count verdict ({UNTOLD})"));
     }
 
     /// Four writers bounded by their commits, whose runs differ only in their retries: the
     /// means of bytes grow with the retries (a retry reads and rewrites the state again),
-    /// the typical operation's do not. No byte verdict; 6 % more bytes in the typical
-    /// operation of every run of B: one, named by it.
+    /// the commits' as far behind do not. No byte verdict; 6 % more bytes in every commit of
+    /// B: one, named by the place judged.
     #[test]
-    fn contended_bytes_are_judged_on_the_typical_operation() {
-        use crate::stats::TypicalOp;
+    fn several_writers_bytes_are_judged_on_commits_as_far_behind() {
         let with = |retried: f64, written: f64| {
-            let mut r = run(ModeKind::Concurrent, 4, 4.0, 7.0);
-            r.operations_bound = Some(200);
+            let mut r = writers(op(2.0, 4.0), &[(0, 40, 2.0, 4.0), (1, 30, 3.0, 4.0)]);
             let io = r.io_per_op.as_mut().unwrap();
             io.read_bytes *= 1.0 + retried;
             io.written_bytes *= 1.0 + retried;
-            r.io_median_per_op = Some(TypicalOp {
-                get: 4.0,
-                put: 3.0,
-                conditional_put: 1.0,
-                head: 4.0,
-                requests: 11.0,
-                read_bytes: Some(50_000.0),
-                written_bytes: Some(written),
-                round_trips: Some(7.0),
-                ..TypicalOp::default()
-            });
+            for s in r.io_median_by_behind.iter_mut().flatten() {
+                s.median.written_bytes = Some(written);
+            }
             r
         };
         // A lost a race in 5 % of its commits, B in 40 %: the means differ by a third.
@@ -664,18 +874,44 @@ mod tests {
         let same = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]]).unwrap();
         assert_eq!(same.verdict(), "same counts");
         assert!(
-            same.counts
-                .iter()
-                .any(|c| c.name == format!("written bytes{MEDIAN}"))
+            (same.counts.iter()).any(|c| c.name == "written bytes (median op 0 versions behind)"
+                && c.moved == Moved::Same)
         );
         let more = [with(0.05, 50_880.0), with(0.06, 50_880.0)];
         let v = count_row("c", &[&a[0], &a[1]], &[&more[0], &more[1]])
             .unwrap()
             .verdict();
         assert!(
-            v.starts_with("REGRESSION (B: +6.0 % written bytes (median op)"),
+            v.starts_with("REGRESSION (B: +6.0 % written bytes (median op 0 versions behind)"),
             "{v}"
         );
+    }
+
+    /// Several readers make no versions: judged on their typical operation, with 2 runs a
+    /// side; records of a build that did not keep it, by their means.
+    #[test]
+    fn several_readers_are_judged_on_their_typical_operation() {
+        let readers = |head: f64| {
+            let mut r = run(ModeKind::Concurrent, 4, head + 2.0, 7.0);
+            r.operation = crate::plan::Operation::ListTables { cold: false };
+            r.io_median_per_op = Some(op(1.0, head));
+            r
+        };
+        let a = [readers(1.0), readers(1.0)];
+        let b = [readers(2.0), readers(2.0)];
+        let v = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]])
+            .unwrap()
+            .verdict();
+        assert!(
+            v.starts_with("REGRESSION (B: +1.0 HEAD (median op) per op, 1.0 → 2.0"),
+            "{v}"
+        );
+        let mut old = b[1].clone();
+        old.io_median_per_op = None;
+        let v = count_row("c", &[&a[0], &a[1]], &[&b[0], &old])
+            .unwrap()
+            .verdict();
+        assert!(v.contains("HEAD per op") && !v.contains(MEDIAN), "{v}");
     }
 
     /// A cell bounded by time does as much as fits: one run a side is no verdict, and its
@@ -727,14 +963,26 @@ mod tests {
     fn a_cell_of_roles_is_judged_per_role_and_operation() {
         use crate::export::record::tests::role;
         use crate::plan::Operation;
+        // The writers' commits, 1 version behind the other writer's: `declare` requests.
         let cell = |blend_head: f64, list: f64, declare: f64| {
             let mut r = run(ModeKind::Roles, 3, blend_head, 7.0);
             let mut readers = role("readers", Operation::ListTables { cold: false }, 500.0);
             readers.requests_per_op = Some(list);
             readers.round_trips_per_op = Some(list);
             let mut writers = role("writers", Operation::DeclareTable, 50.0);
-            writers.requests_per_op = Some(declare);
+            writers.requests_per_op = Some(declare + 1.0);
             writers.round_trips_per_op = Some(declare - 2.0);
+            writers.io_median_by_behind = Some(vec![Stratum {
+                behind: Behind {
+                    versions: 1,
+                    lost: 0,
+                },
+                operations: 30,
+                median: crate::stats::TypicalOp {
+                    requests: declare,
+                    ..Default::default()
+                },
+            }]);
             r.roles = Some(vec![readers, writers]);
             r
         };
@@ -755,11 +1003,51 @@ mod tests {
             "{v}"
         );
         assert!(!v.contains("writers"), "{v}");
+        // A writer's commits as far behind, one request more: named by its place.
+        let declare = [cell(4.0, 3.0, 11.0), cell(4.0, 3.0, 11.0)];
+        let v = count_row("c", &[&a[0], &a[1]], &[&declare[0], &declare[1]])
+            .unwrap()
+            .verdict();
+        assert!(
+            v.starts_with(
+                "REGRESSION (B: +1.0 requests (median op 1 version behind) of \
+                 writers/write-declare-table per op, 10.0 → 11.0"
+            ),
+            "{v}"
+        );
+        // No place held on both sides, or records that do not tell it: no verdict, and why.
+        let mut apart = b.clone();
+        for r in &mut apart {
+            let w = (r.roles.iter_mut().flatten()).find(|f| f.role == "writers");
+            let s = w.unwrap().io_median_by_behind.as_mut().unwrap();
+            s[0].behind.versions = 3;
+        }
+        let v = count_row("c", &[&a[0], &a[1]], &[&apart[0], &apart[1]])
+            .unwrap()
+            .verdict();
+        assert!(
+            v.starts_with(
+                "no count verdict (writers/write-declare-table: several writers interleaved \
+                 differently on each side"
+            ),
+            "{v}"
+        );
+        let mut untold = b.clone();
+        (untold.iter_mut().flat_map(|r| r.roles.iter_mut().flatten()))
+            .for_each(|f| f.io_median_by_behind = None);
+        let v = count_row("c", &[&a[0], &a[1]], &[&untold[0], &untold[1]])
+            .unwrap()
+            .verdict();
+        assert_eq!(
+            v,
+            format!("no count verdict (writers/write-declare-table: {UNTOLD})")
+        );
         // Through REST servers no role has counts of its own: no verdict, and why.
         let rest = |r: &Record| {
             let mut r = r.clone();
             (r.roles.iter_mut().flatten()).for_each(|f| f.requests_per_op = None);
             (r.roles.iter_mut().flatten()).for_each(|f| f.round_trips_per_op = None);
+            (r.roles.iter_mut().flatten()).for_each(|f| f.io_median_by_behind = None);
             r
         };
         let (ra, rb) = (rest(&a[0]), rest(&more[0]));

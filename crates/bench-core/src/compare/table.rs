@@ -257,8 +257,9 @@ fn counts_line(c: &Comparison) -> String {
         "counts: {worse} regressed, {better} improved, {} the same{} (a count changed when every \
          run of B lies beyond every run of A by more than ±{} a request per operation, or ±{} \
          % of its bytes; round trips are counted as requests that overlap in time, which the \
-         scheduler and the store move, and are shown, not judged; several writers' counts, and \
-         those of a cell bounded by time, need 2 runs a side{})\n",
+         scheduler and the store move, and are shown, not judged; several writers' counts \
+         (judged on commits as far behind the others on both sides), and those of a cell \
+         bounded by time, need 2 runs a side{})\n",
         n - worse - better - unjudged,
         if unjudged > 0 {
             format!(", {unjudged} without a count verdict")

@@ -86,6 +86,11 @@ impl Typical {
         self.ops += 1;
     }
 
+    /// How many operations were added.
+    pub fn operations(&self) -> u64 {
+        self.ops
+    }
+
     /// The medians of the operations added; `None` without any.
     pub fn medians(&self) -> Option<TypicalOp> {
         let k: Vec<f64> = self.kinds.iter().map(median).collect::<Option<_>>()?;

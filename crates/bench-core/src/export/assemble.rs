@@ -434,6 +434,9 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_per_op: io_per_op(&io, count),
         io_total: io.ok,
         io_median_per_op: typical(cell, m),
+        io_median_by_behind: (m.io_known && !through_servers(cell, m))
+            .then(|| m.strata())
+            .flatten(),
         cost: cost(&io, count, prices),
         floor: floor(cell, m, &io, count, (path.map(|p| p.0), v.state_bytes)),
         conflict_retries_per_commit: conflict_retries(cell, m, &io),
@@ -554,6 +557,9 @@ fn roles(
                 written_bytes_per_op: per_op.map(|p| p.written_bytes),
                 requests_median_per_op: typical.map(|t| t.requests),
                 round_trips_median_per_op: typical.and_then(|t| t.round_trips),
+                io_median_by_behind: (m.io_known && direct)
+                    .then(|| crate::measured::strata(&mo.behind))
+                    .flatten(),
                 usd_per_million_ops: cost.map(|c| c.usd_per_million_ops),
                 series: mo.timeline.series(),
                 cleaned: crate::stored::cleaned(&m.log, r as u32, o as u32),

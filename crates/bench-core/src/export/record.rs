@@ -150,6 +150,13 @@ pub struct Record {
     /// written before bench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_median_per_op: Option<crate::stats::TypicalOp>,
+    /// The typical commit by how far behind the rest it was (the versions others made
+    /// between the one it held and the one it made, and the races it lost on the way), for
+    /// each such place at least 5 successful commits held: what several writers' count
+    /// verdicts judge. Absent where no commit's requests told it (reads, through REST
+    /// servers) and in records written before bench kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_median_by_behind: Option<Vec<crate::measured::Stratum>>,
     /// What the operations cost on each store of the price table: every request they made
     /// (failed ones' too; through REST servers, the servers' in the window) per successful
     /// operation, in dollars per million. Absent without a successful operation, and in
@@ -352,6 +359,11 @@ pub struct RoleFigures {
     pub requests_median_per_op: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_trips_median_per_op: Option<f64>,
+    /// Its commits' typical one by how far behind the others each was (as the record's
+    /// `io_median_by_behind`), where it commits to `__manifest`: what the role's count
+    /// verdict judges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_median_by_behind: Option<Vec<crate::measured::Stratum>>,
     /// Dollars per million successful ones on each store of the price table, every request
     /// of the operation billed (failed ones' too); absent through REST servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -629,6 +641,7 @@ pub(crate) mod tests {
             round_trips_per_op: None,
             requests_median_per_op: None,
             round_trips_median_per_op: None,
+            io_median_by_behind: None,
             usd_per_million_ops: None,
             series: None,
             read_bytes_per_op: None,
@@ -703,6 +716,7 @@ pub(crate) mod tests {
             io_total: None,
             conflict_retries_per_commit: None,
             io_median_per_op: None,
+            io_median_by_behind: None,
             cost: None,
             floor: None,
             counts_unknown: None,

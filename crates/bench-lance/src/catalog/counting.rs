@@ -139,7 +139,7 @@ impl Touched {
     fn note(&self, t: Touch) {
         self.touches.lock().expect("touches").push(t);
         let v = match t {
-            Touch::Committed(v) | Touch::Loaded(v) => v,
+            Touch::Committed(v) | Touch::Loaded(v) | Touch::Lost(v) => v,
             Touch::Missing(k) => {
                 self.server.settle(self.seq, k.saturating_sub(1));
                 k.saturating_sub(1)
