@@ -359,6 +359,22 @@ fn check_record(r: &Value) {
     );
     // `series` only in concurrent cells.
     let series = usize::from(obj.contains_key("series"));
+    // Several writers: their commits' typical one by how far behind the others each was,
+    // each place held by at least 5 commits, no more commits in all than succeeded.
+    let behind = obj.get("io_median_by_behind").and_then(|v| v.as_array());
+    let several = obj["concurrency"].as_u64().unwrap() > 1;
+    assert_eq!(behind.is_some(), several, "{r}");
+    if let Some(strata) = behind {
+        let held: u64 = (strata.iter())
+            .map(|s| s["operations"].as_u64().unwrap())
+            .sum();
+        assert!(held <= obj["total_operations"].as_u64().unwrap(), "{r}");
+        for s in strata {
+            assert!(s["operations"].as_u64().unwrap() >= 5, "{r}");
+            assert!(s["behind"]["versions"].as_u64().is_some(), "{r}");
+            assert!(s["median"]["conditional_put"].as_f64().unwrap() >= 1.0, "{r}");
+        }
+    }
     assert_eq!(
         obj.len(),
         numbers.len()
@@ -367,6 +383,7 @@ fn check_record(r: &Value) {
             + nullable.len()
             + 27
             + series
+            + usize::from(several)
             + usize::from(revision.is_some()),
         "unexpected fields in {r}"
     );

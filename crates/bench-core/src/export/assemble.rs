@@ -324,6 +324,15 @@ fn typical(cell: &Cell, m: &Measured) -> Option<crate::stats::TypicalOp> {
     (m.io_known && !through_servers(cell, m)).then(|| m.typical.medians())?
 }
 
+/// The typical commit by how far behind the others, where several clients contend (one
+/// writer's commits are never behind) and the workers' requests are the catalog's.
+fn by_behind(cell: &Cell, m: &Measured) -> Option<Vec<crate::measured::Stratum>> {
+    let contended = cell.mode.workers() > 1 || cell.mode.kind() == crate::plan::ModeKind::Mixed;
+    (contended && m.io_known && !through_servers(cell, m))
+        .then(|| m.strata())
+        .flatten()
+}
+
 /// What a cell's `count` successful operations cost, every request of theirs billed (failed
 /// attempts' too), per successful operation.
 fn cost(r: &Requests, count: u64, prices: &crate::prices::Priced) -> Option<crate::prices::Cost> {
@@ -434,9 +443,7 @@ pub fn assemble(cell: &Cell, m: &Measured, v: Verification, p: Provenance<'_>) -
         io_per_op: io_per_op(&io, count),
         io_total: io.ok,
         io_median_per_op: typical(cell, m),
-        io_median_by_behind: (m.io_known && !through_servers(cell, m))
-            .then(|| m.strata())
-            .flatten(),
+        io_median_by_behind: by_behind(cell, m),
         cost: cost(&io, count, prices),
         floor: floor(cell, m, &io, count, (path.map(|p| p.0), v.state_bytes)),
         conflict_retries_per_commit: conflict_retries(cell, m, &io),
