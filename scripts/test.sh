@@ -230,8 +230,8 @@ export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
 # Every target built once (cargo test --no-run), then the test binaries run directly (no
 # cargo between them) in two rounds: bench-core's unit tests, and tests/it with the Slurm
 # tests (`on_slurm::`, one at a time on their cluster, mostly waiting on it) and the
-# longest tests (`readme::`, about two minutes, which would otherwise start late and end
-# last, and two more) in a process of their own, one at a time, beside the rest; then
+# longest test (`readme::`, about two minutes, which would otherwise start late and end
+# last) in a process of their own, one at a time, beside the rest; then
 # tests/verdicts alone, so that no other test's load falls on one arm of a comparison.
 # Each binary runs in its package's directory, as cargo runs it.
 run_rounds() {
@@ -258,22 +258,17 @@ run_rounds() {
   (cd crates/bench-core && "$core" ${test_args[@]+"${test_args[@]}"} ${times[@]+"${times[@]}"}) || rc=$?
   # Given test names (this script's arguments after `--`), one process runs what they name.
   local slurm_pid="" apart=()
-  # Beside the rest, one at a time: the Slurm tests, the README's, and two more of the
-  # longest (lance-bench's own scripts reading what bench published; a worker killed from
-  # outside), so that the rest, four at a time, end sooner and this process no later.
-  local beside=(on_slurm:: readme:: publish::lance_bench_s_own_scripts
-    faults::a_worker_killed_from_outside)
   if [ "$slurm" = yes ] && [ "$moto" = yes ] && [ ${#test_args[@]} -eq 0 ]; then
-    RUST_TEST_THREADS=1 "$it" "${beside[@]}" ${skip[@]+"${skip[@]}"} \
+    RUST_TEST_THREADS=1 "$it" on_slurm:: readme:: ${skip[@]+"${skip[@]}"} \
       ${times[@]+"${times[@]}"} >"$SLURM_DIR/tests.log" 2>&1 &
     slurm_pid=$!
-    for t in "${beside[@]}"; do apart+=(--skip "$t"); done
+    apart=(--skip on_slurm:: --skip readme::)
   fi
   "$it" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} ${apart[@]+"${apart[@]}"} \
     ${times[@]+"${times[@]}"} || rc=$?
   if [ -n "$slurm_pid" ]; then
     wait "$slurm_pid" || rc=$?
-    say "the Slurm, README and two more of the longest tests (run beside the others):"
+    say "the Slurm and README tests (run beside the others):"
     cat "$SLURM_DIR/tests.log"
   fi
   "$verdicts" ${test_args[@]+"${test_args[@]}"} ${skip[@]+"${skip[@]}"} \

@@ -372,7 +372,10 @@ fn check_record(r: &Value) {
         for s in strata {
             assert!(s["operations"].as_u64().unwrap() >= 5, "{r}");
             assert!(s["behind"]["versions"].as_u64().is_some(), "{r}");
-            assert!(s["median"]["conditional_put"].as_f64().unwrap() >= 1.0, "{r}");
+            assert!(
+                s["median"]["conditional_put"].as_f64().unwrap() >= 1.0,
+                "{r}"
+            );
         }
     }
     assert_eq!(

@@ -9,8 +9,12 @@ use super::Record;
 pub const RESULTS_FILE: &str = "results.jsonl";
 
 /// Append records (a pair's two: its arms' records) as lines in one write (every value kept
-/// hidden replaced: [`crate::redact`]), and make them durable before returning.
-pub fn append_all(path: &Path, records: &[Record]) -> std::io::Result<()> {
+/// hidden replaced: [`crate::redact`]), and make them durable before returning. Returns
+/// them as every reader of the file reads them back (values hidden; each number as parsed,
+/// which may differ from the one written in its last bit): what the derived outputs are
+/// made of, so that a summary written after a cell is the one `bench summarize` writes
+/// again from the file.
+pub fn append_all(path: &Path, records: &[Record]) -> std::io::Result<Vec<Record>> {
     let mut lines = Vec::new();
     for record in records {
         serde_json::to_writer(&mut lines, record).expect("record serialises");
@@ -19,7 +23,16 @@ pub fn append_all(path: &Path, records: &[Record]) -> std::io::Result<()> {
     let lines = crate::redact::hide_json(&lines, true);
     let mut f = OpenOptions::new().create(true).append(true).open(path)?;
     f.write_all(&lines)?;
-    f.sync_all()
+    f.sync_all()?;
+    let read = |l: &[u8]| {
+        serde_json::from_slice(l).map_err(|e| {
+            std::io::Error::other(format!("a record just written does not read back: {e}"))
+        })
+    };
+    (lines.split(|&b| b == b'\n'))
+        .filter(|l| !l.is_empty())
+        .map(read)
+        .collect()
 }
 
 /// What a crash can leave at the end of `results.jsonl`, and what every reader leaves out:
@@ -181,6 +194,13 @@ mod tests {
         );
         append_all(&p, &[plain.clone(), plain.clone()]).unwrap();
         let whole = fs::read(&p).unwrap();
+        // What was appended is returned as a reader reads it back, to the last bit of
+        // every number (a cost of 22.815 written and parsed may round to another cent).
+        let mut priced = plain.clone();
+        priced.avg_latency_ms = 0.1 + 0.2 + 22.515;
+        let other = dir.path().join("other.jsonl");
+        let back = append_all(&other, std::slice::from_ref(&priced)).unwrap();
+        assert_eq!(back, read_all(&other).unwrap());
         // A crash mid-write: half of a third record, no newline.
         let mut torn = whole.clone();
         torn.extend_from_slice(&whole[..whole.len() / 3]);

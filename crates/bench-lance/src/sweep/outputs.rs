@@ -67,7 +67,9 @@ impl Runner<'_> {
     /// derived outputs up to date. Returns whether every record is verified.
     pub(super) fn record(&mut self, records: Vec<Record>, label: &str) -> Result<bool, BenchError> {
         let results = self.sweep.results_path();
-        jsonl::append_all(&results, &records).map_err(io_err("append to", &results))?;
+        // The records as the file holds them, of which the derived outputs are made.
+        let records =
+            jsonl::append_all(&results, &records).map_err(io_err("append to", &results))?;
         crate::fault::point("append");
         let first = &records[0];
         // A campaign's point that is a finding (STUCK too, which verifies) fails its cell.
