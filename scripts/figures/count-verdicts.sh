@@ -62,7 +62,7 @@ ab() {
     rm -rf "$work/out"
     "$bench" ab "$work/$plan.toml" --candidate "$work/$cand" --out "$work/out" --root "$work/store" \
       --progress lines --no-extend 2>/dev/null \
-      | awk '/^exact counts/ { t = 1; next } t && /^(cont|conc|roles)_/ { n = split($0, f, /   */); print f[n]; exit }'
+      | awk '/^counts per successful operation/ { t = 1; next } t && /^(cont|conc|roles)_/ { n = split($0, f, /   */); print f[n]; exit }'
   done
 }
 
@@ -77,7 +77,8 @@ tally() {
     k=$(grep -Evc '^(same counts|no count verdict)' "$file" || true)
     echo "$name: a count verdict in $k of $n runs"
   fi
-  sed 's/^/  /' "$file" | sort | uniq -c
+  # Each verdict once with its count (what it costs, which differs run to run, left out).
+  sed -e 's/^/  /' -e 's/; cost: .*//' "$file" | sort | uniq -c
 }
 
 "$here/neighbour.sh" & neighbour=$!
@@ -94,7 +95,7 @@ ab four head.sh "$planted_n" >"$work/four-planted.txt"
 ab four same.sh "$identical_n" >"$work/four-identical.txt"
 ab four slow15.sh "$identical_n" >"$work/four-slow.txt"
 tally "4 writers, 2 s, planted (a HEAD more)" "$work/four-planted.txt" "$planted_n" \
-  '^REGRESSION (B: +1.0 HEAD (median op [^)]*behind[^)]*) per op, [0-9.]* → [0-9.]*)$'
+  '^REGRESSION (B: +1.0 HEAD (median op [^)]*behind[^)]*) per op, [0-9.]* → [0-9.]*)\(; cost: .*\)\?$'
 tally "4 writers, 2 s, identical" "$work/four-identical.txt" "$identical_n" ""
 tally "4 writers, 2 s, B 15 ms slower a commit, the same requests" "$work/four-slow.txt" "$identical_n" ""
 ab roles head.sh "$planted_n" >"$work/roles-planted.txt"

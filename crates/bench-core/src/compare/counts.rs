@@ -113,6 +113,9 @@ pub struct CountRow {
     pub unjudged: Option<String>,
     /// Why its bytes are not among its counts, where they are not ([`BYTES_BY_TIME`]).
     pub bytes_left_out: Option<String>,
+    /// Several writers: the place behind the others their commits were judged at ("1
+    /// version behind"), which a verdict of the same counts names.
+    pub judged_at: Option<String>,
     /// What an operation cost on each side, where every run of both was priced.
     pub cost: Option<CostPair>,
 }
@@ -223,7 +226,10 @@ impl CountRow {
             (None, false, true) => {
                 format!("improved (B: {}){}", said(Moved::Fewer), self.costs())
             }
-            (None, false, false) => "same counts".to_string(),
+            (None, false, false) => match &self.judged_at {
+                Some(place) => format!("same counts (commits {place})"),
+                None => "same counts".to_string(),
+            },
         }
     }
 }
@@ -557,6 +563,10 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
     // its requests judged by their spread, as several writers' are.
     let by_time = bounded_by_time(a[0]);
     let basis = basis(a, b);
+    let judged_at = match &basis {
+        Basis::Behind(place) => Some(place.said()),
+        _ => None,
+    };
     let (mut found, mut blend) = metrics(a, b, &basis);
     for m in [&mut found, &mut blend] {
         m.retain(|(_, unit, ..)| !(by_time && *unit == Unit::Bytes));
@@ -626,6 +636,7 @@ pub fn count_row(cell: &str, a: &[&Record], b: &[&Record]) -> Option<CountRow> {
         counts,
         unjudged,
         bytes_left_out,
+        judged_at,
         cost: CostPair::of(a, b),
     })
 }
@@ -788,7 +799,7 @@ mod tests {
             writers(op(4.0, 4.0), &[(1, 9, 3.0, 4.0), (2, 55, 4.0, 4.0)]),
         ];
         let same = count_row("c", &[&a[0], &a[1]], &[&slower[0], &slower[1]]).unwrap();
-        assert_eq!(same.verdict(), "same counts");
+        assert_eq!(same.verdict(), "same counts (commits 1 version behind)");
         // The table's figures are still the typical operation's, shown.
         assert_eq!(same.total(Unit::Requests, None), Some((7.0, 9.0)));
         let head = [
@@ -872,7 +883,7 @@ mod tests {
         let a = [with(0.05, 48_000.0), with(0.06, 48_000.0)];
         let b = [with(0.40, 48_000.0), with(0.45, 48_000.0)];
         let same = count_row("c", &[&a[0], &a[1]], &[&b[0], &b[1]]).unwrap();
-        assert_eq!(same.verdict(), "same counts");
+        assert_eq!(same.verdict(), "same counts (commits 0 versions behind)");
         assert!(
             (same.counts.iter()).any(|c| c.name == "written bytes (median op 0 versions behind)"
                 && c.moved == Moved::Same)
