@@ -29,6 +29,21 @@ pub fn strata(behind: &std::collections::BTreeMap<Behind, Typical>) -> Option<Ve
     Some(strata.collect())
 }
 
+/// One successful operation's counts among the typical ones: of all, and of the commits as
+/// far behind as it was, where its requests told it.
+fn add_typical(
+    typical: &mut Typical,
+    behind: &mut std::collections::BTreeMap<Behind, Typical>,
+    op: &Op,
+    io: &IoCounts,
+) {
+    let trips = op.attempt.path.as_ref().map(|p| p.round_trips);
+    typical.add(io, trips);
+    if let Some(b) = op.attempt.manifest.and_then(|m| m.behind()) {
+        behind.entry(b).or_default().add(io, trips);
+    }
+}
+
 /// The typical commit (per kind, the median) of a run's successful commits as far behind the
 /// rest ([`Behind`]): where several writers contend, how far behind a commit is moves its
 /// requests with how the writers interleaved, so two runs' commits are held to each other
@@ -347,11 +362,7 @@ impl Measured {
         self.latencies.record(latency);
         self.io += io;
         if op.attempt.io.is_some() {
-            let trips = op.attempt.path.as_ref().map(|p| p.round_trips);
-            self.typical.add(&io, trips);
-            if let Some(b) = op.attempt.manifest.and_then(|m| m.behind()) {
-                self.behind.entry(b).or_default().add(&io, trips);
-            }
+            add_typical(&mut self.typical, &mut self.behind, op, &io);
         }
         if let Some(p) = &op.attempt.path {
             self.path_round_trips += u64::from(p.round_trips);
@@ -412,11 +423,7 @@ impl RoleOp {
         self.latencies.record(latency);
         self.io += op.attempt.io.unwrap_or_default();
         if let Some(io) = &op.attempt.io {
-            let trips = op.attempt.path.as_ref().map(|p| p.round_trips);
-            self.typical.add(io, trips);
-            if let Some(b) = op.attempt.manifest.and_then(|m| m.behind()) {
-                self.behind.entry(b).or_default().add(io, trips);
-            }
+            add_typical(&mut self.typical, &mut self.behind, op, io);
         }
         if let Some(p) = &op.attempt.path {
             self.round_trips += u64::from(p.round_trips);

@@ -365,11 +365,7 @@ fn metrics(a: &[&Record], b: &[&Record], basis: &Basis) -> (Vec<Metric>, Vec<Met
         Basis::Unjudged(_) => (Vec::new(), means()),
         // Judged: the commits as far behind; shown: the typical operation of them all.
         Basis::Behind(place) => {
-            let at = |r: &Record| {
-                (r.io_median_by_behind.iter().flatten())
-                    .find(|s| s.behind == *place)
-                    .map(|s| s.median)
-            };
+            let at = |r: &Record| median_at(r.io_median_by_behind.as_deref()?, *place);
             let suffix = format!(" (median op {})", place.said());
             let mut judged = collect(&|add| add_typical(add, &at, &suffix));
             judged.retain(|(_, unit, ..)| unit.exact());
@@ -446,49 +442,62 @@ fn add_bytes(add: &mut Add) {
 /// One figure of a role's operation.
 type RoleFigure = fn(&RoleFigures) -> Option<f64>;
 
+/// The typical commit of a run's at `place`, if it held commits there.
+fn median_at(strata: &[Stratum], place: Behind) -> Option<crate::stats::TypicalOp> {
+    (strata.iter().find(|s| s.behind == place)).map(|s| s.median)
+}
+
+/// A run's figures of (role, operation), if it ran them.
+fn role_of<'r>(r: &'r Record, role: &str, op: crate::plan::Operation) -> Option<&'r RoleFigures> {
+    (r.roles.iter().flatten()).find(|f| f.role == role && f.operation == op)
+}
+
+/// A role's commits judged as several writers' are, as far behind the others on both sides
+/// ([`common_place`]): their requests there, or why they cannot be.
+fn role_commits(
+    a: &[&Record],
+    b: &[&Record],
+    role: &str,
+    op: crate::plan::Operation,
+) -> Result<Metric, String> {
+    let strata = |runs: &[&Record]| -> Option<Vec<Vec<Stratum>>> {
+        let f = |r: &&Record| role_of(r, role, op).and_then(|f| f.io_median_by_behind.clone());
+        runs.iter().map(f).collect()
+    };
+    let (Some(sa), Some(sb)) = (strata(a), strata(b)) else {
+        return Err(UNTOLD.to_string());
+    };
+    let place = common_place(&sa, &sb)?;
+    let at = |side: &[Vec<Stratum>]| -> Option<Vec<f64>> {
+        (side.iter())
+            .map(|run| median_at(run, place).map(|m| m.requests))
+            .collect()
+    };
+    let (va, vb) = (at(&sa).zip(at(&sb))).ok_or(UNTOLD.to_string())?;
+    let name = format!("requests (median op {}) of {role}/{op}", place.said());
+    Ok((name, Unit::Requests, va, vb))
+}
+
 /// A cell of roles' metrics per role and operation of its mix, the ones judged there:
 /// the cell's own blend the operations in the proportions that fitted in its window. A
-/// role's commits are judged as several writers' are, as far behind the others on both
-/// sides ([`common_place`]); where a role's runs share no such place, or do not tell it, the
-/// cell gets no count verdict, and why (the second value).
+/// role's commits are judged as far behind the others ([`role_commits`]); where a role's
+/// cannot be, the cell gets no count verdict, and why (the second value).
 fn role_metrics(a: &[&Record], b: &[&Record]) -> (Vec<Metric>, Option<String>) {
-    fn of<'r>(r: &'r Record, role: &str, op: crate::plan::Operation) -> Option<&'r RoleFigures> {
-        (r.roles.iter().flatten()).find(|f| f.role == role && f.operation == op)
-    }
     let mut out = Vec::new();
     let mut why = None;
     for f in a[0].roles.iter().flatten() {
         let (role, op) = (f.role.as_str(), f.operation);
-        let side =
-            |runs: &[&Record], get: RoleFigure| per_run(runs, |r| of(r, role, op).and_then(get));
-        let mut judged_behind = false;
-        if op.is_write() {
-            let strata = |runs: &[&Record]| -> Option<Vec<Vec<Stratum>>> {
-                let f = |r: &&Record| of(r, role, op).and_then(|f| f.io_median_by_behind.clone());
-                runs.iter().map(f).collect()
-            };
-            let place = match (strata(a), strata(b)) {
-                (Some(sa), Some(sb)) => common_place(&sa, &sb).map(|p| (p, sa, sb)),
-                _ => Err(UNTOLD.to_string()),
-            };
-            match place {
-                Ok((place, sa, sb)) => {
-                    let at = |side: &[Vec<Stratum>]| -> Option<Vec<f64>> {
-                        let run = |s: &Vec<Stratum>| {
-                            (s.iter().find(|x| x.behind == place)).map(|x| x.median.requests)
-                        };
-                        side.iter().map(run).collect()
-                    };
-                    if let (Some(va), Some(vb)) = (at(&sa), at(&sb)) {
-                        let name = format!("requests (median op {}) of {role}/{op}", place.said());
-                        out.push((name, Unit::Requests, va, vb));
-                        judged_behind = true;
-                    }
-                }
-                Err(e) => {
-                    why.get_or_insert(format!("{role}/{op}: {e}"));
-                }
+        let side = |runs: &[&Record], get: RoleFigure| {
+            per_run(runs, |r| role_of(r, role, op).and_then(get))
+        };
+        let commits = op.is_write().then(|| role_commits(a, b, role, op));
+        let judged_behind = matches!(commits, Some(Ok(_)));
+        match commits {
+            Some(Ok(m)) => out.push(m),
+            Some(Err(e)) => {
+                why.get_or_insert(format!("{role}/{op}: {e}"));
             }
+            None => {}
         }
         // The typical operation's, where every run has it; else the means.
         let figures: [(&str, Unit, RoleFigure, RoleFigure); 2] = [
